@@ -1,0 +1,25 @@
+"""paddle_pfc: Partial FC for PaddlePaddle 3 static (PIR) programs."""
+from setuptools import find_packages, setup
+
+setup(
+    name="paddle_pfc",
+    version="0.1.0",
+    description="Partial FC (sampled, model-parallel margin softmax) for PaddlePaddle 3 static programs",
+    long_description=open("README.md", encoding="utf-8").read() if __import__("os").path.exists("README.md") else "",
+    long_description_content_type="text/markdown",
+    python_requires=">=3.10",
+    packages=find_packages(include=["paddle_pfc", "paddle_pfc.*"]),
+    install_requires=[
+        "numpy>=1.23",
+        "PyYAML>=6.0",
+        "opencv-python-headless>=4.8",
+    ],
+    extras_require={
+        # Paddle is the user's choice of build: CPU (what CI tests) or GPU.
+        "cpu": ["paddlepaddle==3.3.1"],
+        "gpu": ["paddlepaddle-gpu>=3.0"],
+        "test": ["pytest>=7"],
+        "vdl": ["visualdl>=2.5"],
+        "onnx": ["paddle2onnx", "onnxruntime"],
+    },
+)
