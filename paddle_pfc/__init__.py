@@ -1,2 +1,14 @@
-"""paddle_pfc: Partial FC for PaddlePaddle 3 static (PIR) programs."""
+"""paddle_pfc: Partial FC for PaddlePaddle 3 static (PIR) programs.
+
+Public API: :func:`init_distributed`, :class:`LargeScaleClassifier`, :func:`minimize`.
+"""
+from paddle_pfc import _runtime_env
+
+_runtime_env.apply()
+
+from paddle_pfc.classifier import LargeScaleClassifier, class_split  # noqa: E402
+from paddle_pfc.distributed import init_distributed  # noqa: E402
+from paddle_pfc.optimizer import minimize  # noqa: E402
+
 __version__ = "0.1.0"
+__all__ = ["LargeScaleClassifier", "class_split", "init_distributed", "minimize", "__version__"]

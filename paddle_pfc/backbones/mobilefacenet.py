@@ -1,0 +1,195 @@
+"""MobileFaceNet backbone (arcface_torch ``mobilefacenet.py`` / ``get_mbf``) in Paddle.
+
+Contract
+--------
+* Input: ``float32`` tensor ``[N, 3, H, W]`` (NCHW); ``(H, W)`` is the
+  ``input_size`` given at construction (default 112x112), each a multiple of 16.
+* Output: ``float32`` tensor ``[N, embedding_size]`` (not L2-normalised).
+* Works in dygraph and in a Paddle 3 static PIR program; ``train()`` / ``eval()``
+  select BatchNorm batch statistics (and dropout, if any) at call time.
+
+Architecture (arcface_torch ``get_mbf`` defaults: ``blocks=(1, 4, 6, 2)``,
+``scale=2``): ConvBlock = conv-BN-PReLU, LinearBlock = conv-BN,
+DepthWise = 1x1 ConvBlock -> grouped kxk ConvBlock(stride) -> 1x1 LinearBlock
+(+ identity in the residual stacks).  Total stride 16 (stem and three
+DepthWise downsamplers), so the last map is ``(H/16, W/16)``; the GDC head is a
+depthwise LinearBlock whose kernel covers that whole map (7x7 at 112), then
+flatten -> Linear(512 -> embedding, no bias) -> BatchNorm1d(embedding).
+Unlike IResNet, insightface trains this BatchNorm1d's scale, so it is trainable
+here too.  ``dropout`` (default 0, i.e. exactly insightface's head) is an
+extension: a Dropout between flatten and the Linear.
+BatchNorm: ``epsilon=1e-5``, ``momentum=0.9`` (torch defaults 1e-5 / 0.1).
+"""
+
+from __future__ import annotations
+
+import math
+
+import paddle
+from paddle import nn
+
+from .iresnet import BN_EPSILON, BN_MOMENTUM, _check_spatial, normalize_input_size
+
+__all__ = ["MobileFaceNet", "mobilefacenet"]
+
+
+def _pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+def _conv(in_c, out_c, kernel, stride, padding, groups) -> nn.Conv2D:
+    kernel = _pair(kernel)
+    # insightface: kaiming_normal_(mode='fan_out', nonlinearity='relu');
+    # torch's fan_out of a conv weight [out, in/groups, kh, kw] is out*kh*kw.
+    std = math.sqrt(2.0 / (out_c * kernel[0] * kernel[1]))
+    return nn.Conv2D(
+        in_c, out_c, kernel_size=kernel, stride=_pair(stride), padding=_pair(padding),
+        groups=groups,
+        weight_attr=paddle.ParamAttr(initializer=nn.initializer.Normal(0.0, std)),
+        bias_attr=False,
+    )
+
+
+def _bn2d(c: int) -> nn.BatchNorm2D:
+    return nn.BatchNorm2D(c, momentum=BN_MOMENTUM, epsilon=BN_EPSILON)
+
+
+class ConvBlock(nn.Layer):
+    """conv (no bias) -> BN -> PReLU."""
+
+    def __init__(self, in_c, out_c, kernel=(1, 1), stride=(1, 1), padding=(0, 0), groups=1):
+        super().__init__()
+        self.layers = nn.Sequential(
+            _conv(in_c, out_c, kernel, stride, padding, groups),
+            _bn2d(out_c),
+            nn.PReLU(num_parameters=out_c, init=0.25),
+        )
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+class LinearBlock(nn.Layer):
+    """conv (no bias) -> BN."""
+
+    def __init__(self, in_c, out_c, kernel=(1, 1), stride=(1, 1), padding=(0, 0), groups=1):
+        super().__init__()
+        self.layers = nn.Sequential(
+            _conv(in_c, out_c, kernel, stride, padding, groups),
+            _bn2d(out_c),
+        )
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+class DepthWise(nn.Layer):
+    """1x1 expand to ``groups`` channels -> grouped kxk -> 1x1 project (+ residual)."""
+
+    def __init__(self, in_c, out_c, residual=False, kernel=(3, 3), stride=(2, 2),
+                 padding=(1, 1), groups=1):
+        super().__init__()
+        self.residual = residual
+        self.layers = nn.Sequential(
+            ConvBlock(in_c, groups, kernel=(1, 1), stride=(1, 1), padding=(0, 0)),
+            ConvBlock(groups, groups, kernel=kernel, stride=stride, padding=padding,
+                      groups=groups),
+            LinearBlock(groups, out_c, kernel=(1, 1), stride=(1, 1), padding=(0, 0)),
+        )
+
+    def forward(self, x):
+        out = self.layers(x)
+        return x + out if self.residual else out
+
+
+class Residual(nn.Layer):
+    """``num_block`` residual :class:`DepthWise` blocks at constant width."""
+
+    def __init__(self, c, num_block, groups, kernel=(3, 3), stride=(1, 1), padding=(1, 1)):
+        super().__init__()
+        self.layers = nn.Sequential(*[
+            DepthWise(c, c, True, kernel, stride, padding, groups) for _ in range(num_block)
+        ])
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+class GDC(nn.Layer):
+    """Global depthwise conv head: LinearBlock(512, k=map size, groups=512) ->
+    flatten -> [Dropout] -> Linear(512 -> embedding, no bias) -> BatchNorm1d."""
+
+    def __init__(self, embedding_size: int, feature_hw=(7, 7), dropout: float = 0.0):
+        super().__init__()
+        std = math.sqrt(2.0 / embedding_size)  # kaiming_normal_ fan_out of [out, in]
+        self.layers = nn.Sequential(
+            LinearBlock(512, 512, kernel=tuple(feature_hw), stride=(1, 1),
+                        padding=(0, 0), groups=512),
+            nn.Flatten(start_axis=1),
+            nn.Linear(512, embedding_size,
+                      weight_attr=paddle.ParamAttr(initializer=nn.initializer.Normal(0.0, std)),
+                      bias_attr=False),
+            nn.BatchNorm1D(embedding_size, momentum=BN_MOMENTUM, epsilon=BN_EPSILON),
+        )
+        # Kept outside ``layers`` so parameter names keep insightface's indices.
+        self.dropout = nn.Dropout(p=float(dropout))
+
+    def forward(self, x):
+        x = self.layers[0](x)
+        x = self.layers[1](x)
+        x = self.dropout(x)
+        x = self.layers[2](x)
+        return self.layers[3](x)
+
+
+class MobileFaceNet(nn.Layer):
+    """arcface_torch MobileFaceNet; see the module docstring."""
+
+    def __init__(self, embedding_size: int = 512, input_size=112, dropout: float = 0.0,
+                 blocks=(1, 4, 6, 2), scale: int = 2):
+        super().__init__()
+        if isinstance(embedding_size, bool) or not isinstance(embedding_size, int) \
+                or embedding_size < 1:
+            raise ValueError(f"embedding_size must be an int >= 1, got {embedding_size!r}")
+        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) \
+                or not 0.0 <= float(dropout) < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
+        if len(blocks) != 4 or any(int(b) < 1 for b in blocks):
+            raise ValueError(f"blocks must be 4 positive block counts, got {blocks!r}")
+        self.input_size = normalize_input_size(input_size)
+        self.embedding_size = int(embedding_size)
+        self.scale = int(scale)
+        s = self.scale
+
+        modules = [ConvBlock(3, 64 * s, kernel=(3, 3), stride=(2, 2), padding=(1, 1))]
+        if blocks[0] == 1:
+            modules.append(ConvBlock(64 * s, 64 * s, kernel=(3, 3), stride=(1, 1),
+                                     padding=(1, 1), groups=64))
+        else:
+            modules.append(Residual(64 * s, num_block=blocks[0], groups=128))
+        modules += [
+            DepthWise(64 * s, 64 * s, kernel=(3, 3), stride=(2, 2), padding=(1, 1), groups=128),
+            Residual(64 * s, num_block=blocks[1], groups=128),
+            DepthWise(64 * s, 128 * s, kernel=(3, 3), stride=(2, 2), padding=(1, 1), groups=256),
+            Residual(128 * s, num_block=blocks[2], groups=256),
+            DepthWise(128 * s, 128 * s, kernel=(3, 3), stride=(2, 2), padding=(1, 1), groups=512),
+            Residual(128 * s, num_block=blocks[3], groups=256),
+        ]
+        self.layers = nn.Sequential(*modules)
+        self.conv_sep = ConvBlock(128 * s, 512, kernel=(1, 1), stride=(1, 1), padding=(0, 0))
+        h, w = self.input_size
+        self.features = GDC(self.embedding_size, feature_hw=(h // 16, w // 16),
+                            dropout=float(dropout))
+
+    def forward(self, x):
+        _check_spatial(x, self.input_size)
+        x = self.layers(x)
+        x = self.conv_sep(x)
+        return self.features(x)
+
+
+def mobilefacenet(embedding_size: int = 512, input_size=112,
+                  dropout: float = 0.0) -> MobileFaceNet:
+    """arcface_torch ``get_mbf(fp16=False, num_features=embedding_size)``."""
+    return MobileFaceNet(embedding_size=embedding_size, input_size=input_size,
+                         dropout=dropout)

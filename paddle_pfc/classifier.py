@@ -1,0 +1,178 @@
+"""``LargeScaleClassifier``: the Partial FC head builder for a Paddle 3 static (PIR) program."""
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+
+import paddle
+
+from paddle_pfc import sampling
+from paddle_pfc.collectives import CollectiveChain
+from paddle_pfc.distributed import on_gpu
+from paddle_pfc.sparse_update import create_velocity
+from paddle_pfc.margin_softmax import check_margins, margin_softmax_loss, margin_softmax_loss_fused
+
+CENTER_INIT_STD = 0.01  # arcface_torch's normal(0, 0.01) initialisation of class centers
+
+
+def class_split(num_classes: int, world_size: int, rank: int) -> tuple[int, int]:
+    """``(class_start, num_local)`` of ``rank`` in the balanced split of ``num_classes`` classes.
+
+    Rank r holds ``C // W`` consecutive classes plus one for the first ``C % W`` ranks, starting at
+    ``r * (C // W) + min(r, C % W)``; every rank holds at least one class when C >= W.
+    """
+    base, extra = divmod(num_classes, world_size)
+    return rank * base + min(rank, extra), base + int(rank < extra)
+
+
+def classifiers_of(program: paddle.static.Program) -> list["LargeScaleClassifier"]:
+    """The classifiers built into ``program`` (in build order)."""
+    return list(getattr(program, "_paddle_pfc_classifiers", []))
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class LargeScaleClassifier:
+    """Partial FC: margin softmax over class centers sharded across ranks, with sampling.
+
+    Builds, in the current default main program (static/PIR mode):
+
+    * ``weight``: this rank's shard of class centers, float32 parameter ``[num_local,
+      embedding_size]`` flagged ``is_distributed``, classes ``[class_start, class_start+num_local)``
+      of the balanced split (:func:`class_split`). Found in the scope by ``weight.name``.
+    * the all-gather of ``feature`` [B, D] (with gradient) and ``label`` [B] / [B, 1] (int) of every
+      rank, a run-time check that every gathered label lies in ``[0, num_classes)``,
+    * with ``sample_ratio < 1``: the kept centers of this shard (all positives + random negatives up
+      to ``num_sample = max(1, int(sample_ratio * num_local))``),
+    * the margin softmax loss of the global batch (``paddle_pfc.margin_softmax``).
+
+    ``output_dict['loss']``: float32 scalar, the mean loss over the global batch, equal on every
+    rank. ``output_dict['sampled_class_index']`` (``sample_ratio < 1``): int64 [S], this rank's kept
+    centers as indices local to its shard. Train with :func:`paddle_pfc.minimize`, which updates
+    the kept rows of ``weight`` sparsely; Paddle's own ``optimizer.minimize`` does not.
+    """
+
+    def __init__(self, feature, label, rank: int, world_size: int, num_classes: int,
+                 margin1: float = 1.0, margin2: float = 0.5, margin3: float = 0.0,
+                 scale: float = 64.0, sample_ratio: float = 1.0, embedding_size: int = 512,
+                 name: str | None = None, seed: int = 0) -> None:
+        self._check_args(feature, label, rank, world_size, num_classes, sample_ratio,
+                         embedding_size, margin1, margin2, margin3, scale, seed)
+        self.rank, self.world_size, self.num_classes = rank, world_size, num_classes
+        self.margin1, self.margin2, self.margin3 = float(margin1), float(margin2), float(margin3)
+        self.scale, self.sample_ratio, self.embedding_size = float(scale), float(sample_ratio), embedding_size
+        self.class_start, self.num_local = class_split(num_classes, world_size, rank)
+        self.num_sample = min(self.num_local, max(1, int(self.sample_ratio * self.num_local)))
+        self.sampled = self.num_sample < self.num_local
+        self.name = name or "dist@fc@rank@%05d" % rank
+        self.input_dict = OrderedDict(feature=feature, label=label)
+        self.output_dict = OrderedDict()
+        self.chain = CollectiveChain(world_size)
+        self.fused = on_gpu()
+        self.velocity = None
+
+        self.weight = paddle.static.create_parameter(
+            shape=[self.num_local, embedding_size], dtype="float32", name=self.name,
+            default_initializer=paddle.nn.initializer.normal.NormalInitializer(
+                0.0, CENTER_INIT_STD, seed=(seed * 1_000_003 + rank + 1) % (2**31 - 1)))
+        self.weight.is_distributed = True
+
+        self._build(feature, label)
+        program = paddle.static.default_main_program()
+        program._paddle_pfc_classifiers = classifiers_of(program) + [self]
+
+    # ------------------------------------------------------------------------------------------
+    @staticmethod
+    def _check_args(feature, label, rank, world_size, num_classes, sample_ratio, embedding_size,
+                    margin1, margin2, margin3, scale, seed) -> None:
+        if paddle.in_dynamic_mode():
+            raise RuntimeError("LargeScaleClassifier builds a static program: call "
+                               "paddle_pfc.init_distributed() or paddle.enable_static() first")
+        if not _is_int(world_size) or world_size < 1:
+            raise ValueError(f"world_size must be an int >= 1, got {world_size!r}")
+        if not _is_int(rank) or not 0 <= rank < world_size:
+            raise ValueError(f"rank must be an int in [0, world_size={world_size}), got {rank!r}")
+        if not _is_int(num_classes) or num_classes < 1:
+            raise ValueError(f"num_classes must be an int >= 1, got {num_classes!r}")
+        if num_classes < world_size:
+            raise ValueError(f"num_classes ({num_classes}) must be >= world_size ({world_size}): "
+                             "every rank needs at least one class")
+        if not isinstance(sample_ratio, (int, float)) or isinstance(sample_ratio, bool) \
+                or not math.isfinite(sample_ratio) or not 0.0 < sample_ratio <= 1.0:
+            raise ValueError(f"sample_ratio must be in (0, 1], got {sample_ratio!r}")
+        if not _is_int(embedding_size) or embedding_size < 1:
+            raise ValueError(f"embedding_size must be an int >= 1, got {embedding_size!r}")
+        if not _is_int(seed) or seed < 0:
+            raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+        check_margins(margin1, margin2, margin3, scale)
+        if len(feature.shape) != 2 or feature.shape[-1] != embedding_size:
+            raise ValueError(f"feature must have shape [batch, embedding_size={embedding_size}], "
+                             f"got {list(feature.shape)}")
+        if feature.dtype not in (paddle.float32,):
+            raise ValueError(f"feature must be float32, got {feature.dtype}")
+        if label.dtype not in (paddle.int64, paddle.int32):
+            raise ValueError(f"label must be an integer tensor (int64 or int32), got {label.dtype}")
+        if not (len(label.shape) == 1 or (len(label.shape) == 2 and label.shape[1] == 1)):
+            raise ValueError(f"label must have shape [batch] or [batch, 1], got {list(label.shape)}")
+        if feature.shape[0] not in (None, -1) and label.shape[0] not in (None, -1) \
+                and feature.shape[0] != label.shape[0]:
+            raise ValueError(f"feature and label batch sizes differ: {feature.shape[0]} vs {label.shape[0]}")
+
+    def _check_labels(self, total_label) -> None:
+        """Run-time guard: every rank sees the gathered labels, so every rank fails together."""
+        bad = paddle.logical_or(total_label < 0, total_label >= self.num_classes)
+        out_of_range_label = paddle.where(bad, total_label, paddle.full_like(total_label, -(2**62)))
+        paddle.static.nn.control_flow.Assert(
+            paddle.logical_not(paddle.any(bad)),
+            [paddle.max(out_of_range_label)], summarize=1)
+
+    def _build(self, feature, label) -> None:
+        label = paddle.reshape(paddle.cast(label, "int64"), [-1])
+        label.stop_gradient = True
+        total_label = self.chain.all_gather(label)
+        self._check_labels(total_label)
+        local = sampling.local_labels(total_label, self.class_start, self.num_local)
+
+        global_target = total_label
+        if not self.sampled:
+            self.sampled_index = None
+            local_target = local
+            self.centers = self.weight
+        else:
+            if self.fused:
+                sample = sampling.sample_shard_gpu(total_label, self.class_start, self.num_local,
+                                                   self.num_sample, self.rank, self.world_size)
+                global_target = sample.global_target
+                self.chain.after(sample.sampled_index)
+            else:
+                sample = sampling.sample_shard_cpu(local, self.num_local, self.num_sample)
+            self.sampled_index, local_target = sample.sampled_index, sample.local_target
+            # The shard itself takes no gradient: only the kept rows do (a sparse update).
+            self.weight.stop_gradient = True
+            self.centers = paddle.gather(self.weight, self.sampled_index)
+            self.centers.stop_gradient = False
+            self.output_dict["sampled_class_index"] = self.sampled_index
+
+        self.total_feature = self.chain.all_gather_with_grad(feature, self.rank)
+        self.total_label, self.local_target = total_label, local_target
+        if self.fused:
+            loss = margin_softmax_loss_fused(self.total_feature, self.centers, global_target,
+                                             self.chain, self.rank, self.world_size, self.margin1,
+                                             self.margin2, self.margin3, self.scale)
+        else:
+            loss = margin_softmax_loss(self.total_feature, self.centers, local_target, self.chain,
+                                       self.margin1, self.margin2, self.margin3, self.scale)
+        self.output_dict["loss"] = loss
+
+    # ------------------------------------------------------------------------------------------
+    def create_states(self, rule) -> "paddle.pir.Value | None":
+        """Create (once) the momentum buffer of the shard when ``rule`` needs one; return it."""
+        if rule.momentum is not None and self.velocity is None:
+            self.velocity = create_velocity(self.weight)
+        return self.velocity
+
+    def states(self) -> list:
+        """Persistable per-shard optimizer states (the momentum buffer once created)."""
+        return [self.velocity] if self.velocity is not None else []

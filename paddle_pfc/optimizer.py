@@ -1,0 +1,138 @@
+"""``minimize``: backward + updates for a program holding ``LargeScaleClassifier`` heads."""
+from __future__ import annotations
+
+import math
+
+import paddle
+from paddle.autograd.ir_backward import grad as pir_grad
+
+from paddle_pfc.classifier import classifiers_of
+from paddle_pfc.collectives import CollectiveChain
+from paddle_pfc.sparse_update import CenterUpdateRule, append_center_update, create_velocity
+
+_BUCKET_ELEMENTS = 1 << 24  # 64 MiB of float32 per all-reduce
+
+
+def learning_rate_value(optimizer: paddle.optimizer.Optimizer) -> paddle.pir.Value:
+    """The optimizer's learning-rate Value in the current main program (created if needed).
+
+    Works around Paddle 3.3.1 failing to create it for an ``LRScheduler`` in PIR mode (it passes
+    the default dtype as a string); the executor refreshes it from the scheduler on every run.
+    """
+    if optimizer._dtype is None:
+        optimizer._dtype = paddle.float32
+    optimizer._create_global_learning_rate()
+    return optimizer._global_learning_rate()
+
+
+def data_parallel_parameters(program, optimizer) -> list:
+    """Trainable parameters that every rank holds whole (everything except the class centers)."""
+    sharded = set()
+    for clf in classifiers_of(program):
+        sharded.update({clf.weight.name, *(v.name for v in clf.states())})
+    chosen = optimizer._parameter_list if optimizer._parameter_list else \
+        program.global_block().all_parameters()
+    return [p for p in chosen
+            if not p.stop_gradient and p.name not in sharded and not getattr(p, "is_distributed", False)]
+
+
+def _numel(value) -> int:
+    if any(d is None or d < 0 for d in value.shape):
+        raise ValueError(f"parameter gradients need static shapes, got {value.shape}")
+    return math.prod(value.shape)
+
+
+def _all_reduce_in_buckets(chain: CollectiveChain, grads: list) -> list:
+    """Sum ``grads`` over ranks: flattened into ≤64 MiB buckets, one ordered all-reduce each."""
+    summed, bucket, size = [], [], 0
+
+    def flush():
+        nonlocal bucket, size
+        if not bucket:
+            return
+        flat = paddle.concat([paddle.reshape(g, [-1]) for g in bucket])
+        flat = chain.all_reduce_sum(flat)
+        pieces = paddle.split(flat, [_numel(g) for g in bucket])
+        summed.extend(paddle.reshape(p, g.shape) for p, g in zip(pieces, bucket))
+        bucket, size = [], 0
+
+    for g in grads:
+        if size and size + _numel(g) > _BUCKET_ELEMENTS:
+            flush()
+        bucket.append(g)
+        size += _numel(g)
+    flush()
+    return summed
+
+
+def _broadcast_at_startup(startup, params: list, world_size: int, rank: int) -> None:
+    """Make every rank start from rank 0's values of ``params`` (appended to the startup program).
+
+    A sum over ranks of (value on rank 0, zeros elsewhere) is rank 0's value bit for bit; one
+    flattened all-reduce keeps the collective order trivially identical on every rank.
+    """
+    names = {p.name for p in params}
+    if world_size == 1 or not names:
+        return
+    values = {}
+    for op in startup.global_block().ops:
+        if op.name() == "builtin.set_parameter" and op.attrs()["parameter_name"] in names:
+            values[op.attrs()["parameter_name"]] = op.operand_source(0)
+    ordered = [values[p.name] for p in sorted(params, key=lambda p: p.name) if p.name in values]
+    with paddle.static.program_guard(startup):
+        flat = paddle.concat([paddle.reshape(v, [-1]) for v in ordered])
+        flat = paddle._C_ops.all_reduce(flat * (1.0 if rank == 0 else 0.0), 0, 0)
+        for value, piece in zip(ordered, paddle.split(flat, [_numel(v) for v in ordered])):
+            paddle._C_ops.assign_out_(paddle.reshape(piece, value.shape), value)
+
+
+def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
+             startup_program: paddle.static.Program | None = None) -> list:
+    """Append backward and updates for ``loss`` to the current main program.
+
+    * Data-parallel parameters (the backbone: every trainable parameter except class centers) get
+      the gradient of the global loss — their local gradients summed over ranks, in ordered
+      buckets — and Paddle's own ``optimizer.apply_gradients`` (its LR scheduler, momentum, weight
+      decay and grad clip, identical on every rank). They are synchronised from rank 0 at start-up.
+    * Each classifier's kept centers get the same rule sparsely (:mod:`paddle_pfc.sparse_update`).
+
+    ``loss``: float32 scalar, normally ``LargeScaleClassifier.output_dict['loss']`` (plus any
+    terms the user adds; local terms are summed over ranks like the rest). Returns the list of
+    (parameter, summed gradient) pairs of the data-parallel parameters.
+    """
+    program = paddle.static.default_main_program()
+    startup = startup_program or paddle.static.default_startup_program()
+    heads = classifiers_of(program)
+    if not heads:
+        raise ValueError("minimize: the current main program holds no LargeScaleClassifier; build "
+                         "one (under the same program_guard) before calling minimize")
+    if not isinstance(loss, paddle.pir.Value) or loss.dtype != paddle.float32 or loss.shape not in ([], [1]):
+        raise ValueError(f"loss must be a float32 scalar Value, got {loss!r}")
+    rule = CenterUpdateRule.from_optimizer(optimizer)
+    world_size = heads[0].world_size
+    params = data_parallel_parameters(program, optimizer)
+    features = [h.input_dict["feature"] for h in heads if not h.input_dict["feature"].stop_gradient]
+    wrt = params + [h.centers for h in heads] + features
+    grads = pir_grad(loss, wrt, allow_unused=True)
+    param_grads = grads[:len(params)]
+    center_grads = grads[len(params):len(params) + len(heads)]
+    feature_grads = [g for g in grads[len(params) + len(heads):] if g is not None]
+
+    lr = learning_rate_value(optimizer)
+    for head, center_grad in zip(heads, center_grads):
+        if center_grad is None:
+            raise ValueError(f"loss does not depend on the class centers of {head.name}")
+        append_center_update(head.weight, head.create_states(rule), head.sampled_index,
+                             head.centers, center_grad, lr, rule)
+
+    pairs = [(p, g) for p, g in zip(params, param_grads) if g is not None]
+    if pairs:
+        chain = CollectiveChain(world_size)
+        if feature_grads:  # after the feature gradient's all-reduce, on every rank
+            chain.after(feature_grads[-1])
+        if world_size > 1:
+            summed = _all_reduce_in_buckets(chain, [g for _, g in pairs])
+            pairs = [(p, g) for (p, _), g in zip(pairs, summed)]
+        _broadcast_at_startup(startup, [p for p, _ in pairs], world_size, heads[0].rank)
+        optimizer.apply_gradients(pairs)
+    return pairs

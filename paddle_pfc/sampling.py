@@ -1,0 +1,86 @@
+"""Partial FC class-center sampling: which of this shard's centers take part in a step.
+
+Contract (identical on CPU and GPU): every center that is the label of some sample of the global
+batch is kept (a *positive*); the shard is filled up to ``num_sample`` centers with negatives drawn
+uniformly at random without replacement; when the positives alone exceed ``num_sample`` all of them
+are kept and no negative is drawn. The cost is O(num_local) integer work per step (a random
+permutation and a prefix sum), no [num_local, D] traffic.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import paddle
+from paddle import _C_ops
+
+
+@dataclass
+class ShardSample:
+    """Result of sampling one shard.
+
+    ``sampled_index``: int64 [S], the kept centers as indices local to the shard (S ≥ num_sample
+    only when positives exceed it). ``local_target``: int64 [N], for each gathered sample the column
+    of its class among the kept centers of this shard, or -1 if its class lives on another shard.
+    ``global_target``: int64 [N] or None, the label remapped into the concatenation of every
+    rank's kept centers (produced by the GPU kernel, consumed by the fused GPU loss).
+    """
+
+    sampled_index: paddle.pir.Value
+    local_target: paddle.pir.Value
+    global_target: paddle.pir.Value | None = None
+
+
+def local_labels(global_label: paddle.pir.Value, class_start: int, num_local: int) -> paddle.pir.Value:
+    """int64 [N]: ``label - class_start`` for labels of this shard, -1 for the others."""
+    shifted = global_label - class_start
+    in_shard = paddle.logical_and(shifted >= 0, shifted < num_local)
+    return paddle.where(in_shard, shifted, paddle.full_like(shifted, -1))
+
+
+def sample_shard_cpu(local_label: paddle.pir.Value, num_local: int, num_sample: int) -> ShardSample:
+    """Sample a shard with plain ops (CPU, and any device without the fused kernel).
+
+    ``local_label``: int64 [N] as returned by :func:`local_labels`. ``sampled_index`` is sorted.
+    """
+    is_local = local_label >= 0
+    # Mark positives; labels of other shards write into a spare slot num_local, dropped after.
+    slot = paddle.where(is_local, local_label, paddle.full_like(local_label, num_local))
+    marks = paddle.zeros([num_local + 1], dtype="int64")
+    marks = paddle.scatter(marks, slot, paddle.ones_like(slot), overwrite=True)
+    is_positive = marks[:num_local]
+    num_positive = paddle.sum(is_positive)
+    # Walk a random permutation: keep every positive and the first (num_sample - P) negatives.
+    order = paddle.randperm(num_local, dtype="int64")
+    positive_in_order = paddle.gather(is_positive, order)
+    negative_rank = paddle.cumsum(1 - positive_in_order, axis=0)
+    room = paddle.full([], num_sample, dtype="int64") - num_positive
+    keep = paddle.logical_or(positive_in_order > 0, negative_rank <= room)
+    sampled_index = paddle.sort(paddle.masked_select(order, keep))
+    column = paddle.searchsorted(sampled_index, paddle.clip(local_label, min=0))
+    local_target = paddle.where(is_local, column, paddle.full_like(column, -1))
+    sampled_index.stop_gradient = True
+    local_target.stop_gradient = True
+    return ShardSample(sampled_index, local_target)
+
+
+def sample_shard_gpu(global_label: paddle.pir.Value, class_start: int, num_local: int,
+                     num_sample: int, rank: int, world_size: int) -> ShardSample:
+    """Sample a shard with Paddle's fused ``class_center_sample`` kernel (GPU only).
+
+    The kernel takes the global labels and the communicator (ring 0) and returns the label remapped
+    into the union of all ranks' kept centers plus this shard's kept centers (local indices).
+    ``local_target`` is derived from those with the same meaning as on CPU.
+    """
+    global_target, sampled_index = _C_ops.class_center_sample(
+        global_label, num_local, num_sample, 0, rank, world_size, False, 0)
+    local = local_labels(global_label, class_start, num_local)
+    # Position of each positive among this shard's kept centers (kernel order is not sorted).
+    position = paddle.full([num_local + 1], -1, dtype="int64")
+    position = paddle.scatter(position, sampled_index,
+                              paddle.arange(paddle.shape(sampled_index)[0], dtype="int64"),
+                              overwrite=True)
+    slot = paddle.where(local >= 0, local, paddle.full_like(local, num_local))
+    local_target = paddle.gather(position, slot)
+    for value in (global_target, sampled_index, local_target):
+        value.stop_gradient = True
+    return ShardSample(sampled_index, local_target, global_target)

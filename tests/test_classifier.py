@@ -1,0 +1,125 @@
+"""LargeScaleClassifier + minimize on 1, 2 and 3 real ranks against the float64 numpy reference."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from launcher import REPO, launch
+from reference import balanced_split, loss_and_grads, momentum_step
+from workers.head_worker import case_data
+
+WORKER = REPO / "tests" / "workers" / "head_worker.py"
+ARCFACE, COSFACE, COMBINED = (1.0, 0.5, 0.0), (1.0, 0.0, 0.4), (0.9, 0.4, 0.15)
+
+
+def make_cases(world_size: int) -> list[dict]:
+    uneven = {1: 13, 2: 37, 3: 31}[world_size]
+    base = dict(batch=4, dim=16, in_dim=12, steps=2, lr=0.2, momentum=0.9, weight_decay=5e-4,
+                scale=16.0, optimizer="momentum")
+    return [
+        dict(base, name="arcface_full", num_classes=uneven, margins=ARCFACE, sample_ratio=1.0, seed=1),
+        dict(base, name="cosface_sampled", num_classes=uneven * 3, margins=COSFACE, sample_ratio=0.4,
+             seed=2, label_rank1=False),
+        dict(base, name="combined_sampled", num_classes=uneven * 2 + 1, margins=COMBINED,
+             sample_ratio=0.3, seed=3, scale=24.0),
+        dict(base, name="sgd_sampled", num_classes=uneven * 2, margins=ARCFACE, sample_ratio=0.5,
+             seed=4, optimizer="sgd", weight_decay=1e-3, batch=3),
+    ]
+
+
+RUNS: dict[int, tuple[Path, list[dict]]] = {}
+
+
+def run_world(world_size: int, tmp_path_factory) -> tuple[Path, list[dict]]:
+    if world_size not in RUNS:
+        out = tmp_path_factory.mktemp(f"head_w{world_size}")
+        cases = make_cases(world_size)
+        (out / "cases.json").write_text(json.dumps(cases))
+        launch(WORKER, world_size, ["--cases", str(out / "cases.json"), "--out", str(out)], out / "log")
+        RUNS[world_size] = (out, cases)
+    return RUNS[world_size]
+
+
+def load_ranks(out: Path, name: str, world_size: int) -> list[dict]:
+    return [dict(np.load(out / f"{name}.rank{r}.npz")) for r in range(world_size)]
+
+
+WORLD_SIZES = [1, pytest.param(2, marks=pytest.mark.multirank), pytest.param(3, marks=pytest.mark.multirank)]
+
+
+@pytest.mark.parametrize("world_size", WORLD_SIZES)
+def test_matches_reference(world_size, tmp_path_factory):
+    out, cases = run_world(world_size, tmp_path_factory)
+    for case in cases:
+        ranks = load_ranks(out, case["name"], world_size)
+        check_case(case, ranks, world_size)
+
+
+def check_case(case: dict, ranks: list[dict], world_size: int) -> None:
+    name = case["name"]
+    inputs, labels, centers0, backbone0 = case_data(case, world_size)
+    split = balanced_split(case["num_classes"], world_size)
+    assert [(int(r["class_start"]), int(r["num_local"])) for r in ranks] == split, name
+    # Start-up: the data-parallel parameter is rank 0's on every rank.
+    for r in ranks[1:]:
+        np.testing.assert_array_equal(r["backbone_after_startup"], ranks[0]["backbone_after_startup"])
+
+    centers, backbone = centers0.astype(np.float64), backbone0.astype(np.float64)
+    velocity_c = np.zeros_like(centers)
+    velocity_b = np.zeros_like(backbone)
+    m1, m2, m3 = case["margins"]
+    momentum = case["momentum"] if case["optimizer"] == "momentum" else 0.0
+    for step in range(case["steps"]):
+        # Every rank reports the same loss, bit for bit.
+        losses = [float(r[f"loss_{step}"]) for r in ranks]
+        assert len(set(losses)) == 1, (name, step, losses)
+        kept = kept_classes(case, ranks, split, labels[step], step)
+        features = inputs[step].astype(np.float64) @ backbone
+        loss, grad_f, grad_c = loss_and_grads(features, centers, labels[step], kept, m1, m2, m3, case["scale"])
+        np.testing.assert_allclose(losses[0], loss, rtol=2e-5, err_msg=f"{name} step {step} loss")
+        grad_b = inputs[step].astype(np.float64).T @ grad_f
+        new_c = centers.copy()
+        new_vc = velocity_c.copy()
+        new_c[kept], new_vc[kept] = momentum_step(centers[kept], grad_c[kept], velocity_c[kept], case["lr"],
+                                                  momentum, case["weight_decay"])
+        new_b, new_vb = momentum_step(backbone, grad_b, velocity_b, case["lr"], momentum, case["weight_decay"])
+        got_c = np.concatenate([r[f"shard_{step}"] for r in ranks])
+        np.testing.assert_allclose(got_c, new_c, rtol=1e-4, atol=2e-5, err_msg=f"{name} step {step} centers")
+        for r in ranks:
+            np.testing.assert_allclose(r[f"backbone_{step}"], new_b, rtol=1e-4, atol=2e-5,
+                                       err_msg=f"{name} step {step} backbone")
+        # Rows that were not kept, and their momentum, are bit-identical to before the step.
+        previous = np.concatenate([r[f"shard_{step - 1}"] for r in ranks]) if step else centers0
+        untouched = np.setdiff1d(np.arange(case["num_classes"]), kept)
+        np.testing.assert_array_equal(got_c[untouched], previous[untouched])
+        if momentum:
+            got_v = np.concatenate([r[f"velocity_{step}"] for r in ranks])
+            np.testing.assert_allclose(got_v[kept], new_vc[kept], rtol=1e-4, atol=2e-5)
+            prev_v = np.concatenate([r[f"velocity_{step - 1}"] for r in ranks]) if step else np.zeros_like(got_v)
+            np.testing.assert_array_equal(got_v[untouched], prev_v[untouched])
+        # Continue from what the ranks hold, so each step is checked on its own.
+        centers, backbone = got_c.astype(np.float64), ranks[0][f"backbone_{step}"].astype(np.float64)
+        velocity_c = np.concatenate([r[f"velocity_{step}"] for r in ranks]).astype(np.float64) if momentum \
+            else velocity_c
+        velocity_b = new_vb
+
+
+def kept_classes(case, ranks, split, step_labels, step) -> np.ndarray:
+    """Union of the ranks' kept centers (global ids), after checking the sampling contract."""
+    if case["sample_ratio"] >= 1.0:
+        return np.arange(case["num_classes"])
+    kept = []
+    for r, (start, count) in zip(ranks, split):
+        local = r[f"sampled_{step}"]
+        positives = np.unique(step_labels[(step_labels >= start) & (step_labels < start + count)]) - start
+        num_sample = int(r["num_sample"])
+        assert num_sample == max(1, int(case["sample_ratio"] * count))
+        assert np.all(np.diff(local) > 0), "kept centers are sorted and unique"
+        assert local.min() >= 0 and local.max() < count
+        assert np.isin(positives, local).all(), "every positive center is kept"
+        assert len(local) == max(num_sample, len(positives))
+        kept.append(local + start)
+    return np.concatenate(kept)

@@ -1,0 +1,286 @@
+"""Tests for paddle_pfc.config (schema, overrides, errors, lr rule, shipped configs)."""
+import argparse
+import copy
+import pickle
+from pathlib import Path
+
+import pytest
+import yaml
+
+from paddle_pfc import config as config_mod
+from paddle_pfc.config import (
+    BACKBONES, Config, ConfigError, add_config_args, config_from_args, config_from_dict,
+    default_config_dict, dump_config, load_config, resolve_lr, resolve_validation_sets,
+)
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+SHIPPED = sorted(CONFIG_DIR.glob("*.yaml"))
+MIN = ["data.num_classes=10"]  # the only required key
+
+
+def _write(tmp_path, data, name="c.yaml"):
+    p = tmp_path / name
+    p.write_text(data if isinstance(data, str) else yaml.safe_dump(data))
+    return str(p)
+
+
+def _err(overrides, path=None):
+    with pytest.raises(ConfigError) as ei:
+        load_config(path, overrides)
+    return str(ei.value)
+
+
+# --------------------------------------------------------------------------- shipped
+def test_expected_configs_shipped():
+    names = {p.stem for p in SHIPPED}
+    assert {"demo_cpu", "ms1mv3_r50", "ms1mv3_r100", "ms1mv2_mobileface",
+            "glint360k_r100"} <= names
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_shipped_config_loads_and_roundtrips(path, tmp_path):
+    cfg = load_config(str(path), [])
+    assert cfg.data.image_size == cfg.model.input_size
+    assert cfg.model.backbone in BACKBONES
+    out = tmp_path / "echo.yaml"
+    dump_config(cfg, out)
+    assert load_config(str(out), []) == cfg
+    assert config_from_dict(cfg.to_dict()) == cfg
+
+
+def test_published_recipes():
+    r50 = load_config(str(CONFIG_DIR / "ms1mv3_r50.yaml"), [])
+    assert (r50.data.num_classes, r50.train.epochs, r50.train.warmup_epochs) == (93431, 25, 2.0)
+    assert (r50.loss.margin1, r50.loss.margin2, r50.loss.margin3, r50.loss.scale) == (1.0, 0.5, 0.0, 64.0)
+    assert r50.train.lr is None and resolve_lr(r50, 8) == pytest.approx(0.2)
+    assert load_config(str(CONFIG_DIR / "ms1mv2_mobileface.yaml"), []).data.num_classes == 85742
+    g = load_config(str(CONFIG_DIR / "glint360k_r100.yaml"), [])
+    assert g.data.num_classes == 360232
+    assert (g.loss.margin2, g.loss.margin3) == (0.0, 0.4)  # CosFace, as insightface
+    demo = load_config(str(CONFIG_DIR / "demo_cpu.yaml"), [])
+    assert demo.data.kind == "synthetic" and demo.validation.synthetic_pairs == 1000
+    assert demo.classifier.sample_ratio == 0.5
+
+
+# --------------------------------------------------------------------------- defaults / object
+def test_defaults_and_attribute_access():
+    cfg = load_config(None, MIN)
+    assert cfg.model.backbone == "iresnet50" and cfg.model.embedding_size == 512
+    assert cfg.data.image_size == 112  # defaulted from model.input_size
+    assert cfg.train.momentum == 0.9 and cfg.train.weight_decay == 5e-4
+    assert cfg.train.lr is None and cfg.validation.sets == ()
+    assert cfg["train"]["batch_size"] == cfg.train.batch_size
+    assert set(cfg) == set(default_config_dict())
+
+
+def test_config_is_read_only_and_picklable():
+    cfg = load_config(None, MIN)
+    with pytest.raises(AttributeError):
+        cfg.train.lr = 0.3
+    with pytest.raises(AttributeError):
+        cfg.train = None
+    with pytest.raises(AttributeError, match="train.nope"):
+        cfg.train.nope
+    d = cfg.to_dict()
+    d["train"]["lr"] = 1.0  # a copy: the config is unchanged
+    assert cfg.train.lr is None
+    assert pickle.loads(pickle.dumps(cfg)) == cfg
+    assert copy.deepcopy(cfg) == cfg
+
+
+# --------------------------------------------------------------------------- overrides
+def test_overrides_nested_and_typed(tmp_path):
+    p = _write(tmp_path, {"data": {"num_classes": 5}, "train": {"lr": 0.1}})
+    cfg = load_config(p, ["train.lr=0.2", "data.root=/x", "train.weight_decay=1e-4",
+                          "train.grad_clip=null", "data.flip=false", "model.input_size=32",
+                          "train.decay_epochs=[3, 6]", "train.lr_schedule=step",
+                          "train.epochs=8", "train.output_dir=2024",
+                          "validation.sets=[{name: lfw, path: lfw.bin}]"])
+    assert cfg.train.lr == 0.2 and isinstance(cfg.train.lr, float)
+    assert cfg.data.root == "/x" and cfg.data.num_classes == 5
+    assert cfg.train.weight_decay == pytest.approx(1e-4)
+    assert cfg.train.grad_clip is None and cfg.data.flip is False
+    assert cfg.data.image_size == 32 and cfg.train.decay_epochs == (3, 6)
+    assert cfg.train.output_dir == "2024"  # str key keeps raw text
+    assert cfg.validation.sets[0].name == "lfw"
+    assert resolve_validation_sets(cfg) == [("lfw", "/x/lfw.bin")]
+
+
+def test_override_order_and_section_merge():
+    cfg = load_config(None, MIN + ["train.lr=0.3", "train.lr=0.4",
+                                   "train={batch_size: 32, epochs: 3}"])
+    assert (cfg.train.lr, cfg.train.batch_size, cfg.train.epochs) == (0.4, 32, 3)
+
+
+def test_int_accepted_for_float():
+    cfg = load_config(None, MIN + ["train.lr=1", "loss.scale=30"])
+    assert cfg.train.lr == 1.0 and isinstance(cfg.train.lr, float)
+    assert isinstance(cfg.loss.scale, float)
+
+
+def test_exponent_float_in_file(tmp_path):
+    p = _write(tmp_path, "data:\n  num_classes: 3\ntrain:\n  weight_decay: 5e-4\n")
+    assert load_config(p, []).train.weight_decay == pytest.approx(5e-4)
+
+
+@pytest.mark.parametrize("bad,key", [
+    ("train.lr", "train.lr"),
+    ("=3", "<empty>"),
+    ("train..lr=3", "train..lr"),
+    ("validation.sets.0.name=x", "validation.sets"),
+])
+def test_malformed_overrides(bad, key):
+    assert key in _err(MIN + [bad])
+
+
+def test_add_config_args(tmp_path):
+    p = _write(tmp_path, {"data": {"num_classes": 7}})
+    parser = add_config_args(argparse.ArgumentParser())
+    args = parser.parse_args(["-c", p, "-o", "train.lr=0.2", "--override", "data.seed=3"])
+    assert args.config == p and args.overrides == ["train.lr=0.2", "data.seed=3"]
+    cfg = config_from_args(args)
+    assert (cfg.train.lr, cfg.data.seed, cfg.data.num_classes) == (0.2, 3, 7)
+    assert parser.parse_args([]).overrides == []
+
+
+# --------------------------------------------------------------------------- errors
+def test_unknown_section_and_key_suggestions(tmp_path):
+    msg = _err(MIN + ["trian.lr=0.1"])
+    assert "trian" in msg and "'train'" in msg
+    msg = _err(MIN + ["train.learning_rat=0.1"])
+    assert "train.learning_rat" in msg
+    msg = _err(MIN + ["train.wieght_decay=0.1"])
+    assert "train.wieght_decay" in msg and "'weight_decay'" in msg
+    msg = _err(MIN + ["train.num_classes=3"])
+    assert "'data.num_classes'" in msg  # key that lives in another section
+    p = _write(tmp_path, {"data": {"num_classes": 3}, "modle": {}, "train": {"bacth_size": 4}})
+    msg = _err([], p)
+    assert "modle" in msg and "'model'" in msg
+    assert "train.bacth_size" in msg and "'batch_size'" in msg
+    p = _write(tmp_path, {"lr": 0.1, "data": {"num_classes": 3}})
+    assert "'train.lr'" in _err([], p)
+
+
+@pytest.mark.parametrize("override,key", [
+    ("train.batch_size=abc", "train.batch_size"),       # str for int
+    ("train.batch_size=2.5", "train.batch_size"),       # float for int
+    ("train.epochs=true", "train.epochs"),              # bool is not int
+    ("train.lr=fast", "train.lr"),                      # str for float
+    ("train.lr=true", "train.lr"),                      # bool is not float
+    ("data.flip=1", "data.flip"),                       # int for bool
+    ("train.decay_epochs=[1, x]", "train.decay_epochs"),
+    ("validation.sets=lfw", "validation.sets"),
+    ("validation.sets=[{name: lfw}]", "validation.sets[0].path"),
+    ("validation.sets=[{name: a, path: b, pth: c}]", "validation.sets[0].pth"),
+    ("model=3", "model"),
+])
+def test_wrong_type_names_key(override, key):
+    msg = _err(MIN + [override])
+    assert key in msg
+
+
+@pytest.mark.parametrize("override,key", [
+    ("model.backbone=resnet50", "model.backbone"),
+    ("model.embedding_size=0", "model.embedding_size"),
+    ("model.dropout=1.0", "model.dropout"),
+    ("model.input_size=100", "model.input_size"),
+    ("model.input_size=0", "model.input_size"),
+    ("loss.scale=0", "loss.scale"),
+    ("loss.margin2=.nan", "loss.margin2"),
+    ("loss.margin3=.inf", "loss.margin3"),
+    ("classifier.sample_ratio=0", "classifier.sample_ratio"),
+    ("classifier.sample_ratio=1.5", "classifier.sample_ratio"),
+    ("classifier.dtype=float64", "classifier.dtype"),
+    ("classifier.center_dtype=int8", "classifier.center_dtype"),
+    ("data.kind=lmdb", "data.kind"),
+    ("data.num_classes=0", "data.num_classes"),
+    ("data.samples_per_class=0", "data.samples_per_class"),
+    ("data.num_workers=-1", "data.num_workers"),
+    ("train.epochs=0", "train.epochs"),
+    ("train.lr=0", "train.lr"),
+    ("train.lr_schedule=linear", "train.lr_schedule"),
+    ("train.warmup_epochs=-1", "train.warmup_epochs"),
+    ("train.momentum=1.0", "train.momentum"),
+    ("train.weight_decay=-0.1", "train.weight_decay"),
+    ("train.grad_clip=0", "train.grad_clip"),
+    ("train.amp=fp16", "train.amp"),
+    ("train.log_every=0", "train.log_every"),
+    ("train.checkpoint_every_steps=-1", "train.checkpoint_every_steps"),
+    ("train.keep_checkpoints=0", "train.keep_checkpoints"),
+    ("train.max_steps=0", "train.max_steps"),
+    ("validation.batch_size=0", "validation.batch_size"),
+    ("validation.synthetic_pairs=-5", "validation.synthetic_pairs"),
+    ("train.output_dir=null", "train.output_dir"),
+])
+def test_impossible_values_name_key(override, key):
+    msg = _err(MIN + [override])
+    assert key in msg
+
+
+def test_choice_suggestion():
+    assert "'iresnet50'" in _err(MIN + ["model.backbone=iresnet5"])
+
+
+def test_required_key():
+    msg = _err([])
+    assert "data.num_classes" in msg and "required" in msg
+
+
+@pytest.mark.parametrize("overrides,keys", [
+    (["data.image_size=64"], ["data.image_size", "model.input_size"]),
+    (["data.kind=rec"], ["data.root"]),
+    (["data.kind=folder", "data.root=null"], ["data.root"]),
+    (["train.lr_schedule=step"], ["train.decay_epochs"]),
+    (["train.lr_schedule=step", "train.decay_epochs=[5, 3]"], ["train.decay_epochs"]),
+    (["train.lr_schedule=step", "train.epochs=10", "train.decay_epochs=[5, 10]"],
+     ["train.decay_epochs"]),
+    (["train.epochs=2", "train.warmup_epochs=2"], ["train.warmup_epochs", "train.epochs"]),
+    (["data.kind=rec", "data.root=/d", "validation.synthetic_pairs=10"],
+     ["validation.synthetic_pairs"]),
+    (["validation.sets=[{name: a, path: x}, {name: a, path: y}]"], ["validation.sets[1].name"]),
+])
+def test_cross_field_rules(overrides, keys):
+    msg = _err(MIN + overrides)
+    for k in keys:
+        assert k in msg
+
+
+def test_all_errors_reported_at_once():
+    with pytest.raises(ConfigError) as ei:
+        load_config(None, ["train.lr=-1", "model.dropout=2", "train.batch_size=x"])
+    err = ei.value
+    assert isinstance(err, ValueError)
+    joined = "\n".join(err.errors)
+    for k in ("train.lr", "model.dropout", "train.batch_size", "data.num_classes"):
+        assert k in joined
+
+
+def test_file_errors(tmp_path):
+    assert "cannot read" in _err([], str(tmp_path / "missing.yaml"))
+    assert "invalid YAML" in _err([], _write(tmp_path, "train: [1, 2\n"))
+    assert "duplicate" in _err([], _write(tmp_path, "data:\n  num_classes: 1\n  num_classes: 2\n"))
+    assert "<root>" in _err([], _write(tmp_path, "- 1\n- 2\n"))
+    assert "train" in _err([], _write(tmp_path, "data: {num_classes: 1}\ntrain: 5\n"))
+
+
+def test_backbone_tuple_is_extensible(monkeypatch):
+    monkeypatch.setattr(config_mod, "BACKBONES", BACKBONES + ("vit_t",))
+    assert load_config(None, MIN + ["model.backbone=vit_t"]).model.backbone == "vit_t"
+
+
+# --------------------------------------------------------------------------- lr rule
+def test_resolve_lr():
+    cfg = load_config(None, MIN + ["train.batch_size=128"])
+    assert resolve_lr(cfg, 8) == pytest.approx(0.2)
+    assert resolve_lr(cfg, 1) == pytest.approx(0.025)
+    assert resolve_lr(load_config(None, MIN + ["train.batch_size=64"]), 2) == pytest.approx(0.025)
+    assert resolve_lr(load_config(None, MIN + ["train.lr=0.3"]), 8) == 0.3
+    with pytest.raises(ValueError):
+        resolve_lr(cfg, 0)
+
+
+def test_config_from_dict_validates():
+    with pytest.raises(ConfigError, match="model.embedding_size"):
+        config_from_dict({"data": {"num_classes": 2}, "model": {"embedding_size": "big"}})
+    cfg = config_from_dict({"data": {"num_classes": 2}}, ["train.lr=0.5"])
+    assert isinstance(cfg, Config) and cfg.train.lr == 0.5

@@ -1,0 +1,92 @@
+"""Run by tests under ``paddle.distributed.launch``: train a tiny model with the classifier for a
+few steps per case and save everything the tests compare with the numpy reference."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+import numpy as np
+import paddle
+
+import paddle_pfc
+
+
+def case_data(case: dict, world_size: int):
+    rng = np.random.default_rng(case["seed"])
+    n = case["batch"] * world_size
+    inputs = rng.standard_normal((case["steps"], n, case["in_dim"])).astype(np.float32)
+    labels = rng.integers(0, case["num_classes"], (case["steps"], n)).astype(np.int64)
+    if case.get("label_override"):
+        step, row, value = case["label_override"]
+        labels[step, row] = value
+    centers = rng.standard_normal((case["num_classes"], case["dim"])).astype(np.float32)
+    backbone = (rng.standard_normal((case["in_dim"], case["dim"])) / np.sqrt(case["in_dim"])).astype(np.float32)
+    return inputs, labels, centers, backbone
+
+
+def run_case(case: dict, rank: int, world_size: int) -> dict:
+    inputs, labels, centers, backbone = case_data(case, world_size)
+    b = case["batch"]
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        x = paddle.static.data("x", [b, case["in_dim"]], "float32")
+        y = paddle.static.data("y", [b] if case.get("label_rank1", True) else [b, 1], "int64")
+        proj = paddle.static.create_parameter([case["in_dim"], case["dim"]], "float32", name="backbone_w")
+        feature = paddle.matmul(x, proj)
+        head = paddle_pfc.LargeScaleClassifier(
+            feature, y, rank, world_size, case["num_classes"], *case["margins"], scale=case["scale"],
+            sample_ratio=case["sample_ratio"], embedding_size=case["dim"], name="centers")
+        if case["optimizer"] == "sgd":
+            opt = paddle.optimizer.SGD(case["lr"], weight_decay=case["weight_decay"])
+        else:
+            opt = paddle.optimizer.Momentum(case["lr"], momentum=case["momentum"],
+                                            weight_decay=case["weight_decay"])
+        paddle_pfc.minimize(opt, head.output_dict["loss"])
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    exe.run(startup)
+    scope = paddle.static.global_scope()
+    tensor = lambda name: np.array(scope.find_var(name).get_tensor())
+    out = {"class_start": head.class_start, "num_local": head.num_local, "num_sample": head.num_sample,
+           "backbone_after_startup": tensor("backbone_w")}
+    scope.find_var("backbone_w").get_tensor().set(backbone, paddle.CPUPlace())
+    shard = centers[head.class_start:head.class_start + head.num_local]
+    scope.find_var(head.weight.name).get_tensor().set(shard, paddle.CPUPlace())
+    fetch = [head.output_dict["loss"]]
+    if "sampled_class_index" in head.output_dict:
+        fetch.append(head.output_dict["sampled_class_index"])
+    velocity = head.velocity.name if head.velocity is not None else None
+    for step in range(case["steps"]):
+        rows = slice(rank * b, (rank + 1) * b)
+        label = labels[step, rows] if case.get("label_rank1", True) else labels[step, rows, None]
+        results = exe.run(main, feed={"x": inputs[step, rows], "y": label}, fetch_list=fetch)
+        out[f"loss_{step}"] = results[0]
+        if len(results) > 1:
+            out[f"sampled_{step}"] = results[1]
+        out[f"shard_{step}"] = tensor(head.weight.name)
+        out[f"backbone_{step}"] = tensor("backbone_w")
+        if velocity:
+            out[f"velocity_{step}"] = tensor(velocity)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    rank, world_size = paddle_pfc.init_distributed()
+    with open(args.cases) as f:
+        cases = json.load(f)
+    for case in cases:
+        try:
+            result = run_case(case, rank, world_size)
+        except Exception as exc:  # reported to the test, which asserts on it
+            with open(os.path.join(args.out, f"{case['name']}.rank{rank}.error"), "w") as f:
+                f.write(f"{type(exc).__name__}: {exc}")
+            raise
+        np.savez(os.path.join(args.out, f"{case['name']}.rank{rank}.npz"), **result)
+
+
+if __name__ == "__main__":
+    main()
