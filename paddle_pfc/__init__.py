@@ -9,6 +9,8 @@ _runtime_env.apply()
 from paddle_pfc.classifier import LargeScaleClassifier, class_split  # noqa: E402
 from paddle_pfc.distributed import init_distributed  # noqa: E402
 from paddle_pfc.optimizer import minimize  # noqa: E402
+from paddle_pfc.runner import LabelRangeError, run  # noqa: E402
 
 __version__ = "0.1.0"
-__all__ = ["LargeScaleClassifier", "class_split", "init_distributed", "minimize", "__version__"]
+__all__ = ["LargeScaleClassifier", "class_split", "init_distributed", "minimize", "run", "LabelRangeError",
+           "__version__"]

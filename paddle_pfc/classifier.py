@@ -30,6 +30,12 @@ def classifiers_of(program: paddle.static.Program) -> list["LargeScaleClassifier
     return list(getattr(program, "_paddle_pfc_classifiers", []))
 
 
+def _feed_name(value) -> str | None:
+    """Name of ``value`` if it is a ``paddle.static.data`` input (used to name bad labels)."""
+    op = value.get_defining_op()
+    return op.attrs().get("name") if op is not None and op.name() == "pd_op.data" else None
+
+
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -68,6 +74,7 @@ class LargeScaleClassifier:
         self.sampled = self.num_sample < self.num_local
         self.name = name or "dist@fc@rank@%05d" % rank
         self.input_dict = OrderedDict(feature=feature, label=label)
+        self.label_feed_name = _feed_name(label)
         self.output_dict = OrderedDict()
         self.chain = CollectiveChain(world_size)
         self.fused = on_gpu()

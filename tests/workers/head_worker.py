@@ -59,7 +59,7 @@ def run_case(case: dict, rank: int, world_size: int) -> dict:
     for step in range(case["steps"]):
         rows = slice(rank * b, (rank + 1) * b)
         label = labels[step, rows] if case.get("label_rank1", True) else labels[step, rows, None]
-        results = exe.run(main, feed={"x": inputs[step, rows], "y": label}, fetch_list=fetch)
+        results = paddle_pfc.run(exe, main, feed={"x": inputs[step, rows], "y": label}, fetch_list=fetch)
         out[f"loss_{step}"] = results[0]
         if len(results) > 1:
             out[f"sampled_{step}"] = results[1]

@@ -1,0 +1,48 @@
+"""``run``: ``Executor.run`` that turns the classifier's run-time label check into a clear error.
+
+Every ``LargeScaleClassifier`` asserts inside the program that each gathered label lies in
+``[0, num_classes)`` (all ranks see all labels, so all ranks stop together, and no loss is ever
+computed from a wrong label). Paddle reports a failed assert as an anonymous ``AssertOp`` error;
+:func:`run` re-raises it as :class:`LabelRangeError` naming the label value and its row.
+"""
+from __future__ import annotations
+
+import numpy as np
+import paddle
+
+from paddle_pfc.classifier import classifiers_of
+
+
+class LabelRangeError(ValueError):
+    """A label outside ``[0, num_classes)`` reached a LargeScaleClassifier."""
+
+
+def describe_bad_labels(program, feed: dict | None) -> str | None:
+    """Message naming out-of-range labels in ``feed`` for the classifiers of ``program``, if any."""
+    messages = []
+    for head in classifiers_of(program):
+        label_name = head.label_feed_name
+        labels = np.asarray(feed[label_name]).reshape(-1) if feed and label_name in feed else None
+        bad = np.flatnonzero((labels < 0) | (labels >= head.num_classes)) if labels is not None else []
+        if len(bad):
+            rows = ", ".join(f"row {i}: {labels[i]}" for i in bad[:8])
+            messages.insert(0, f"label '{label_name}' outside [0, {head.num_classes}) for "
+                               f"{head.name}: {rows}" + (" ..." if len(bad) > 8 else ""))
+        else:
+            messages.append(f"a label fed on another rank is outside [0, {head.num_classes}) "
+                            f"({head.name}); see that rank's log")
+    return messages[0] if messages else None
+
+
+def run(executor: paddle.static.Executor, program, feed: dict | None = None, fetch_list=None, **kwargs):
+    """``executor.run(program, feed=feed, fetch_list=fetch_list, **kwargs)``; a failed label check
+    raises :class:`LabelRangeError` (chained to Paddle's error)."""
+    try:
+        return executor.run(program, feed=feed, fetch_list=fetch_list, **kwargs)
+    except Exception as exc:
+        if "AssertOp" not in str(exc) or not classifiers_of(program):
+            raise
+        message = describe_bad_labels(program, feed)
+        if message is None:
+            raise
+        raise LabelRangeError(message) from exc

@@ -1,0 +1,104 @@
+"""Bad arguments fail at build time with a ValueError naming the argument; a bad label at run time
+fails on every rank with an error naming the label."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import paddle
+import pytest
+
+import paddle_pfc
+from launcher import REPO, launch, worker_logs
+
+paddle.enable_static()
+
+
+def build(**overrides):
+    args = dict(rank=0, world_size=1, num_classes=10, sample_ratio=1.0, embedding_size=8)
+    feature_shape = overrides.pop("feature_shape", [4, 8])
+    feature_dtype = overrides.pop("feature_dtype", "float32")
+    label_dtype = overrides.pop("label_dtype", "int64")
+    label_shape = overrides.pop("label_shape", [4])
+    args.update(overrides)
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        feature = paddle.static.data("feature", feature_shape, feature_dtype)
+        label = paddle.static.data("label", label_shape, label_dtype)
+        return paddle_pfc.LargeScaleClassifier(feature, label, **args), main, startup
+
+
+@pytest.mark.parametrize("overrides, argument", [
+    (dict(num_classes=2, world_size=3, rank=0), "num_classes"),
+    (dict(sample_ratio=0.0), "sample_ratio"),
+    (dict(sample_ratio=1.5), "sample_ratio"),
+    (dict(sample_ratio=math.nan), "sample_ratio"),
+    (dict(feature_shape=[4, 6]), "embedding_size"),
+    (dict(label_dtype="float32"), "label"),
+    (dict(label_shape=[4, 2]), "label"),
+    (dict(margin1=math.inf), "margin1"),
+    (dict(margin2=math.nan), "margin2"),
+    (dict(margin3=-math.inf), "margin3"),
+    (dict(scale=0.0), "scale"),
+    (dict(rank=2, world_size=2), "rank"),
+    (dict(world_size=0), "world_size"),
+    (dict(embedding_size=0, feature_shape=[4, 0]), "embedding_size"),
+    (dict(feature_dtype="float64"), "feature"),
+])
+def test_bad_build_arguments(overrides, argument):
+    with pytest.raises(ValueError, match=argument):
+        build(**overrides)
+
+
+def test_minimize_rejects_unsupported_optimizer_and_empty_program():
+    head, main, startup = build()
+    with paddle.static.program_guard(main, startup):
+        with pytest.raises(ValueError, match="optimizer"):
+            paddle_pfc.minimize(paddle.optimizer.Adam(0.1), head.output_dict["loss"])
+    other_main, other_startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(other_main, other_startup):
+        x = paddle.static.data("x", [2, 3], "float32")
+        with pytest.raises(ValueError, match="no LargeScaleClassifier"):
+            paddle_pfc.minimize(paddle.optimizer.SGD(0.1), paddle.mean(x))
+
+
+def test_class_split_is_balanced_and_never_empty():
+    for num_classes, world_size in [(9, 4), (37, 2), (31, 3), (5, 5), (1_000_003, 8)]:
+        spans = [paddle_pfc.class_split(num_classes, world_size, r) for r in range(world_size)]
+        counts = [n for _, n in spans]
+        assert sum(counts) == num_classes and min(counts) >= 1 and max(counts) - min(counts) <= 1
+        assert [s for s, _ in spans] == list(np.cumsum([0] + counts[:-1]))
+    assert [paddle_pfc.class_split(9, 4, r) for r in range(4)] == [(0, 3), (3, 2), (5, 2), (7, 2)]
+
+
+def test_out_of_range_label_single_rank():
+    head, main, startup = build()
+    with paddle.static.program_guard(main, startup):
+        paddle_pfc.minimize(paddle.optimizer.SGD(0.1), head.output_dict["loss"])
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    exe.run(startup)
+    feature = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
+    weight_before = np.array(paddle.static.global_scope().find_var(head.weight.name).get_tensor())
+    for bad in (10, -1):
+        with pytest.raises(paddle_pfc.LabelRangeError, match=rf"'label' outside \[0, 10\).*row 2: {bad}"):
+            paddle_pfc.run(exe, main, feed={"feature": feature, "label": np.array([1, 2, bad, 3])},
+                           fetch_list=[head.output_dict["loss"]])
+    # Nothing was updated by the failed steps.
+    np.testing.assert_array_equal(
+        np.array(paddle.static.global_scope().find_var(head.weight.name).get_tensor()), weight_before)
+
+
+@pytest.mark.multirank
+def test_out_of_range_label_stops_every_rank(tmp_path):
+    case = dict(name="bad_label", batch=4, dim=8, in_dim=6, steps=1, lr=0.1, momentum=0.9, weight_decay=0.0,
+                scale=16.0, optimizer="momentum", num_classes=9, margins=[1.0, 0.5, 0.0], sample_ratio=1.0,
+                seed=5, label_override=[0, 5, 999])  # global row 5 = rank 1's row 1
+    (tmp_path / "cases.json").write_text(json.dumps([case]))
+    proc = launch(REPO / "tests" / "workers" / "head_worker.py", 2,
+                  ["--cases", str(tmp_path / "cases.json"), "--out", str(tmp_path)], tmp_path / "log",
+                  timeout=180, check=False)
+    assert proc.returncode != 0, worker_logs(tmp_path / "log")
+    errors = {r: (tmp_path / f"bad_label.rank{r}.error").read_text() for r in range(2)}
+    assert errors[1].startswith("LabelRangeError") and "row 1: 999" in errors[1], errors
+    assert errors[0].startswith("LabelRangeError") and "another rank" in errors[0], errors
