@@ -1,0 +1,88 @@
+"""insightface ``.bin`` verification sets (LFW, CFP-FP, AgeDB-30, ...).
+
+File format: ``pickle.dump((bins, issame_list))`` where ``bins`` holds
+``2 * P`` encoded (JPEG) images - pair ``k`` is ``bins[2k], bins[2k+1]`` - as
+``bytes`` or uint8 numpy arrays, and ``issame_list`` holds ``P`` bools.
+Python-2 era files need ``encoding='bytes'``, which :func:`read_bin` uses.
+NOTE: these files are pickles - only load files you trust.
+"""
+from __future__ import annotations
+
+import pickle
+from typing import List, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ._image import SizeLike, as_size, decode_rgb, fit_size, normalize_nchw
+
+
+class VerificationSet(NamedTuple):
+    """``images`` float32 [2P, 3, H, W] normalized ``(x-127.5)/128`` RGB;
+    ``flipped`` the same images flipped horizontally (or ``None``);
+    ``issame`` bool [P] (pair k = images 2k, 2k+1)."""
+    images: np.ndarray
+    flipped: Optional[np.ndarray]
+    issame: np.ndarray
+
+
+def read_bin(path: str) -> Tuple[List[bytes], List[bool]]:
+    """Read the raw content of a ``.bin``: ``(bins as list of bytes, issame as list of bool)``.
+
+    Raises ``ValueError`` naming ``path`` for unreadable or malformed content.
+    """
+    try:
+        with open(path, "rb") as f:
+            obj = pickle.load(f, encoding="bytes")
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read verification file ({e.strerror or e})") from e
+    except Exception as e:  # UnpicklingError, EOFError, ValueError, ...
+        raise ValueError(f"{path}: not a valid insightface .bin pickle ({type(e).__name__}: {e})") from e
+    if not isinstance(obj, (tuple, list)) or len(obj) != 2:
+        raise ValueError(f"{path}: expected a pickled (bins, issame_list) pair, got {type(obj).__name__}")
+    bins, issame = obj
+    try:
+        bins = [b.tobytes() if isinstance(b, np.ndarray) else bytes(b) for b in bins]
+        issame_arr = np.asarray(list(issame))
+    except Exception as e:
+        raise ValueError(f"{path}: malformed bins/issame lists ({e})") from e
+    if issame_arr.ndim != 1 or not (issame_arr.dtype == bool or np.issubdtype(issame_arr.dtype, np.integer)):
+        raise ValueError(f"{path}: issame_list must be a flat list of bools")
+    if len(bins) != 2 * len(issame_arr):
+        raise ValueError(f"{path}: {len(bins)} images for {len(issame_arr)} pairs (expected {2 * len(issame_arr)})")
+    return bins, [bool(v) for v in issame_arr.tolist()]
+
+
+def write_bin(path: str, bins: Sequence[bytes], issame: Sequence[bool]) -> None:
+    """Write ``(bins, issame)`` in insightface's ``.bin`` format (bins stored as ``bytes``)."""
+    bins = [b.tobytes() if isinstance(b, np.ndarray) else bytes(b) for b in bins]
+    issame = [bool(v) for v in issame]
+    if len(bins) != 2 * len(issame):
+        raise ValueError(f"write_bin: {len(bins)} images for {len(issame)} pairs")
+    with open(path, "wb") as f:
+        pickle.dump((bins, issame), f, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def load_bin(path: str, image_size: SizeLike = 112, flip: bool = True) -> VerificationSet:
+    """Decode a ``.bin`` set into normalized arrays (see :class:`VerificationSet`).
+
+    Images are decoded to RGB and resized to ``image_size`` when different.
+    An undecodable image raises ``ValueError`` naming the file and image index.
+    Memory: ``2P*3*H*W*4`` bytes per copy (LFW at 112: ~1.8 GB with ``flip``).
+    """
+    size = as_size(image_size)
+    bins, issame = read_bin(path)
+    if not bins:
+        raise ValueError(f"{path}: empty verification set")
+    first = fit_size(decode_rgb(bins[0], f"{path} image 0"), size)
+    h, w = first.shape[:2]
+    images = np.empty((len(bins), 3, h, w), dtype=np.float32)
+    chunk = 256
+    buf = np.empty((min(chunk, len(bins)), h, w, 3), dtype=np.uint8)
+    for start in range(0, len(bins), chunk):
+        stop = min(start + chunk, len(bins))
+        for i in range(start, stop):
+            img = first if i == 0 else fit_size(decode_rgb(bins[i], f"{path} image {i}"), size or (h, w))
+            buf[i - start] = img
+        images[start:stop] = normalize_nchw(buf[: stop - start])
+    flipped = np.ascontiguousarray(images[:, :, :, ::-1]) if flip else None
+    return VerificationSet(images, flipped, np.asarray(issame, dtype=bool))

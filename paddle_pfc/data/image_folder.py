@@ -1,0 +1,124 @@
+"""insightface-style image folder: ``root/label.txt`` + image files.
+
+``label.txt`` format, one sample per line::
+
+    images/00000001.jpg<TAB>0
+
+The path (relative to ``root``; may contain spaces) and the integer label are
+separated by the LAST run of whitespace (tab or spaces). Blank lines are ignored.
+Parsing is strict: a malformed line, a non-integer label, a negative label, a
+label ``>= num_classes`` (when given) or a missing image file raises
+``ValueError("<label file>, line <n>: ...")``.
+"""
+from __future__ import annotations
+
+import os
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+from ._image import SizeLike, as_size, fit_size, read_rgb
+
+
+def parse_label_file(
+    label_file: str,
+    root: Optional[str] = None,
+    num_classes: Optional[int] = None,
+    check_files: bool = True,
+    skip_missing: bool = False,
+) -> Tuple[List[Tuple[str, int]], List[Tuple[str, str]]]:
+    """Parse ``label_file`` strictly.
+
+    Returns ``(samples, skipped)``: ``samples`` is a list of ``(absolute_path, label)``;
+    ``skipped`` lists ``(path, reason)`` of missing files dropped when ``skip_missing``.
+    """
+    root = os.path.dirname(os.path.abspath(label_file)) if root is None else root
+    try:
+        with open(label_file, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise ValueError(f"{label_file}: cannot read label file ({e.strerror or e})") from e
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{label_file}: not UTF-8 text ({e})") from e
+    samples: List[Tuple[str, int]] = []
+    skipped: List[Tuple[str, str]] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        s = line.strip()
+        if not s:
+            continue
+        parts = s.rsplit(None, 1)
+        if len(parts) != 2:
+            raise ValueError(f"{label_file}, line {lineno}: malformed line {line!r} "
+                             "(expected 'relative/path<TAB>label')")
+        rel, lab = parts
+        try:
+            label = int(lab)
+        except ValueError:
+            raise ValueError(f"{label_file}, line {lineno}: label {lab!r} is not an integer") from None
+        if label < 0 or (num_classes is not None and label >= num_classes):
+            rng = f"[0, {num_classes})" if num_classes is not None else "[0, inf)"
+            raise ValueError(f"{label_file}, line {lineno}: label {label} outside {rng}")
+        path = os.path.join(root, rel)
+        if check_files and not os.path.isfile(path):
+            if skip_missing:
+                skipped.append((path, f"{label_file}, line {lineno}: file not found"))
+                continue
+            raise ValueError(f"{label_file}, line {lineno}: image file {rel!r} not found ({path})")
+        samples.append((path, label))
+    return samples, skipped
+
+
+class ImageFolderDataset:
+    """Random-access dataset over an insightface image folder.
+
+    ``ds[i] -> (rgb uint8 [H, W, 3], label int)``. Images are decoded with cv2;
+    grayscale/alpha are converted to 3-channel RGB; an image whose size differs
+    from ``image_size`` is resized to it (``image_size=None`` keeps native size).
+
+    ``num_classes``: when given, labels must be in ``[0, num_classes)``; otherwise
+    it is ``max(label) + 1``.
+
+    ``skip_bad=True``: every listed image is checked at construction (exists and
+    decodes - this costs one full decode per image); bad ones are dropped and
+    counted in ``num_skipped`` (details in ``skipped``: ``(path, reason)``).
+    With ``skip_bad=False`` a missing file raises at construction and an
+    undecodable one raises ``ValueError`` naming the file at ``__getitem__``.
+    """
+
+    def __init__(self, root: str, label_file: str = "label.txt", image_size: SizeLike = 112,
+                 num_classes: Optional[int] = None, skip_bad: bool = False):
+        self.root = os.path.abspath(root)
+        self.label_file = label_file if os.path.isabs(label_file) else os.path.join(self.root, label_file)
+        self.image_size = as_size(image_size)
+        samples, skipped = parse_label_file(self.label_file, self.root, num_classes,
+                                            check_files=True, skip_missing=skip_bad)
+        if skip_bad:
+            good = []
+            for path, label in samples:
+                try:
+                    read_rgb(path)
+                except ValueError as e:
+                    skipped.append((path, str(e)))
+                    continue
+                good.append((path, label))
+            samples = good
+        if not samples:
+            raise ValueError(f"{self.label_file}: no usable samples")
+        self.samples: List[Tuple[str, int]] = samples
+        self.skipped: List[Tuple[str, str]] = skipped
+        self.labels = np.asarray([lab for _, lab in samples], dtype=np.int64)
+        self.num_classes = int(num_classes) if num_classes is not None else int(self.labels.max()) + 1
+
+    @property
+    def num_skipped(self) -> int:
+        """Number of samples dropped by ``skip_bad``."""
+        return len(self.skipped)
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def __getitem__(self, index: int) -> Tuple[np.ndarray, int]:
+        path, label = self.samples[index]
+        return fit_size(read_rgb(path), self.image_size), int(label)

@@ -1,0 +1,256 @@
+"""Training input pipeline: distributed batch sampling + multi-process decoding to numpy batches.
+
+Determinism contract (needed for exact mid-epoch resume): the global permutation
+of epoch ``e`` depends only on ``(seed, e)``; sample ``j`` of that permutation
+goes to step ``j // (B*W)`` and rank ``(j % (B*W)) // B``; the horizontal flip of
+dataset index ``i`` in epoch ``e`` depends only on ``(loader seed, e, i)``.
+"""
+from __future__ import annotations
+
+import collections
+import multiprocessing as mp
+import weakref
+from concurrent.futures import ProcessPoolExecutor
+from typing import Iterator, Optional, Tuple
+
+import numpy as np
+
+from ._image import SizeLike, as_size, fit_size, normalize_nchw
+
+
+# --------------------------------------------------------------------------- sampler
+class DistributedBatchSampler:
+    """Per-rank batches of dataset indices, identical global shuffle on every rank.
+
+    Each epoch uses ``permutation(num_samples)`` from ``default_rng([seed, epoch])``
+    (identity order if ``shuffle=False``). Global step ``s`` consumes permutation
+    slice ``[s*B*W, (s+1)*B*W)`` and rank ``r`` takes its ``r``-th block of ``B``,
+    so ranks are disjoint and all ranks get ``steps_per_epoch`` batches.
+    ``drop_last=True``: ``steps = N // (B*W)`` (the tail is dropped);
+    ``drop_last=False``: ``steps = ceil(N / (B*W))`` and the permutation is
+    padded by wrapping around (a few samples are then seen twice).
+    """
+
+    def __init__(self, num_samples: int, batch_size: int, rank: int = 0, world_size: int = 1, seed: int = 0,
+                 shuffle: bool = True, drop_last: bool = True):
+        if num_samples <= 0 or batch_size <= 0 or world_size <= 0:
+            raise ValueError("num_samples, batch_size and world_size must be positive")
+        if not 0 <= rank < world_size:
+            raise ValueError(f"rank {rank} outside [0, {world_size})")
+        if seed < 0:
+            raise ValueError("seed must be >= 0")
+        self.num_samples, self.batch_size = int(num_samples), int(batch_size)
+        self.rank, self.world_size, self.seed = int(rank), int(world_size), int(seed)
+        self.shuffle, self.drop_last = bool(shuffle), bool(drop_last)
+        per_step = self.batch_size * self.world_size
+        if self.drop_last:
+            self.steps_per_epoch = self.num_samples // per_step
+            if self.steps_per_epoch == 0:
+                raise ValueError(f"{num_samples} samples < one global batch ({batch_size} x {world_size} ranks) "
+                                 "with drop_last=True")
+        else:
+            self.steps_per_epoch = -(-self.num_samples // per_step)
+
+    def __len__(self) -> int:
+        return self.steps_per_epoch
+
+    def epoch_permutation(self, epoch: int) -> np.ndarray:
+        """The global (all-rank) order of epoch ``epoch``: int64 [steps*B*W]."""
+        if self.shuffle:
+            perm = np.random.default_rng([self.seed, int(epoch)]).permutation(self.num_samples)
+        else:
+            perm = np.arange(self.num_samples)
+        need = self.steps_per_epoch * self.batch_size * self.world_size
+        if need > perm.size:
+            perm = np.resize(perm, need)  # wrap-around padding
+        return perm[:need].astype(np.int64)
+
+    def batches(self, epoch: int, start_step: int = 0) -> Iterator[np.ndarray]:
+        """Yield this rank's index arrays (int64 [B]) for steps ``start_step .. steps_per_epoch-1``."""
+        if not 0 <= start_step <= self.steps_per_epoch:
+            raise ValueError(f"start_step {start_step} outside [0, {self.steps_per_epoch}]")
+        perm = self.epoch_permutation(epoch).reshape(self.steps_per_epoch, self.world_size, self.batch_size)
+        for s in range(start_step, self.steps_per_epoch):
+            yield perm[s, self.rank].copy()
+
+
+# --------------------------------------------------------------------------- flips
+_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        x = (x + np.uint64(0x9E3779B97F4A7C15)) & _M64
+        x = ((x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)) & _M64
+        x = ((x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)) & _M64
+        return x ^ (x >> np.uint64(31))
+
+
+def flip_mask(seed: int, epoch: int, indices: np.ndarray) -> np.ndarray:
+    """bool [len(indices)]: whether dataset index ``i`` is flipped in ``epoch`` (pure function of seed, epoch, i)."""
+    base = _splitmix64(np.array([int(seed) & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64))
+    base = _splitmix64(base ^ np.uint64(int(epoch) & 0xFFFFFFFFFFFFFFFF))
+    h = _splitmix64(base ^ np.asarray(indices, dtype=np.int64).astype(np.uint64))
+    return (h >> np.uint64(63)).astype(bool)
+
+
+# --------------------------------------------------------------------------- batch assembly
+def load_batch(dataset, indices: np.ndarray, flips: np.ndarray, image_size) -> Tuple[np.ndarray, np.ndarray]:
+    """Decode ``dataset[indices]`` -> ``(float32 [B, 3, H, W] normalized, int64 [B])``."""
+    h, w = image_size
+    imgs = np.empty((len(indices), h, w, 3), dtype=np.uint8)
+    labels = np.empty(len(indices), dtype=np.int64)
+    num_classes = getattr(dataset, "num_classes", None)
+    for j, (idx, fl) in enumerate(zip(indices.tolist(), flips.tolist())):
+        img, lab = dataset[idx]
+        if num_classes is not None and not 0 <= int(lab) < num_classes:
+            raise ValueError(f"{type(dataset).__name__} sample {idx}: label {lab} outside [0, {num_classes})")
+        img = fit_size(img, (h, w))
+        if img.ndim != 3 or img.shape[2] != 3:
+            raise ValueError(f"{type(dataset).__name__} sample {idx}: expected HWC RGB, got shape {img.shape}")
+        imgs[j] = img[:, ::-1] if fl else img
+        labels[j] = lab
+    return normalize_nchw(imgs), labels
+
+
+_WORKER_DATASET = None
+
+
+def _worker_init(dataset) -> None:
+    # NB: do not call cv2.setNumThreads here: in a forked child whose parent already used
+    # OpenCV's thread pool it deadlocks (observed with opencv-python-headless 4.x).
+    global _WORKER_DATASET
+    _WORKER_DATASET = dataset
+
+
+def _worker_load(indices, flips, image_size):
+    return load_batch(_WORKER_DATASET, indices, flips, image_size)
+
+
+def _shutdown_executor(ex) -> None:
+    try:
+        ex.shutdown(wait=True, cancel_futures=True)
+    except Exception:
+        pass
+
+
+class BatchLoader:
+    """Yield ``(images float32 [B, 3, H, W] = (x-127.5)/128 RGB, labels int64 [B])`` batches.
+
+    ``dataset``: ``len`` / ``ds[i] -> (rgb uint8 HWC, int label)`` / ``num_classes``.
+    Images are resized to ``image_size`` if needed, then flipped horizontally when
+    ``flip`` and :func:`flip_mask` ``(seed, epoch, i)`` says so - so batches are a
+    pure function of ``(sampler, seed, epoch, step)`` and a resumed run sees the
+    same data. ``num_workers > 0`` decodes batches in worker processes
+    (``mp_context``, default ``fork`` on Linux) with in-order results and at most
+    ``prefetch`` batches in flight per worker. Workers are started lazily, reused
+    across epochs and stopped by :meth:`close` (also on garbage collection and at
+    interpreter exit); use as a context manager. A worker that dies raises
+    ``BrokenProcessPool``; ``timeout`` (seconds per batch, default None = wait
+    forever) raises ``TimeoutError`` instead of hanging on a stuck worker.
+    With ``spawn``/``forkserver`` the dataset is pickled to each worker and the
+    worker imports ``paddle_pfc`` (the main script needs an
+    ``if __name__ == "__main__":`` guard).
+    """
+
+    def __init__(self, dataset, sampler: DistributedBatchSampler, image_size: SizeLike = 112, num_workers: int = 0,
+                 flip: bool = True, seed: int = 0, prefetch: int = 2, mp_context: Optional[str] = None,
+                 timeout: Optional[float] = None):
+        self.dataset, self.sampler = dataset, sampler
+        self.image_size = as_size(image_size)
+        if self.image_size is None:
+            raise ValueError("BatchLoader needs an image_size")
+        if sampler.num_samples != len(dataset):
+            raise ValueError(f"sampler.num_samples={sampler.num_samples} != len(dataset)={len(dataset)}")
+        self.num_workers, self.flip, self.seed = int(num_workers), bool(flip), int(seed)
+        self.prefetch = max(1, int(prefetch))
+        if mp_context is None:
+            mp_context = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+        self.mp_context = mp_context
+        self.timeout = timeout
+        self._executor = None
+        self._finalizer = None
+
+    def __len__(self) -> int:
+        return self.sampler.steps_per_epoch
+
+    @property
+    def steps_per_epoch(self) -> int:
+        return self.sampler.steps_per_epoch
+
+    def _flips(self, epoch: int, idx: np.ndarray) -> np.ndarray:
+        if not self.flip:
+            return np.zeros(len(idx), dtype=bool)
+        return flip_mask(self.seed, epoch, idx)
+
+    def _get_executor(self):
+        if self._executor is None:
+            ctx = mp.get_context(self.mp_context)
+            self._executor = ProcessPoolExecutor(self.num_workers, mp_context=ctx, initializer=_worker_init,
+                                                 initargs=(self.dataset,))
+            self._finalizer = weakref.finalize(self, _shutdown_executor, self._executor)
+        return self._executor
+
+    def epoch(self, epoch: int, start_step: int = 0) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+        """Batches of ``epoch`` from step ``start_step`` (see class docstring)."""
+        batches = self.sampler.batches(epoch, start_step)
+        if self.num_workers <= 0:
+            for idx in batches:
+                yield load_batch(self.dataset, idx, self._flips(epoch, idx), self.image_size)
+            return
+        ex = self._get_executor()
+        pending = collections.deque()
+        try:
+            for idx in batches:
+                pending.append(ex.submit(_worker_load, idx, self._flips(epoch, idx), self.image_size))
+                if len(pending) >= self.prefetch * self.num_workers:
+                    yield pending.popleft().result(self.timeout)
+            while pending:
+                yield pending.popleft().result(self.timeout)
+        finally:
+            for fut in pending:  # early exit / error: drop queued work; running batches finish and are discarded
+                fut.cancel()
+
+    __call__ = epoch
+
+    def close(self) -> None:
+        """Stop worker processes (idempotent)."""
+        if self._finalizer is not None:
+            self._finalizer()
+        self._executor = None
+        self._finalizer = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+# --------------------------------------------------------------------------- factory
+def build_dataset(kind: str, root: Optional[str] = None, num_classes: Optional[int] = None,
+                  image_size: SizeLike = 112, **kwargs):
+    """Create a dataset: ``kind`` in ``folder`` | ``rec`` | ``synthetic``.
+
+    * ``folder``: :class:`ImageFolderDataset` ``(root, label_file='label.txt', skip_bad=False)``
+    * ``rec``: :class:`RecordDataset` over ``root/train.rec`` + ``train.idx``
+    * ``synthetic``: :class:`SyntheticFaces` ``(num_classes, samples_per_class=20, seed=0, ...)``; ``root`` ignored
+    """
+    from .image_folder import ImageFolderDataset
+    from .recordio import RecordDataset
+    from .synthetic import SyntheticFaces
+
+    kind = kind.lower()
+    if kind in ("folder", "image_folder"):
+        if root is None:
+            raise ValueError("folder dataset needs root")
+        return ImageFolderDataset(root, image_size=image_size, num_classes=num_classes, **kwargs)
+    if kind in ("rec", "recordio", "mxnet"):
+        if root is None:
+            raise ValueError("rec dataset needs root")
+        return RecordDataset(root, image_size=image_size, num_classes=num_classes, **kwargs)
+    if kind == "synthetic":
+        if num_classes is None:
+            raise ValueError("synthetic dataset needs num_classes")
+        return SyntheticFaces(num_classes, image_size=image_size, **kwargs)
+    raise ValueError(f"unknown dataset kind {kind!r} (expected 'folder', 'rec' or 'synthetic')")

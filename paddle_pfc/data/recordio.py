@@ -1,0 +1,382 @@
+"""MXNet RecordIO (``train.rec`` / ``train.idx``) without mxnet, in insightface's layout.
+
+Record framing (dmlc-core ``RecordIOWriter``), all little-endian uint32::
+
+    magic 0xced7230a | lrec = (cflag << 29) | length | payload | zero pad to 4 bytes
+
+``cflag`` 0 = whole record; 1/2/3 = first/middle/last part of a record that was
+split because its payload contained the magic word at a 4-byte aligned position
+(the reader re-inserts the magic between parts).
+
+Payload of an image record: ``IRHeader`` packed as ``struct 'IfQQ'``
+(flag uint32, label float32, id uint64, id2 uint64; 24 bytes); when
+``flag > 0``, ``flag`` float32 labels follow (``label`` field then 0) and the
+first of them is the class label; then the encoded (JPEG) image.
+
+``.idx``: text lines ``key<TAB>byte offset``.
+
+insightface convention (MS1M / Glint360K, ``face2rec2.py``): images have keys
+``1..N``; record key 0 is a header with ``flag=2`` and labels ``[N+1, N+1+C]``;
+keys ``N+1 .. N+C`` are identity records with labels ``[first_key, end_key)``
+of each identity's (contiguous) images. Header/identity records carry no image.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import os
+import struct
+import warnings
+from collections import namedtuple
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ._image import SizeLike, as_size, decode_rgb, fit_size
+
+MAGIC = 0xCED7230A
+_MAGIC_BYTES = struct.pack("<I", MAGIC)
+_IR_FORMAT = "<IfQQ"
+_IR_SIZE = struct.calcsize(_IR_FORMAT)  # 24
+_LEN_MASK = (1 << 29) - 1
+
+IRHeader = namedtuple("IRHeader", ["flag", "label", "id", "id2"])
+IRHeader.__doc__ = "Image record header: flag, label (float or float32 array), id, id2."
+
+
+# --------------------------------------------------------------------------- pack / unpack
+def pack(header: IRHeader, payload: bytes) -> bytes:
+    """Pack ``header`` + ``payload`` like ``mx.recordio.pack``.
+
+    A scalar ``header.label`` is stored in the header (flag=0); a sequence label
+    is stored as ``flag=len`` float32 values after the header (label field 0).
+    """
+    header = IRHeader(*header)
+    if isinstance(header.label, numbers.Number):
+        head = struct.pack(_IR_FORMAT, 0, float(header.label), int(header.id), int(header.id2))
+        return head + bytes(payload)
+    label = np.asarray(header.label, dtype="<f4").reshape(-1)
+    head = struct.pack(_IR_FORMAT, label.size, 0.0, int(header.id), int(header.id2))
+    return head + label.tobytes() + bytes(payload)
+
+
+def unpack(record: bytes, where: str = "record") -> Tuple[IRHeader, bytes]:
+    """Inverse of :func:`pack`: ``(IRHeader, payload)``; label is a float (flag 0) or float32 array."""
+    if len(record) < _IR_SIZE:
+        raise ValueError(f"{where}: record of {len(record)} bytes is shorter than the {_IR_SIZE}-byte IRHeader")
+    flag, label, rid, rid2 = struct.unpack_from(_IR_FORMAT, record, 0)
+    body = record[_IR_SIZE:]
+    if flag > 0:
+        if len(body) < 4 * flag:
+            raise ValueError(f"{where}: IRHeader flag={flag} needs {4 * flag} label bytes, only {len(body)} present")
+        label = np.frombuffer(body, dtype="<f4", count=flag).astype(np.float32)
+        body = body[4 * flag:]
+    return IRHeader(flag, label, rid, rid2), body
+
+
+def header_class_label(header: IRHeader) -> float:
+    """The class label of an image record (``label`` or ``label[0]`` when flag > 0)."""
+    return float(header.label) if header.flag == 0 else float(header.label[0])
+
+
+# --------------------------------------------------------------------------- framing
+def _encode_lrec(cflag: int, length: int) -> bytes:
+    return struct.pack("<II", MAGIC, (cflag << 29) | length)
+
+
+def frame_record(buf: bytes) -> bytes:
+    """Frame one record exactly like dmlc ``RecordIOWriter::WriteRecord``."""
+    buf = bytes(buf)
+    n = len(buf)
+    if n >= (1 << 29):
+        raise ValueError(f"record of {n} bytes is too large for RecordIO (< 2^29)")
+    out = []
+    start = 0
+    for i in range(0, n - n % 4, 4):  # aligned magic words must be split out
+        if buf[i:i + 4] == _MAGIC_BYTES:
+            out.append(_encode_lrec(1 if start == 0 else 2, i - start))
+            out.append(buf[start:i])
+            start = i + 4
+    out.append(_encode_lrec(3 if start != 0 else 0, n - start))
+    out.append(buf[start:])
+    pad = (-n) % 4  # dmlc pads by the full record length
+    out.append(b"\0" * pad)
+    return b"".join(out)
+
+
+def read_record_at(fd: int, offset: int, file_size: int, path: str) -> Tuple[bytes, int]:
+    """Read the (possibly multi-part) record starting at ``offset`` of open file ``fd``.
+
+    Returns ``(payload, next_offset)``. Raises ``ValueError`` naming ``path`` and
+    the offset for a bad magic, a truncated header/payload, or a broken part chain.
+    """
+    parts: List[bytes] = []
+    pos = offset
+    first = True
+    while True:
+        if pos + 8 > file_size:
+            raise ValueError(f"{path}: truncated record at offset {pos} (record starts at {offset}): "
+                             f"need 8 header bytes, file has {file_size}")
+        head = os.pread(fd, 8, pos)
+        if len(head) != 8:
+            raise ValueError(f"{path}: short read at offset {pos}")
+        magic, lrec = struct.unpack("<II", head)
+        if magic != MAGIC:
+            raise ValueError(f"{path}: bad RecordIO magic 0x{magic:08x} at offset {pos} "
+                             f"(expected 0x{MAGIC:08x}; corrupt file or wrong .idx offset)")
+        cflag, length = lrec >> 29, lrec & _LEN_MASK
+        if cflag not in (0, 1, 2, 3) or (first and cflag in (2, 3)) or (not first and cflag in (0, 1)):
+            raise ValueError(f"{path}: invalid record part flag {cflag} at offset {pos}")
+        padded = (length + 3) & ~3
+        if pos + 8 + length > file_size:
+            raise ValueError(f"{path}: truncated record at offset {pos}: payload of {length} bytes "
+                             f"runs past end of file ({file_size} bytes)")
+        data = os.pread(fd, length, pos + 8) if length else b""
+        if len(data) != length:
+            raise ValueError(f"{path}: short read of {length} bytes at offset {pos + 8}")
+        parts.append(data)
+        pos += 8 + padded
+        if cflag in (0, 3):
+            return (data if len(parts) == 1 else _MAGIC_BYTES.join(parts)), min(pos, file_size)
+        first = False
+
+
+# --------------------------------------------------------------------------- writer
+class RecordIOWriter:
+    """Sequential writer of ``.rec`` + ``.idx`` (``write_idx(key, payload)``). Use as a context manager."""
+
+    def __init__(self, rec_path: str, idx_path: str):
+        self.rec_path, self.idx_path = rec_path, idx_path
+        self._rec = open(rec_path, "wb")
+        self._idx = open(idx_path, "w", encoding="ascii", newline="\n")
+        self._pos = 0
+
+    def tell(self) -> int:
+        return self._pos
+
+    def write_idx(self, key: int, payload: bytes) -> int:
+        """Append one record with index ``key``; returns its byte offset."""
+        framed = frame_record(payload)
+        off = self._pos
+        self._rec.write(framed)
+        self._idx.write(f"{int(key)}\t{off}\n")
+        self._pos += len(framed)
+        return off
+
+    def close(self) -> None:
+        if self._rec is not None:
+            self._rec.close()
+            self._idx.close()
+            self._rec = self._idx = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def write_insightface_rec(out_dir: str, items: Iterable[Tuple[int, bytes]], num_classes: Optional[int] = None,
+                          prefix: str = "train", presorted: bool = False) -> dict:
+    """Write ``(label, jpeg_bytes)`` items as ``{prefix}.rec/.idx`` in insightface's layout.
+
+    Items are stably sorted by label so every identity is contiguous (with
+    ``presorted=True`` they are streamed as given - no memory held - and must
+    have non-decreasing labels). Images get keys ``1..N`` (flag 0, scalar float
+    label); then header key 0 (``flag=2, label=[N+1, N+1+C]``) and one identity
+    record per class ``0..C-1`` (``[first_key, end_key)``, an empty range for a
+    class without images), with ``C = num_classes`` or ``max(label)+1``.
+    Returns ``{"num_images": N, "num_classes": C, "rec": path, "idx": path}``.
+    """
+    if not presorted:
+        items = sorted(((int(lab), data) for lab, data in items), key=lambda t: t[0])
+    os.makedirs(out_dir, exist_ok=True)
+    rec_path = os.path.join(out_dir, prefix + ".rec")
+    idx_path = os.path.join(out_dir, prefix + ".idx")
+    ranges = {}  # label -> [first_key, end_key)
+    n = 0
+    last = -1
+    with RecordIOWriter(rec_path, idx_path) as w:
+        for lab, data in items:
+            lab = int(lab)
+            if lab < 0 or (num_classes is not None and lab >= num_classes):
+                raise ValueError(f"write_insightface_rec: label {lab} outside [0, {num_classes})")
+            if lab < last:
+                raise ValueError(f"write_insightface_rec: presorted items not sorted by label ({lab} after {last})")
+            n += 1
+            if n + 1 >= (1 << 24) or lab >= (1 << 24):
+                raise ValueError("write_insightface_rec: labels/keys beyond 2^24 are not exact in float32")
+            w.write_idx(n, pack(IRHeader(0, float(lab), n, 0), data))
+            ranges.setdefault(lab, [n, n])[1] = n + 1
+            last = lab
+        if n == 0:
+            raise ValueError("write_insightface_rec: no items")
+        C = last + 1 if num_classes is None else int(num_classes)
+        if n + 1 + C >= (1 << 24):
+            raise ValueError("write_insightface_rec: labels/keys beyond 2^24 are not exact in float32")
+        w.write_idx(0, pack(IRHeader(2, [float(n + 1), float(n + 1 + C)], 0, 0), b""))
+        nxt = 1
+        for c in range(C):
+            s, e = ranges.get(c, (nxt, nxt))
+            nxt = e
+            w.write_idx(n + 1 + c, pack(IRHeader(2, [float(s), float(e)], n + 1 + c, 0), b""))
+    return {"num_images": n, "num_classes": C, "rec": rec_path, "idx": idx_path}
+
+
+# --------------------------------------------------------------------------- reader
+def read_idx_file(idx_path: str) -> Tuple[np.ndarray, np.ndarray]:
+    """Parse a ``.idx`` file -> ``(keys int64 [K], offsets int64 [K])`` in file order."""
+    keys: List[int] = []
+    offs: List[int] = []
+    try:
+        with open(idx_path, "r", encoding="ascii", errors="strict") as f:
+            for lineno, line in enumerate(f, start=1):
+                s = line.strip()
+                if not s:
+                    continue
+                parts = s.split("\t")
+                if len(parts) != 2:
+                    parts = s.split()
+                try:
+                    if len(parts) != 2:
+                        raise ValueError
+                    k, o = int(parts[0]), int(parts[1])
+                    if o < 0:
+                        raise ValueError
+                except ValueError:
+                    raise ValueError(f"{idx_path}, line {lineno}: malformed index line {line.rstrip()!r} "
+                                     "(expected 'key<TAB>offset')") from None
+                keys.append(k)
+                offs.append(o)
+    except OSError as e:
+        raise ValueError(f"{idx_path}: cannot read index file ({e.strerror or e})") from e
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{idx_path}: index file is not ASCII text ({e})") from e
+    if not keys:
+        raise ValueError(f"{idx_path}: empty index file")
+    return np.asarray(keys, dtype=np.int64), np.asarray(offs, dtype=np.int64)
+
+
+class RecordDataset:
+    """Random-access reader of an insightface ``train.rec`` / ``train.idx`` pair.
+
+    ``ds[i] -> (rgb uint8 [H, W, 3], label int)`` (resized to ``image_size``
+    if given and different). If record 0 is an insightface header (flag > 0),
+    the images are keys ``1 .. header.label[0]-1`` and ``header_num_classes`` is
+    ``label[1]-label[0]``; otherwise every key in the ``.idx`` is an image (as
+    in arcface_torch's ``MXFaceDataset``).
+
+    ``num_classes``: explicit value, else the header's identity count, else
+    ``max(label)+1`` from a scan of all record headers. A record whose label is
+    not an integer in ``[0, num_classes)`` raises ``ValueError`` naming the file,
+    record key and offset; corrupt/truncated data raises ``ValueError`` naming
+    the file and offset. Picklable (file handle reopened lazily per process).
+    """
+
+    def __init__(self, root: Optional[str] = None, rec_path: Optional[str] = None, idx_path: Optional[str] = None,
+                 image_size: SizeLike = 112, num_classes: Optional[int] = None):
+        if rec_path is None:
+            if root is None:
+                raise ValueError("RecordDataset: give root or rec_path")
+            rec_path = os.path.join(root, "train.rec")
+        if idx_path is None:
+            idx_path = os.path.splitext(rec_path)[0] + ".idx"
+        self.rec_path, self.idx_path = os.path.abspath(rec_path), os.path.abspath(idx_path)
+        self.image_size = as_size(image_size)
+        if not os.path.isfile(self.rec_path):
+            raise ValueError(f"{self.rec_path}: record file not found")
+        self._file_size = os.path.getsize(self.rec_path)
+        all_keys, all_offs = read_idx_file(self.idx_path)
+        bad = np.nonzero(all_offs >= self._file_size)[0]
+        if bad.size:
+            j = int(bad[0])
+            raise ValueError(f"{self.idx_path}: key {int(all_keys[j])} points at offset {int(all_offs[j])} "
+                             f"beyond the end of {self.rec_path} ({self._file_size} bytes; truncated .rec?)")
+        self._offset_of = dict(zip(all_keys.tolist(), all_offs.tolist()))
+        self._fd = None
+        self._pid = None
+        self.header: Optional[IRHeader] = None
+        self.header_num_classes: Optional[int] = None
+        keys = all_keys
+        if 0 in self._offset_of:
+            h, _ = unpack(self._read_payload(0), f"{self.rec_path} record 0 (offset {self._offset_of[0]})")
+            if h.flag > 0:
+                if h.flag < 2:
+                    raise ValueError(f"{self.rec_path}: header record 0 has flag={h.flag}, expected >= 2 labels")
+                self.header = h
+                end_img, id_start, id_end = int(h.label[0]), int(h.label[0]), int(h.label[1])
+                keys = np.arange(1, end_img, dtype=np.int64)
+                self.header_num_classes = id_end - id_start
+                missing = [k for k in (1, end_img - 1) if k >= 1 and k not in self._offset_of]
+                if missing or end_img < 1:
+                    raise ValueError(f"{self.rec_path}: header record 0 announces images 1..{end_img - 1} "
+                                     f"but {self.idx_path} lacks key {missing[0] if missing else end_img}")
+        self.keys = keys
+        if num_classes is not None:
+            self.num_classes = int(num_classes)
+            if self.header_num_classes is not None and self.header_num_classes > self.num_classes:
+                warnings.warn(f"{self.rec_path}: header lists {self.header_num_classes} identities "
+                              f"but num_classes={self.num_classes}")
+        elif self.header_num_classes is not None:
+            self.num_classes = int(self.header_num_classes)
+        else:
+            self.num_classes = int(max(self.read_label(i, check=False) for i in range(len(self)))) + 1
+
+    # -- file access (lazy per process so the dataset can be sent to worker processes)
+    def _fileno(self) -> int:
+        if self._fd is None or self._pid != os.getpid():
+            self._fd = os.open(self.rec_path, os.O_RDONLY)
+            self._pid = os.getpid()
+        return self._fd
+
+    def _read_payload(self, key: int) -> bytes:
+        try:
+            off = self._offset_of[key]
+        except KeyError:
+            raise ValueError(f"{self.idx_path}: no record with key {key}") from None
+        return read_record_at(self._fileno(), off, self._file_size, self.rec_path)[0]
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d["_fd"] = None
+        d["_pid"] = None
+        return d
+
+    def __del__(self):
+        fd = getattr(self, "_fd", None)
+        if fd is not None and self._pid == os.getpid():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def __len__(self) -> int:
+        return int(self.keys.shape[0])
+
+    def _where(self, key: int) -> str:
+        return f"{self.rec_path}: record {key} (offset {self._offset_of.get(key)})"
+
+    def _check_label(self, value: float, key: int, check: bool) -> int:
+        lab = int(value) if math.isfinite(value) else -1
+        if lab != value or (check and not (0 <= lab < self.num_classes)) or lab < 0:
+            raise ValueError(f"{self._where(key)}: label {value!r} outside [0, {getattr(self, 'num_classes', '?')}) "
+                             "or not an integer")
+        return lab
+
+    def read_label(self, index: int, check: bool = True) -> int:
+        """Label of sample ``index`` (reads only the record, no image decode)."""
+        key = int(self.keys[index])
+        h, _ = unpack(self._read_payload(key), self._where(key))
+        return self._check_label(header_class_label(h), key, check)
+
+    def __getitem__(self, index: int) -> Tuple[np.ndarray, int]:
+        key = int(self.keys[index])
+        where = self._where(key)
+        h, img = unpack(self._read_payload(key), where)
+        label = self._check_label(header_class_label(h), key, True)
+        return fit_size(decode_rgb(img, where), self.image_size), label
+
+    def scan(self) -> None:
+        """Read every image record's header (no decode) to validate framing and labels up front."""
+        for i in range(len(self)):
+            self.read_label(i)

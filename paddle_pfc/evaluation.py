@@ -1,0 +1,113 @@
+"""Verification protocol on insightface ``.bin`` sets (LFW, CFP-FP, AgeDB-30, ...).
+
+THE one implementation used by validation during training and by
+``tools/validate.py``; both only differ in the ``embed_fn`` they pass:
+
+* ``embed_fn(batch) -> np.ndarray [n, D]`` maps a float32 NCHW batch, RGB,
+  normalized ``(x - 127.5) / 128`` (the training input), to the model's raw
+  (un-normalized) embeddings.  Examples: the trainer's eval program
+  (``paddle_pfc.export.EvalProgram``), or ``paddle_pfc.inference.FaceEmbedder.forward``.
+* A face's embedding is ``emb(image) + emb(horizontally flipped image)``
+  (insightface "Accuracy-Flip"); ``xnorm`` is the mean L2 norm of the plain and
+  flipped embeddings taken individually, before summing (as insightface).
+* Accuracy / threshold come from :func:`paddle_pfc.verification.evaluate_pairs`
+  (10-fold protocol on squared L2 distance of unit vectors; a distance
+  threshold ``t`` equals a cosine-similarity threshold ``1 - t / 2``).
+
+For repeated validation (every N steps) load the set once with
+:func:`load_bin` and call :func:`evaluate_arrays`.
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable, Sequence, Tuple, Union
+
+import numpy as np
+
+from paddle_pfc.verification import VerificationResult, evaluate_pairs
+
+__all__ = ["EmbedFn", "embed_pairs", "load_bin", "evaluate_arrays", "evaluate_bin",
+           "distance_to_cosine"]
+
+EmbedFn = Callable[[np.ndarray], np.ndarray]
+
+
+def _call_embed(embed_fn: EmbedFn, batch: np.ndarray, expected_dim: int | None) -> np.ndarray:
+    out = np.asarray(embed_fn(batch))
+    if out.ndim != 2 or out.shape[0] != batch.shape[0]:
+        raise ValueError(f"embed_fn must return [n, D] for a batch of n={batch.shape[0]} images, "
+                         f"got shape {out.shape}")
+    if expected_dim is not None and out.shape[1] != expected_dim:
+        raise ValueError(f"embed_fn returned D={out.shape[1]}, earlier batches had D={expected_dim}")
+    return out.astype(np.float32, copy=False)
+
+
+def embed_pairs(embed_fn: EmbedFn, images_nchw: np.ndarray,
+                batch_size: int = 64) -> Tuple[np.ndarray, np.ndarray]:
+    """Embed ``images_nchw`` (float32 ``[M, 3, H, W]``, normalized) with flip test-time augmentation.
+
+    Runs ``embed_fn`` on batches of at most ``batch_size`` images and on their
+    horizontally flipped copies.  Returns ``(summed [M, D], plain_and_flipped [2M, D])``:
+    ``summed[i] = emb(img_i) + emb(flip(img_i))``; ``plain_and_flipped`` stacks
+    all plain embeddings then all flipped ones (what insightface averages for ``xnorm``).
+    """
+    images = np.asarray(images_nchw)
+    if images.ndim != 4:
+        raise ValueError(f"images_nchw must be 4-D [M, C, H, W], got shape {images.shape}")
+    if images.shape[0] == 0:
+        raise ValueError("images_nchw is empty")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+    n = images.shape[0]
+    plain = flipped = None
+    dim = None
+    for start in range(0, n, int(batch_size)):
+        batch = np.ascontiguousarray(images[start:start + batch_size], dtype=np.float32)
+        e = _call_embed(embed_fn, batch, dim)
+        dim = e.shape[1]
+        ef = _call_embed(embed_fn, np.ascontiguousarray(batch[:, :, :, ::-1]), dim)
+        if plain is None:
+            plain = np.empty((n, dim), np.float32)
+            flipped = np.empty((n, dim), np.float32)
+        plain[start:start + batch.shape[0]] = e
+        flipped[start:start + batch.shape[0]] = ef
+    return plain + flipped, np.concatenate([plain, flipped], axis=0)
+
+
+def load_bin(path: Union[str, os.PathLike], image_size=112) -> Tuple[np.ndarray, np.ndarray]:
+    """Load an insightface ``.bin`` set: ``(images float32 [2P, 3, H, W], issame bool [P])``.
+
+    Images are decoded to RGB, resized to ``image_size`` (int or ``(H, W)``) when
+    they differ, and normalized ``(x - 127.5) / 128``.  Pair ``k`` is images
+    ``2k, 2k+1``.  Uses the data layer's reader (:mod:`paddle_pfc.data.bin_set`);
+    ``ValueError`` naming the file for unreadable / malformed sets.
+    NOTE: ``.bin`` files are pickles: only load files you trust.
+    """
+    from paddle_pfc.data.bin_set import load_bin as _load_bin
+
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: verification .bin file not found")
+    vs = _load_bin(path, image_size, flip=False)
+    return vs.images, np.asarray(vs.issame, dtype=bool)
+
+
+def evaluate_arrays(embed_fn: EmbedFn, images_nchw: np.ndarray, issame: Sequence[bool],
+                    batch_size: int = 64, nrof_folds: int = 10) -> VerificationResult:
+    """Verification result of already loaded pairs (see :func:`load_bin`)."""
+    summed, both = embed_pairs(embed_fn, images_nchw, batch_size)
+    return evaluate_pairs(summed, np.asarray(issame), nrof_folds, xnorm_embeddings=both)
+
+
+def evaluate_bin(embed_fn: EmbedFn, bin_path: Union[str, os.PathLike], image_size=112,
+                 batch_size: int = 64, nrof_folds: int = 10) -> VerificationResult:
+    """Load ``bin_path`` and evaluate ``embed_fn`` on it (flip-summed embeddings,
+    insightface ``xnorm``, ``nrof_folds``-fold accuracy)."""
+    images, issame = load_bin(bin_path, image_size)
+    return evaluate_arrays(embed_fn, images, issame, batch_size, nrof_folds)
+
+
+def distance_to_cosine(threshold: float) -> float:
+    """Convert a squared-L2 distance threshold on unit vectors (what
+    :class:`VerificationResult` reports) to the equivalent cosine-similarity threshold."""
+    return 1.0 - float(threshold) / 2.0

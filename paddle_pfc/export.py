@@ -1,0 +1,437 @@
+"""Export a trained backbone as a Paddle Inference model (and ONNX).
+
+Layout of an exported model directory::
+
+    out_dir/model.json        PIR program (paddle.static.save_inference_model)
+    out_dir/model.pdiparams   parameters
+    out_dir/export.json       how to feed it (see below)
+    out_dir/model.onnx        only with export_onnx / ``tools/export.py --format onnx``
+
+Model contract: input ``images`` float32 ``[N, 3, H, W]`` (dynamic ``N``), RGB,
+ALREADY NORMALIZED ``(x - 127.5) / 128`` -- the normalization is NOT inside the
+model (it is the training input as is; ``export.json["normalization"]`` documents
+it and :class:`paddle_pfc.inference.FaceEmbedder` applies it).  Output: one
+float32 ``[N, embedding_size]`` raw embedding (not L2-normalized).  The
+backbone is built in eval mode: BatchNorm uses its running statistics, dropout
+is off.  No face detection/alignment is part of the model: feed aligned crops.
+
+``dtype="float16"`` writes a float16 model for GPU serving (conv/linear/PReLU
+weights float16, BatchNorm parameters float32, input and output stay float32:
+the casts are inside the model).  Paddle has no float16 CPU kernels for these
+ops, so such a model is written on CPU but only runs on GPU.  It is written in
+Paddle's legacy program format, ``model.pdmodel`` + ``model.pdiparams`` (Paddle
+Inference 3.x loads it): the PIR program builder of a CPU Paddle build refuses
+float16 conv2d at build time, and ``paddle.inference.convert_to_mixed_precision``
+neither reads PIR ``.json`` nor converts anything on a CPU build (measured, 3.3.1).
+``export.json["files"]["model"]`` names the program file actually written.
+
+``export.json`` keys: ``format`` ("paddle_pfc.face_embedding"), ``version`` (1),
+``backbone``, ``embedding_size``, ``input_size`` ``[H, W]``, ``dtype``,
+``input`` {name, shape, dtype, layout "NCHW", color "RGB"}, ``normalization``
+{inside_model false, formula "(x - 127.5) / 128", mean 127.5, std 128.0},
+``output`` {shape, dtype, l2_normalized false}, ``files`` {model, params[, onnx]},
+``serving`` (one line on where it runs), ``paddle_version``, ``paddle_pfc_version``.
+
+Main entry points: :func:`export_backbone`, :class:`EvalProgram` (an in-memory
+eval program; also an ``embed_fn`` for :mod:`paddle_pfc.evaluation`),
+:func:`backbone_state_from_scope`, :func:`export_onnx`, :func:`check_onnx`.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import Dict, Mapping, Optional, Union
+
+import numpy as np
+import paddle
+
+from paddle_pfc.backbones import build_backbone
+from paddle_pfc.backbones.iresnet import normalize_input_size
+
+__all__ = [
+    "EXPORT_FORMAT", "EXPORT_VERSION", "NORMALIZATION", "INPUT_NAME", "MODEL_FILE", "PARAMS_FILE",
+    "ONNX_FILE", "META_FILE", "LEGACY_MODEL_FILE", "EvalProgram", "export_backbone", "backbone_state_from_scope",
+    "load_state_file", "export_onnx", "check_onnx", "read_export_meta", "model_from_checkpoint",
+    "random_state",
+]
+
+EXPORT_FORMAT = "paddle_pfc.face_embedding"
+EXPORT_VERSION = 1
+NORMALIZATION = {"inside_model": False, "formula": "(x - 127.5) / 128", "mean": 127.5, "std": 128.0}
+INPUT_NAME = "images"
+MODEL_FILE = "model.json"
+LEGACY_MODEL_FILE = "model.pdmodel"  # float16 exports (see the module doc)
+PARAMS_FILE = "model.pdiparams"
+ONNX_FILE = "model.onnx"
+META_FILE = "export.json"
+_DTYPES = ("float32", "float16")
+
+PathLike = Union[str, os.PathLike]
+
+
+@contextlib.contextmanager
+def _static_mode():
+    """Static (PIR) mode inside the block; the caller's mode is restored after."""
+    was_dynamic = paddle.in_dynamic_mode()
+    if was_dynamic:
+        paddle.enable_static()
+    try:
+        yield
+    finally:
+        if was_dynamic:
+            paddle.disable_static()
+
+
+@contextlib.contextmanager
+def _default_dtype(dtype: str):
+    old = paddle.get_default_dtype()
+    paddle.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        paddle.set_default_dtype(old)
+
+
+def _to_numpy(value, key: str) -> np.ndarray:
+    try:
+        arr = value.numpy() if hasattr(value, "numpy") else np.asarray(value)
+    except Exception as e:  # noqa: BLE001 - report which entry is bad
+        raise ValueError(f"state[{key!r}]: cannot convert to a numpy array ({e})") from e
+    if arr.dtype.kind not in "fiub":
+        raise ValueError(f"state[{key!r}]: expected a numeric array, got dtype {arr.dtype}")
+    return arr
+
+
+class EvalProgram:
+    """The backbone in eval mode as a standalone static PIR program with its own scope.
+
+    ``state`` maps the layer's structured ``state_dict()`` names (``conv1.weight``,
+    ``bn1._mean``, ``features.weight``, ...) to arrays (numpy or Paddle tensors).
+    Strict: a missing, unexpected or wrongly-shaped entry raises ``ValueError``
+    naming every such key.  Values are cast to the parameter dtype.
+
+    The program does not touch the caller's global scope or default programs, and
+    works whether the caller is in dynamic or static mode (e.g. inside a trainer).
+    ``prog(batch)`` runs float32 NCHW normalized images -> raw embeddings
+    ``[n, D]`` float32, so an ``EvalProgram`` is an ``embed_fn`` for
+    :mod:`paddle_pfc.evaluation`.  ``save(out_dir)`` writes the inference model.
+    """
+
+    def __init__(self, backbone_name: str, embedding_size: int, input_size,
+                 state: Mapping[str, object], dropout: float = 0.0, dtype: str = "float32",
+                 place=None):
+        if dtype not in _DTYPES:
+            raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
+        if not isinstance(state, Mapping):
+            raise ValueError(f"state must be a mapping name -> array, got {type(state).__name__}")
+        self.backbone = backbone_name
+        self.embedding_size = int(embedding_size)
+        self.input_size = tuple(normalize_input_size(input_size))
+        self.dropout = float(dropout)
+        self.dtype = dtype
+        self.place = place if place is not None else paddle.CPUPlace()
+        self.scope = paddle.static.Scope()
+        self.legacy_ir = dtype == "float16"
+        h, w = self.input_size
+        with _static_mode(), self._ir_guard():
+            # Programs are made inside the IR guard: a float16 export is a legacy-IR program.
+            self.main = paddle.static.Program()
+            self._startup = paddle.static.Program()  # kept alive: PIR values dangle once freed
+        with _static_mode(), self._ir_guard(), paddle.utils.unique_name.guard():
+            with paddle.static.program_guard(self.main, self._startup):
+                self.images = paddle.static.data(INPUT_NAME, [-1, 3, h, w], "float32")
+                with _default_dtype(dtype):
+                    # BatchNorm keeps float32 parameters under a float16 default dtype.
+                    self.layer = build_backbone(backbone_name, embedding_size, self.input_size,
+                                                dropout)
+                self.layer.eval()
+                x = self.images if dtype == "float32" else paddle.cast(self.images, dtype)
+                emb = self.layer(x)
+                self.embedding = emb if dtype == "float32" else paddle.cast(emb, "float32")
+            self._values = dict(self.layer.state_dict())
+            self._set_state(state)
+            self._exe = paddle.static.Executor(self.place)
+
+    def _ir_guard(self):
+        return paddle.pir_utils.OldIrGuard() if self.legacy_ir else contextlib.nullcontext()
+
+    @property
+    def model_file(self) -> str:
+        """Program file name written by :meth:`save`."""
+        return LEGACY_MODEL_FILE if self.legacy_ir else MODEL_FILE
+
+    # ------------------------------------------------------------------ state
+    def expected_shapes(self) -> Dict[str, tuple]:
+        """Structured parameter names -> expected shape."""
+        return {k: tuple(int(d) for d in v.shape) for k, v in self._values.items()}
+
+    def _set_state(self, state: Mapping[str, object]) -> None:
+        expected = self.expected_shapes()
+        missing = [k for k in expected if k not in state]
+        unexpected = sorted(str(k) for k in state if k not in expected)
+        arrays, problems = {}, []
+        for k, shape in expected.items():
+            if k not in state:
+                continue
+            arr = _to_numpy(state[k], k)
+            if tuple(arr.shape) != shape:
+                problems.append(f"{k}: expected shape {list(shape)}, got {list(arr.shape)}")
+            else:
+                arrays[k] = arr
+        if missing or unexpected or problems:
+            parts = []
+            if missing:
+                parts.append("missing: " + ", ".join(missing))
+            if unexpected:
+                parts.append("unexpected: " + ", ".join(unexpected))
+            if problems:
+                parts.append("wrong shape: " + "; ".join(problems))
+            raise ValueError(f"state does not match {self.backbone}(embedding_size="
+                             f"{self.embedding_size}, input_size={list(self.input_size)}): "
+                             + " | ".join(parts))
+        for k, arr in arrays.items():
+            value = self._values[k]
+            np_dtype = np.float16 if value.dtype == paddle.float16 else np.float32
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"state[{k!r}] contains NaN/Inf")
+            tensor = self.scope.var(value.name).get_tensor()
+            tensor.set(np.ascontiguousarray(arr, dtype=np_dtype), self.place)
+
+    def state(self) -> Dict[str, np.ndarray]:
+        """Current parameters as ``{structured name: numpy array}`` (copies)."""
+        return {k: np.array(self.scope.find_var(v.name).get_tensor()) for k, v in self._values.items()}
+
+    # ------------------------------------------------------------------ run / save
+    def __call__(self, batch: np.ndarray) -> np.ndarray:
+        batch = np.ascontiguousarray(batch, dtype=np.float32)
+        h, w = self.input_size
+        if batch.ndim != 4 or batch.shape[1:] != (3, h, w):
+            raise ValueError(f"expected a float32 batch [n, 3, {h}, {w}], got shape {batch.shape}")
+        with _static_mode(), self._ir_guard():
+            out, = self._exe.run(self.main, feed={INPUT_NAME: batch}, fetch_list=[self.embedding],
+                                 scope=self.scope)
+        return np.asarray(out, dtype=np.float32)
+
+    def meta(self) -> dict:
+        """The ``export.json`` content for this program."""
+        import paddle_pfc
+
+        h, w = self.input_size
+        serving = ("float32: CPU and GPU" if self.dtype == "float32" else
+                   "float16 weights for GPU serving (Paddle has no float16 CPU kernels for "
+                   "conv/matmul: may not run on CPU); input/output are float32")
+        return {
+            "format": EXPORT_FORMAT,
+            "version": EXPORT_VERSION,
+            "backbone": self.backbone,
+            "embedding_size": self.embedding_size,
+            "input_size": [h, w],
+            "dtype": self.dtype,
+            "input": {"name": INPUT_NAME, "shape": [-1, 3, h, w], "dtype": "float32",
+                      "layout": "NCHW", "color": "RGB"},
+            "normalization": dict(NORMALIZATION),
+            "output": {"shape": [-1, self.embedding_size], "dtype": "float32",
+                       "l2_normalized": False},
+            "files": {"model": self.model_file, "params": PARAMS_FILE},
+            "serving": serving,
+            "paddle_version": paddle.__version__,
+            "paddle_pfc_version": getattr(paddle_pfc, "__version__", "unknown"),
+        }
+
+    def save(self, out_dir: PathLike) -> Path:
+        """Write ``model.json``, ``model.pdiparams`` and ``export.json`` into ``out_dir``."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        # stale files of an earlier export would silently disagree with the new model
+        for name in (ONNX_FILE, MODEL_FILE, LEGACY_MODEL_FILE):
+            if (out / name).exists():
+                (out / name).unlink()
+        with _static_mode(), self._ir_guard(), paddle.static.scope_guard(self.scope):
+            paddle.static.save_inference_model(str(out / "model"), [self.images], [self.embedding],
+                                               self._exe, program=self.main)
+        for name in (self.model_file, PARAMS_FILE):
+            if not (out / name).is_file():
+                raise RuntimeError(f"save_inference_model did not write {out / name}")
+        _write_meta(out, self.meta())
+        return out
+
+
+def _write_meta(out: Path, meta: dict) -> None:
+    tmp = out / (META_FILE + ".tmp")
+    tmp.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, out / META_FILE)
+
+
+def read_export_meta(model_dir: PathLike) -> Optional[dict]:
+    """``export.json`` of ``model_dir`` as a dict, ``None`` when absent; ``ValueError`` naming it if corrupt."""
+    path = Path(model_dir) / META_FILE
+    if not path.is_file():
+        return None
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path}: cannot read export metadata ({e})") from e
+    if not isinstance(meta, dict) or meta.get("format") != EXPORT_FORMAT:
+        raise ValueError(f"{path}: not a paddle_pfc export.json (format != {EXPORT_FORMAT!r})")
+    return meta
+
+
+def export_backbone(backbone_name: str, embedding_size: int, input_size, state: Mapping[str, object],
+                    out_dir: PathLike, dropout: float = 0.0, dtype: str = "float32") -> Path:
+    """Export a backbone with parameters ``state`` to ``out_dir`` (see the module doc).
+
+    ``state``: ``{structured state_dict name: array}``, e.g. from
+    :func:`backbone_state_from_scope` or ``paddle_pfc.checkpoint.load_backbone_state``.
+    Strict matching (``ValueError`` naming missing / unexpected / wrongly-shaped keys).
+    Returns ``Path(out_dir)``.
+    """
+    return EvalProgram(backbone_name, embedding_size, input_size, state, dropout, dtype).save(out_dir)
+
+
+def backbone_state_from_scope(layer: paddle.nn.Layer, scope=None) -> Dict[str, np.ndarray]:
+    """``{structured name: numpy copy}`` of a backbone's parameters and BN statistics.
+
+    Static mode: values are read from ``scope`` (default: the global scope), e.g.
+    the training scope after some steps.  Dynamic mode (``scope`` None): the
+    layer's tensors.  Raises ``ValueError`` naming a parameter absent from the scope.
+    """
+    sd = layer.state_dict()
+    if scope is None and paddle.in_dynamic_mode():
+        return {k: np.array(v.numpy()) for k, v in sd.items()}
+    scope = scope if scope is not None else paddle.static.global_scope()
+    out = {}
+    for k, v in sd.items():
+        var = scope.find_var(v.name)
+        if var is None or not var.get_tensor()._is_initialized():
+            raise ValueError(f"{k} (variable {v.name}) is not initialized in the scope: "
+                             "run the startup program first")
+        out[k] = np.array(var.get_tensor())
+    return out
+
+
+def load_state_file(path: PathLike) -> Dict[str, np.ndarray]:
+    """Read a backbone state from ``.npz`` (``np.savez(path, **state)``) or ``.pdparams``
+    (``paddle.save(layer.state_dict(), path)``).  ``ValueError`` naming the file on failure."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: weights file not found")
+    try:
+        if path.endswith(".npz"):
+            with np.load(path, allow_pickle=False) as z:
+                return {k: z[k] for k in z.files}
+        if path.endswith(".pdparams"):
+            obj = paddle.load(path, return_numpy=True)
+            if not isinstance(obj, Mapping):
+                raise ValueError(f"expected a dict, got {type(obj).__name__}")
+            return {str(k): np.asarray(v) for k, v in obj.items()}
+    except (OSError, ValueError, RuntimeError) as e:
+        raise ValueError(f"{path}: cannot read weights ({e})") from e
+    raise ValueError(f"{path}: unsupported weights file (expected .npz or .pdparams)")
+
+
+def export_onnx(model_dir: PathLike, save_file: Optional[PathLike] = None,
+                opset_version: int = 11) -> Path:
+    """Convert the Paddle model in ``model_dir`` to ONNX with paddle2onnx (>= 2.0, which reads
+    Paddle 3 PIR ``.json`` programs).  Same input/output contract; default file
+    ``model_dir/model.onnx`` (then recorded in ``export.json["files"]["onnx"]``)."""
+    try:
+        import paddle2onnx
+    except ImportError as e:
+        raise ImportError("ONNX export needs paddle2onnx>=2.0 (and onnxruntime to run it): "
+                          "pip install 'paddle_pfc[onnx]' or pip install paddle2onnx onnxruntime") from e
+    model_dir = Path(model_dir)
+    model = next((model_dir / n for n in (MODEL_FILE, LEGACY_MODEL_FILE) if (model_dir / n).is_file()),
+                 model_dir / MODEL_FILE)
+    params = model_dir / PARAMS_FILE
+    for f in (model, params):
+        if not f.is_file():
+            raise FileNotFoundError(f"{f}: Paddle inference model file not found")
+    target = Path(save_file) if save_file is not None else model_dir / ONNX_FILE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        paddle2onnx.export(str(model), str(params), save_file=str(target),
+                           opset_version=opset_version, enable_onnx_checker=True,
+                           enable_optimize=False)  # onnxruntime optimizes at load time
+    except Exception as e:  # noqa: BLE001 - paddle2onnx raises assorted errors
+        raise RuntimeError(f"paddle2onnx {getattr(paddle2onnx, '__version__', '?')} could not "
+                           f"convert {model}: {e}") from e
+    if not target.is_file():
+        raise RuntimeError(f"paddle2onnx did not write {target}")
+    meta = read_export_meta(model_dir)
+    if meta is not None and target.parent.resolve() == model_dir.resolve():
+        meta.setdefault("files", {})["onnx"] = target.name
+        meta["onnx"] = {"opset_version": opset_version,
+                        "paddle2onnx_version": getattr(paddle2onnx, "__version__", "unknown")}
+        _write_meta(model_dir, meta)
+    return target
+
+
+def check_onnx(model_dir: PathLike, onnx_file: Optional[PathLike] = None, batch: int = 4,
+               seed: int = 0) -> float:
+    """Max abs difference between onnxruntime's and Paddle Inference's raw embeddings of
+    the model in ``model_dir`` on a random normalized batch (CPU)."""
+    from paddle_pfc.inference import FaceEmbedder
+
+    onnx_file = Path(onnx_file) if onnx_file is not None else Path(model_dir) / ONNX_FILE
+    pd = FaceEmbedder(model_dir, device="cpu")
+    ox = FaceEmbedder(onnx_file, device="cpu")
+    h, w = pd.input_size
+    x = np.random.RandomState(seed).uniform(-1.0, 1.0, (batch, 3, h, w)).astype(np.float32)
+    return float(np.abs(pd.forward(x) - ox.forward(x)).max())
+
+
+def model_from_checkpoint(ckpt_dir: PathLike):
+    """``(model_args, state)`` of a training checkpoint, via
+    ``paddle_pfc.checkpoint.load_backbone_state(ckpt_dir) -> (config_dict, state)``.
+
+    ``model_args`` = ``{"backbone", "embedding_size", "input_size", "dropout"}`` taken
+    from ``config_dict["model"]``.  ``RuntimeError`` with a clear message while the
+    checkpoint module does not exist.
+    """
+    try:
+        from paddle_pfc.checkpoint import load_backbone_state
+    except ImportError as e:
+        raise RuntimeError("--checkpoint needs paddle_pfc.checkpoint.load_backbone_state, which this "
+                           f"version of paddle_pfc does not provide ({e}); export with --weights "
+                           "FILE.npz|.pdparams instead") from e
+    config, state = load_backbone_state(os.fspath(ckpt_dir))
+    model = config.get("model", {}) if isinstance(config, Mapping) else {}
+    missing = [k for k in ("backbone", "embedding_size", "input_size") if k not in model]
+    if missing:
+        raise ValueError(f"{ckpt_dir}: checkpoint config lacks model.{', model.'.join(missing)}")
+    args = {"backbone": model["backbone"], "embedding_size": int(model["embedding_size"]),
+            "input_size": model["input_size"], "dropout": float(model.get("dropout", 0.0) or 0.0)}
+    return args, state
+
+
+def random_state(backbone_name: str, embedding_size: int, input_size, seed: int = 0,
+                 dropout: float = 0.0) -> Dict[str, np.ndarray]:
+    """A random backbone state with O(1) activations, for tests and smoke runs:
+    conv/linear weights ``N(0, 1 / sqrt(fan_in))``, PReLU slopes 0.25, BN scale
+    ``1 + N(0, 0.01)``, shift/mean ``N(0, 0.01)``, variance in ``[0.5, 1.5]``
+    (embeddings of different inputs then differ clearly; larger scales blow up)."""
+    was_static = not paddle.in_dynamic_mode()
+    if was_static:
+        paddle.disable_static()  # LazyGuard (shapes without initialisation) is dygraph-only
+    try:
+        with paddle.LazyGuard():
+            net = build_backbone(backbone_name, embedding_size, input_size, dropout)
+    finally:
+        if was_static:
+            paddle.enable_static()
+    rng = np.random.RandomState(seed)
+    out = {}
+    for k, v in net.state_dict().items():
+        shape = tuple(int(d) for d in v.shape)
+        if k.endswith("_variance"):
+            out[k] = rng.uniform(0.5, 1.5, shape).astype(np.float32)
+        elif len(shape) >= 2:
+            fan_in = int(np.prod(shape[1:])) if len(shape) > 2 else shape[0]
+            out[k] = (rng.randn(*shape) / np.sqrt(max(fan_in, 1))).astype(np.float32)
+        elif k.endswith("_weight") or "prelu" in k.lower():  # PReLU slopes
+            out[k] = np.full(shape, 0.25, np.float32)
+        else:
+            out[k] = (rng.randn(*shape) * 0.01 + (1.0 if k.endswith("weight") else 0.0)).astype(np.float32)
+    return out
