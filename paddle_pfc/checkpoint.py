@@ -1,0 +1,268 @@
+"""Training checkpoints: atomic, strict, and resumable on any number of ranks.
+
+Layout of one checkpoint directory (a folder every rank can write; shared across nodes)::
+
+    step_000001200/
+      meta.json                  progress (epoch, step_in_epoch, global_step), world_size,
+                                 num_classes, embedding_size, the config, the center files
+      backbone.pdparams          pickle {structured name (layer.state_dict key): ndarray}  (rank 0)
+      states.pdstates            pickle {variable name: ndarray}: every other persistable of the
+                                 training program except class centers and the learning rate
+                                 (backbone momentum, ...)                                  (rank 0)
+      centers/head0.weight.rank1.npy, centers/head0.velocity.rank1.npy, centers/head0.rank1.json
+                                 each rank's shard rows [class_start, class_start + num_local)
+
+Atomicity: everything is written into ``step_N.partial/``; each rank then drops
+``done.rank<r>``; rank 0 waits for all of them, writes ``meta.json``, renames the folder to
+``step_N`` and only then points ``latest`` at it (``os.replace``). A kill at any moment leaves the
+previous complete checkpoint loadable. Loading is strict: a missing, unexpected or mis-shaped
+tensor, or a different num_classes / embedding size / backbone, is an error naming it. Center
+shards (and their momentum) are resharded to the loading run's balanced split, so N ranks'
+checkpoints resume on M ranks.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+import paddle
+
+from paddle_pfc.classifier import class_split
+
+FORMAT = "paddle_pfc.checkpoint/1"
+LATEST = "latest"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be loaded into this program (names the tensor or field)."""
+
+
+# ------------------------------------------------------------------------------------- helpers
+def persistable_names(program) -> list[str]:
+    """Names of the persistable variables (parameters, statistics, optimizer states) of ``program``.
+
+    PIR declares parameters with ``builtin.parameter`` and optimizer accumulators (momentum, ...)
+    with persistable ``pd_op.data`` ops; feed inputs are non-persistable ``pd_op.data``.
+    """
+    names = []
+    for op in program.global_block().ops:
+        if op.name() == "builtin.parameter":
+            names.append(op.attrs()["parameter_name"])
+        elif op.name() == "pd_op.data" and op.result(0).persistable:
+            names.append(op.attrs()["name"])
+    return names
+
+
+def read_tensor(scope, name: str) -> np.ndarray:
+    var = scope.find_var(name)
+    if var is None:
+        raise CheckpointError(f"variable {name!r} is not in the scope (was the startup program run?)")
+    return np.array(var.get_tensor())
+
+
+def write_tensor(scope, name: str, value: np.ndarray, place) -> None:
+    scope.find_var(name).get_tensor().set(np.ascontiguousarray(value), place)
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _pickle(path: Path, obj) -> None:
+    _atomic_write_bytes(path, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _unpickle(path: Path):
+    if not path.exists():
+        raise CheckpointError(f"checkpoint file missing: {path}")
+    try:
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    except Exception as exc:
+        raise CheckpointError(f"checkpoint file {path} is unreadable: {exc}") from exc
+
+
+def step_dir(root: str | Path, global_step: int) -> Path:
+    return Path(root) / f"step_{global_step:09d}"
+
+
+def latest_checkpoint(root: str | Path) -> Path | None:
+    """The last complete checkpoint under ``root`` (via the ``latest`` pointer), or None."""
+    pointer = Path(root) / LATEST
+    if not pointer.exists():
+        return None
+    path = Path(root) / pointer.read_text().strip()
+    return path if (path / "meta.json").exists() else None
+
+
+def resolve_checkpoint(path: str | Path) -> Path:
+    """A checkpoint folder, or a checkpoints root (→ its latest), checked to be complete."""
+    path = Path(path)
+    if (path / "meta.json").exists():
+        return path
+    found = latest_checkpoint(path) or latest_checkpoint(path / "checkpoints")
+    if found is None:
+        raise CheckpointError(f"no complete checkpoint at {path} (expected meta.json or a 'latest' pointer)")
+    return found
+
+
+def read_meta(path: str | Path) -> dict:
+    meta_path = Path(path) / "meta.json"
+    try:
+        meta = json.loads(meta_path.read_text())
+    except FileNotFoundError:
+        raise CheckpointError(f"checkpoint file missing: {meta_path}") from None
+    except json.JSONDecodeError as exc:
+        raise CheckpointError(f"checkpoint file {meta_path} is corrupt: {exc}") from exc
+    if meta.get("format") != FORMAT:
+        raise CheckpointError(f"{meta_path}: format {meta.get('format')!r}, expected {FORMAT!r}")
+    return meta
+
+
+def load_backbone_state(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
+    """``(config dict, {structured name: ndarray})`` of a checkpoint (or ``best/``) folder."""
+    path = resolve_checkpoint(path)
+    return read_meta(path)["config"], _unpickle(path / "backbone.pdparams")
+
+
+# ------------------------------------------------------------------------------------- saving
+class CheckpointWriter:
+    """Writes checkpoints of one training run (every rank holds one, with the same arguments)."""
+
+    def __init__(self, root: str | Path, rank: int, world_size: int, keep: int = 3,
+                 wait_timeout: float = 1800.0) -> None:
+        self.root, self.rank, self.world_size = Path(root), rank, world_size
+        self.keep, self.wait_timeout = keep, wait_timeout
+        if rank == 0:
+            self.root.mkdir(parents=True, exist_ok=True)
+            for stale in self.root.glob("step_*.partial"):  # left by a killed run
+                shutil.rmtree(stale, ignore_errors=True)
+
+    def save(self, scope, meta: dict, backbone_names: dict[str, str], state_names: list[str],
+             heads: list) -> Path | None:
+        """Write this rank's part; rank 0 finishes the checkpoint and returns its path."""
+        final = step_dir(self.root, meta["global_step"])
+        partial = final.with_name(final.name + ".partial")
+        (partial / "centers").mkdir(parents=True, exist_ok=True)
+        for index, head in enumerate(heads):
+            prefix = partial / "centers" / f"head{index}"
+            np.save(f"{prefix}.weight.rank{self.rank}.npy", read_tensor(scope, head.weight.name))
+            if head.velocity is not None:
+                np.save(f"{prefix}.velocity.rank{self.rank}.npy", read_tensor(scope, head.velocity.name))
+            Path(f"{prefix}.rank{self.rank}.json").write_text(json.dumps(
+                {"class_start": head.class_start, "num_local": head.num_local,
+                 "has_velocity": head.velocity is not None}))
+        if self.rank == 0:
+            _pickle(partial / "backbone.pdparams",
+                    {key: read_tensor(scope, name) for key, name in backbone_names.items()})
+            _pickle(partial / "states.pdstates", {name: read_tensor(scope, name) for name in state_names})
+        _atomic_write_bytes(partial / f"done.rank{self.rank}", b"")
+        if self.rank != 0:
+            return None
+        deadline = time.monotonic() + self.wait_timeout
+        while not all((partial / f"done.rank{r}").exists() for r in range(self.world_size)):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"checkpoint {partial}: not every rank wrote its shard within "
+                                   f"{self.wait_timeout:.0f}s (is the output folder shared by all nodes?)")
+            time.sleep(0.05)
+        meta = dict(meta, format=FORMAT, world_size=self.world_size, num_heads=len(heads))
+        _atomic_write_bytes(partial / "meta.json", json.dumps(meta, indent=1).encode())
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(partial, final)
+        _atomic_write_bytes(self.root / LATEST, final.name.encode())
+        self._prune()
+        return final
+
+    def _prune(self) -> None:
+        done = sorted(p for p in self.root.glob("step_*") if p.is_dir() and not p.name.endswith(".partial"))
+        for old in done[:-self.keep]:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------------- loading
+def _check_same(what: str, saved, expected) -> None:
+    if saved != expected:
+        raise CheckpointError(f"checkpoint {what} is {saved!r}, this run has {expected!r}")
+
+
+def _assign_strict(scope, saved: dict[str, np.ndarray], expected: dict[str, str], kind: str, place) -> None:
+    """Write ``saved[key]`` into variable ``expected[key]`` for every key; both sets must match."""
+    missing = sorted(set(expected) - set(saved))
+    unexpected = sorted(set(saved) - set(expected))
+    if missing:
+        raise CheckpointError(f"{kind}: tensor {missing[0]!r} missing from the checkpoint"
+                              + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+    if unexpected:
+        raise CheckpointError(f"{kind}: unexpected tensor {unexpected[0]!r} in the checkpoint"
+                              + (f" (and {len(unexpected) - 1} more)" if len(unexpected) > 1 else ""))
+    for key, name in expected.items():
+        current = read_tensor(scope, name)
+        value = np.asarray(saved[key])
+        if value.shape != current.shape or value.dtype != current.dtype:
+            raise CheckpointError(f"{kind}: tensor {key!r} has shape {list(value.shape)} {value.dtype} in "
+                                  f"the checkpoint, the program has {list(current.shape)} {current.dtype}")
+    for key, name in expected.items():
+        write_tensor(scope, name, saved[key], place)
+
+
+def reshard_rows(path: Path, head_index: int, kind: str, saved_world_size: int, start: int, count: int,
+                 width: int) -> np.ndarray:
+    """Rows ``[start, start+count)`` of the full center matrix, read from any saved split."""
+    out = np.empty((count, width), dtype=np.float32)
+    filled = 0
+    for r in range(saved_world_size):
+        info_path = path / "centers" / f"head{head_index}.rank{r}.json"
+        if not info_path.exists():
+            raise CheckpointError(f"checkpoint file missing: {info_path}")
+        info = json.loads(info_path.read_text())
+        lo, hi = max(start, info["class_start"]), min(start + count, info["class_start"] + info["num_local"])
+        if lo >= hi:
+            continue
+        shard_path = path / "centers" / f"head{head_index}.{kind}.rank{r}.npy"
+        if not shard_path.exists():
+            raise CheckpointError(f"checkpoint file missing: {shard_path}")
+        shard = np.load(shard_path, mmap_mode="r")
+        if shard.shape != (info["num_local"], width):
+            raise CheckpointError(f"{shard_path}: shape {list(shard.shape)}, expected "
+                                  f"{[info['num_local'], width]}")
+        out[lo - start:hi - start] = shard[lo - info["class_start"]:hi - info["class_start"]]
+        filled += hi - lo
+    if filled != count:
+        raise CheckpointError(f"checkpoint centers of head{head_index} do not cover classes "
+                              f"[{start}, {start + count})")
+    return out
+
+
+def load_checkpoint(path: str | Path, scope, place, backbone_names: dict[str, str], state_names: list[str],
+                    heads: list, expect: dict) -> dict:
+    """Load a checkpoint into the scope of this rank's program; return its meta.
+
+    ``expect``: fields that must match (num_classes, embedding_size, backbone, ...).
+    """
+    path = resolve_checkpoint(path)
+    meta = read_meta(path)
+    for key, value in expect.items():
+        _check_same(key, meta.get(key), value)
+    _check_same("number of classifiers", meta.get("num_heads"), len(heads))
+    _assign_strict(scope, _unpickle(path / "backbone.pdparams"), dict(backbone_names), "backbone", place)
+    _assign_strict(scope, _unpickle(path / "states.pdstates"), {n: n for n in state_names},
+                   "optimizer state", place)
+    for index, head in enumerate(heads):
+        start, count = class_split(head.num_classes, head.world_size, head.rank)
+        width = head.embedding_size
+        kinds = [("weight", head.weight.name)] + ([("velocity", head.velocity.name)] if head.velocity is not None else [])
+        for kind, name in kinds:
+            rows = reshard_rows(path, index, kind, meta["world_size"], start, count, width)
+            write_tensor(scope, name, rows, place)
+    return meta

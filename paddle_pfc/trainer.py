@@ -1,0 +1,282 @@
+"""Collective face-recognition training: backbone -> LargeScaleClassifier -> minimize, per rank.
+
+One static program per rank; every rank runs the same steps on its own part of the data. The
+global step and the data position are pure functions of (seed, epoch, step), and the random ops
+of step k are re-seeded from (seed, k, rank), so a resumed run repeats an uninterrupted one.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import paddle
+
+import paddle_pfc
+from paddle_pfc import checkpoint as ckpt
+from paddle_pfc.backbones import bind_parameters, build_backbone
+from paddle_pfc.config import Config, dump_config, resolve_lr, resolve_validation_sets
+from paddle_pfc.data.loader import BatchLoader, DistributedBatchSampler, build_dataset
+from paddle_pfc.distributed import current_place
+from paddle_pfc.lr import build_schedule
+
+log = logging.getLogger("paddle_pfc.train")
+
+
+def setup_logging(output_dir: Path, rank: int) -> None:
+    """Rank 0 logs to stdout and ``output_dir/train.log``; other ranks log warnings only."""
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stdout)]
+    if rank == 0:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(output_dir / "train.log"))
+    logging.basicConfig(level=logging.INFO if rank == 0 else logging.WARNING, force=True,
+                        format="%(asctime)s %(message)s", datefmt="%H:%M:%S", handlers=handlers)
+
+
+class MetricsWriter:
+    """Scalars to ``metrics.jsonl`` and, when VisualDL is installed, to ``output_dir/vdl`` (rank 0)."""
+
+    def __init__(self, output_dir: Path, enabled: bool) -> None:
+        self.enabled, self._vdl = enabled, None
+        if not enabled:
+            return
+        output_dir.mkdir(parents=True, exist_ok=True)
+        self._file = open(output_dir / "metrics.jsonl", "a", buffering=1)
+        try:
+            from visualdl import LogWriter
+            self._vdl = LogWriter(logdir=str(output_dir / "vdl"))
+        except ImportError:
+            log.warning("visualdl is not installed: scalars go to metrics.jsonl only")
+
+    def add(self, step: int, **scalars: float) -> None:
+        if not self.enabled:
+            return
+        self._file.write(json.dumps({"step": step, **scalars}) + "\n")
+        if self._vdl is not None:
+            for tag, value in scalars.items():
+                self._vdl.add_scalar(tag=tag, value=float(value), step=step)
+
+    def close(self) -> None:
+        if self.enabled:
+            self._file.close()
+            if self._vdl is not None:
+                self._vdl.close()
+
+
+class Trainer:
+    """Builds the programs of one rank from a validated :class:`~paddle_pfc.config.Config` and trains."""
+
+    def __init__(self, cfg: Config, rank: int, world_size: int) -> None:
+        self.cfg, self.rank, self.world_size = cfg, rank, world_size
+        self.output_dir = Path(cfg.train.output_dir)
+        self.place = current_place()
+        self.exe = paddle.static.Executor(self.place)
+        self.scope = paddle.static.global_scope()
+        self._build_data()
+        self.base_lr = resolve_lr(cfg, world_size)
+        self._build_programs()
+        self.metrics = MetricsWriter(self.output_dir, rank == 0)
+        self.writer = ckpt.CheckpointWriter(self.output_dir / "checkpoints", rank, world_size,
+                                            keep=cfg.train.keep_checkpoints)
+        self.epoch, self.step_in_epoch, self.global_step = 0, 0, 0
+        self.best_accuracy = -1.0
+        self.validation_sets = self._validation_sets()
+        self._loaded_sets: dict[str, tuple] = {}
+
+    # ----------------------------------------------------------------------------- building
+    def _build_data(self) -> None:
+        d, t = self.cfg.data, self.cfg.train
+        size = self.cfg.model.input_size
+        extra = {"samples_per_class": d.samples_per_class, "seed": d.seed} if d.kind == "synthetic" \
+            else {"skip_bad": d.skip_bad}
+        self.dataset = build_dataset(d.kind, d.root, d.num_classes, size, **extra)
+        self.sampler = DistributedBatchSampler(len(self.dataset), t.batch_size, self.rank, self.world_size,
+                                               seed=d.seed, shuffle=True, drop_last=True)
+        self.loader = BatchLoader(self.dataset, self.sampler, size, num_workers=d.num_workers,
+                                  flip=d.flip, seed=d.seed)
+        self.steps_per_epoch = self.sampler.steps_per_epoch
+        self.total_steps = t.epochs * self.steps_per_epoch
+        if t.max_steps is not None:
+            self.total_steps = min(self.total_steps, t.max_steps)
+
+    def _build_programs(self) -> None:
+        m, loss_cfg, c, t = self.cfg.model, self.cfg.loss, self.cfg.classifier, self.cfg.train
+        size = m.input_size
+        paddle.seed(t.seed)
+        self.main, self.startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(self.main, self.startup):
+            images = paddle.static.data("images", [t.batch_size, 3, size, size], "float32")
+            labels = paddle.static.data("labels", [t.batch_size], "int64")
+            self.backbone = build_backbone(m.backbone, m.embedding_size, size, m.dropout)
+            self.backbone.train()
+            embedding = self.backbone(images)
+            self.head = paddle_pfc.LargeScaleClassifier(
+                embedding, labels, self.rank, self.world_size, self.cfg.data.num_classes,
+                loss_cfg.margin1, loss_cfg.margin2, loss_cfg.margin3, loss_cfg.scale,
+                sample_ratio=c.sample_ratio, embedding_size=m.embedding_size, name="pfc_centers",
+                seed=t.seed)
+            self.loss = self.head.output_dict["loss"]
+            self.schedule = build_schedule(t, self.base_lr, self.steps_per_epoch)
+            clip = paddle.nn.ClipGradByGlobalNorm(t.grad_clip) if t.grad_clip else None
+            optimizer = paddle.optimizer.Momentum(self.schedule, momentum=t.momentum,
+                                                  weight_decay=t.weight_decay, grad_clip=clip)
+            paddle_pfc.minimize(optimizer, self.loss)
+            self.lr_name = paddle_pfc.optimizer.learning_rate_value(optimizer).name
+        # Evaluation program: the same layer in eval mode, reading the training parameters.
+        self.eval_main = paddle.static.Program()
+        self.backbone.eval()
+        with paddle.static.program_guard(self.eval_main, paddle.static.Program()), \
+                bind_parameters(self.backbone, self.startup):
+            eval_images = paddle.static.data("images", [-1, 3, size, size], "float32")
+            self.eval_embedding = self.backbone(eval_images)
+        self.backbone.train()
+        self.exe.run(self.startup)
+        self.backbone_names = {key: value.name for key, value in self.backbone.state_dict().items()}
+        center_names = {self.head.weight.name, *(v.name for v in self.head.states())}
+        skip = center_names | set(self.backbone_names.values()) | {self.lr_name}
+        self.state_names = [n for n in ckpt.persistable_names(self.main) if n not in skip]
+
+    def _validation_sets(self) -> list[tuple[str, str]]:
+        sets = list(resolve_validation_sets(self.cfg))
+        pairs = self.cfg.validation.synthetic_pairs
+        if pairs:
+            from paddle_pfc.data.bin_set import write_bin
+            from paddle_pfc.data.synthetic import make_verification_set
+            path = self.output_dir / "synthetic_val.bin"
+            if self.rank == 0 and not path.exists():
+                self.output_dir.mkdir(parents=True, exist_ok=True)
+                bins, issame = make_verification_set(max(2, self.cfg.data.num_classes // 2), pairs,
+                                                     self.cfg.model.input_size, seed=self.cfg.data.seed)
+                write_bin(str(path) + ".tmp", bins, issame)
+                Path(str(path) + ".tmp").replace(path)
+            sets.append(("synthetic_val", str(path)))
+        return sets
+
+    # ----------------------------------------------------------------------------- checkpoints
+    def _meta(self) -> dict:
+        return {"global_step": self.global_step, "epoch": self.epoch, "step_in_epoch": self.step_in_epoch,
+                "num_classes": self.cfg.data.num_classes, "embedding_size": self.cfg.model.embedding_size,
+                "backbone": self.cfg.model.backbone, "best_accuracy": self.best_accuracy,
+                "config": self.cfg.to_dict()}
+
+    def save_checkpoint(self) -> None:
+        path = self.writer.save(self.scope, self._meta(), self.backbone_names, self.state_names, [self.head])
+        if path is not None:
+            log.info("checkpoint %s", path)
+
+    def resume(self, path: str) -> None:
+        meta = ckpt.load_checkpoint(
+            path, self.scope, self.place, self.backbone_names, self.state_names, [self.head],
+            expect={"num_classes": self.cfg.data.num_classes,
+                    "embedding_size": self.cfg.model.embedding_size, "backbone": self.cfg.model.backbone})
+        self.epoch, self.step_in_epoch = meta["epoch"], meta["step_in_epoch"]
+        self.global_step, self.best_accuracy = meta["global_step"], meta.get("best_accuracy", -1.0)
+        if meta["world_size"] != self.world_size:  # the data split changed: restart the epoch's data
+            log.info("resharded checkpoint from %d to %d ranks", meta["world_size"], self.world_size)
+        if self.step_in_epoch >= self.steps_per_epoch:
+            self.epoch, self.step_in_epoch = self.epoch + 1, 0
+        self.schedule.last_epoch = self.global_step
+        self.schedule.last_lr = self.schedule.get_lr()
+        log.info("resumed from %s at epoch %d step %d (global step %d)", path, self.epoch,
+                 self.step_in_epoch, self.global_step)
+
+    # ----------------------------------------------------------------------------- validation
+    def embed(self, images: np.ndarray) -> np.ndarray:
+        return self.exe.run(self.eval_main, feed={"images": images}, fetch_list=[self.eval_embedding])[0]
+
+    def validate(self) -> dict[str, float]:
+        """Rank 0 evaluates every verification set (the other ranks wait at the next step)."""
+        if self.rank != 0 or not self.validation_sets:
+            return {}
+        from paddle_pfc.evaluation import evaluate_arrays, load_bin
+        results = {}
+        for name, path in self.validation_sets:
+            if path not in self._loaded_sets:  # decoded once, evaluated at every validation
+                self._loaded_sets[path] = load_bin(path, self.cfg.model.input_size)
+            images, issame = self._loaded_sets[path]
+            result = evaluate_arrays(self.embed, images, issame, self.cfg.validation.batch_size,
+                                     nrof_folds=self.cfg.validation.nrof_folds)
+            results[name] = result.accuracy
+            log.info("[%s][%d] accuracy %.5f +- %.5f  threshold %.3f  xnorm %.3f", name, self.global_step,
+                     result.accuracy, result.accuracy_std, result.threshold, result.xnorm)
+            self.metrics.add(self.global_step, **{f"val/{name}": result.accuracy})
+        mean = float(np.mean(list(results.values())))
+        if mean > self.best_accuracy:
+            self.best_accuracy = mean
+            self._save_best(results)
+        return results
+
+    def _save_best(self, results: dict[str, float]) -> None:
+        best = self.output_dir / "best"
+        best.mkdir(parents=True, exist_ok=True)
+        ckpt._pickle(best / "backbone.pdparams",
+                     {k: ckpt.read_tensor(self.scope, n) for k, n in self.backbone_names.items()})
+        meta = dict(self._meta(), format=ckpt.FORMAT, world_size=self.world_size, num_heads=1, accuracy=results)
+        ckpt._atomic_write_bytes(best / "meta.json", json.dumps(meta, indent=1).encode())
+        log.info("best model (mean accuracy %.5f) saved to %s", self.best_accuracy, best)
+
+    # ----------------------------------------------------------------------------- training
+    def _seed_step(self) -> None:
+        """Random ops of this step (sampling, dropout) depend on (seed, global step, rank) only."""
+        paddle.seed((self.cfg.train.seed * 1_000_003 + self.global_step * 4099 + self.rank) % (2**31 - 1))
+
+    def train(self) -> dict:
+        t, v = self.cfg.train, self.cfg.validation
+        if self.rank == 0:
+            dump_config(self.cfg, self.output_dir / "config.yaml")
+            log.info("config:\n%s", self.cfg.to_yaml())
+            log.info("world_size %d, %d images, %d steps/epoch, %d steps, global batch %d, lr %.4g",
+                     self.world_size, len(self.dataset), self.steps_per_epoch, self.total_steps,
+                     t.batch_size * self.world_size, self.base_lr)
+        history = {"loss": [], "val": []}
+        started, window_start, window_steps = time.perf_counter(), time.perf_counter(), 0
+        steps_this_run = 0
+        try:
+            while self.global_step < self.total_steps and self.epoch < t.epochs:
+                for images, labels in self.loader.epoch(self.epoch, self.step_in_epoch):
+                    self._seed_step()
+                    lr = self.schedule()
+                    loss, = paddle_pfc.run(self.exe, self.main, feed={"images": images, "labels": labels},
+                                           fetch_list=[self.loss])
+                    loss = float(loss)
+                    if not math.isfinite(loss):
+                        raise FloatingPointError(f"loss is {loss} at step {self.global_step}")
+                    self.schedule.step()
+                    self.global_step += 1
+                    self.step_in_epoch += 1
+                    steps_this_run += 1
+                    window_steps += 1
+                    history["loss"].append(loss)
+                    if self.global_step % t.log_every == 0 or self.global_step == self.total_steps:
+                        now = time.perf_counter()
+                        speed = window_steps * t.batch_size * self.world_size / (now - window_start)
+                        eta = (self.total_steps - self.global_step) * (now - started) / steps_this_run
+                        log.info("step %d/%d epoch %d loss %.4f lr %.5f %.1f samples/s eta %s",
+                                 self.global_step, self.total_steps, self.epoch, loss, lr, speed,
+                                 time.strftime("%H:%M:%S", time.gmtime(eta)))
+                        self.metrics.add(self.global_step, loss=loss, lr=lr, samples_per_second=speed)
+                        window_start, window_steps = now, 0
+                    done = self.global_step >= self.total_steps
+                    epoch_end = self.step_in_epoch >= self.steps_per_epoch
+                    if (v.every_steps and self.global_step % v.every_steps == 0) or \
+                            (epoch_end and not v.every_steps) or done:
+                        history["val"].append((self.global_step, self.validate()))
+                    if (t.checkpoint_every_steps and self.global_step % t.checkpoint_every_steps == 0) \
+                            or epoch_end or done:
+                        self.save_checkpoint()
+                    if done:
+                        break
+                else:
+                    self.epoch, self.step_in_epoch = self.epoch + 1, 0
+                    continue
+                break
+        finally:
+            self.loader.close()
+            self.metrics.close()
+        if self.rank == 0:
+            log.info("finished: %d steps in %.1f s", steps_this_run, time.perf_counter() - started)
+        return history

@@ -1,0 +1,44 @@
+"""Train a face recognizer with Partial FC.
+
+    python -m paddle.distributed.launch --nproc_per_node 2 tools/train.py -c configs/demo_cpu.yaml
+    python tools/train.py -c configs/demo_cpu.yaml -o train.max_steps=20      # one rank
+    ... --resume output/demo/checkpoints        # continue from the latest checkpoint there
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import paddle_pfc  # noqa: E402  (sets math-library defaults before paddle is used)
+from paddle_pfc.config import ConfigError, add_config_args, config_from_args  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_config_args(parser)
+    parser.add_argument("--resume", default=None,
+                        help="checkpoint folder, or a checkpoints root (its latest); same as -o train.resume=PATH")
+    args = parser.parse_args(argv)
+    if args.resume:
+        args.overrides = list(args.overrides or []) + [f"train.resume={args.resume}"]
+    try:
+        cfg = config_from_args(args)
+    except ConfigError as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
+    from paddle_pfc.trainer import Trainer, setup_logging
+
+    rank, world_size = paddle_pfc.init_distributed()
+    setup_logging(Path(cfg.train.output_dir), rank)
+    trainer = Trainer(cfg, rank, world_size)
+    if cfg.train.resume:
+        trainer.resume(cfg.train.resume)
+    trainer.train()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
