@@ -13,13 +13,13 @@ setup(
         "numpy>=1.23",
         "PyYAML>=6.0",
         "opencv-python-headless>=4.8",
+        "visualdl>=2.5",
     ],
     extras_require={
         # Paddle is the user's choice of build: CPU (what CI tests) or GPU.
         "cpu": ["paddlepaddle==3.3.1"],
         "gpu": ["paddlepaddle-gpu>=3.0"],
-        "test": ["pytest>=7"],
-        "vdl": ["visualdl>=2.5"],
-        "onnx": ["paddle2onnx", "onnxruntime"],
+        "test": ["pytest>=7", "paddle2onnx>=2.0", "onnxruntime>=1.16"],
+        "onnx": ["paddle2onnx>=2.0", "onnxruntime>=1.16"],
     },
 )

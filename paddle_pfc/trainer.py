@@ -67,10 +67,26 @@ class MetricsWriter:
                 self._vdl.close()
 
 
+def check_supported(cfg: Config) -> None:
+    """Reject config values the schema knows but this version does not implement (never ignore them)."""
+    from paddle_pfc.config import ConfigError
+
+    if cfg.data.skip_bad and cfg.data.kind != "folder":
+        raise ConfigError("data.skip_bad: only supported for data.kind=folder (a corrupt .rec record "
+                          "is an error naming its index and offset)")
+    unsupported = [(key, value) for key, value in (
+        ("classifier.dtype", cfg.classifier.dtype), ("classifier.center_dtype", cfg.classifier.center_dtype),
+        ("train.amp", cfg.train.amp)) if value not in ("float32", "none")]
+    if unsupported:
+        raise ConfigError("; ".join(f"{key}: {value!r} is not implemented yet (float32 / none only)"
+                                    for key, value in unsupported))
+
+
 class Trainer:
     """Builds the programs of one rank from a validated :class:`~paddle_pfc.config.Config` and trains."""
 
     def __init__(self, cfg: Config, rank: int, world_size: int) -> None:
+        check_supported(cfg)
         self.cfg, self.rank, self.world_size = cfg, rank, world_size
         self.output_dir = Path(cfg.train.output_dir)
         self.place = current_place()
@@ -91,8 +107,8 @@ class Trainer:
     def _build_data(self) -> None:
         d, t = self.cfg.data, self.cfg.train
         size = self.cfg.model.input_size
-        extra = {"samples_per_class": d.samples_per_class, "seed": d.seed} if d.kind == "synthetic" \
-            else {"skip_bad": d.skip_bad}
+        extra = {"synthetic": {"samples_per_class": d.samples_per_class, "seed": d.seed},
+                 "folder": {"skip_bad": d.skip_bad}, "rec": {}}[d.kind]
         self.dataset = build_dataset(d.kind, d.root, d.num_classes, size, **extra)
         self.sampler = DistributedBatchSampler(len(self.dataset), t.batch_size, self.rank, self.world_size,
                                                seed=d.seed, shuffle=True, drop_last=True)
@@ -233,6 +249,8 @@ class Trainer:
                      self.world_size, len(self.dataset), self.steps_per_epoch, self.total_steps,
                      t.batch_size * self.world_size, self.base_lr)
         history = {"loss": [], "val": []}
+        if self.global_step == 0 and self.validation_sets:  # the untrained model: chance level
+            history["val"].append((0, self.validate()))
         started, window_start, window_steps = time.perf_counter(), time.perf_counter(), 0
         steps_this_run = 0
         try:

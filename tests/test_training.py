@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +13,7 @@ from launcher import REPO, launch
 
 WORKER = REPO / "tests" / "workers" / "train_worker.py"
 CONFIG = REPO / "tests" / "train_tiny.yaml"
+SMALL_LFW = REPO.parent / "shared" / "data" / "small_lfw.bin"
 pytestmark = pytest.mark.multirank
 
 
@@ -37,7 +40,8 @@ def assembled(ranks: list[dict], key: str) -> np.ndarray:
 def base_run(tmp_path_factory):
     """2 ranks, 24 steps (2 epochs), checkpoints every 4 steps, synthetic validation each epoch."""
     tmp = tmp_path_factory.mktemp("train")
-    ranks = run(tmp, "base", 2, "train.max_steps=24", "validation.synthetic_pairs=40")
+    ranks = run(tmp, "base", 2, "train.max_steps=24", "validation.synthetic_pairs=40",
+                f"validation.sets=[{{name: lfw, path: {SMALL_LFW}}}]", "validation.nrof_folds=2")
     return tmp, ranks
 
 
@@ -96,3 +100,31 @@ def test_reshard_1_to_2(tmp_path):
     np.testing.assert_array_equal(assembled(loaded, "weight"), single[0]["weight"])
     np.testing.assert_array_equal(assembled(loaded, "velocity"), single[0]["velocity"])
     np.testing.assert_allclose(float(loaded[0]["probe"]), float(single[0]["probe"]), rtol=1e-5)
+
+
+def tool(*args: str) -> str:
+    proc = subprocess.run([sys.executable, *args], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    return proc.stdout
+
+
+def test_export_and_validate_a_trained_checkpoint(base_run, tmp_path):
+    """Issue 4 end to end: the exported model reproduces the training eval program, and
+    tools/validate.py reproduces the validation run during training, for the same weights."""
+    from paddle_pfc.inference import FaceEmbedder
+
+    tmp, ranks = base_run
+    checkpoint = tmp / "runs" / "base" / "checkpoints" / "step_000000024"
+    tool("tools/export.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "model"), "--format", "onnx")
+    exported = FaceEmbedder(tmp_path / "model").forward(ranks[0]["probe_images"])
+    np.testing.assert_allclose(exported, ranks[0]["eval_embedding"], rtol=0, atol=1e-5)
+    onnx = FaceEmbedder(tmp_path / "model" / "model.onnx").forward(ranks[0]["probe_images"])
+    np.testing.assert_allclose(onnx, exported, rtol=0, atol=1e-4)
+
+    tool("tools/validate.py", "--checkpoint", str(checkpoint), "--bin", str(SMALL_LFW), "--nrof-folds", "2",
+         "--json", str(tmp_path / "val.json"))
+    report = json.loads((tmp_path / "val.json").read_text())
+    during_training = dict(json.loads((tmp / "base" / "val.json").read_text())[-1][1])
+    print(report)
+    accuracy = report["results"][0]["accuracy"] if "results" in report else report["lfw"]["accuracy"]
+    assert accuracy == pytest.approx(during_training["lfw"], abs=1e-12)

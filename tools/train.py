@@ -24,12 +24,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.resume:
         args.overrides = list(args.overrides or []) + [f"train.resume={args.resume}"]
+    from paddle_pfc.trainer import Trainer, check_supported, setup_logging
+
     try:
         cfg = config_from_args(args)
+        check_supported(cfg)
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
-    from paddle_pfc.trainer import Trainer, setup_logging
 
     rank, world_size = paddle_pfc.init_distributed()
     setup_logging(Path(cfg.train.output_dir), rank)

@@ -67,6 +67,8 @@ def main() -> None:
         "backbone": np.concatenate([np.array(scope.find_var(n).get_tensor()).ravel()
                                     for n in trainer.backbone_names.values()]),
     }
+    result["eval_embedding"] = trainer.embed(images)  # eval program (BN statistics) on probe images
+    result["probe_images"] = images
     np.savez(Path(args.out) / f"rank{rank}.npz", **result)
     if rank == 0:
         (Path(args.out) / "val.json").write_text(json.dumps(history["val"]))
