@@ -38,9 +38,9 @@ import warnings
 from pathlib import Path
 from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
-import cv2
 import numpy as np
 
+from paddle_pfc.data._image import decode_rgb, fit_size
 from paddle_pfc.export import (LEGACY_MODEL_FILE, META_FILE, MODEL_FILE, NORMALIZATION, ONNX_FILE, PARAMS_FILE,
                                read_export_meta)
 
@@ -90,15 +90,7 @@ def read_image(path: PathLike) -> np.ndarray:
         raise FileNotFoundError(f"{path}: image file not found") from None
     except OSError as e:
         raise ValueError(f"{path}: cannot read image file ({e})") from e
-    img = None
-    if data.size:
-        try:
-            img = cv2.imdecode(data, cv2.IMREAD_COLOR)
-        except cv2.error:
-            img = None
-    if img is None or img.ndim != 3 or img.shape[2] != 3 or img.size == 0:
-        raise ValueError(f"{path}: cannot decode image ({data.size} bytes)")
-    return cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
+    return decode_rgb(data, path)
 
 
 def _as_rgb(arr: np.ndarray, name: str) -> np.ndarray:
@@ -335,8 +327,7 @@ class FaceEmbedder:
             img = read_image(item) if isinstance(item, (str, os.PathLike)) else _as_rgb(item, name)
             if img.shape[:2] != (h, w):
                 resized.append(f"{name} ({img.shape[0]}x{img.shape[1]})")
-                shrink = img.shape[0] > h and img.shape[1] > w
-                img = cv2.resize(img, (w, h), interpolation=cv2.INTER_AREA if shrink else cv2.INTER_LINEAR)
+                img = fit_size(img, (h, w))
             rgb[i] = img
         if resized:
             warnings.warn(f"FaceEmbedder: resized {len(resized)} image(s) to {h}x{w} (first: {resized[0]}); "

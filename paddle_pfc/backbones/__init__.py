@@ -38,6 +38,7 @@ from .iresnet import (
     iresnet50,
     iresnet100,
     iresnet200,
+    check_head_args,
     normalize_input_size,
 )
 from .mobilefacenet import MobileFaceNet, mobilefacenet
@@ -77,12 +78,7 @@ def build_backbone(name: str, embedding_size: int = 512, input_size=112,
     if key not in BACKBONES:
         valid = ", ".join(BACKBONES + tuple(ALIASES))
         raise ValueError(f"unknown backbone name {name!r}; valid names: {valid}")
-    if isinstance(embedding_size, bool) or not isinstance(embedding_size, int) \
-            or embedding_size < 1:
-        raise ValueError(f"embedding_size must be an int >= 1, got {embedding_size!r}")
-    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) \
-            or not 0.0 <= float(dropout) < 1.0:
-        raise ValueError(f"dropout must be a float in [0, 1), got {dropout!r}")
+    check_head_args(embedding_size, dropout)
     size = normalize_input_size(input_size)
     if key == "mobilefacenet":
         return mobilefacenet(embedding_size, size, float(dropout))

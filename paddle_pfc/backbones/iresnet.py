@@ -59,6 +59,15 @@ IRESNET_LAYERS = {
 }
 
 
+def check_head_args(embedding_size, dropout) -> None:
+    """ValueError naming the argument unless embedding_size is an int >= 1 and dropout in [0, 1)."""
+    if isinstance(embedding_size, bool) or not isinstance(embedding_size, int) or embedding_size < 1:
+        raise ValueError(f"embedding_size must be an int >= 1, got {embedding_size!r}")
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) \
+            or not 0.0 <= float(dropout) < 1.0:
+        raise ValueError(f"dropout must be a float in [0, 1), got {dropout!r}")
+
+
 def normalize_input_size(input_size) -> tuple[int, int]:
     """Return ``(H, W)`` from an int or a 2-sequence; ``ValueError`` naming
     ``input_size`` unless both are integers >= 16 and multiples of 16."""
@@ -176,12 +185,7 @@ class IResNet(nn.Layer):
         super().__init__()
         if len(layers) != 4 or any(int(n) < 1 for n in layers):
             raise ValueError(f"layers must be 4 positive block counts, got {layers!r}")
-        if isinstance(embedding_size, bool) or not isinstance(embedding_size, int) \
-                or embedding_size < 1:
-            raise ValueError(f"embedding_size must be an int >= 1, got {embedding_size!r}")
-        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) \
-                or not 0.0 <= float(dropout) < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
+        check_head_args(embedding_size, dropout)
         self.input_size = normalize_input_size(input_size)
         self.embedding_size = int(embedding_size)
         self.layer_counts = tuple(int(n) for n in layers)

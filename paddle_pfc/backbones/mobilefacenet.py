@@ -28,7 +28,7 @@ import math
 import paddle
 from paddle import nn
 
-from .iresnet import BN_EPSILON, BN_MOMENTUM, _check_spatial, normalize_input_size
+from .iresnet import BN_EPSILON, BN_MOMENTUM, _check_spatial, check_head_args, normalize_input_size
 
 __all__ = ["MobileFaceNet", "mobilefacenet"]
 
@@ -148,12 +148,7 @@ class MobileFaceNet(nn.Layer):
     def __init__(self, embedding_size: int = 512, input_size=112, dropout: float = 0.0,
                  blocks=(1, 4, 6, 2), scale: int = 2):
         super().__init__()
-        if isinstance(embedding_size, bool) or not isinstance(embedding_size, int) \
-                or embedding_size < 1:
-            raise ValueError(f"embedding_size must be an int >= 1, got {embedding_size!r}")
-        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) \
-                or not 0.0 <= float(dropout) < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
+        check_head_args(embedding_size, dropout)
         if len(blocks) != 4 or any(int(b) < 1 for b in blocks):
             raise ValueError(f"blocks must be 4 positive block counts, got {blocks!r}")
         self.input_size = normalize_input_size(input_size)
