@@ -1,0 +1,241 @@
+"""Memory planner for the Partial FC head: bytes per rank of a training step, and its inverse.
+
+The model (all sizes per rank, for the largest shard, i.e. rank 0 of the balanced split)::
+
+    C_l = ceil(C / W)                  class centers held by the rank (num_local)
+    S   = C_l                          without sampling (sample_ratio == 1)
+        = min(C_l, max(1, int(r*C_l))) with sampling (num_sample, as LargeScaleClassifier)
+    N   = B * W                        rows of the all-gathered global batch
+    c   = bytes of center_dtype        (float32 4, float16 / bfloat16 2)
+    f   = bytes of compute_dtype       (the dtype of the head's matmuls and temporaries)
+
+    centers            = C_l * D * c                      the shard (persistable)
+    momentum           = C_l * D * c   (momentum), 0 (sgd) the optimizer state (persistable)
+    kept_working_set   = k_SD * S * D * f                 kept rows and their temporaries
+    logits_buffers     = k_NS * N * S * f                 [N, S] buffers alive at the peak
+    gathered_features  = k_ND * N * D * f                 gathered features and their grads
+    sampling           = k_int * C_l * 8  (sampled only)  int64 masks / permutation of the shard
+    process_overhead   = PROCESS_OVERHEAD                 an idle rank (paddle + communicator)
+    total              = sum of the above
+
+The persistable terms are exact. The transient counts ``k_*`` describe how many tensors of each
+shape the CPU implementation (``paddle_pfc.margin_softmax.margin_softmax_loss``, the sparse
+Momentum update of ``paddle_pfc.sparse_update`` and ``sampling.sample_shard_cpu``) holds at the
+same time at the peak of a step, as counted by Paddle's host allocator ("Allocated" peak) under
+the PIR executor with its default garbage collection:
+
+* [S, D] (``k_SD``): the gathered kept rows, their detached copy (``_detached``), the center
+  gradient ``h`` and its projection, the gathered momentum rows and the Momentum temporaries
+  (``g + wd*w``, ``mu*v``, ``w - lr*v``). Without sampling the rows ARE the shard (no gather)
+  but the detached copy and the optimizer temporaries are full-shard sized.
+* [N, S] (``k_NS``): logits, scaled logits, the target-replaced logits, ``logits - max``,
+  ``exp``, the softmax kept for the backward, and in the backward ``softmax*coef``, the
+  target-replaced gradient and ``grad * inv_w_norm``. Not all are alive together; the peak holds
+  about 3.5 of them with sampling and about 1 without (there the peak is in the update, where the
+  [N, S] buffers are already freed).
+* sampling ints (``k_int``): marks, the random permutation, the permuted marks, their cumsum,
+  the keep mask and the masked-select output, O(C_l) each.
+
+The counts were measured with ``tools/benchmark.py`` (``step_peak_alloc_mib``) on one rank,
+C = 20000, D = 512, B = 128 and 512, r = 0.5 and 1.0, and validated against the peak RSS of
+2-rank runs at 0.1M-2M classes. ``PROCESS_OVERHEAD`` is the measured VmRSS of an idle rank after
+``import paddle_pfc``, the communicator set-up and one trivial program (paddle 3.3.1, CPU).
+glibc may keep freed heap memory of buffers below its mmap threshold (<= 32 MiB), so at small
+sizes the measured RSS can exceed the plan by up to a few hundred MiB; buffers of large heads
+are mmapped and returned, so there the plan tracks RSS closely.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["MemoryPlan", "plan", "max_classes", "parse_bytes", "DTYPE_BYTES", "PROCESS_OVERHEAD"]
+
+DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
+OPTIMIZER_STATES = {"momentum": 1, "sgd": 0}
+
+#: Measured VmRSS (bytes) of an idle rank: paddle imported, communicator up, one tiny program run.
+PROCESS_OVERHEAD = 320 * 2**20  # 318.9-320.2 MiB measured, 1 and 2 ranks
+
+# Transient tensor counts at the peak of a step (see the module docstring).
+K_SD_SAMPLED = {"momentum": 5.4, "sgd": 3.4}   # [S, D] buffers, with sampling
+K_SD_DENSE = {"momentum": 5.0, "sgd": 3.0}     # [S, D] (= [C_l, D]) buffers, without sampling
+K_NS_SAMPLED = 3.5                              # [N, S] buffers, with sampling
+K_NS_DENSE = 1.1                                # [N, S] buffers, without sampling
+K_ND = 6                                        # [N, D] buffers (gathered features, gradients)
+K_INT = 6                                       # int64 [C_l] buffers of the sampler
+
+_GIB = 2**30
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """Planned memory of one rank, in bytes. ``total`` is the sum of the component fields."""
+
+    num_classes: int
+    embedding_size: int
+    world_size: int
+    sample_ratio: float
+    batch_size: int
+    center_dtype: str
+    compute_dtype: str
+    optimizer: str
+    num_local: int
+    num_sample: int
+    global_batch: int
+    centers: int
+    momentum: int
+    kept_working_set: int
+    logits_buffers: int
+    gathered_features: int
+    sampling: int
+    process_overhead: int
+    total: int = field(init=False)
+
+    COMPONENTS = ("centers", "momentum", "kept_working_set", "logits_buffers",
+                  "gathered_features", "sampling", "process_overhead")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "total", sum(getattr(self, c) for c in self.COMPONENTS))
+
+    @property
+    def sampled(self) -> bool:
+        return self.num_sample < self.num_local
+
+    def as_dict(self) -> dict:
+        out = {k: getattr(self, k) for k in (
+            "num_classes", "embedding_size", "world_size", "sample_ratio", "batch_size",
+            "center_dtype", "compute_dtype", "optimizer", "num_local", "num_sample",
+            "global_batch")}
+        out.update({c: getattr(self, c) for c in self.COMPONENTS})
+        out["total"] = self.total
+        return out
+
+    def table(self) -> str:
+        """A readable table of the components in GiB."""
+        head = (f"{self.num_classes:,} classes, D={self.embedding_size}, W={self.world_size}, "
+                f"ratio={self.sample_ratio:g}, batch/rank={self.batch_size}, centers "
+                f"{self.center_dtype}, compute {self.compute_dtype}, {self.optimizer}\n"
+                f"per rank: num_local={self.num_local:,} kept S={self.num_sample:,} "
+                f"global batch N={self.global_batch}")
+        rows = [(c, getattr(self, c)) for c in self.COMPONENTS] + [("total", self.total)]
+        width = max(len(c) for c, _ in rows)
+        lines = [head, "-" * (width + 16)]
+        for name, value in rows:
+            if name == "total":
+                lines.append("-" * (width + 16))
+            lines.append(f"{name:<{width}}  {value / _GIB:10.3f} GiB")
+        lines.append(f"{'all ranks':<{width}}  {self.total * self.world_size / _GIB:10.3f} GiB")
+        return "\n".join(lines)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
+           compute_dtype, optimizer) -> None:
+    if not _is_int(world_size) or world_size < 1:
+        raise ValueError(f"world_size must be an int >= 1, got {world_size!r}")
+    if not _is_int(num_classes) or num_classes < world_size:
+        raise ValueError(f"num_classes must be an int >= world_size ({world_size}), got {num_classes!r}")
+    if not _is_int(embedding_size) or embedding_size < 1:
+        raise ValueError(f"embedding_size must be an int >= 1, got {embedding_size!r}")
+    if isinstance(sample_ratio, bool) or not isinstance(sample_ratio, (int, float)) \
+            or not math.isfinite(sample_ratio) or not 0.0 < sample_ratio <= 1.0:
+        raise ValueError(f"sample_ratio must be in (0, 1], got {sample_ratio!r}")
+    if not _is_int(batch_size) or batch_size < 1:
+        raise ValueError(f"batch_size must be an int >= 1 (per rank), got {batch_size!r}")
+    for name, value in (("center_dtype", center_dtype), ("compute_dtype", compute_dtype)):
+        if value not in DTYPE_BYTES:
+            raise ValueError(f"{name} must be one of {sorted(DTYPE_BYTES)}, got {value!r}")
+    if optimizer not in OPTIMIZER_STATES:
+        raise ValueError(f"optimizer must be one of {sorted(OPTIMIZER_STATES)}, got {optimizer!r}")
+
+
+def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: float = 1.0,
+         batch_size: int = 128, center_dtype: str = "float32", compute_dtype: str = "float32",
+         optimizer: str = "momentum") -> MemoryPlan:
+    """Planned peak memory per rank of a head training step (see the module docstring).
+
+    ``batch_size`` is per rank. ``center_dtype`` is the storage dtype of the centers and their
+    momentum, ``compute_dtype`` the dtype of the head's products and temporaries (the current
+    CPU implementation computes in float32). Raises ValueError naming a bad argument.
+    """
+    _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
+           compute_dtype, optimizer)
+    num_local = -(-num_classes // world_size)
+    num_sample = min(num_local, max(1, int(float(sample_ratio) * num_local)))
+    sampled = num_sample < num_local
+    n, d, s = batch_size * world_size, embedding_size, num_sample
+    c, f = DTYPE_BYTES[center_dtype], DTYPE_BYTES[compute_dtype]
+    centers = num_local * d * c
+    momentum = OPTIMIZER_STATES[optimizer] * num_local * d * c
+    k_sd = (K_SD_SAMPLED if sampled else K_SD_DENSE)[optimizer]
+    k_ns = K_NS_SAMPLED if sampled else K_NS_DENSE
+    return MemoryPlan(
+        num_classes=num_classes, embedding_size=d, world_size=world_size,
+        sample_ratio=float(sample_ratio), batch_size=batch_size, center_dtype=center_dtype,
+        compute_dtype=compute_dtype, optimizer=optimizer, num_local=num_local,
+        num_sample=num_sample, global_batch=n, centers=centers, momentum=momentum,
+        kept_working_set=int(math.ceil(k_sd * s * d * f)),
+        logits_buffers=int(math.ceil(k_ns * n * s * f)),
+        gathered_features=K_ND * n * d * f,
+        sampling=K_INT * num_local * 8 if sampled else 0,
+        process_overhead=PROCESS_OVERHEAD)
+
+
+def max_classes(memory_per_rank_bytes: int, embedding_size: int, world_size: int,
+                sample_ratio: float = 1.0, batch_size: int = 128, center_dtype: str = "float32",
+                compute_dtype: str = "float32", optimizer: str = "momentum") -> int:
+    """The largest ``num_classes`` whose :func:`plan` total fits in ``memory_per_rank_bytes``.
+
+    Inverse of :func:`plan` (binary search; the total grows with num_classes): for the result
+    ``m``, ``plan(m, ...).total <= memory < plan(m + 1, ...).total``. Returns 0 when not even
+    ``world_size`` classes (one per rank) fit. Raises ValueError naming a bad argument.
+    """
+    if isinstance(memory_per_rank_bytes, bool) or not isinstance(memory_per_rank_bytes, (int, float)) \
+            or not math.isfinite(memory_per_rank_bytes) or memory_per_rank_bytes <= 0:
+        raise ValueError(f"memory_per_rank_bytes must be a positive number, got {memory_per_rank_bytes!r}")
+    _check(world_size if _is_int(world_size) else 1, embedding_size, world_size, sample_ratio,
+           batch_size, center_dtype, compute_dtype, optimizer)
+
+    def total(c: int) -> int:
+        return plan(c, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
+                    compute_dtype, optimizer).total
+
+    lo = world_size
+    if total(lo) > memory_per_rank_bytes:
+        return 0
+    hi = lo * 2
+    while total(hi) <= memory_per_rank_bytes:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:  # total(lo) fits, total(hi) does not
+        mid = (lo + hi) // 2
+        if total(mid) <= memory_per_rank_bytes:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9,
+          "gb": 10**9, "t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30,
+          "tib": 2**40}
+
+
+def parse_bytes(text: str | int | float) -> int:
+    """``"11GiB"`` -> bytes. Units: B, KB/MB/GB/TB (powers of 10), KiB/MiB/GiB/TiB; K/M/G/T as
+    the decimal ones. Raises ValueError for anything else."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        if not math.isfinite(text) or text <= 0:
+            raise ValueError(f"memory must be positive, got {text!r}")
+        return int(text)
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][0-9]+)?)\s*([A-Za-z]*)\s*", str(text))
+    if not match or match.group(2).lower() not in _UNITS:
+        raise ValueError(f"memory must look like '11GiB', '512MiB' or a byte count, got {text!r}")
+    value = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+    if value <= 0:
+        raise ValueError(f"memory must be positive, got {text!r}")
+    return value

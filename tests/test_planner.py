@@ -1,0 +1,150 @@
+"""Fast tests of paddle_pfc.planner (pure arithmetic, no paddle launch)."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paddle_pfc import planner
+from paddle_pfc.planner import PROCESS_OVERHEAD, max_classes, parse_bytes, plan
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_small_case_by_hand():
+    p = plan(1000, 8, 2, sample_ratio=0.5, batch_size=4)
+    assert (p.num_local, p.num_sample, p.global_batch) == (500, 250, 8)
+    assert p.centers == 500 * 8 * 4 == 16000
+    assert p.momentum == 16000
+    assert p.kept_working_set == 43200          # 5.4 * 250 * 8 * 4
+    assert p.logits_buffers == 28000            # 3.5 * 8 * 250 * 4
+    assert p.gathered_features == 1536          # 6 * 8 * 8 * 4
+    assert p.sampling == 24000                  # 6 * 500 * 8
+    assert p.process_overhead == PROCESS_OVERHEAD
+    assert p.total == 16000 * 2 + 43200 + 28000 + 1536 + 24000 + PROCESS_OVERHEAD
+
+
+def test_dense_case_by_hand():
+    p = plan(1001, 8, 2, sample_ratio=1.0, batch_size=4)
+    assert (p.num_local, p.num_sample) == (501, 501)     # largest shard: ceil(1001 / 2)
+    assert p.sampling == 0
+    assert p.kept_working_set == 5 * 501 * 8 * 4
+    assert p.logits_buffers == int(-(-1.1 * 8 * 501 * 4 // 1))
+    assert p.total == sum(getattr(p, c) for c in p.COMPONENTS)
+
+
+def test_sgd_has_no_momentum():
+    p = plan(10_000, 64, 2, 0.1, optimizer="sgd")
+    assert p.momentum == 0
+    assert p.kept_working_set < plan(10_000, 64, 2, 0.1).kept_working_set
+
+
+def test_sample_ratio_rounding_matches_classifier():
+    p = plan(100, 4, 1, sample_ratio=0.001)
+    assert p.num_sample == 1
+
+
+@pytest.mark.parametrize("key,values", [
+    ("num_classes", [10_000, 100_000, 1_000_000, 4_000_000]),
+    ("embedding_size", [64, 128, 512, 1024]),
+    ("sample_ratio", [0.01, 0.1, 0.5, 0.9]),
+    ("batch_size", [1, 64, 128, 512]),
+])
+def test_monotone(key, values):
+    args = dict(num_classes=1_000_000, embedding_size=512, world_size=2, sample_ratio=0.1,
+                batch_size=128)
+    totals = [plan(**{**args, key: v}).total for v in values]
+    assert totals == sorted(totals) and len(set(totals)) == len(totals)
+
+
+def test_more_ranks_less_memory_per_rank():
+    totals = [plan(4_000_000, 512, w, 0.1).total for w in (1, 2, 4, 8)]
+    assert totals == sorted(totals, reverse=True)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_centers_halve_storage(dtype):
+    full = plan(1_000_000, 512, 2, 0.1)
+    half = plan(1_000_000, 512, 2, 0.1, center_dtype=dtype)
+    assert 2 * half.centers == full.centers
+    assert 2 * half.momentum == full.momentum
+    assert half.kept_working_set == full.kept_working_set   # compute dtype unchanged
+    half_compute = plan(1_000_000, 512, 2, 0.1, compute_dtype=dtype)
+    assert 2 * half_compute.logits_buffers == pytest.approx(full.logits_buffers, abs=2)
+
+
+@pytest.mark.parametrize("memory", [2 * 2**30, 11 * 2**30, 40 * 2**30])
+@pytest.mark.parametrize("ratio", [0.1, 1.0])
+def test_max_classes_is_the_inverse(memory, ratio):
+    m = max_classes(memory, 512, 2, ratio, 128)
+    assert m >= 2
+    assert plan(m, 512, 2, ratio, 128).total <= memory
+    assert plan(m + 1, 512, 2, ratio, 128).total > memory
+
+
+def test_max_classes_nothing_fits():
+    assert max_classes(PROCESS_OVERHEAD // 2, 512, 2, 0.1) == 0
+
+
+def test_max_classes_grows_with_memory_and_ranks():
+    assert max_classes(8 * 2**30, 512, 2, 0.1) < max_classes(16 * 2**30, 512, 2, 0.1)
+    assert max_classes(8 * 2**30, 512, 2, 0.1) < max_classes(8 * 2**30, 512, 4, 0.1)
+
+
+@pytest.mark.parametrize("kwargs,name", [
+    (dict(num_classes=0), "num_classes"),
+    (dict(num_classes=1), "num_classes"),          # fewer classes than ranks
+    (dict(num_classes=10.5), "num_classes"),
+    (dict(embedding_size=0), "embedding_size"),
+    (dict(world_size=0), "world_size"),
+    (dict(world_size=True), "world_size"),
+    (dict(sample_ratio=0.0), "sample_ratio"),
+    (dict(sample_ratio=1.5), "sample_ratio"),
+    (dict(sample_ratio=float("nan")), "sample_ratio"),
+    (dict(batch_size=0), "batch_size"),
+    (dict(center_dtype="float64"), "center_dtype"),
+    (dict(compute_dtype="int8"), "compute_dtype"),
+    (dict(optimizer="adam"), "optimizer"),
+])
+def test_bad_arguments(kwargs, name):
+    args = dict(num_classes=1000, embedding_size=64, world_size=2)
+    with pytest.raises(ValueError, match=name):
+        plan(**{**args, **kwargs})
+
+
+@pytest.mark.parametrize("memory", [0, -5, float("inf"), "11GiB", True])
+def test_max_classes_bad_memory(memory):
+    with pytest.raises(ValueError, match="memory_per_rank_bytes"):
+        max_classes(memory, 512, 2)
+
+
+def test_parse_bytes():
+    assert parse_bytes("11GiB") == 11 * 2**30
+    assert parse_bytes("512 MiB") == 512 * 2**20
+    assert parse_bytes("1.5G") == 1_500_000_000
+    assert parse_bytes(1024) == 1024
+    for bad in ("", "12 parsecs", "-3GiB", "GiB"):
+        with pytest.raises(ValueError, match="memory"):
+            parse_bytes(bad)
+
+
+def test_table_mentions_every_component():
+    text = plan(1_000_000, 512, 2, 0.1).table()
+    for c in planner.MemoryPlan.COMPONENTS + ("total",):
+        assert c in text
+    assert "GiB" in text
+
+
+def test_cli():
+    out = subprocess.run([sys.executable, str(REPO / "tools" / "plan.py"), "--num-classes",
+                          "1000000", "--world-size", "2", "--sample-ratio", "0.1"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "total" in out and "GiB" in out
+    out = subprocess.run([sys.executable, str(REPO / "tools" / "plan.py"), "--max-classes",
+                          "--memory", "11GiB", "--world-size", "2", "--sample-ratio", "0.1"],
+                         capture_output=True, text=True, check=True).stdout
+    m = max_classes(11 * 2**30, 512, 2, 0.1, 128)
+    assert f"{m:,}" in out
+    bad = subprocess.run([sys.executable, str(REPO / "tools" / "plan.py"), "--num-classes", "0"],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "num_classes" in bad.stderr

@@ -1,0 +1,422 @@
+"""Benchmark of the Partial FC head (or a whole training step) in a Paddle 3 static program.
+
+Launch on W ranks (gloo on CPU) or run with plain python for one rank::
+
+    python -m paddle.distributed.launch --nproc_per_node 2 tools/benchmark.py \\
+        --num-classes 100000,1000000 --embedding-size 512 --batch-size 128 \\
+        --sample-ratio 0.1 --steps 20 --warmup 3 --json out.jsonl
+
+``--num-classes``, ``--embedding-size``, ``--batch-size`` and ``--sample-ratio`` take comma
+lists; every combination is one *configuration*, run one after the other in the same processes,
+each in a fresh scope. Per configuration rank 0 prints ONE JSON line (and appends it to
+``--json``):
+
+* ``mode`` ``head``: synthetic features fed as a ``paddle.static.data`` input [B, D] (no
+  backbone), the real :class:`paddle_pfc.LargeScaleClassifier` and
+  ``paddle_pfc.minimize(Momentum(0.1, momentum=0.9, weight_decay=5e-4), loss)``.
+  ``mode`` ``e2e``: the same head on a backbone from ``paddle_pfc.backbones.build_backbone``
+  (``--backbone``, ``--input-size``) fed synthetic images [B, 3, H, W]; also reports images/s.
+* step time: ``time.perf_counter`` around ``exe.run(main, feed, fetch_list=[loss])`` (the loss
+  fetch synchronises, and the collectives in the step keep the ranks in lock-step); median and
+  min over ``--steps`` timed steps after ``--warmup`` untimed ones.
+* ``floor_s``: the median time, measured in the same processes right after the configuration,
+  of a static program that does only the three products of the head on the same shapes:
+  ``[N, D] x [D, S]`` (forward logits), ``[N, S] x [S, D]`` (feature gradient) and
+  ``[S, N] x [N, D]`` (center gradient), with N = B * W gathered rows and S = this rank's kept
+  centers (``num_sample``, or ``num_local`` without sampling). Inputs are persistable tensors
+  initialised in the scope; only one element of each result is fetched. Every rank runs it at
+  the same time (the same CPU sharing as the real step); the maximum over ranks is reported.
+  ``step_over_floor`` = ``median_step_s / floor_s``.
+* memory, per rank (MiB, from ``/proc/self/status``; gathered from every rank with a one-op
+  all-gather program): ``peak_rss_mib`` = VmHWM over the whole configuration (program build,
+  start-up initialisation and all steps; VmHWM is reset through ``/proc/self/clear_refs`` before
+  each configuration), ``step_peak_rss_mib`` = VmHWM over the steps only (reset after start-up),
+  and ``idle_rss_mib`` = VmRSS of the process after importing paddle, initialising the
+  communicator and running a trivial program (measured once at start; the planner's
+  ``process_overhead``). Lists are in rank order; ``*_max`` fields are the maxima. Also from
+  Paddle's host allocator statistic "Allocated" (exact tensor bytes, no allocator slack):
+  ``persistent_alloc_mib`` (after start-up), ``startup_peak_alloc_mib`` and
+  ``step_peak_alloc_mib`` (peak during the steps, persistent tensors included).
+* diagnostics per rank and timed step: ``cpu_user_s_per_step``, ``cpu_sys_s_per_step`` and
+  ``minor_faults_per_step`` (getrusage). A sys time close to the user time means the step is
+  paying for page faults of freshly mmapped temporaries.
+* ``--malloc-mmap-threshold N`` (default off) calls glibc ``mallopt`` so that freed buffers of
+  at least N bytes leave the RSS; by default glibc may keep freed heap blocks below its dynamic
+  threshold (<= 32 MiB) resident, which inflates the RSS of small heads.
+
+Nothing large is fed inside the timed loop: the features [B, D] (or images) and labels [B] of
+each step are generated before the loop (a few distinct batches, cycled).
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import itertools
+import json
+import os
+import platform
+import resource
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import paddle_pfc  # noqa: F401  (sets the math-library environment before paddle loads MKL)
+import paddle
+from paddle import _C_ops
+
+from paddle_pfc.classifier import class_split
+
+_DISTINCT_BATCHES = 16  # distinct synthetic batches cycled through the steps
+
+
+# ---------------------------------------------------------------------------------------------
+# memory helpers
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return -1
+
+
+def rss_mib() -> float:
+    """Current resident set size of this process in MiB."""
+    return _status_kib("VmRSS") / 1024.0
+
+
+def peak_rss_mib() -> float:
+    """Peak resident set size (VmHWM) since the last :func:`reset_peak_rss`, in MiB."""
+    return _status_kib("VmHWM") / 1024.0
+
+
+def allocated_mib(peak: bool = True) -> float:
+    """Paddle's host allocator statistic "Allocated" (peak or current) in MiB; -1 if unavailable."""
+    core = paddle.base.core
+    try:
+        fn = core.host_memory_stat_peak_value if peak else core.host_memory_stat_current_value
+        return fn("Allocated", 0) / 2**20
+    except Exception:  # pragma: no cover - older/other builds
+        return -1.0
+
+
+def reset_peak_allocated() -> None:
+    try:
+        paddle.base.core.host_memory_stat_reset_peak_value("Allocated", 0)
+    except Exception:  # pragma: no cover
+        pass
+
+
+def reset_peak_rss() -> bool:
+    """Reset VmHWM to the current RSS (Linux ``clear_refs`` 5). False when not permitted."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def set_malloc_mmap_threshold(nbytes: int) -> bool:
+    """glibc ``mallopt(M_MMAP_THRESHOLD, n)`` and ``mallopt(M_TRIM_THRESHOLD, n)``: blocks of at
+    least ``n`` bytes are mmapped (returned to the OS when freed) and the dynamic threshold
+    (which grows up to 32 MiB and lets freed heap memory stay resident) is switched off."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL("libc.so.6")
+        return bool(libc.mallopt(-3, int(nbytes))) and bool(libc.mallopt(-1, int(nbytes)))
+    except (OSError, AttributeError):
+        return False
+
+
+# ---------------------------------------------------------------------------------------------
+def _comma_list(kind):
+    def parse(text: str):
+        try:
+            values = [kind(v) for v in text.split(",") if v.strip()]
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"bad list {text!r}: {exc}") from None
+        if not values:
+            raise argparse.ArgumentTypeError(f"empty list {text!r}")
+        return values
+    return parse
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--mode", choices=("head", "e2e"), default="head")
+    p.add_argument("--num-classes", type=_comma_list(int), default=[1_000_000])
+    p.add_argument("--embedding-size", type=_comma_list(int), default=[512])
+    p.add_argument("--batch-size", type=_comma_list(int), default=[128], help="per rank")
+    p.add_argument("--sample-ratio", type=_comma_list(float), default=[0.1])
+    p.add_argument("--steps", type=int, default=20, help="timed steps per configuration")
+    p.add_argument("--warmup", type=int, default=3, help="untimed steps before timing")
+    p.add_argument("--floor-steps", type=int, default=None,
+                   help="timed runs of the matmul floor (default: --steps)")
+    p.add_argument("--no-floor", action="store_true", help="skip the matmul floor")
+    p.add_argument("--backbone", default="mobilefacenet", help="e2e mode: backbone name")
+    p.add_argument("--input-size", type=int, default=112, help="e2e mode: image side (multiple of 16)")
+    p.add_argument("--margins", type=_comma_list(float), default=[1.0, 0.5, 0.0],
+                   help="m1,m2,m3 (ArcFace default 1,0.5,0)")
+    p.add_argument("--scale", type=float, default=64.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--malloc-mmap-threshold", type=int, default=0,
+                   help="bytes; >0 calls glibc mallopt(M_MMAP_THRESHOLD/M_TRIM_THRESHOLD) so that "
+                        "freed buffers leave the RSS (default 0: glibc defaults, what users get)")
+    p.add_argument("--json", default=None, help="append one JSON line per configuration (rank 0)")
+    args = p.parse_args(argv)
+    if args.steps < 1:
+        p.error("--steps must be >= 1")
+    if args.warmup < 0:
+        p.error("--warmup must be >= 0")
+    if len(args.margins) != 3:
+        p.error("--margins needs three numbers m1,m2,m3")
+    if args.floor_steps is None:
+        args.floor_steps = args.steps
+    return args
+
+
+# ---------------------------------------------------------------------------------------------
+class RankGather:
+    """All-gathers a small float64 vector from every rank (one tiny static program)."""
+
+    def __init__(self, world_size: int, length: int) -> None:
+        self.world_size, self.length = world_size, length
+        if world_size == 1:
+            return
+        self.main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(self.main, startup):
+            v = paddle.static.data("rank_values", [1, length], "float64")
+            self.out = _C_ops.all_gather(v, 0, world_size)
+        self.exe = paddle.static.Executor(paddle.CPUPlace())
+        self.scope = paddle.static.Scope()
+
+    def __call__(self, values) -> np.ndarray:
+        """[W, length] array: row r holds rank r's ``values``."""
+        values = np.asarray(values, dtype=np.float64).reshape(1, self.length)
+        if self.world_size == 1:
+            return values
+        with paddle.static.scope_guard(self.scope):
+            out, = self.exe.run(self.main, feed={"rank_values": values}, fetch_list=[self.out])
+        return np.asarray(out).reshape(self.world_size, self.length)
+
+
+def idle_overhead() -> float:
+    """RSS (MiB) after a trivial static program has run: the fixed cost of a rank."""
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        x = paddle.static.data("x", [4], "float32")
+        y = x * 2.0 + 1.0
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    with paddle.static.scope_guard(paddle.static.Scope()):
+        exe.run(startup)
+        exe.run(main, feed={"x": np.ones(4, np.float32)}, fetch_list=[y])
+    gc.collect()
+    return rss_mib()
+
+
+# ---------------------------------------------------------------------------------------------
+def build_train_program(cfg: dict, args, rank: int, world_size: int):
+    """(main, startup, head, loss, input names) for one configuration."""
+    from paddle_pfc.backbones import build_backbone  # only e2e needs it; cheap import anyway
+
+    b, d = cfg["batch_size"], cfg["embedding_size"]
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        label = paddle.static.data("label", [b], "int64")
+        if args.mode == "head":
+            feature = paddle.static.data("feature", [b, d], "float32")
+            feature.stop_gradient = False
+            inputs = "feature"
+        else:
+            backbone = build_backbone(args.backbone, embedding_size=d, input_size=args.input_size)
+            backbone.train()
+            image = paddle.static.data("image", [b, 3, args.input_size, args.input_size], "float32")
+            feature = backbone(image)
+            inputs = "image"
+        head = paddle_pfc.LargeScaleClassifier(
+            feature, label, rank, world_size, cfg["num_classes"], *args.margins, scale=args.scale,
+            sample_ratio=cfg["sample_ratio"], embedding_size=d, seed=args.seed)
+        loss = head.output_dict["loss"]
+        optimizer = paddle.optimizer.Momentum(0.1, momentum=0.9, weight_decay=5e-4)
+        paddle_pfc.minimize(optimizer, loss)
+    return main, startup, head, loss, inputs
+
+
+def make_feeds(cfg: dict, args, rank: int, inputs: str) -> list[dict]:
+    rng = np.random.default_rng(args.seed * 7919 + rank)
+    b, d = cfg["batch_size"], cfg["embedding_size"]
+    feeds = []
+    for _ in range(min(_DISTINCT_BATCHES, args.warmup + args.steps)):
+        shape = [b, d] if inputs == "feature" else [b, 3, args.input_size, args.input_size]
+        feeds.append({inputs: rng.standard_normal(shape, dtype=np.float32),
+                      "label": rng.integers(0, cfg["num_classes"], b, dtype=np.int64)})
+    return feeds
+
+
+def run_train(cfg: dict, args, rank: int, world_size: int) -> dict:
+    """Build, initialise and time one configuration in a fresh scope; return rank-local numbers."""
+    reset_peak_rss()
+    reset_peak_allocated()
+    base_alloc = allocated_mib(peak=False)
+    scope = paddle.static.Scope()
+    with paddle.static.scope_guard(scope):
+        main, startup, head, loss, inputs = build_train_program(cfg, args, rank, world_size)
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        t0 = time.perf_counter()
+        exe.run(startup)
+        startup_s = time.perf_counter() - t0
+        startup_peak = peak_rss_mib()
+        startup_alloc = allocated_mib() - base_alloc
+        persistent_alloc = allocated_mib(peak=False) - base_alloc
+        reset_peak_rss()
+        reset_peak_allocated()
+        feeds = make_feeds(cfg, args, rank, inputs)
+        times, losses = [], []
+        usage0 = None
+        for step in range(args.warmup + args.steps):
+            feed = feeds[step % len(feeds)]
+            t0 = time.perf_counter()
+            out, = exe.run(main, feed=feed, fetch_list=[loss])
+            elapsed = time.perf_counter() - t0
+            if step >= args.warmup:
+                times.append(elapsed)
+            if step + 1 == args.warmup:
+                usage0 = resource.getrusage(resource.RUSAGE_SELF)
+            losses.append(float(np.asarray(out)))
+        step_peak = peak_rss_mib()
+        usage1 = resource.getrusage(resource.RUSAGE_SELF)
+        if usage0 is None:
+            usage0 = usage1
+        step_alloc = allocated_mib() - base_alloc
+        num_local, num_sample = head.num_local, head.num_sample
+    result = dict(times=times, losses=losses, startup_s=startup_s, num_local=num_local,
+                  num_sample=num_sample, step_peak=step_peak,
+                  peak=max(startup_peak, step_peak), startup_alloc=startup_alloc,
+                  persistent_alloc=persistent_alloc, step_alloc=step_alloc,
+                  user_s=(usage1.ru_utime - usage0.ru_utime) / len(times) if args.warmup else float("nan"),
+                  sys_s=(usage1.ru_stime - usage0.ru_stime) / len(times) if args.warmup else float("nan"),
+                  minflt=(usage1.ru_minflt - usage0.ru_minflt) / len(times) if args.warmup else float("nan"))
+    del main, startup, head, loss, exe, scope
+    gc.collect()
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+def build_floor_program(n: int, s: int, d: int):
+    """The three products of the head alone, on persistable inputs (nothing is fed)."""
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    init = paddle.nn.initializer.Normal(0.0, 0.01)
+    with paddle.static.program_guard(main, startup):
+        x = paddle.static.create_parameter([n, d], "float32", name="floor_x", default_initializer=init)
+        w = paddle.static.create_parameter([s, d], "float32", name="floor_w", default_initializer=init)
+        x.stop_gradient = w.stop_gradient = True
+        logits = paddle.matmul(x, w, transpose_y=True)                       # [N,D]x[D,S]
+        grad_x = paddle.matmul(logits, w)                                    # [N,S]x[S,D]
+        grad_w = paddle.matmul(logits, x, transpose_x=True)                  # [S,N]x[N,D]
+        probe = grad_x[0, 0] + grad_w[0, 0]
+    return main, startup, probe
+
+
+def run_floor(n: int, s: int, d: int, warmup: int, steps: int) -> list[float]:
+    scope = paddle.static.Scope()
+    with paddle.static.scope_guard(scope):
+        main, startup, probe = build_floor_program(n, s, d)
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        exe.run(startup)
+        times = []
+        for step in range(warmup + steps):
+            t0 = time.perf_counter()
+            exe.run(main, fetch_list=[probe])
+            if step >= warmup:
+                times.append(time.perf_counter() - t0)
+    del main, startup, probe, exe, scope
+    gc.collect()
+    return times
+
+
+# ---------------------------------------------------------------------------------------------
+def configurations(args) -> list[dict]:
+    return [dict(num_classes=c, embedding_size=d, batch_size=b, sample_ratio=r)
+            for c, d, b, r in itertools.product(args.num_classes, args.embedding_size,
+                                                args.batch_size, args.sample_ratio)]
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    malloc_set = set_malloc_mmap_threshold(args.malloc_mmap_threshold) \
+        if args.malloc_mmap_threshold > 0 else False
+    rank, world_size = paddle_pfc.init_distributed()
+    gather = RankGather(world_size, 12)
+    idle = idle_overhead()
+    can_reset = reset_peak_rss()
+    for cfg in configurations(args):
+        if cfg["num_classes"] < world_size:
+            raise SystemExit(f"--num-classes {cfg['num_classes']} < world size {world_size}")
+        train = run_train(cfg, args, rank, world_size)
+        n = cfg["batch_size"] * world_size
+        kept = train["num_sample"]
+        floor = [float("nan")]
+        if not args.no_floor:
+            floor = run_floor(n, kept, cfg["embedding_size"], min(args.warmup, 2) or 1, args.floor_steps)
+        median_step = statistics.median(train["times"])
+        per_rank = gather([train["peak"], train["step_peak"], idle, statistics.median(floor),
+                           median_step, train["startup_s"], train["persistent_alloc"],
+                           train["startup_alloc"], train["step_alloc"], train["user_s"],
+                           train["sys_s"], train["minflt"]])
+        if rank != 0:
+            continue
+        floor_s = float(np.max(per_rank[:, 3]))
+        global_batch = cfg["batch_size"] * world_size
+        record = {
+            "mode": args.mode,
+            "num_classes": cfg["num_classes"],
+            "embedding_size": cfg["embedding_size"],
+            "batch_per_rank": cfg["batch_size"],
+            "world_size": world_size,
+            "sample_ratio": cfg["sample_ratio"],
+            "dtype": "float32",
+            "num_local": train["num_local"],
+            "num_sample": kept,
+            "steps": args.steps,
+            "warmup": args.warmup,
+            "median_step_s": round(median_step, 6),
+            "min_step_s": round(min(train["times"]), 6),
+            "samples_per_s": round(global_batch / median_step, 2),
+            "floor_s": None if np.isnan(floor_s) else round(floor_s, 6),
+            "step_over_floor": None if np.isnan(floor_s) else round(median_step / floor_s, 3),
+            "peak_rss_mib": [round(v, 1) for v in per_rank[:, 0]],
+            "peak_rss_mib_max": round(float(per_rank[:, 0].max()), 1),
+            "step_peak_rss_mib": [round(v, 1) for v in per_rank[:, 1]],
+            "step_peak_rss_mib_max": round(float(per_rank[:, 1].max()), 1),
+            "idle_rss_mib": [round(v, 1) for v in per_rank[:, 2]],
+            "persistent_alloc_mib": [round(v, 1) for v in per_rank[:, 6]],
+            "startup_peak_alloc_mib": [round(v, 1) for v in per_rank[:, 7]],
+            "step_peak_alloc_mib": [round(v, 1) for v in per_rank[:, 8]],
+            "cpu_user_s_per_step": [round(v, 4) for v in per_rank[:, 9]],
+            "cpu_sys_s_per_step": [round(v, 4) for v in per_rank[:, 10]],
+            "minor_faults_per_step": [round(v) if np.isfinite(v) else None for v in per_rank[:, 11]],
+            "rank_median_step_s": [round(v, 6) for v in per_rank[:, 4]],
+            "startup_s": round(float(per_rank[:, 5].max()), 3),
+            "first_loss": train["losses"][0],
+            "last_loss": train["losses"][-1],
+            "peak_reset_ok": can_reset,
+            "malloc_mmap_threshold": args.malloc_mmap_threshold if malloc_set else None,
+            "host": platform.node(),
+            "cpus": os.cpu_count(),
+        }
+        if args.mode == "e2e":
+            record.update(backbone=args.backbone, input_size=args.input_size,
+                          images_per_s=record["samples_per_s"])
+        line = json.dumps(record)
+        print(line, flush=True)
+        if args.json:
+            with open(args.json, "a") as f:
+                f.write(line + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
