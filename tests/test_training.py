@@ -125,6 +125,5 @@ def test_export_and_validate_a_trained_checkpoint(base_run, tmp_path):
          "--json", str(tmp_path / "val.json"))
     report = json.loads((tmp_path / "val.json").read_text())
     during_training = dict(json.loads((tmp / "base" / "val.json").read_text())[-1][1])
-    print(report)
-    accuracy = report["results"][0]["accuracy"] if "results" in report else report["lfw"]["accuracy"]
-    assert accuracy == pytest.approx(during_training["lfw"], abs=1e-12)
+    assert report["sets"]["small_lfw"]["accuracy"] == pytest.approx(during_training["lfw"], abs=1e-12)
+    assert report["sets"]["small_lfw"]["num_pairs"] == 10
