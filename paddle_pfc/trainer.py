@@ -120,6 +120,12 @@ class Trainer:
             self.total_steps = min(self.total_steps, t.max_steps)
 
     def _build_programs(self) -> None:
+        # Fresh name counters: variable names (and so checkpoint keys) do not depend on what else
+        # this process built before.
+        with paddle.utils.unique_name.guard():
+            self._build_programs_named()
+
+    def _build_programs_named(self) -> None:
         m, loss_cfg, c, t = self.cfg.model, self.cfg.loss, self.cfg.classifier, self.cfg.train
         size = m.input_size
         paddle.seed(t.seed)

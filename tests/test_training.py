@@ -18,10 +18,10 @@ pytestmark = pytest.mark.multirank
 
 
 def run(tmp: Path, name: str, nproc: int, *overrides: str, resume: Path | None = None,
-        no_train: bool = False) -> list[dict]:
+        no_train: bool = False, config: Path = CONFIG) -> list[dict]:
     out = tmp / name
     out.mkdir()
-    args = ["--config", str(CONFIG), "--out", str(out), "-o", f"train.output_dir={tmp / 'runs' / name}"]
+    args = ["--config", str(config), "--out", str(out), "-o", f"train.output_dir={tmp / 'runs' / name}"]
     for item in overrides:
         args += ["-o", item]
     if resume is not None:
@@ -127,3 +127,14 @@ def test_export_and_validate_a_trained_checkpoint(base_run, tmp_path):
     during_training = dict(json.loads((tmp / "base" / "val.json").read_text())[-1][1])
     assert report["sets"]["small_lfw"]["accuracy"] == pytest.approx(during_training["lfw"], abs=1e-12)
     assert report["sets"]["small_lfw"]["num_pairs"] == 10
+
+
+def test_demo_config_smoke(tmp_path):
+    """The README's demo config itself, on 2 ranks for a few dozen steps."""
+    ranks = run(tmp_path, "demo", 2, "train.max_steps=24", "validation.synthetic_pairs=200",
+                "train.checkpoint_every_steps=12", config=REPO / "configs" / "demo_cpu.yaml")
+    loss = ranks[0]["loss"]
+    assert len(loss) == 24 and loss[-6:].mean() < loss[:6].mean() - 1.0, loss
+    assert (tmp_path / "runs" / "demo" / "checkpoints" / "step_000000024" / "meta.json").exists()
+    val = json.loads((tmp_path / "demo" / "val.json").read_text())
+    assert [step for step, _ in val] == [0, 24] and val[-1][1]["synthetic_val"] > val[0][1]["synthetic_val"], val

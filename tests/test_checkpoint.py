@@ -1,0 +1,112 @@
+"""Checkpoint loading is strict: every mismatch is an error naming the field or tensor."""
+from __future__ import annotations
+
+import pickle
+import shutil
+
+import numpy as np
+import pytest
+
+import paddle_pfc
+from paddle_pfc.checkpoint import CheckpointError, latest_checkpoint, reshard_rows
+from paddle_pfc.config import load_config
+from paddle_pfc.trainer import Trainer
+
+from launcher import REPO
+
+CONFIG = str(REPO / "tests" / "train_tiny.yaml")
+
+
+def make_trainer(tmp_path, *overrides: str) -> Trainer:
+    paddle_pfc.init_distributed()
+    return Trainer(load_config(CONFIG, [f"train.output_dir={tmp_path}", *overrides]), 0, 1)
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ckpt")
+    trainer = make_trainer(out, "train.max_steps=2")
+    trainer.train()
+    return latest_checkpoint(out / "checkpoints")
+
+
+def copy_of(saved, tmp_path):
+    target = tmp_path / "copy"
+    shutil.copytree(saved, target)
+    return target
+
+
+@pytest.mark.parametrize("override, field", [
+    ("data.num_classes=25", "num_classes"),
+    ("model.embedding_size=16", "embedding_size"),
+    ("model.backbone=iresnet18", "backbone"),
+])
+def test_other_model_shape_is_refused(saved, tmp_path, override, field):
+    trainer = make_trainer(tmp_path, override)
+    with pytest.raises(CheckpointError, match=field):
+        trainer.resume(str(saved))
+
+
+def edit_pickle(path, edit):
+    with open(path, "rb") as f:
+        data = pickle.load(f)
+    edit(data)
+    with open(path, "wb") as f:
+        pickle.dump(data, f)
+
+
+def test_missing_unexpected_and_misshaped_tensors_are_named(saved, tmp_path):
+    trainer = make_trainer(tmp_path / "run")
+    ckpt = copy_of(saved, tmp_path)
+    edit_pickle(ckpt / "backbone.pdparams", lambda d: d.pop("layers.0.layers.0.weight"))
+    with pytest.raises(CheckpointError, match=r"backbone: tensor 'layers.0.layers.0.weight' missing"):
+        trainer.resume(str(ckpt))
+    shutil.rmtree(ckpt)
+    ckpt = copy_of(saved, tmp_path)
+    edit_pickle(ckpt / "backbone.pdparams", lambda d: d.__setitem__("extra.weight", np.zeros(3, np.float32)))
+    with pytest.raises(CheckpointError, match=r"unexpected tensor 'extra.weight'"):
+        trainer.resume(str(ckpt))
+    shutil.rmtree(ckpt)
+    ckpt = copy_of(saved, tmp_path)
+    edit_pickle(ckpt / "backbone.pdparams", lambda d: d.__setitem__("layers.0.layers.0.weight", d["layers.0.layers.0.weight"][:1]))
+    with pytest.raises(CheckpointError, match=r"'layers.0.layers.0.weight' has shape"):
+        trainer.resume(str(ckpt))
+    shutil.rmtree(ckpt)
+    ckpt = copy_of(saved, tmp_path)
+    with open(ckpt / "states.pdstates", "rb") as f:
+        name = sorted(pickle.load(f))[0]
+    edit_pickle(ckpt / "states.pdstates", lambda d: d.pop(name))
+    with pytest.raises(CheckpointError, match=rf"optimizer state: tensor '{name}' missing"):
+        trainer.resume(str(ckpt))
+
+
+def test_missing_or_corrupt_files_are_named(saved, tmp_path):
+    trainer = make_trainer(tmp_path / "run")
+    ckpt = copy_of(saved, tmp_path)
+    (ckpt / "centers" / "head0.weight.rank0.npy").unlink()
+    with pytest.raises(CheckpointError, match="head0.weight.rank0.npy"):
+        trainer.resume(str(ckpt))
+    (ckpt / "meta.json").write_text("{not json")
+    with pytest.raises(CheckpointError, match="meta.json"):
+        trainer.resume(str(ckpt))
+    with pytest.raises(CheckpointError, match="no complete checkpoint"):
+        trainer.resume(str(tmp_path / "nowhere"))
+
+
+def test_partial_checkpoint_is_not_latest(saved, tmp_path):
+    """A checkpoint killed before its rename is invisible: latest still names the complete one."""
+    root = saved.parent
+    (root / "step_000000099.partial").mkdir()
+    assert latest_checkpoint(root) == saved
+
+
+def test_reshard_rows_reads_any_split(tmp_path):
+    full = np.arange(7 * 3, dtype=np.float32).reshape(7, 3)
+    (tmp_path / "centers").mkdir()
+    for rank, (start, count) in enumerate([(0, 3), (3, 2), (5, 2)]):
+        np.save(tmp_path / "centers" / f"head0.weight.rank{rank}.npy", full[start:start + count])
+        (tmp_path / "centers" / f"head0.rank{rank}.json").write_text(
+            f'{{"class_start": {start}, "num_local": {count}, "has_velocity": false}}')
+    for start, count in [(0, 7), (0, 4), (4, 3), (2, 3)]:
+        np.testing.assert_array_equal(reshard_rows(tmp_path, 0, "weight", 3, start, count, 3),
+                                      full[start:start + count])
