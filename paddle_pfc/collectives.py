@@ -31,10 +31,13 @@ class CollectiveChain:
         """``x`` unchanged in value, but computed after the previous collective of this chain."""
         if self._last is None:
             return x
-        anchor = paddle.reshape(self._last, [-1])[:1]
-        anchor = paddle.cast(anchor, x.dtype) * 0
+        last = self._last
+        if len(last.shape):  # one element, sliced without copying the rest (reshape would copy)
+            ndim = len(last.shape)
+            last = paddle.reshape(paddle.slice(last, list(range(ndim)), [0] * ndim, [1] * ndim), [])
+        anchor = paddle.cast(last, x.dtype) * 0
         anchor.stop_gradient = True
-        return x + anchor.reshape([1] * len(x.shape)) if len(x.shape) else x + anchor.reshape([])
+        return x + anchor
 
     def after(self, value: paddle.pir.Value) -> None:
         """Order the next collective after ``value`` (e.g. a collective issued outside this chain)."""

@@ -7,14 +7,16 @@ For the global batch of N gathered samples and the kept centers of all shards:
     loss  = mean_i [ log sum_j exp(s * c~_ij) - s * c'_iy ],   c~ = c with c'_iy at the target
 
 Every rank ends with the same scalar. The softmax normalizer is assembled with one all-reduce MAX
-(row maxima) and one all-reduce SUM (row sums of exp and the target logit), in that order.
+(of the local row log-sum-exps) and one all-reduce SUM (the rescaled local sums and the target
+logit), in that order.
 
 Two implementations with one contract:
 * :func:`margin_softmax_loss` (CPU and any device): plain ops for the forward, and a hand-written
   backward attached through ``static_pylayer``. The normalisation of x and w is folded into the
-  products (no normalised [S, D] copy of the centers is made), and the backward reuses the
-  softmax of the forward, so a step costs the three [N, D] x [D, S] products plus O(N*S)
-  elementwise passes.
+  products (no normalised [S, D] copy of the centers is made), the inputs are aliased rather than
+  copied, and the backward reuses the softmax of the forward in place, so a step costs the three
+  [N, D] x [D, S] products, one [S, D] norm pass, one [S, D] temporary and a few O(N*S) passes.
+  The local normaliser comes from an in-place softmax (log-sum-exp = row max - log(max softmax)).
 * :func:`margin_softmax_loss_fused` (GPU): Paddle's fused ``margin_cross_entropy`` kernel with
   the communicator, differentiated by Paddle.
 """
@@ -60,9 +62,16 @@ def check_margins(m1: float, m2: float, m3: float, scale: float) -> None:
 
 
 def _detached(x: paddle.pir.Value) -> paddle.pir.Value:
-    out = paddle.assign(x)
+    """``x`` without gradient, sharing its memory (no copy). An op that later writes ``x`` in
+    place must be ordered after every reader of the alias (see ``margin_softmax_loss``)."""
+    out = x.detach()
     out.stop_gradient = True
     return out
+
+
+def _first(x: paddle.pir.Value) -> paddle.pir.Value:
+    """A zero scalar computed from one element of the 2-D ``x``: a data dependency, no copy."""
+    return paddle.reshape(x[:1, :1], []) * 0.0
 
 
 def margin_softmax_loss(feature: paddle.pir.Value, centers: paddle.pir.Value,
@@ -75,31 +84,42 @@ def margin_softmax_loss(feature: paddle.pir.Value, centers: paddle.pir.Value,
     local_target: int64 [N], column of each sample's class in ``centers`` or -1 if on another shard.
     Returns a float32 scalar equal on every rank. Its gradient w.r.t. ``feature`` is this shard's
     contribution (the caller sums it over ranks, see ``all_gather_with_grad``); w.r.t. ``centers``
-    it is complete ([S, D], nothing to sum).
+    it is complete ([S, D], nothing to sum). Every read of ``centers`` by the gradient computation
+    precedes the output of the ``centers`` gradient, so the caller may update ``centers`` in place
+    once it has that gradient.
+
+    Cost: the three products plus one [S, D] read (row norms) and one [S, D] temporary (radial
+    part of the center gradient); the rest is O(N*S), mostly in place.
     """
     x, w = _detached(feature), _detached(centers)
     inv_x_norm = 1.0 / paddle.clip(paddle.norm(x, p=2, axis=1, keepdim=True), min=_NORM_EPS)  # [N,1]
-    inv_w_norm = 1.0 / paddle.clip(paddle.norm(w, p=2, axis=1), min=_NORM_EPS)                # [S]
+    # frobenius_norm over axis 1 is one fused pass (p_norm and sqrt(sum(w*w)) are several).
+    inv_w_norm = 1.0 / paddle.clip(_C_ops.frobenius_norm(w, [1], False, False), min=_NORM_EPS)  # [S]
     x_unit = x * inv_x_norm
-    # s * cos for every (sample, kept center) pair; the normalisations are folded into the product.
-    logits = paddle.matmul(x_unit * scale, w, transpose_y=True) * inv_w_norm                   # [N,S]
+    # proj_ij = <x_i/|x_i|, w_j> = |w_j| cos_ij, kept for the backward; logits = s * cos.
+    proj = paddle.matmul(x_unit, w, transpose_y=True)                                          # [N,S]
+    logits = proj * (inv_w_norm * scale)                                                       # [N,S]
     has_target = paddle.unsqueeze(local_target >= 0, 1)                                        # [N,1]
     column = paddle.unsqueeze(paddle.clip(local_target, min=0), 1)                             # [N,1]
-    at_column = paddle.take_along_axis(logits, column, axis=1)                                 # [N,1]
+    at_column = paddle.take_along_axis(logits, column, axis=1, broadcast=False)                # [N,1]
     cos_target = paddle.clip(at_column / scale, -1.0, 1.0)
     target_logit = scale * target_margin(cos_target, m1, m2, m3)
-    logits = paddle.put_along_axis(logits, column, paddle.where(has_target, target_logit, at_column),
-                                   axis=1, reduce="assign")
-    row_max = chain.all_reduce_max(paddle.max(logits, axis=1, keepdim=True))                   # [N,1]
-    exp_logits = paddle.exp(logits - row_max)
+    logits = _C_ops.put_along_axis_(logits, column, paddle.where(has_target, target_logit, at_column),
+                                    1, "assign", True)
+    # Local softmax in place; with its row maximum M and the fact that the softmax equals 1/sum at
+    # the maximum, the local log-sum-exp is M - log(max softmax) (no extra exp pass).
+    local_max = paddle.max(logits, axis=1, keepdim=True)                                       # [N,1]
+    softmax = _C_ops.softmax_(logits, 1)                                                       # [N,S]
+    local_lse = local_max - paddle.log(paddle.max(softmax, axis=1, keepdim=True))              # [N,1]
+    row_max = chain.all_reduce_max(local_lse)                                                  # [N,1]
     local_stats = paddle.concat(
-        [paddle.sum(exp_logits, axis=1, keepdim=True),
+        [paddle.exp(local_lse - row_max),
          paddle.where(has_target, target_logit, paddle.zeros_like(target_logit))], axis=1)     # [N,2]
     stats = chain.all_reduce_sum(local_stats)
     denominator, global_target_logit = stats[:, 0:1], stats[:, 1:2]
-    per_sample = paddle.log(denominator) + row_max - global_target_logit                      # [N,1]
-    loss_value = paddle.mean(per_sample)
-    softmax = exp_logits / denominator                                                        # [N,S]
+    lse = paddle.log(denominator) + row_max                                                   # [N,1]
+    loss_value = paddle.mean(lse - global_target_logit)
+    to_global = paddle.exp(local_lse - lse)           # local softmax -> global softmax, per row
     margin_slope = target_margin_derivative(cos_target, m1, m2)                                # [N,1]
     num_rows = paddle.cast(paddle.shape(x)[0], "float32")
 
@@ -107,24 +127,30 @@ def margin_softmax_loss(feature: paddle.pir.Value, centers: paddle.pir.Value,
         # The value was computed above from detached inputs and enters as a third input (PIR
         # mishandles a forward region that reads outer values); reading one element of each
         # differentiable input ties them to the output so that they get gradient slots.
-        tie = (paddle.reshape(feature_in, [-1])[:1] + paddle.reshape(centers_in, [-1])[:1]) * 0.0
-        return loss_in + paddle.reshape(tie, [])
+        return loss_in + _first(feature_in) + _first(centers_in)
 
     def backward(grad_loss):
-        # dL/dcos = s/N * (softmax - onehot), the target entry times dc'/dc; folded with 1/|w_j|.
+        # dL/dcos = s/N * (softmax - onehot), the target entry times dc'/dc, then folded with
+        # 1/|w_j| (grad_scaled); all in place in the softmax buffer.
         coef = grad_loss * scale / num_rows
-        p_target = paddle.take_along_axis(softmax, column, axis=1)
+        row_coef = to_global * coef                                                           # [N,1]
+        p_target = paddle.take_along_axis(softmax, column, axis=1, broadcast=False) * to_global
         grad_target = paddle.where(has_target, (p_target - 1.0) * margin_slope, p_target) * coef
-        grad_cos = paddle.put_along_axis(softmax * coef, column, grad_target, axis=1, reduce="assign")
-        grad_scaled = grad_cos * inv_w_norm                                                     # [N,S]
+        grad_cos = _C_ops.multiply_(softmax, row_coef)
+        grad_cos = _C_ops.put_along_axis_(grad_cos, column, grad_target, 1, "assign", True)
+        grad_scaled = _C_ops.multiply_(grad_cos, inv_w_norm)                                  # [N,S]
         # Feature: project dL/dx_unit onto the tangent space of the unit sphere, divide by |x|.
         grad_x_unit = paddle.matmul(grad_scaled, w)                                            # [N,D]
         radial = paddle.sum(grad_x_unit * x_unit, axis=1, keepdim=True)
         grad_feature = (grad_x_unit - radial * x_unit) * inv_x_norm
-        # Centers: H = grad_scaled^T x_unit is |w|^-1 dL/dw_unit; same projection.
+        # Centers: h = grad_scaled^T x_unit is |w|^-1 dL/dw_unit; the same projection removes
+        # (h_j . w_j) w_j / |w_j|^2, where h_j . w_j = sum_i grad_scaled_ij proj_ij ([N,S] work).
+        along = paddle.matmul(paddle.ones_like(inv_x_norm), _C_ops.multiply_(proj, grad_scaled),
+                              transpose_x=True)                                               # [1,S]
+        # The last reader of ``w`` (grad_x_unit) precedes the center gradient (see docstring).
+        radial_w = paddle.reshape(along * (inv_w_norm * inv_w_norm), [-1, 1]) + _first(grad_x_unit)
         h = paddle.matmul(grad_scaled, x_unit, transpose_x=True)                               # [S,D]
-        radial_w = paddle.sum(h * w, axis=1, keepdim=True) * paddle.unsqueeze(inv_w_norm * inv_w_norm, 1)
-        grad_centers = h - radial_w * w
+        grad_centers = _C_ops.subtract_(h, w * radial_w)
         return grad_feature, grad_centers, None
 
     loss = paddle.static.nn.static_pylayer(forward, [feature, centers, loss_value], backward)

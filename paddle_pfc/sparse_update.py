@@ -9,7 +9,9 @@ momentum ``mu`` and L2 weight decay ``wd`` (Paddle's ``weight_decay``):
 
 exactly the dense rule of ``paddle.optimizer.SGD`` / ``Momentum`` restricted to those rows. Rows
 that were not kept, and their momentum, are not touched (bit-identical). The new rows are written
-into the shard in place (``scatter_``), so no dense [num_local, D] gradient or update exists.
+into the shard in place (``scatter_``), so no dense [num_local, D] gradient or update exists. The
+rule runs as Paddle's fused in-place ``momentum_`` / ``sgd_`` kernel on the gathered rows (or on
+the whole shard when every row is kept): no [S, D] temporaries.
 """
 from __future__ import annotations
 
@@ -50,16 +52,21 @@ class CenterUpdateRule:
         raise ValueError("optimizer: paddle_pfc.minimize supports paddle.optimizer.SGD and "
                          f"paddle.optimizer.Momentum, got {type(optimizer).__name__}")
 
-    def step(self, rows, grad, velocity_rows, lr):
-        """New (rows, velocity_rows) for float32 [S, D] inputs; ``lr`` is a float32 scalar Value."""
-        effective = grad * self.rescale_grad if self.rescale_grad != 1.0 else grad
-        if self.weight_decay:
-            effective = effective + self.weight_decay * rows
+    def apply_(self, rows, grad, velocity_rows, lr):
+        """Update float32 [S, D] ``rows`` (and ``velocity_rows``) in place with Paddle's fused
+        ``momentum_`` / ``sgd_`` kernels; ``lr`` is a float32 scalar Value. ``grad`` may be
+        overwritten (SGD with weight decay adds the decay term into it). Returns the updated
+        (rows, velocity_rows) Values (same memory; later readers must use these)."""
         if self.momentum is None:
-            return rows - lr * effective, None
-        new_velocity = self.momentum * velocity_rows + effective
-        direction = effective + self.momentum * new_velocity if self.nesterov else new_velocity
-        return rows - lr * direction, new_velocity
+            if self.rescale_grad != 1.0:
+                grad = _C_ops.scale_(grad, self.rescale_grad, 0.0, True)
+            if self.weight_decay:
+                grad = _C_ops.add_(grad, rows * self.weight_decay)
+            return _C_ops.sgd_(rows, lr, grad, None, False)[0], None
+        new_rows, new_velocity, _ = _C_ops.momentum_(
+            rows, grad, velocity_rows, lr, None, self.momentum, self.nesterov,
+            "l2_decay" if self.weight_decay else "", self.weight_decay, False, self.rescale_grad)
+        return new_rows, new_velocity
 
 
 def create_velocity(weight) -> paddle.pir.Value | None:
@@ -78,17 +85,15 @@ def append_center_update(weight, velocity, sampled_index, rows, grad, lr,
     """Append the in-place update of ``weight`` (and ``velocity``) to the current program.
 
     ``sampled_index``: int64 [S] local rows, or None when every row is kept (then ``rows`` is the
-    whole shard). ``rows``: the pre-update kept rows [S, D]; ``grad``: their gradient [S, D].
+    whole shard). ``rows``: the kept rows [S, D], updated in place (the gather of the kept rows,
+    or ``weight`` itself); ``grad``: their gradient [S, D], which must be computed after every
+    other read of ``rows`` (``margin_softmax_loss`` guarantees it).
     """
     if sampled_index is None:
-        velocity_rows = velocity if rule.momentum is not None else None
-        new_rows, new_velocity = rule.step(rows, grad, velocity_rows, lr)
-        _C_ops.assign_out_(new_rows, weight)
-        if new_velocity is not None:
-            _C_ops.assign_out_(new_velocity, velocity)
+        rule.apply_(weight, grad, velocity, lr)
         return
     velocity_rows = paddle.gather(velocity, sampled_index) if rule.momentum is not None else None
-    new_rows, new_velocity = rule.step(rows, grad, velocity_rows, lr)
+    new_rows, new_velocity = rule.apply_(rows, grad, velocity_rows, lr)
     _C_ops.scatter_(weight, sampled_index, new_rows, True)
     if new_velocity is not None:
         _C_ops.scatter_(velocity, sampled_index, new_velocity, True)
