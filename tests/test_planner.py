@@ -28,8 +28,8 @@ def test_dense_case_by_hand():
     p = plan(1001, 8, 2, sample_ratio=1.0, batch_size=4)
     assert (p.num_local, p.num_sample) == (501, 501)     # largest shard: ceil(1001 / 2)
     assert p.sampling == 0
-    assert p.kept_working_set == 5 * 501 * 8 * 4
-    assert p.logits_buffers == int(-(-1.1 * 8 * 501 * 4 // 1))
+    assert p.kept_working_set == 2 * 501 * 8 * 4
+    assert p.logits_buffers == int(-(-2.0 * 8 * 501 * 4 // 1))
     assert p.total == sum(getattr(p, c) for c in p.COMPONENTS)
 
 
