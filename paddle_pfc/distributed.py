@@ -25,8 +25,7 @@ def init_distributed() -> tuple[int, int]:
     by plain ``python`` it is a single rank. Idempotent: later calls return the same pair.
     """
     if _state:
-        if not paddle.in_dynamic_mode() or paddle.framework.in_pir_mode():
-            paddle.enable_static()
+        paddle.enable_static()
         return _state["rank"], _state["world_size"]
     world_size = _env_int("PADDLE_TRAINERS_NUM", "PADDLE_GLOBAL_SIZE", default=1)
     rank = _env_int("PADDLE_TRAINER_ID", "PADDLE_GLOBAL_RANK", default=0)

@@ -12,7 +12,12 @@ import pytest
 import paddle_pfc
 from launcher import REPO, launch, worker_logs
 
-paddle.enable_static()
+
+
+@pytest.fixture(autouse=True)
+def static_mode(paddle_dynamic_mode_by_default):
+    paddle.enable_static()
+    yield
 
 
 def build(**overrides):
