@@ -246,7 +246,21 @@ class Trainer:
         """Random ops of this step (sampling, dropout) depend on (seed, global step, rank) only."""
         paddle.seed((self.cfg.train.seed * 1_000_003 + self.global_step * 4099 + self.rank) % (2**31 - 1))
 
+    def _step(self, images: np.ndarray, labels: np.ndarray) -> float:
+        """One optimizer step on this rank's batch; returns the global loss."""
+        self._seed_step()
+        loss, = paddle_pfc.run(self.exe, self.main, feed={"images": images, "labels": labels},
+                               fetch_list=[self.loss])
+        loss = float(loss)
+        if not math.isfinite(loss):
+            raise FloatingPointError(f"loss is {loss} at step {self.global_step}")
+        self.schedule.step()
+        self.global_step += 1
+        self.step_in_epoch += 1
+        return loss
+
     def train(self) -> dict:
+        """Run until ``train.epochs`` (or ``train.max_steps``); returns the losses and validations."""
         t, v = self.cfg.train, self.cfg.validation
         if self.rank == 0:
             dump_config(self.cfg, self.output_dir / "config.yaml")
@@ -255,37 +269,29 @@ class Trainer:
                      self.world_size, len(self.dataset), self.steps_per_epoch, self.total_steps,
                      t.batch_size * self.world_size, self.base_lr)
         history = {"loss": [], "val": []}
-        if self.global_step == 0 and self.validation_sets:  # the untrained model: chance level
+        if self.global_step == 0 and self.validation_sets:  # the untrained model, for reference
             history["val"].append((0, self.validate()))
-        started, window_start, window_steps = time.perf_counter(), time.perf_counter(), 0
-        steps_this_run = 0
+        started = window_start = time.perf_counter()
+        steps_this_run = window_steps = 0
         try:
             while self.global_step < self.total_steps and self.epoch < t.epochs:
                 for images, labels in self.loader.epoch(self.epoch, self.step_in_epoch):
-                    self._seed_step()
                     lr = self.schedule()
-                    loss, = paddle_pfc.run(self.exe, self.main, feed={"images": images, "labels": labels},
-                                           fetch_list=[self.loss])
-                    loss = float(loss)
-                    if not math.isfinite(loss):
-                        raise FloatingPointError(f"loss is {loss} at step {self.global_step}")
-                    self.schedule.step()
-                    self.global_step += 1
-                    self.step_in_epoch += 1
+                    history["loss"].append(self._step(images, labels))
                     steps_this_run += 1
                     window_steps += 1
-                    history["loss"].append(loss)
-                    if self.global_step % t.log_every == 0 or self.global_step == self.total_steps:
+                    done = self.global_step >= self.total_steps
+                    epoch_end = self.step_in_epoch >= self.steps_per_epoch
+                    if self.global_step % t.log_every == 0 or done:
                         now = time.perf_counter()
                         speed = window_steps * t.batch_size * self.world_size / (now - window_start)
                         eta = (self.total_steps - self.global_step) * (now - started) / steps_this_run
                         log.info("step %d/%d epoch %d loss %.4f lr %.5f %.1f samples/s eta %s",
-                                 self.global_step, self.total_steps, self.epoch, loss, lr, speed,
-                                 time.strftime("%H:%M:%S", time.gmtime(eta)))
-                        self.metrics.add(self.global_step, loss=loss, lr=lr, samples_per_second=speed)
+                                 self.global_step, self.total_steps, self.epoch, history["loss"][-1], lr,
+                                 speed, time.strftime("%H:%M:%S", time.gmtime(eta)))
+                        self.metrics.add(self.global_step, loss=history["loss"][-1], lr=lr,
+                                         samples_per_second=speed)
                         window_start, window_steps = now, 0
-                    done = self.global_step >= self.total_steps
-                    epoch_end = self.step_in_epoch >= self.steps_per_epoch
                     if (v.every_steps and self.global_step % v.every_steps == 0) or \
                             (epoch_end and not v.every_steps) or done:
                         history["val"].append((self.global_step, self.validate()))
@@ -294,10 +300,8 @@ class Trainer:
                         self.save_checkpoint()
                     if done:
                         break
-                else:
+                if self.step_in_epoch >= self.steps_per_epoch:
                     self.epoch, self.step_in_epoch = self.epoch + 1, 0
-                    continue
-                break
         finally:
             self.loader.close()
             self.metrics.close()
