@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import paddle
 
 from paddle_pfc.classifier import class_split
 

@@ -8,7 +8,7 @@ from paddle.autograd.ir_backward import grad as pir_grad
 
 from paddle_pfc.classifier import classifiers_of
 from paddle_pfc.collectives import CollectiveChain
-from paddle_pfc.sparse_update import CenterUpdateRule, append_center_update, create_velocity
+from paddle_pfc.sparse_update import CenterUpdateRule, append_center_update
 
 _BUCKET_ELEMENTS = 1 << 24  # 64 MiB of float32 per all-reduce
 

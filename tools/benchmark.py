@@ -62,11 +62,11 @@ import time
 
 import numpy as np
 
-import paddle_pfc  # noqa: F401  (sets the math-library environment before paddle loads MKL)
+import _checkout  # noqa: F401  (this checkout's paddle_pfc first; sets the math-library environment)
+import paddle_pfc  # noqa: F401
 import paddle
 from paddle import _C_ops
 
-from paddle_pfc.classifier import class_split
 
 _DISTINCT_BATCHES = 16  # distinct synthetic batches cycled through the steps
 

@@ -18,11 +18,7 @@ import os
 import sys
 import time
 
-_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-try:
-    import paddle_pfc  # noqa: F401
-except ImportError:
-    sys.path.insert(0, _REPO)
+import _checkout  # noqa: E402,F401  (this checkout's paddle_pfc first on sys.path)
 
 from paddle_pfc.data._image import encode_jpeg  # noqa: E402
 from paddle_pfc.data.image_folder import ImageFolderDataset  # noqa: E402

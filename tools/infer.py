@@ -18,14 +18,9 @@ on unit vectors; the equivalent cosine threshold is 1 - t/2 (validate.py prints 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
-_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-try:
-    import paddle_pfc  # noqa: F401
-except ImportError:
-    sys.path.insert(0, _REPO)
+import _checkout  # noqa: E402,F401  (this checkout's paddle_pfc first on sys.path)
 
 import numpy as np  # noqa: E402
 

@@ -10,9 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import paddle_pfc  # noqa: E402  (sets math-library defaults before paddle is used)
+import _checkout  # noqa: E402,F401  (this checkout's paddle_pfc first on sys.path)
+import paddle_pfc  # noqa: E402
 from paddle_pfc.config import ConfigError, add_config_args, config_from_args  # noqa: E402
 
 

@@ -20,11 +20,7 @@ import os
 import sys
 import time
 
-_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-try:
-    import paddle_pfc  # noqa: F401
-except ImportError:
-    sys.path.insert(0, _REPO)
+import _checkout  # noqa: E402,F401  (this checkout's paddle_pfc first on sys.path)
 
 from paddle_pfc.evaluation import distance_to_cosine, evaluate_bin  # noqa: E402
 

@@ -28,7 +28,7 @@ import os
 import struct
 import warnings
 from collections import namedtuple
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Iterable, List, Optional, Tuple
 
 import numpy as np
 
