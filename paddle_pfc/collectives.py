@@ -16,6 +16,15 @@ _SUM, _MAX = 0, 1
 _RING = 0
 
 
+def zero_depending_on(value: paddle.pir.Value, dtype="float32") -> paddle.pir.Value:
+    """A zero scalar of ``dtype`` computed from one element of ``value``: a data dependency that
+    reads no more than that element (slicing, not reshaping, which would copy the tensor)."""
+    ndim = len(value.shape)
+    if ndim:
+        value = paddle.reshape(paddle.slice(value, list(range(ndim)), [0] * ndim, [1] * ndim), [])
+    return paddle.cast(value, dtype) * 0
+
+
 class CollectiveChain:
     """Issues collectives for one program in a total order shared by all ranks.
 
@@ -27,15 +36,11 @@ class CollectiveChain:
         self._last: paddle.pir.Value | None = None
 
     # --- ordering -------------------------------------------------------------------------------
-    def _tied(self, x: paddle.pir.Value) -> paddle.pir.Value:
+    def tied(self, x: paddle.pir.Value) -> paddle.pir.Value:
         """``x`` unchanged in value, but computed after the previous collective of this chain."""
         if self._last is None:
             return x
-        last = self._last
-        if len(last.shape):  # one element, sliced without copying the rest (reshape would copy)
-            ndim = len(last.shape)
-            last = paddle.reshape(paddle.slice(last, list(range(ndim)), [0] * ndim, [1] * ndim), [])
-        anchor = paddle.cast(last, x.dtype) * 0
+        anchor = zero_depending_on(self._last, x.dtype)
         anchor.stop_gradient = True
         return x + anchor
 
@@ -52,19 +57,19 @@ class CollectiveChain:
         """Concatenate ``x`` ([B, ...]) of every rank along axis 0 in rank order → [W*B, ...]."""
         if self.world_size == 1:
             return x
-        return self._issued(_C_ops.all_gather(self._tied(x), _RING, self.world_size))
+        return self._issued(_C_ops.all_gather(self.tied(x), _RING, self.world_size))
 
     def all_reduce_sum(self, x: paddle.pir.Value) -> paddle.pir.Value:
         """Elementwise sum over ranks."""
         if self.world_size == 1:
             return x
-        return self._issued(_C_ops.all_reduce(self._tied(x), _RING, _SUM))
+        return self._issued(_C_ops.all_reduce(self.tied(x), _RING, _SUM))
 
     def all_reduce_max(self, x: paddle.pir.Value) -> paddle.pir.Value:
         """Elementwise maximum over ranks."""
         if self.world_size == 1:
             return x
-        return self._issued(_C_ops.all_reduce(self._tied(x), _RING, _MAX))
+        return self._issued(_C_ops.all_reduce(self.tied(x), _RING, _MAX))
 
     # --- collectives with gradient ---------------------------------------------------------------
     def all_gather_with_grad(self, x: paddle.pir.Value, rank: int) -> paddle.pir.Value:
@@ -94,5 +99,5 @@ class CollectiveChain:
             rows = paddle.shape(grad_sum)[0] // world_size
             return paddle.slice(grad_sum, [0], [rank * rows], [(rank + 1) * rows])
 
-        gathered = paddle.static.nn.static_pylayer(forward, [self._tied(x)], backward)
+        gathered = paddle.static.nn.static_pylayer(forward, [self.tied(x)], backward)
         return self._issued(gathered)

@@ -27,7 +27,7 @@ import math
 import paddle
 from paddle import _C_ops
 
-from paddle_pfc.collectives import CollectiveChain
+from paddle_pfc.collectives import CollectiveChain, zero_depending_on
 
 _NORM_EPS = 1e-12
 
@@ -67,11 +67,6 @@ def _detached(x: paddle.pir.Value) -> paddle.pir.Value:
     out = x.detach()
     out.stop_gradient = True
     return out
-
-
-def _first(x: paddle.pir.Value) -> paddle.pir.Value:
-    """A zero scalar computed from one element of the 2-D ``x``: a data dependency, no copy."""
-    return paddle.reshape(x[:1, :1], []) * 0.0
 
 
 def margin_softmax_loss(feature: paddle.pir.Value, centers: paddle.pir.Value,
@@ -127,7 +122,7 @@ def margin_softmax_loss(feature: paddle.pir.Value, centers: paddle.pir.Value,
         # The value was computed above from detached inputs and enters as a third input (PIR
         # mishandles a forward region that reads outer values); reading one element of each
         # differentiable input ties them to the output so that they get gradient slots.
-        return loss_in + _first(feature_in) + _first(centers_in)
+        return loss_in + zero_depending_on(feature_in) + zero_depending_on(centers_in)
 
     def backward(grad_loss):
         # dL/dcos = s/N * (softmax - onehot), the target entry times dc'/dc, then folded with
@@ -148,7 +143,7 @@ def margin_softmax_loss(feature: paddle.pir.Value, centers: paddle.pir.Value,
         along = paddle.matmul(paddle.ones_like(inv_x_norm), _C_ops.multiply_(proj, grad_scaled),
                               transpose_x=True)                                               # [1,S]
         # The last reader of ``w`` (grad_x_unit) precedes the center gradient (see docstring).
-        radial_w = paddle.reshape(along * (inv_w_norm * inv_w_norm), [-1, 1]) + _first(grad_x_unit)
+        radial_w = paddle.reshape(along * (inv_w_norm * inv_w_norm), [-1, 1]) + zero_depending_on(grad_x_unit)
         h = paddle.matmul(grad_scaled, x_unit, transpose_x=True)                               # [S,D]
         grad_centers = _C_ops.subtract_(h, w * radial_w)
         return grad_feature, grad_centers, None
@@ -168,7 +163,7 @@ def margin_softmax_loss_fused(feature: paddle.pir.Value, centers: paddle.pir.Val
     sampled). The kernel all-reduces its normaliser on ring 0; the chain orders it after the
     previous collective and records its output as the last one.
     """
-    x_unit = paddle.nn.functional.normalize(chain._tied(feature), axis=1)
+    x_unit = paddle.nn.functional.normalize(chain.tied(feature), axis=1)
     w_unit = paddle.nn.functional.normalize(centers, axis=1)
     cos = paddle.matmul(x_unit, w_unit, transpose_y=True)
     if cos.dtype != paddle.float32:
