@@ -135,6 +135,18 @@ def load_backbone_state(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
 
 
 # ------------------------------------------------------------------------------------- saving
+def write_backbone(folder: Path, scope, backbone_names: dict[str, str]) -> None:
+    """``folder/backbone.pdparams``: {structured name: ndarray} read from the scope variables."""
+    _pickle(Path(folder) / "backbone.pdparams",
+            {key: read_tensor(scope, name) for key, name in backbone_names.items()})
+
+
+def write_meta(folder: Path, meta: dict, world_size: int, num_heads: int) -> None:
+    """``folder/meta.json``: ``meta`` plus the format, rank count and number of classifiers."""
+    meta = dict(meta, format=FORMAT, world_size=world_size, num_heads=num_heads)
+    _atomic_write_bytes(Path(folder) / "meta.json", json.dumps(meta, indent=1).encode())
+
+
 class CheckpointWriter:
     """Writes checkpoints of one training run (every rank holds one, with the same arguments)."""
 
@@ -162,8 +174,7 @@ class CheckpointWriter:
                 {"class_start": head.class_start, "num_local": head.num_local,
                  "has_velocity": head.velocity is not None}))
         if self.rank == 0:
-            _pickle(partial / "backbone.pdparams",
-                    {key: read_tensor(scope, name) for key, name in backbone_names.items()})
+            write_backbone(partial, scope, backbone_names)
             _pickle(partial / "states.pdstates", {name: read_tensor(scope, name) for name in state_names})
         _atomic_write_bytes(partial / f"done.rank{self.rank}", b"")
         if self.rank != 0:
@@ -174,8 +185,7 @@ class CheckpointWriter:
                 raise TimeoutError(f"checkpoint {partial}: not every rank wrote its shard within "
                                    f"{self.wait_timeout:.0f}s (is the output folder shared by all nodes?)")
             time.sleep(0.05)
-        meta = dict(meta, format=FORMAT, world_size=self.world_size, num_heads=len(heads))
-        _atomic_write_bytes(partial / "meta.json", json.dumps(meta, indent=1).encode())
+        write_meta(partial, meta, self.world_size, len(heads))
         if final.exists():
             shutil.rmtree(final)
         os.replace(partial, final)

@@ -235,10 +235,8 @@ class Trainer:
     def _save_best(self, results: dict[str, float]) -> None:
         best = self.output_dir / "best"
         best.mkdir(parents=True, exist_ok=True)
-        ckpt._pickle(best / "backbone.pdparams",
-                     {k: ckpt.read_tensor(self.scope, n) for k, n in self.backbone_names.items()})
-        meta = dict(self._meta(), format=ckpt.FORMAT, world_size=self.world_size, num_heads=1, accuracy=results)
-        ckpt._atomic_write_bytes(best / "meta.json", json.dumps(meta, indent=1).encode())
+        ckpt.write_backbone(best, self.scope, self.backbone_names)
+        ckpt.write_meta(best, dict(self._meta(), accuracy=results), self.world_size, num_heads=1)
         log.info("best model (mean accuracy %.5f) saved to %s", self.best_accuracy, best)
 
     # ----------------------------------------------------------------------------- training
