@@ -1,4 +1,5 @@
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -19,3 +20,15 @@ def paddle_dynamic_mode_by_default():
     if not paddle.in_dynamic_mode():
         paddle.disable_static()
     yield
+
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def small_folder(tmp_path_factory) -> Path:
+    """``../shared/data/small_dataset.tar`` extracted once: an insightface image folder."""
+    root = tmp_path_factory.mktemp("small")
+    with tarfile.open(SHARED_DATA / "small_dataset.tar") as tar:
+        tar.extractall(root, filter="data")
+    return root / "small_dataset"

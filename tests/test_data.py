@@ -6,7 +6,6 @@ import os
 import struct
 import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
 
@@ -23,14 +22,6 @@ from paddle_pfc.data.synthetic import _prototype
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 needs_data = pytest.mark.skipif(not (DATA / "small_dataset.tar").exists(), reason="shared data not available")
-
-
-@pytest.fixture(scope="module")
-def small_folder(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("small")
-    with tarfile.open(DATA / "small_dataset.tar") as tf:
-        tf.extractall(d, filter="data")
-    return d / "small_dataset"
 
 
 def _copy_folder(src: Path, dst: Path) -> Path:

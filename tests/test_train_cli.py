@@ -4,8 +4,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tarfile
-from pathlib import Path
 
 import pytest
 
@@ -20,24 +18,16 @@ def train(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
                           text=True, timeout=timeout)
 
 
-@pytest.fixture(scope="module")
-def small_dataset(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("small")
-    with tarfile.open(SHARED / "small_dataset.tar") as tar:
-        tar.extractall(root, filter="data")
-    return root / "small_dataset"
-
-
-def test_trains_on_image_folder_and_recordio(small_dataset, tmp_path):
+def test_trains_on_image_folder_and_recordio(small_folder, tmp_path):
     common = [*TINY, "-o", "data.num_classes=10", "-o", "train.batch_size=2", "-o", "train.max_steps=3",
               "-o", f"validation.sets=[{{name: lfw, path: {SHARED / 'small_lfw.bin'}}}]",
               "-o", "validation.nrof_folds=2"]
-    folder = train(*common, "-o", "data.kind=folder", "-o", f"data.root={small_dataset}",
+    folder = train(*common, "-o", "data.kind=folder", "-o", f"data.root={small_folder}",
                    "-o", f"train.output_dir={tmp_path / 'folder'}")
     assert folder.returncode == 0, folder.stdout[-2000:] + folder.stderr[-2000:]
     assert "[lfw][3] accuracy" in folder.stdout
     rec_dir = tmp_path / "rec"
-    conv = subprocess.run([sys.executable, "tools/im2rec.py", "--root", str(small_dataset), "--output", str(rec_dir)],
+    conv = subprocess.run([sys.executable, "tools/im2rec.py", "--root", str(small_folder), "--output", str(rec_dir)],
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert conv.returncode == 0, conv.stderr[-2000:]
     rec = train(*common, "-o", "data.kind=rec", "-o", f"data.root={rec_dir}",
@@ -60,8 +50,8 @@ def test_bad_config_names_the_key_before_starting(override, key, tmp_path):
     assert not (tmp_path / "checkpoints").exists()
 
 
-def test_out_of_range_label_in_data_names_file_and_line(small_dataset, tmp_path):
-    proc = train(*TINY, "-o", "data.kind=folder", "-o", f"data.root={small_dataset}", "-o", "data.num_classes=5",
+def test_out_of_range_label_in_data_names_file_and_line(small_folder, tmp_path):
+    proc = train(*TINY, "-o", "data.kind=folder", "-o", f"data.root={small_folder}", "-o", "data.num_classes=5",
                  "-o", f"train.output_dir={tmp_path}", timeout=120)
     assert proc.returncode != 0
     assert "label.txt" in proc.stderr and "line 6" in proc.stderr, proc.stderr[-2000:]
