@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from paddle_pfc.host_dtypes import HOST_DTYPES, convert
+
 from paddle_pfc.classifier import class_split
 
 FORMAT = "paddle_pfc.checkpoint/1"
@@ -172,7 +174,7 @@ class CheckpointWriter:
                 np.save(f"{prefix}.velocity.rank{self.rank}.npy", read_tensor(scope, head.velocity.name))
             Path(f"{prefix}.rank{self.rank}.json").write_text(json.dumps(
                 {"class_start": head.class_start, "num_local": head.num_local,
-                 "has_velocity": head.velocity is not None}))
+                 "has_velocity": head.velocity is not None, "center_dtype": head.center_dtype}))
         if self.rank == 0:
             write_backbone(partial, scope, backbone_names)
             _pickle(partial / "states.pdstates", {name: read_tensor(scope, name) for name in state_names})
@@ -226,9 +228,10 @@ def _assign_strict(scope, saved: dict[str, np.ndarray], expected: dict[str, str]
 
 
 def reshard_rows(path: Path, head_index: int, kind: str, saved_world_size: int, start: int, count: int,
-                 width: int) -> np.ndarray:
-    """Rows ``[start, start+count)`` of the full center matrix, read from any saved split."""
-    out = np.empty((count, width), dtype=np.float32)
+                 width: int, center_dtype: str = "float32") -> np.ndarray:
+    """Rows ``[start, start+count)`` of the full center matrix, read from any saved split and
+    returned in the host form of ``center_dtype`` (saved rows of another dtype are converted)."""
+    out = np.empty((count, width), dtype=HOST_DTYPES[center_dtype])
     filled = 0
     for r in range(saved_world_size):
         info_path = path / "centers" / f"head{head_index}.rank{r}.json"
@@ -245,7 +248,8 @@ def reshard_rows(path: Path, head_index: int, kind: str, saved_world_size: int, 
         if shard.shape != (info["num_local"], width):
             raise CheckpointError(f"{shard_path}: shape {list(shard.shape)}, expected "
                                   f"{[info['num_local'], width]}")
-        out[lo - start:hi - start] = shard[lo - info["class_start"]:hi - info["class_start"]]
+        out[lo - start:hi - start] = convert(shard[lo - info["class_start"]:hi - info["class_start"]],
+                                             center_dtype)
         filled += hi - lo
     if filled != count:
         raise CheckpointError(f"checkpoint centers of head{head_index} do not cover classes "
@@ -272,6 +276,7 @@ def load_checkpoint(path: str | Path, scope, place, backbone_names: dict[str, st
         width = head.embedding_size
         kinds = [("weight", head.weight.name)] + ([("velocity", head.velocity.name)] if head.velocity is not None else [])
         for kind, name in kinds:
-            rows = reshard_rows(path, index, kind, meta["world_size"], start, count, width)
+            rows = reshard_rows(path, index, kind, meta["world_size"], start, count, width,
+                                head.center_dtype)
             write_tensor(scope, name, rows, place)
     return meta

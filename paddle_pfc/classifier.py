@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from dataclasses import dataclass
 
 import paddle
 
@@ -13,6 +14,33 @@ from paddle_pfc.sparse_update import create_velocity
 from paddle_pfc.margin_softmax import check_margins, margin_softmax_loss, margin_softmax_loss_fused
 
 CENTER_INIT_STD = 0.01  # arcface_torch's normal(0, 0.01) initialisation of class centers
+DTYPES = ("float32", "bfloat16", "float16")
+#: Bytes of one block of kept centers (and of its [N, c] logits) on CPU: far under glibc's 32 MiB mmap
+#: threshold, so the per-block temporaries reuse heap memory instead of faulting in fresh pages.
+CHUNK_BYTES = 4 * 2**20
+MAX_CHUNKS = 256  # blocks grow beyond CHUNK_BYTES rather than the program beyond this many
+
+
+@dataclass
+class CenterChunk:
+    """One block of this shard's kept centers.
+
+    ``index``: int64 [c] rows of the shard (local indices). ``centers``: [c, D] in the head's
+    operand dtype, differentiable (the value ``minimize`` takes the gradient of). ``start``: its
+    first column among the kept centers (blocks are consecutive; the last may have dynamic length).
+    """
+
+    index: paddle.pir.Value
+    centers: paddle.pir.Value
+    start: int
+
+
+def chunk_rows_for(embedding_size: int, global_batch: int | None, num_kept: int) -> int:
+    """Rows per block: [rows, D] and [N, rows] float32 within ``CHUNK_BYTES``, at least 256 rows,
+    and at most ``MAX_CHUNKS`` blocks."""
+    width = max(embedding_size, global_batch or 0)
+    rows = max(256, CHUNK_BYTES // (4 * width))
+    return max(rows, -(-num_kept // MAX_CHUNKS))
 
 
 def class_split(num_classes: int, world_size: int, rank: int) -> tuple[int, int]:
@@ -40,12 +68,23 @@ def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _check_dtypes(dtype, center_dtype, chunk_rows, on_gpu_place: bool) -> None:
+    for name, value in (("dtype", dtype), ("center_dtype", center_dtype)):
+        if value not in DTYPES:
+            raise ValueError(f"{name} must be one of {', '.join(DTYPES)}, got {value!r}")
+        if value == "float16" and not on_gpu_place:
+            raise ValueError(f"{name}='float16' needs a GPU place: Paddle's CPU kernels have no float16 "
+                             "matmul / gather; use 'bfloat16' on CPU")
+    if chunk_rows is not None and (not _is_int(chunk_rows) or chunk_rows < 1):
+        raise ValueError(f"chunk_rows must be an int >= 1 or None, got {chunk_rows!r}")
+
+
 class LargeScaleClassifier:
     """Partial FC: margin softmax over class centers sharded across ranks, with sampling.
 
     Builds, in the current default main program (static/PIR mode):
 
-    * ``weight``: this rank's shard of class centers, float32 parameter ``[num_local,
+    * ``weight``: this rank's shard of class centers, a ``center_dtype`` parameter ``[num_local,
       embedding_size]`` flagged ``is_distributed``, classes ``[class_start, class_start+num_local)``
       of the balanced split (:func:`class_split`). Found in the scope by ``weight.name``.
     * the all-gather of ``feature`` [B, D] (with gradient) and ``label`` [B] / [B, 1] (int) of every
@@ -53,6 +92,12 @@ class LargeScaleClassifier:
     * with ``sample_ratio < 1``: the kept centers of this shard (all positives + random negatives up
       to ``num_sample = max(1, int(sample_ratio * num_local))``),
     * the margin softmax loss of the global batch (``paddle_pfc.margin_softmax``).
+
+    ``dtype``: operand dtype of the head's products (float32, bfloat16, or float16 on GPU); the
+    logits, softmax, margin and loss are float32. ``center_dtype``: storage dtype of ``weight`` and
+    its momentum (float32, bfloat16, or float16 on GPU); the update of the kept rows is float32
+    arithmetic on widened copies, rounded once when written back. ``chunk_rows``: rows per block of
+    kept centers on CPU (default: :func:`chunk_rows_for`); the GPU path uses one block.
 
     ``output_dict['loss']``: float32 scalar, the mean loss over the global batch, equal on every
     rank. ``output_dict['sampled_class_index']`` (``sample_ratio < 1``): int64 [S], this rank's kept
@@ -63,9 +108,13 @@ class LargeScaleClassifier:
     def __init__(self, feature, label, rank: int, world_size: int, num_classes: int,
                  margin1: float = 1.0, margin2: float = 0.5, margin3: float = 0.0,
                  scale: float = 64.0, sample_ratio: float = 1.0, embedding_size: int = 512,
-                 name: str | None = None, seed: int = 0) -> None:
+                 name: str | None = None, seed: int = 0, dtype: str = "float32",
+                 center_dtype: str = "float32", chunk_rows: int | None = None) -> None:
         self._check_args(feature, label, rank, world_size, num_classes, sample_ratio,
                          embedding_size, margin1, margin2, margin3, scale, seed)
+        self.fused = on_gpu()
+        _check_dtypes(dtype, center_dtype, chunk_rows, self.fused)
+        self.dtype, self.center_dtype, self.chunk_rows = dtype, center_dtype, chunk_rows
         self.rank, self.world_size, self.num_classes = rank, world_size, num_classes
         self.margin1, self.margin2, self.margin3 = float(margin1), float(margin2), float(margin3)
         self.scale, self.sample_ratio, self.embedding_size = float(scale), float(sample_ratio), embedding_size
@@ -77,14 +126,14 @@ class LargeScaleClassifier:
         self.label_feed_name = _feed_name(label)
         self.output_dict = OrderedDict()
         self.chain = CollectiveChain(world_size)
-        self.fused = on_gpu()
         self.velocity = None
 
         self.weight = paddle.static.create_parameter(
-            shape=[self.num_local, embedding_size], dtype="float32", name=self.name,
+            shape=[self.num_local, embedding_size], dtype=center_dtype, name=self.name,
             default_initializer=paddle.nn.initializer.normal.NormalInitializer(
                 0.0, CENTER_INIT_STD, seed=(seed * 1_000_003 + rank + 1) % (2**31 - 1)))
         self.weight.is_distributed = True
+        self.weight.stop_gradient = True  # only the kept blocks take gradient (a sparse update)
 
         self._build(feature, label)
         program = paddle.static.default_main_program()
@@ -146,7 +195,6 @@ class LargeScaleClassifier:
         if not self.sampled:
             self.sampled_index = None
             local_target = local
-            self.centers = self.weight
         else:
             if self.fused:
                 sample = sampling.sample_shard_gpu(total_label, self.class_start, self.num_local,
@@ -156,26 +204,63 @@ class LargeScaleClassifier:
             else:
                 sample = sampling.sample_shard_cpu(local, self.num_local, self.num_sample)
             self.sampled_index, local_target = sample.sampled_index, sample.local_target
-            # The shard itself takes no gradient: only the kept rows do (a sparse update).
-            self.weight.stop_gradient = True
-            self.centers = paddle.gather(self.weight, self.sampled_index)
-            self.centers.stop_gradient = False
             self.output_dict["sampled_class_index"] = self.sampled_index
+        self.chunks = self._kept_chunks(feature)
 
         self.total_feature = self.chain.all_gather_with_grad(feature, self.rank)
         self.total_label, self.local_target = total_label, local_target
         if self.fused:
-            loss = margin_softmax_loss_fused(self.total_feature, self.centers, global_target,
+            loss = margin_softmax_loss_fused(self.total_feature, self.chunks[0].centers, global_target,
                                              self.chain, self.rank, self.world_size, self.margin1,
                                              self.margin2, self.margin3, self.scale)
         else:
-            loss = margin_softmax_loss(self.total_feature, self.centers, local_target, self.chain,
-                                       self.margin1, self.margin2, self.margin3, self.scale)
+            loss = margin_softmax_loss(self.total_feature, [c.centers for c in self.chunks],
+                                       [c.start for c in self.chunks], self._target_centers(local_target),
+                                       local_target, self.chain, self.margin1, self.margin2,
+                                       self.margin3, self.scale, self.dtype)
         self.output_dict["loss"] = loss
+
+    def _kept_chunks(self, feature) -> list[CenterChunk]:
+        """The kept centers in blocks (one block on GPU), gathered from the shard and cast to
+        ``dtype``. Without sampling the blocks are consecutive slices of the shard."""
+        num_kept = self.num_sample if self.sampled else self.num_local
+        if self.fused:
+            rows = num_kept
+        else:
+            batch = feature.shape[0]
+            global_batch = batch * self.world_size if batch is not None and batch > 0 else None
+            rows = self.chunk_rows or chunk_rows_for(self.embedding_size, global_batch, num_kept)
+        starts = list(range(0, num_kept, rows))
+        chunks = []
+        for k, start in enumerate(starts):
+            last = k + 1 == len(starts)
+            if self.sampled:  # the last block takes the rest: positives may exceed num_sample
+                stop = 2**62 if last else starts[k + 1]
+                index = paddle.slice(self.sampled_index, [0], [start], [stop])
+                centers = paddle.gather(self.weight, index)
+            else:
+                stop = self.num_local if last else starts[k + 1]
+                index = paddle.arange(start, stop, dtype="int64")
+                centers = paddle.slice(self.weight, [0], [start], [stop])
+            index.stop_gradient = True
+            if self.dtype != self.center_dtype:
+                centers = paddle.cast(centers, self.dtype)
+            centers.stop_gradient = False
+            chunks.append(CenterChunk(index, centers, start))
+        return chunks
+
+    def _target_centers(self, local_target) -> paddle.pir.Value:
+        """[N, D]: the shard's row of each sample's class (row 0 for samples of other shards)."""
+        column = paddle.clip(local_target, min=0)
+        row = column if self.sampled_index is None else paddle.gather(self.sampled_index, column)
+        target = paddle.gather(self.weight, row)
+        target.stop_gradient = True
+        return target
 
     # ------------------------------------------------------------------------------------------
     def create_states(self, rule) -> "paddle.pir.Value | None":
-        """Create (once) the momentum buffer of the shard when ``rule`` needs one; return it."""
+        """Create (once) the momentum buffer of the shard (``center_dtype``) when ``rule`` needs
+        one; return it."""
         if rule.momentum is not None and self.velocity is None:
             self.velocity = create_velocity(self.weight)
         return self.velocity

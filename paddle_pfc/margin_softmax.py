@@ -12,13 +12,17 @@ logit), in that order.
 
 Two implementations with one contract:
 * :func:`margin_softmax_loss` (CPU and any device): plain ops for the forward, and a hand-written
-  backward attached through ``static_pylayer``. The normalisation of x and w is folded into the
-  products (no normalised [S, D] copy of the centers is made), the inputs are aliased rather than
-  copied, and the backward reuses the softmax of the forward in place, so a step costs the three
-  [N, D] x [D, S] products, one [S, D] norm pass, one [S, D] temporary and a few O(N*S) passes.
-  The local normaliser comes from an in-place softmax (log-sum-exp = row max - log(max softmax)).
+  backward attached through ``static_pylayer``. The kept centers come in blocks of a few thousand
+  rows; each block is finished (product, scaling, margin, softmax; in the backward the two
+  gradient products and the tangent projection) while it is hot in cache, and every temporary is
+  one block in size. The normalisation of x and w is folded into the products, the inputs are
+  aliased rather than copied, and the backward reuses the forward's softmax in place, so a step
+  costs the three [N, D] x [D, S] products plus O(S*D + N*S) passes over cached blocks.
 * :func:`margin_softmax_loss_fused` (GPU): Paddle's fused ``margin_cross_entropy`` kernel with
   the communicator, differentiated by Paddle.
+
+Both take the products' operand dtype (float32, bfloat16; float16 on GPU): the logits, softmax,
+margin and loss are float32 whatever it is.
 """
 from __future__ import annotations
 
@@ -69,44 +73,92 @@ def _detached(x: paddle.pir.Value) -> paddle.pir.Value:
     return out
 
 
-def margin_softmax_loss(feature: paddle.pir.Value, centers: paddle.pir.Value,
-                        local_target: paddle.pir.Value, chain: CollectiveChain,
-                        m1: float, m2: float, m3: float, scale: float) -> paddle.pir.Value:
+def as_float32_operand(x: paddle.pir.Value, dtype: str) -> paddle.pir.Value:
+    """``x`` as a float32 matmul operand with the values of a ``dtype`` operand.
+
+    The CPU build of Paddle has no bfloat16 matmul that runs without AVX512-BF16 (oneDNN raises)
+    and no float16 matmul at all, so a reduced-precision product is computed in float32 from
+    operands rounded to ``dtype``: the exact products of the rounded values, accumulated in float32,
+    which is what a bfloat16 GEMM with float32 accumulation computes. ``x`` already in ``dtype``
+    is only widened.
+    """
+    if x.dtype != paddle.float32:
+        return paddle.cast(x, "float32")
+    if dtype == "float32":
+        return x
+    return paddle.cast(paddle.cast(x, dtype), "float32")
+
+
+def _inverse_row_norm(rows: paddle.pir.Value) -> paddle.pir.Value:
+    """1 / max(|row|, eps) of a float32 [R, D] tensor, shape [R] (frobenius_norm: one fused pass)."""
+    return 1.0 / paddle.clip(_C_ops.frobenius_norm(rows, [1], False, False), min=_NORM_EPS)
+
+
+def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_starts: list[int],
+                        target_centers: paddle.pir.Value, local_target: paddle.pir.Value,
+                        chain: CollectiveChain, m1: float, m2: float, m3: float, scale: float,
+                        dtype: str = "float32") -> paddle.pir.Value:
     """Mean margin-softmax loss of the global batch against sharded centers (CPU implementation).
 
     feature: float32 [N, D], the all-gathered features (N = global batch), differentiable.
-    centers: float32 [S, D], this shard's kept centers (unnormalised), differentiable.
-    local_target: int64 [N], column of each sample's class in ``centers`` or -1 if on another shard.
-    Returns a float32 scalar equal on every rank. Its gradient w.r.t. ``feature`` is this shard's
-    contribution (the caller sums it over ranks, see ``all_gather_with_grad``); w.r.t. ``centers``
-    it is complete ([S, D], nothing to sum). Every read of ``centers`` by the gradient computation
-    precedes the output of the ``centers`` gradient, so the caller may update ``centers`` in place
-    once it has that gradient.
+    center_chunks: this shard's kept centers (unnormalised) as consecutive blocks ``[c_k, D]`` in
+      ``dtype``, differentiable; block k holds the kept columns ``[chunk_starts[k],
+      chunk_starts[k+1])``, the last one the rest (its length may be dynamic).
+    target_centers: [N, D] (no gradient), for each sample whose class is on this shard its center
+      (the kept row at its column); other rows are ignored. Used for the margin's target cosine.
+    local_target: int64 [N], column of each sample's class among the kept centers or -1.
+    dtype: the operand dtype of the products (``float32`` or ``bfloat16``; see
+      :func:`as_float32_operand`). Norms, logits, softmax, margin and loss are float32.
 
-    Cost: the three products plus one [S, D] read (row norms) and one [S, D] temporary (radial
-    part of the center gradient); the rest is O(N*S), mostly in place.
+    Returns a float32 scalar equal on every rank. Its gradient w.r.t. ``feature`` is this shard's
+    contribution (the caller sums it over ranks, see ``all_gather_with_grad``); w.r.t. each block
+    it is complete ([c_k, D] in ``dtype``, nothing to sum). Every read of a block by the gradient
+    computation precedes the output of that block's gradient, so the caller may update the block
+    in place once it has that gradient.
+
+    Memory: per block one [N, c_k] float32 softmax is kept from the forward to the backward; the
+    other temporaries are one block in size, so with blocks under glibc's mmap threshold (32 MiB)
+    they reuse the same heap memory step after step (no page faults).
     """
-    x, w = _detached(feature), _detached(centers)
+    x = _detached(feature)
     inv_x_norm = 1.0 / paddle.clip(paddle.norm(x, p=2, axis=1, keepdim=True), min=_NORM_EPS)  # [N,1]
-    # frobenius_norm over axis 1 is one fused pass (p_norm and sqrt(sum(w*w)) are several).
-    inv_w_norm = 1.0 / paddle.clip(_C_ops.frobenius_norm(w, [1], False, False), min=_NORM_EPS)  # [S]
     x_unit = x * inv_x_norm
-    # proj_ij = <x_i/|x_i|, w_j> = |w_j| cos_ij, kept for the backward; logits = s * cos.
-    proj = paddle.matmul(x_unit, w, transpose_y=True)                                          # [N,S]
-    logits = proj * (inv_w_norm * scale)                                                       # [N,S]
-    has_target = paddle.unsqueeze(local_target >= 0, 1)                                        # [N,1]
-    column = paddle.unsqueeze(paddle.clip(local_target, min=0), 1)                             # [N,1]
-    at_column = paddle.take_along_axis(logits, column, axis=1, broadcast=False)                # [N,1]
-    cos_target = paddle.clip(at_column / scale, -1.0, 1.0)
+    x_operand = as_float32_operand(x_unit, dtype)
+    # The target cosine from the target rows directly (an [N, D] product): every block can then be
+    # finished while it is hot in cache, without waiting for the others.
+    target_rows = as_float32_operand(_detached(target_centers), dtype)
+    cos_target = paddle.clip(paddle.sum(x_operand * target_rows, axis=1, keepdim=True)
+                             * paddle.unsqueeze(_inverse_row_norm(target_rows), 1), -1.0, 1.0)  # [N,1]
     target_logit = scale * target_margin(cos_target, m1, m2, m3)
-    logits = _C_ops.put_along_axis_(logits, column, paddle.where(has_target, target_logit, at_column),
-                                    1, "assign", True)
-    # Local softmax in place; with its row maximum M and the fact that the softmax equals 1/sum at
-    # the maximum, the local log-sum-exp is M - log(max softmax) (no extra exp pass).
-    local_max = paddle.max(logits, axis=1, keepdim=True)                                       # [N,1]
-    softmax = _C_ops.softmax_(logits, 1)                                                       # [N,S]
-    local_lse = local_max - paddle.log(paddle.max(softmax, axis=1, keepdim=True))              # [N,1]
+    local_target = paddle.unsqueeze(local_target, 1)                                          # [N,1]
+
+    blocks = []
+    for k, chunk in enumerate(center_chunks):
+        start = chunk_starts[k]
+        stop = chunk_starts[k + 1] if k + 1 < len(center_chunks) else None
+        w = _detached(chunk)
+        w_operand = as_float32_operand(w, dtype)
+        inv_w_norm = _inverse_row_norm(w_operand)                                            # [c]
+        logits = _C_ops.multiply_(paddle.matmul(x_operand, w_operand, transpose_y=True),
+                                  inv_w_norm * scale)                                        # [N,c]
+        in_block = local_target >= start
+        if stop is not None:
+            in_block = paddle.logical_and(in_block, local_target < stop)
+        column = paddle.where(in_block, local_target - start, paddle.zeros_like(local_target))
+        at_column = paddle.take_along_axis(logits, column, axis=1, broadcast=False)
+        logits = _C_ops.put_along_axis_(logits, column, paddle.where(in_block, target_logit, at_column),
+                                        1, "assign", True)
+        # In-place softmax; its value at the row maximum M is 1/sum, so the block's log-sum-exp
+        # is M - log(max softmax) (no extra exp pass).
+        block_max = paddle.max(logits, axis=1, keepdim=True)
+        softmax = _C_ops.softmax_(logits, 1)
+        block_lse = block_max - paddle.log(paddle.max(softmax, axis=1, keepdim=True))       # [N,1]
+        blocks.append((w, inv_w_norm, in_block, column, softmax, block_lse))
+
+    block_lses = paddle.concat([b[-1] for b in blocks], axis=1) if len(blocks) > 1 else blocks[0][-1]
+    local_lse = paddle.logsumexp(block_lses, axis=1, keepdim=True) if len(blocks) > 1 else block_lses
     row_max = chain.all_reduce_max(local_lse)                                                  # [N,1]
+    has_target = local_target >= 0
     local_stats = paddle.concat(
         [paddle.exp(local_lse - row_max),
          paddle.where(has_target, target_logit, paddle.zeros_like(target_logit))], axis=1)     # [N,2]
@@ -114,56 +166,68 @@ def margin_softmax_loss(feature: paddle.pir.Value, centers: paddle.pir.Value,
     denominator, global_target_logit = stats[:, 0:1], stats[:, 1:2]
     lse = paddle.log(denominator) + row_max                                                   # [N,1]
     loss_value = paddle.mean(lse - global_target_logit)
-    to_global = paddle.exp(local_lse - lse)           # local softmax -> global softmax, per row
     margin_slope = target_margin_derivative(cos_target, m1, m2)                                # [N,1]
     num_rows = paddle.cast(paddle.shape(x)[0], "float32")
 
-    def forward(feature_in, centers_in, loss_in):
-        # The value was computed above from detached inputs and enters as a third input (PIR
+    def forward(feature_in, *rest):
+        # The value was computed above from detached inputs and enters as the last input (PIR
         # mishandles a forward region that reads outer values); reading one element of each
         # differentiable input ties them to the output so that they get gradient slots.
-        return loss_in + zero_depending_on(feature_in) + zero_depending_on(centers_in)
+        *chunks_in, loss_in = rest
+        out = loss_in + zero_depending_on(feature_in)
+        for chunk_in in chunks_in:
+            out = out + zero_depending_on(chunk_in)
+        return out
 
     def backward(grad_loss):
-        # dL/dcos = s/N * (softmax - onehot), the target entry times dc'/dc, then folded with
-        # 1/|w_j| (grad_scaled); all in place in the softmax buffer.
+        # dL/dcos = s/N * (global softmax - onehot), the target entry times dc'/dc, then folded
+        # with 1/|w_j| (grad_scaled); all in place in each block's softmax buffer.
         coef = grad_loss * scale / num_rows
-        row_coef = to_global * coef                                                           # [N,1]
-        p_target = paddle.take_along_axis(softmax, column, axis=1, broadcast=False) * to_global
-        grad_target = paddle.where(has_target, (p_target - 1.0) * margin_slope, p_target) * coef
-        grad_cos = _C_ops.multiply_(softmax, row_coef)
-        grad_cos = _C_ops.put_along_axis_(grad_cos, column, grad_target, 1, "assign", True)
-        grad_scaled = _C_ops.multiply_(grad_cos, inv_w_norm)                                  # [N,S]
+        grad_x_parts, grad_chunks = [], []
+        for w, inv_w_norm, in_block, column, softmax, block_lse in blocks:
+            to_global = paddle.exp(block_lse - lse)                     # block softmax -> global
+            p_target = paddle.take_along_axis(softmax, column, axis=1, broadcast=False) * to_global
+            grad_target = paddle.where(in_block, (p_target - 1.0) * margin_slope, p_target) * coef
+            grad_cos = _C_ops.multiply_(softmax, to_global * coef)
+            grad_cos = _C_ops.put_along_axis_(grad_cos, column, grad_target, 1, "assign", True)
+            grad_scaled = _C_ops.multiply_(grad_cos, inv_w_norm)                             # [N,c]
+            w_operand = as_float32_operand(w, dtype)
+            # Feature part of this block: grad_scaled @ w ([N, D]), summed over blocks below.
+            grad_x_block = paddle.matmul(grad_scaled, w_operand)
+            grad_x_parts.append(grad_x_block)
+            # Centers: h = grad_scaled^T x is |w|^-1 dL/dw_unit; the tangent projection removes
+            # (h_j . w_j) w_j / |w_j|^2. The last reader of ``w`` (grad_x_block) precedes it.
+            h = paddle.matmul(grad_scaled, x_operand, transpose_x=True)                       # [c,D]
+            along = paddle.sum(h * w_operand, axis=1)                                        # [c]
+            radial = paddle.unsqueeze(along * inv_w_norm * inv_w_norm, 1) + zero_depending_on(grad_x_block)
+            grad_w = _C_ops.subtract_(h, w_operand * radial)
+            grad_chunks.append(grad_w if dtype == "float32" else paddle.cast(grad_w, dtype))
+        grad_x_unit = paddle.add_n(grad_x_parts) if len(grad_x_parts) > 1 else grad_x_parts[0]
         # Feature: project dL/dx_unit onto the tangent space of the unit sphere, divide by |x|.
-        grad_x_unit = paddle.matmul(grad_scaled, w)                                            # [N,D]
-        radial = paddle.sum(grad_x_unit * x_unit, axis=1, keepdim=True)
-        grad_feature = (grad_x_unit - radial * x_unit) * inv_x_norm
-        # Centers: h = grad_scaled^T x_unit is |w|^-1 dL/dw_unit; the same projection removes
-        # (h_j . w_j) w_j / |w_j|^2, where h_j . w_j = sum_i grad_scaled_ij proj_ij ([N,S] work).
-        along = paddle.matmul(paddle.ones_like(inv_x_norm), _C_ops.multiply_(proj, grad_scaled),
-                              transpose_x=True)                                               # [1,S]
-        # The last reader of ``w`` (grad_x_unit) precedes the center gradient (see docstring).
-        radial_w = paddle.reshape(along * (inv_w_norm * inv_w_norm), [-1, 1]) + zero_depending_on(grad_x_unit)
-        h = paddle.matmul(grad_scaled, x_unit, transpose_x=True)                               # [S,D]
-        grad_centers = _C_ops.subtract_(h, w * radial_w)
-        return grad_feature, grad_centers, None
+        radial_x = paddle.sum(grad_x_unit * x_unit, axis=1, keepdim=True)
+        grad_feature = (grad_x_unit - radial_x * x_unit) * inv_x_norm
+        return (grad_feature, *grad_chunks, None)
 
-    loss = paddle.static.nn.static_pylayer(forward, [feature, centers, loss_value], backward)
-    return loss
+    return paddle.static.nn.static_pylayer(forward, [feature, *center_chunks, loss_value], backward)
 
 
 def margin_softmax_loss_fused(feature: paddle.pir.Value, centers: paddle.pir.Value,
                               global_target: paddle.pir.Value, chain: CollectiveChain,
                               rank: int, world_size: int,
                               m1: float, m2: float, m3: float, scale: float) -> paddle.pir.Value:
-    """Same contract as :func:`margin_softmax_loss` with Paddle's fused GPU kernel.
+    """Same contract as :func:`margin_softmax_loss` with Paddle's fused GPU kernel, one block.
 
-    ``global_target``: int64 [N], each label's column in the concatenation of all ranks' kept
-    centers (rank order), as produced by ``class_center_sample`` (or the raw label when nothing is
-    sampled). The kernel all-reduces its normaliser on ring 0; the chain orders it after the
-    previous collective and records its output as the last one.
+    ``centers``: [S, D] in the operand dtype (float32, float16 or bfloat16); the feature is cast to
+    it, the cosines are cast to float32 for the kernel. ``global_target``: int64 [N], each label's
+    column in the concatenation of all ranks' kept centers (rank order), as produced by
+    ``class_center_sample`` (or the raw label when nothing is sampled). The kernel all-reduces its
+    normaliser on ring 0; the chain orders it after the previous collective and records its output
+    as the last one.
     """
-    x_unit = paddle.nn.functional.normalize(chain.tied(feature), axis=1)
+    x = chain.tied(feature)
+    if centers.dtype != x.dtype:
+        x = paddle.cast(x, centers.dtype)
+    x_unit = paddle.nn.functional.normalize(x, axis=1)
     w_unit = paddle.nn.functional.normalize(centers, axis=1)
     cos = paddle.matmul(x_unit, w_unit, transpose_y=True)
     if cos.dtype != paddle.float32:

@@ -8,6 +8,7 @@ from paddle.autograd.ir_backward import grad as pir_grad
 
 from paddle_pfc.classifier import classifiers_of
 from paddle_pfc.collectives import CollectiveChain
+from paddle_pfc.loss_scaling import DynamicLossScaler, LossScaling
 from paddle_pfc.sparse_update import CenterUpdateRule, append_center_update
 
 _BUCKET_ELEMENTS = 1 << 24  # 64 MiB of float32 per all-reduce
@@ -86,8 +87,22 @@ def _broadcast_at_startup(startup, params: list, world_size: int, rank: int) -> 
             paddle._C_ops.assign_out_(paddle.reshape(piece, value.shape), value)
 
 
+def _loss_scaler(loss_scaling, heads) -> DynamicLossScaler | None:
+    if loss_scaling is None:  # on for float16 heads, as float16 gradients need it
+        loss_scaling = any(h.dtype == "float16" for h in heads)
+    if loss_scaling is True:
+        loss_scaling = LossScaling()
+    if loss_scaling is False:
+        return None
+    if not isinstance(loss_scaling, LossScaling):
+        raise ValueError("loss_scaling must be None, a bool or a paddle_pfc.LossScaling, "
+                         f"got {loss_scaling!r}")
+    return DynamicLossScaler(loss_scaling)
+
+
 def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
-             startup_program: paddle.static.Program | None = None) -> list:
+             startup_program: paddle.static.Program | None = None,
+             loss_scaling: LossScaling | bool | None = None) -> list:
     """Append backward and updates for ``loss`` to the current main program.
 
     * Data-parallel parameters (the backbone: every trainable parameter except class centers) get
@@ -95,6 +110,10 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
       buckets — and Paddle's own ``optimizer.apply_gradients`` (its LR scheduler, momentum, weight
       decay and grad clip, identical on every rank). They are synchronised from rank 0 at start-up.
     * Each classifier's kept centers get the same rule sparsely (:mod:`paddle_pfc.sparse_update`).
+    * ``loss_scaling`` (:mod:`paddle_pfc.loss_scaling`): dynamic loss scaling whose finite check
+      covers the center gradients too; a step with an inf/NaN gradient on any rank updates
+      nothing. ``None`` (default): on when a classifier computes in float16; ``True``: on with
+      the default :class:`LossScaling`; ``False``: off.
 
     ``loss``: float32 scalar, normally ``LargeScaleClassifier.output_dict['loss']`` (plus any
     terms the user adds; local terms are summed over ranks like the rest). Returns the list of
@@ -109,30 +128,51 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
     if not isinstance(loss, paddle.pir.Value) or loss.dtype != paddle.float32 or loss.shape not in ([], [1]):
         raise ValueError(f"loss must be a float32 scalar Value, got {loss!r}")
     rule = CenterUpdateRule.from_optimizer(optimizer)
+    scaler = _loss_scaler(loss_scaling, heads)
     world_size = heads[0].world_size
     params = data_parallel_parameters(program, optimizer)
     features = [h.input_dict["feature"] for h in heads if not h.input_dict["feature"].stop_gradient]
-    wrt = params + [h.centers for h in heads] + features
-    grads = pir_grad(loss, wrt, allow_unused=True)
+    blocks = [c.centers for h in heads for c in h.chunks]
+    grads = pir_grad(scaler.scaled(loss) if scaler else loss, params + blocks + features,
+                     allow_unused=True)
     param_grads = grads[:len(params)]
-    center_grads = grads[len(params):len(params) + len(heads)]
-    feature_grads = [g for g in grads[len(params) + len(heads):] if g is not None]
-
-    lr = learning_rate_value(optimizer)
-    for head, center_grad in zip(heads, center_grads):
-        if center_grad is None:
+    block_grads = grads[len(params):len(params) + len(blocks)]
+    feature_grads = [g for g in grads[len(params) + len(blocks):] if g is not None]
+    for head in heads:
+        head_grads = block_grads[:len(head.chunks)]
+        if any(g is None for g in head_grads):
             raise ValueError(f"loss does not depend on the class centers of {head.name}")
-        append_center_update(head.weight, head.create_states(rule), head.sampled_index,
-                             head.centers, center_grad, lr, rule)
+        head.create_states(rule)
 
+    chain = CollectiveChain(world_size)
+    if feature_grads:  # after the feature gradient's all-reduce, on every rank
+        chain.after(feature_grads[-1])
     pairs = [(p, g) for p, g in zip(params, param_grads) if g is not None]
+    if pairs and world_size > 1:
+        summed = _all_reduce_in_buckets(chain, [g for _, g in pairs])
+        pairs = [(p, g) for (p, _), g in zip(pairs, summed)]
+    found_inf = None
+    if scaler:
+        to_check = [g for _, g in pairs] + [g if g.dtype == paddle.float32 else paddle.cast(g, "float32")
+                                            for g in block_grads]
+        unscaled, found_inf = scaler.unscale_and_check(to_check, chain)
+        pairs = [(p, g) for (p, _), g in zip(pairs, unscaled[:len(pairs)])]
+        block_grads = unscaled[len(pairs):]
     if pairs:
-        chain = CollectiveChain(world_size)
-        if feature_grads:  # after the feature gradient's all-reduce, on every rank
-            chain.after(feature_grads[-1])
-        if world_size > 1:
-            summed = _all_reduce_in_buckets(chain, [g for _, g in pairs])
-            pairs = [(p, g) for (p, _), g in zip(pairs, summed)]
         _broadcast_at_startup(startup, [p for p, _ in pairs], world_size, heads[0].rank)
-        optimizer.apply_gradients(pairs)
+    lr = learning_rate_value(optimizer)
+
+    def apply_updates():
+        remaining = list(block_grads)
+        for head in heads:
+            head_grads, remaining = remaining[:len(head.chunks)], remaining[len(head.chunks):]
+            append_center_update(head.weight, head.velocity, head.chunks, head_grads, lr, rule)
+        if pairs:
+            optimizer.apply_gradients(pairs)
+
+    if found_inf is None:
+        apply_updates()
+    else:  # a step with an inf/NaN gradient anywhere changes no parameter and no optimizer state
+        paddle.static.nn.cond(paddle.logical_not(paddle.reshape(found_inf, [])), apply_updates, None)
+        scaler.append_update(found_inf)
     return pairs

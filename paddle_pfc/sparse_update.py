@@ -8,10 +8,14 @@ momentum ``mu`` and L2 weight decay ``wd`` (Paddle's ``weight_decay``):
     Momentum:  v <- mu * v + g' ;  w <- w - lr * v          (Nesterov: w <- w - lr * (g' + mu * v))
 
 exactly the dense rule of ``paddle.optimizer.SGD`` / ``Momentum`` restricted to those rows. Rows
-that were not kept, and their momentum, are not touched (bit-identical). The new rows are written
-into the shard in place (``scatter_``), so no dense [num_local, D] gradient or update exists. The
-rule runs as Paddle's fused in-place ``momentum_`` / ``sgd_`` kernel on the gathered rows (or on
-the whole shard when every row is kept): no [S, D] temporaries.
+that were not kept, and their momentum, are not touched (bit-identical). The kept rows are updated
+block by block (the classifier's blocks): Paddle's fused in-place ``momentum_`` / ``sgd_`` kernel
+on float32 rows, written back into the shard in place (``scatter_``, or ``index_put_`` for 2-byte
+storage), so no dense [num_local, D] gradient or update exists and every temporary is one block.
+
+With a 2-byte ``center_dtype`` (bfloat16 / float16 storage of the centers and their momentum) the
+rows, momentum and gradient of a block are widened to float32, updated in float32 and rounded to
+the storage dtype once, on write-back.
 """
 from __future__ import annotations
 
@@ -70,9 +74,10 @@ class CenterUpdateRule:
 
 
 def create_velocity(weight) -> paddle.pir.Value | None:
-    """A zero-initialised persistable float32 momentum buffer shaped like ``weight`` (sharded too)."""
+    """A zero-initialised persistable momentum buffer shaped like ``weight``, in its dtype (sharded
+    too)."""
     velocity = paddle.static.create_parameter(
-        shape=list(weight.shape), dtype="float32", name=weight.name + "_velocity",
+        shape=list(weight.shape), dtype=weight.dtype, name=weight.name + "_velocity",
         default_initializer=paddle.nn.initializer.Constant(0.0))
     velocity.stop_gradient = True
     velocity.is_distributed = True
@@ -80,20 +85,33 @@ def create_velocity(weight) -> paddle.pir.Value | None:
     return velocity
 
 
-def append_center_update(weight, velocity, sampled_index, rows, grad, lr,
-                         rule: CenterUpdateRule) -> None:
-    """Append the in-place update of ``weight`` (and ``velocity``) to the current program.
+def _float32(x: paddle.pir.Value) -> paddle.pir.Value:
+    return x if x.dtype == paddle.float32 else paddle.cast(x, "float32")
 
-    ``sampled_index``: int64 [S] local rows, or None when every row is kept (then ``rows`` is the
-    whole shard). ``rows``: the kept rows [S, D], updated in place (the gather of the kept rows,
-    or ``weight`` itself); ``grad``: their gradient [S, D], which must be computed after every
-    other read of ``rows`` (``margin_softmax_loss`` guarantees it).
+
+def _write_rows_(target: paddle.pir.Value, index: paddle.pir.Value, rows32: paddle.pir.Value) -> None:
+    """target[index] = rows32 (rounded to target's dtype), in place."""
+    if target.dtype == paddle.float32:
+        _C_ops.scatter_(target, index, rows32, True)
+    else:  # the CPU scatter kernel has no 2-byte float types; index_put has
+        _C_ops.index_put_(target, [index], paddle.cast(rows32, target.dtype), False)
+
+
+def append_center_update(weight, velocity, chunks, grads, lr, rule: CenterUpdateRule) -> None:
+    """Append the in-place update of the kept rows of ``weight`` (and ``velocity``).
+
+    ``chunks``: the classifier's :class:`~paddle_pfc.classifier.CenterChunk` blocks (rows
+    ``chunk.index`` of the shard, value ``chunk.centers``); ``grads``: their gradients, each
+    computed after every other read of its block (``margin_softmax_loss`` guarantees it), so a
+    float32 block that is a copy of the shard's rows is updated in place.
     """
-    if sampled_index is None:
-        rule.apply_(weight, grad, velocity, lr)
-        return
-    velocity_rows = paddle.gather(velocity, sampled_index) if rule.momentum is not None else None
-    new_rows, new_velocity = rule.apply_(rows, grad, velocity_rows, lr)
-    _C_ops.scatter_(weight, sampled_index, new_rows, True)
-    if new_velocity is not None:
-        _C_ops.scatter_(velocity, sampled_index, new_velocity, True)
+    for chunk, grad in zip(chunks, grads):
+        if chunk.centers.dtype == weight.dtype:
+            rows = _float32(chunk.centers)  # the gathered rows themselves (float32: in place)
+        else:  # the block was cast to the operand dtype: widen the stored rows instead
+            rows = _float32(paddle.gather(weight, chunk.index))
+        velocity_rows = _float32(paddle.gather(velocity, chunk.index)) if rule.momentum is not None else None
+        new_rows, new_velocity = rule.apply_(rows, _float32(grad), velocity_rows, lr)
+        _write_rows_(weight, chunk.index, new_rows)
+        if new_velocity is not None:
+            _write_rows_(velocity, chunk.index, new_velocity)

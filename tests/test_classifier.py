@@ -20,13 +20,16 @@ def make_cases(world_size: int) -> list[dict]:
     base = dict(batch=4, dim=16, in_dim=12, steps=2, lr=0.2, momentum=0.9, weight_decay=5e-4,
                 scale=16.0, optimizer="momentum")
     return [
-        dict(base, name="arcface_full", num_classes=uneven, margins=ARCFACE, sample_ratio=1.0, seed=1),
+        # chunk_rows: the kept centers in blocks of that many rows (the last block of a sampled
+        # shard has a dynamic length), so the block-wise head and update are checked too.
+        dict(base, name="arcface_full", num_classes=uneven, margins=ARCFACE, sample_ratio=1.0, seed=1,
+             chunk_rows=4),
         dict(base, name="cosface_sampled", num_classes=uneven * 3, margins=COSFACE, sample_ratio=0.4,
-             seed=2, label_rank1=False),
+             seed=2, label_rank1=False, chunk_rows=3),
         dict(base, name="combined_sampled", num_classes=uneven * 2 + 1, margins=COMBINED,
              sample_ratio=0.3, seed=3, scale=24.0),
         dict(base, name="sgd_sampled", num_classes=uneven * 2, margins=ARCFACE, sample_ratio=0.5,
-             seed=4, optimizer="sgd", weight_decay=1e-3, batch=3),
+             seed=4, optimizer="sgd", weight_decay=1e-3, batch=3, chunk_rows=2),
     ]
 
 

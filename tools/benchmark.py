@@ -41,8 +41,9 @@ each in a fresh scope. Per configuration rank 0 prints ONE JSON line (and append
   ``minor_faults_per_step`` (getrusage). A sys time close to the user time means the step is
   paying for page faults of freshly mmapped temporaries.
 * ``--malloc-mmap-threshold N`` (default off) calls glibc ``mallopt`` so that freed buffers of
-  at least N bytes leave the RSS; by default glibc may keep freed heap blocks below its dynamic
-  threshold (<= 32 MiB) resident, which inflates the RSS of small heads.
+  at least N bytes leave the RSS, overriding the tuning ``import paddle_pfc`` applies (which keeps
+  freed buffers resident to avoid page faults, see ``paddle_pfc._runtime_env``;
+  ``malloc_tuned`` in the record says whether it was in effect).
 
 Nothing large is fed inside the timed loop: the features [B, D] (or images) and labels [B] of
 each step are generated before the loop (a few distinct batches, cycled).
@@ -64,6 +65,9 @@ import numpy as np
 
 import _checkout  # noqa: F401  (this checkout's paddle_pfc first; sets the math-library environment)
 import paddle_pfc  # noqa: F401
+from paddle_pfc._runtime_env import tune_malloc  # noqa: E402
+
+MALLOC_TUNED = tune_malloc()  # what import paddle_pfc applied (idempotent)
 import paddle
 from paddle import _C_ops
 
@@ -151,6 +155,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--embedding-size", type=_comma_list(int), default=[512])
     p.add_argument("--batch-size", type=_comma_list(int), default=[128], help="per rank")
     p.add_argument("--sample-ratio", type=_comma_list(float), default=[0.1])
+    p.add_argument("--dtype", type=_comma_list(str), default=["float32"],
+                   help="operand dtype of the head's products (float32, bfloat16; float16 on GPU)")
+    p.add_argument("--center-dtype", type=_comma_list(str), default=["float32"],
+                   help="storage dtype of the centers and their momentum")
+    p.add_argument("--chunk-rows", type=int, default=None,
+                   help="rows per block of kept centers (default: the classifier's choice)")
     p.add_argument("--steps", type=int, default=20, help="timed steps per configuration")
     p.add_argument("--warmup", type=int, default=3, help="untimed steps before timing")
     p.add_argument("--floor-steps", type=int, default=None,
@@ -238,7 +248,8 @@ def build_train_program(cfg: dict, args, rank: int, world_size: int):
             inputs = "image"
         head = paddle_pfc.LargeScaleClassifier(
             feature, label, rank, world_size, cfg["num_classes"], *args.margins, scale=args.scale,
-            sample_ratio=cfg["sample_ratio"], embedding_size=d, seed=args.seed)
+            sample_ratio=cfg["sample_ratio"], embedding_size=d, seed=args.seed, dtype=cfg["dtype"],
+            center_dtype=cfg["center_dtype"], chunk_rows=args.chunk_rows)
         loss = head.output_dict["loss"]
         optimizer = paddle.optimizer.Momentum(0.1, momentum=0.9, weight_decay=5e-4)
         paddle_pfc.minimize(optimizer, loss)
@@ -291,8 +302,8 @@ def run_train(cfg: dict, args, rank: int, world_size: int) -> dict:
         if usage0 is None:
             usage0 = usage1
         step_alloc = allocated_mib() - base_alloc
-        num_local, num_sample = head.num_local, head.num_sample
-    result = dict(times=times, losses=losses, startup_s=startup_s, num_local=num_local,
+        num_local, num_sample, chunks = head.num_local, head.num_sample, len(head.chunks)
+    result = dict(times=times, losses=losses, startup_s=startup_s, num_local=num_local, chunks=chunks,
                   num_sample=num_sample, step_peak=step_peak,
                   peak=max(startup_peak, step_peak), startup_alloc=startup_alloc,
                   persistent_alloc=persistent_alloc, step_alloc=step_alloc,
@@ -339,9 +350,10 @@ def run_floor(n: int, s: int, d: int, warmup: int, steps: int) -> list[float]:
 
 # ---------------------------------------------------------------------------------------------
 def configurations(args) -> list[dict]:
-    return [dict(num_classes=c, embedding_size=d, batch_size=b, sample_ratio=r)
-            for c, d, b, r in itertools.product(args.num_classes, args.embedding_size,
-                                                args.batch_size, args.sample_ratio)]
+    return [dict(num_classes=c, embedding_size=d, batch_size=b, sample_ratio=r, dtype=t, center_dtype=ct)
+            for c, d, b, r, t, ct in itertools.product(args.num_classes, args.embedding_size,
+                                                       args.batch_size, args.sample_ratio,
+                                                       args.dtype, args.center_dtype)]
 
 
 def main(argv=None) -> None:
@@ -377,9 +389,11 @@ def main(argv=None) -> None:
             "batch_per_rank": cfg["batch_size"],
             "world_size": world_size,
             "sample_ratio": cfg["sample_ratio"],
-            "dtype": "float32",
+            "dtype": cfg["dtype"],
+            "center_dtype": cfg["center_dtype"],
             "num_local": train["num_local"],
             "num_sample": kept,
+            "chunks": train["chunks"],
             "steps": args.steps,
             "warmup": args.warmup,
             "median_step_s": round(median_step, 6),
@@ -404,6 +418,7 @@ def main(argv=None) -> None:
             "last_loss": train["losses"][-1],
             "peak_reset_ok": can_reset,
             "malloc_mmap_threshold": args.malloc_mmap_threshold if malloc_set else None,
+            "malloc_tuned": MALLOC_TUNED and not malloc_set,
             "host": platform.node(),
             "cpus": os.cpu_count(),
         }

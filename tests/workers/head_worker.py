@@ -36,7 +36,9 @@ def run_case(case: dict, rank: int, world_size: int) -> dict:
         feature = paddle.matmul(x, proj)
         head = paddle_pfc.LargeScaleClassifier(
             feature, y, rank, world_size, case["num_classes"], *case["margins"], scale=case["scale"],
-            sample_ratio=case["sample_ratio"], embedding_size=case["dim"], name="centers")
+            sample_ratio=case["sample_ratio"], embedding_size=case["dim"], name="centers",
+            dtype=case.get("dtype", "float32"), center_dtype=case.get("center_dtype", "float32"),
+            chunk_rows=case.get("chunk_rows"))
         if case["optimizer"] == "sgd":
             opt = paddle.optimizer.SGD(case["lr"], weight_decay=case["weight_decay"])
         else:

@@ -1,0 +1,42 @@
+"""Host (numpy) views of the center dtypes: numpy has no bfloat16, Paddle hands it out as uint16.
+
+A bfloat16 tensor read from a Paddle scope is a ``uint16`` array of the bit patterns (the upper
+half of a float32); float16 is numpy's ``float16``. These helpers convert center arrays between
+float32 and the storage dtype of a program, rounding to nearest even like Paddle's cast.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+#: numpy dtype that holds each Paddle center dtype on the host
+HOST_DTYPES = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16),
+               "bfloat16": np.dtype(np.uint16)}
+
+
+def to_float32(array: np.ndarray) -> np.ndarray:
+    """float32 values of a host center array (uint16 arrays are bfloat16 bit patterns)."""
+    array = np.asarray(array)
+    if array.dtype == np.uint16:
+        return (array.astype(np.uint32) << 16).view(np.float32)
+    return array.astype(np.float32, copy=False)
+
+
+def from_float32(array: np.ndarray, dtype: str) -> np.ndarray:
+    """float32 values rounded to ``dtype`` (float32, float16, bfloat16) in its host form."""
+    array = np.ascontiguousarray(array, dtype=np.float32)
+    if dtype == "bfloat16":
+        bits = array.view(np.uint32).astype(np.uint64)
+        rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16   # round to nearest, ties to even
+        nan = np.isnan(array)
+        out = rounded.astype(np.uint16)
+        out[nan] = 0x7FC0
+        return out
+    return array.astype(HOST_DTYPES[dtype])
+
+
+def convert(array: np.ndarray, dtype: str) -> np.ndarray:
+    """A host center array in the host form of ``dtype`` (no copy when it already is)."""
+    array = np.asarray(array)
+    if array.dtype == HOST_DTYPES[dtype]:
+        return array
+    return from_float32(to_float32(array), dtype)

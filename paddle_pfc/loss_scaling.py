@@ -1,0 +1,97 @@
+"""Dynamic loss scaling for float16 training, covering the class centers like every other gradient.
+
+One step, as :func:`paddle_pfc.minimize` appends it when loss scaling is on:
+
+    scaled_loss = loss * scale                       (scale: persistable float32 [1])
+    grads       = d scaled_loss / d (backbone, kept center blocks)
+    grads      /= scale, found_inf = any(!isfinite(grads))   (``check_finite_and_unscale``)
+    found_inf   = max over ranks of found_inf        (center gradients differ per rank)
+    if not found_inf: every update (backbone and centers)   (a ``cond``: a skipped step
+                                                              changes no parameter and no state)
+    scale       = scale * decr_ratio after ``decr_every_n_nan_or_inf`` consecutive bad steps,
+                  scale * incr_ratio after ``incr_every_n_steps`` consecutive good steps
+
+PLSC's static AMP leaves the class centers out of the finite check, so an overflow there updates
+the centers with garbage; Paddle's static AMP zeroes the gradients of a bad step instead of
+skipping it, so momentum and weight decay still move every parameter. Here a bad step is a no-op.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import paddle
+from paddle import _C_ops
+
+from paddle_pfc.collectives import CollectiveChain
+
+
+@dataclass(frozen=True)
+class LossScaling:
+    """Settings of dynamic loss scaling (defaults: ``paddle.amp.GradScaler``'s)."""
+
+    init_loss_scaling: float = 2.0**16
+    incr_ratio: float = 2.0
+    decr_ratio: float = 0.5
+    incr_every_n_steps: int = 2000
+    decr_every_n_nan_or_inf: int = 1
+
+    def __post_init__(self) -> None:
+        checks = (("init_loss_scaling", self.init_loss_scaling > 0), ("incr_ratio", self.incr_ratio >= 1.0),
+                  ("decr_ratio", 0.0 < self.decr_ratio <= 1.0))
+        for name, ok in checks:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not ok:
+                raise ValueError(f"loss scaling {name}: out of range, got {value!r}")
+        for name in ("incr_every_n_steps", "decr_every_n_nan_or_inf"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"loss scaling {name}: must be an int >= 1, got {value!r}")
+
+
+def _persistable(name: str, value, dtype: str) -> paddle.pir.Value:
+    var = paddle.static.create_parameter(
+        shape=[1], dtype=dtype, name=name, default_initializer=paddle.nn.initializer.Constant(value))
+    var.stop_gradient = True
+    var.trainable = False
+    return var
+
+
+class DynamicLossScaler:
+    """The loss-scaling state of one program (persistable, saved in checkpoints) and its ops.
+
+    ``scale``: float32 [1]; ``good_steps`` / ``bad_steps``: int32 [1] consecutive counters.
+    """
+
+    def __init__(self, settings: LossScaling, name: str = "loss_scaling") -> None:
+        self.settings = settings
+        self.scale = _persistable(f"{name}@scale", settings.init_loss_scaling, "float32")
+        self.good_steps = _persistable(f"{name}@good_steps", 0, "int32")
+        self.bad_steps = _persistable(f"{name}@bad_steps", 0, "int32")
+
+    def scaled(self, loss: paddle.pir.Value) -> paddle.pir.Value:
+        """``loss * scale`` (float32 scalar)."""
+        return loss * paddle.reshape(self.scale, [])
+
+    def unscale_and_check(self, grads: list, chain: CollectiveChain) -> tuple[list, paddle.pir.Value]:
+        """Divide ``grads`` (float32, any shapes) by the scale; return them and ``found_inf``: a bool
+        [1] that is True on every rank when any gradient of any rank is inf or NaN."""
+        unscaled, found_inf = _C_ops.check_finite_and_unscale_(grads, self.scale)
+        if chain.world_size > 1:
+            found_inf = chain.all_reduce_max(paddle.cast(found_inf, "float32")) > 0
+        return list(unscaled), found_inf
+
+    def append_update(self, found_inf: paddle.pir.Value) -> None:
+        """Grow or shrink the scale after this step (in place; runs after every reader of it)."""
+        s = self.settings
+        good = paddle.where(found_inf, paddle.zeros_like(self.good_steps), self.good_steps + 1)
+        bad = paddle.where(found_inf, self.bad_steps + 1, paddle.zeros_like(self.bad_steps))
+        shrink = bad >= s.decr_every_n_nan_or_inf
+        grow = good >= s.incr_every_n_steps
+        new_scale = paddle.where(shrink, paddle.clip(self.scale * s.decr_ratio, min=1.0),
+                                 paddle.where(grow, self.scale * s.incr_ratio, self.scale))
+        # Keep a finite scale: growing past float32's range would make every step overflow.
+        new_scale = paddle.where(paddle.isfinite(new_scale), new_scale, self.scale)
+        _C_ops.assign_out_(paddle.where(shrink, paddle.zeros_like(bad), bad), self.bad_steps)
+        _C_ops.assign_out_(paddle.where(grow, paddle.zeros_like(good), good), self.good_steps)
+        _C_ops.assign_out_(new_scale, self.scale)
