@@ -18,10 +18,14 @@ _RING = 0
 
 def zero_depending_on(value: paddle.pir.Value, dtype="float32") -> paddle.pir.Value:
     """A zero scalar of ``dtype`` computed from one element of ``value``: a data dependency that
-    reads no more than that element (slicing, not reshaping, which would copy the tensor)."""
+    reads no more than that element (slicing, not reshaping, which would copy the tensor). It is
+    zero even when that element is inf or NaN (``x * 0`` would be NaN), so a tie never carries a
+    non-finite value into what it orders (the loss-scaling check relies on it)."""
     ndim = len(value.shape)
     if ndim:
         value = paddle.reshape(paddle.slice(value, list(range(ndim)), [0] * ndim, [1] * ndim), [])
+    if value.dtype in (paddle.float32, paddle.float64, paddle.float16, paddle.bfloat16):
+        value = paddle.isfinite(value)
     return paddle.cast(value, dtype) * 0
 
 

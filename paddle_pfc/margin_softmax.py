@@ -73,6 +73,16 @@ def _detached(x: paddle.pir.Value) -> paddle.pir.Value:
     return out
 
 
+def _detached_operand(x: paddle.pir.Value, dtype: str) -> paddle.pir.Value:
+    """:func:`as_float32_operand` of ``x`` without gradient. A float32 ``x`` is aliased (no copy);
+    a 2-byte ``x`` is widened by a cast (Paddle's CPU ``share_data_`` has no bfloat16 kernel)."""
+    if x.dtype == paddle.float32:
+        return as_float32_operand(_detached(x), dtype)
+    out = paddle.cast(x, "float32")
+    out.stop_gradient = True
+    return out
+
+
 def as_float32_operand(x: paddle.pir.Value, dtype: str) -> paddle.pir.Value:
     """``x`` as a float32 matmul operand with the values of a ``dtype`` operand.
 
@@ -126,7 +136,7 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
     x_operand = as_float32_operand(x_unit, dtype)
     # The target cosine from the target rows directly (an [N, D] product): every block can then be
     # finished while it is hot in cache, without waiting for the others.
-    target_rows = as_float32_operand(_detached(target_centers), dtype)
+    target_rows = _detached_operand(target_centers, dtype)
     cos_target = paddle.clip(paddle.sum(x_operand * target_rows, axis=1, keepdim=True)
                              * paddle.unsqueeze(_inverse_row_norm(target_rows), 1), -1.0, 1.0)  # [N,1]
     target_logit = scale * target_margin(cos_target, m1, m2, m3)
@@ -136,8 +146,7 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
     for k, chunk in enumerate(center_chunks):
         start = chunk_starts[k]
         stop = chunk_starts[k + 1] if k + 1 < len(center_chunks) else None
-        w = _detached(chunk)
-        w_operand = as_float32_operand(w, dtype)
+        w_operand = _detached_operand(chunk, dtype)
         inv_w_norm = _inverse_row_norm(w_operand)                                            # [c]
         logits = _C_ops.multiply_(paddle.matmul(x_operand, w_operand, transpose_y=True),
                                   inv_w_norm * scale)                                        # [N,c]
@@ -153,7 +162,7 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
         block_max = paddle.max(logits, axis=1, keepdim=True)
         softmax = _C_ops.softmax_(logits, 1)
         block_lse = block_max - paddle.log(paddle.max(softmax, axis=1, keepdim=True))       # [N,1]
-        blocks.append((w, inv_w_norm, in_block, column, softmax, block_lse))
+        blocks.append((chunk, inv_w_norm, in_block, column, softmax, block_lse))
 
     block_lses = paddle.concat([b[-1] for b in blocks], axis=1) if len(blocks) > 1 else blocks[0][-1]
     local_lse = paddle.logsumexp(block_lses, axis=1, keepdim=True) if len(blocks) > 1 else block_lses
@@ -184,14 +193,14 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
         # with 1/|w_j| (grad_scaled); all in place in each block's softmax buffer.
         coef = grad_loss * scale / num_rows
         grad_x_parts, grad_chunks = [], []
-        for w, inv_w_norm, in_block, column, softmax, block_lse in blocks:
+        for chunk, inv_w_norm, in_block, column, softmax, block_lse in blocks:
             to_global = paddle.exp(block_lse - lse)                     # block softmax -> global
             p_target = paddle.take_along_axis(softmax, column, axis=1, broadcast=False) * to_global
             grad_target = paddle.where(in_block, (p_target - 1.0) * margin_slope, p_target) * coef
             grad_cos = _C_ops.multiply_(softmax, to_global * coef)
             grad_cos = _C_ops.put_along_axis_(grad_cos, column, grad_target, 1, "assign", True)
             grad_scaled = _C_ops.multiply_(grad_cos, inv_w_norm)                             # [N,c]
-            w_operand = as_float32_operand(w, dtype)
+            w_operand = _detached_operand(chunk, dtype)  # again: a widened copy is not kept alive
             # Feature part of this block: grad_scaled @ w ([N, D]), summed over blocks below.
             grad_x_block = paddle.matmul(grad_scaled, w_operand)
             grad_x_parts.append(grad_x_block)

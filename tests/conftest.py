@@ -22,6 +22,15 @@ def paddle_dynamic_mode_by_default():
     yield
 
 
+@pytest.fixture
+def static_mode(paddle_dynamic_mode_by_default):
+    """Static (PIR) mode for one test."""
+    import paddle
+
+    paddle.enable_static()
+    yield
+
+
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 

@@ -15,8 +15,7 @@ from launcher import REPO, launch, worker_logs
 
 
 @pytest.fixture(autouse=True)
-def static_mode(paddle_dynamic_mode_by_default):
-    paddle.enable_static()
+def static_for_every_test(static_mode):
     yield
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import paddle
 
 import paddle_pfc
+from paddle_pfc.host_dtypes import convert, to_float32
 
 
 def case_data(case: dict, world_size: int):
@@ -20,6 +21,9 @@ def case_data(case: dict, world_size: int):
     if case.get("label_override"):
         step, row, value = case["label_override"]
         labels[step, row] = value
+    if case.get("inject_inf"):  # [step, global row]: that sample's input is inf
+        step, row = case["inject_inf"]
+        inputs[step, row, :] = np.inf
     centers = rng.standard_normal((case["num_classes"], case["dim"])).astype(np.float32)
     backbone = (rng.standard_normal((case["in_dim"], case["dim"])) / np.sqrt(case["in_dim"])).astype(np.float32)
     return inputs, labels, centers, backbone
@@ -44,16 +48,21 @@ def run_case(case: dict, rank: int, world_size: int) -> dict:
         else:
             opt = paddle.optimizer.Momentum(case["lr"], momentum=case["momentum"],
                                             weight_decay=case["weight_decay"])
-        paddle_pfc.minimize(opt, head.output_dict["loss"])
+        scaling = case.get("loss_scaling")
+        if isinstance(scaling, dict):
+            scaling = paddle_pfc.LossScaling(**scaling)
+        paddle_pfc.minimize(opt, head.output_dict["loss"], loss_scaling=scaling)
+        backbone_velocity = opt._accumulators.get("velocity", {}).get("backbone_w")
     exe = paddle.static.Executor(paddle.CPUPlace())
     exe.run(startup)
     scope = paddle.static.global_scope()
-    tensor = lambda name: np.array(scope.find_var(name).get_tensor())
+    tensor = lambda name: to_float32(np.array(scope.find_var(name).get_tensor()))  # noqa: E731
     out = {"class_start": head.class_start, "num_local": head.num_local, "num_sample": head.num_sample,
            "backbone_after_startup": tensor("backbone_w")}
     scope.find_var("backbone_w").get_tensor().set(backbone, paddle.CPUPlace())
     shard = centers[head.class_start:head.class_start + head.num_local]
-    scope.find_var(head.weight.name).get_tensor().set(shard, paddle.CPUPlace())
+    scope.find_var(head.weight.name).get_tensor().set(convert(shard, head.center_dtype), paddle.CPUPlace())
+    out["shard_initial"] = tensor(head.weight.name)
     fetch = [head.output_dict["loss"]]
     if "sampled_class_index" in head.output_dict:
         fetch.append(head.output_dict["sampled_class_index"])
@@ -69,6 +78,9 @@ def run_case(case: dict, rank: int, world_size: int) -> dict:
         out[f"backbone_{step}"] = tensor("backbone_w")
         if velocity:
             out[f"velocity_{step}"] = tensor(velocity)
+        if scope.find_var("loss_scaling@scale") is not None:
+            out[f"scale_{step}"] = tensor("loss_scaling@scale")
+            out[f"backbone_velocity_{step}"] = tensor(backbone_velocity.name)
     return out
 
 
@@ -82,7 +94,8 @@ def main() -> None:
         cases = json.load(f)
     for case in cases:
         try:
-            result = run_case(case, rank, world_size)
+            with paddle.static.scope_guard(paddle.static.Scope()):
+                result = run_case(case, rank, world_size)
         except Exception as exc:  # reported to the test, which asserts on it
             with open(os.path.join(args.out, f"{case['name']}.rank{rank}.error"), "w") as f:
                 f.write(f"{type(exc).__name__}: {exc}")
