@@ -10,7 +10,6 @@ _runtime_env.apply()
 
 from paddle_pfc.classifier import LargeScaleClassifier, class_split  # noqa: E402
 from paddle_pfc.distributed import init_distributed  # noqa: E402
-from paddle_pfc.loss_scaling import LossScaling
 from paddle_pfc.loss_scaling import LossScaling  # noqa: E402
 from paddle_pfc.optimizer import minimize  # noqa: E402
 from paddle_pfc.planner import max_classes, plan  # noqa: E402

@@ -12,13 +12,10 @@ from paddle_pfc.collectives import CollectiveChain
 from paddle_pfc.distributed import on_gpu
 from paddle_pfc.sparse_update import create_velocity
 from paddle_pfc.margin_softmax import check_margins, margin_softmax_loss, margin_softmax_loss_fused
+from paddle_pfc.planner import block_rows
 
 CENTER_INIT_STD = 0.01  # arcface_torch's normal(0, 0.01) initialisation of class centers
 DTYPES = ("float32", "bfloat16", "float16")
-#: Bytes of one block of kept centers (and of its [N, c] logits) on CPU: far under glibc's 32 MiB mmap
-#: threshold, so the per-block temporaries reuse heap memory instead of faulting in fresh pages.
-CHUNK_BYTES = 4 * 2**20
-MAX_CHUNKS = 256  # blocks grow beyond CHUNK_BYTES rather than the program beyond this many
 
 
 @dataclass
@@ -33,14 +30,6 @@ class CenterChunk:
     index: paddle.pir.Value
     centers: paddle.pir.Value
     start: int
-
-
-def chunk_rows_for(embedding_size: int, global_batch: int | None, num_kept: int) -> int:
-    """Rows per block: [rows, D] and [N, rows] float32 within ``CHUNK_BYTES``, at least 256 rows,
-    and at most ``MAX_CHUNKS`` blocks."""
-    width = max(embedding_size, global_batch or 0)
-    rows = max(256, CHUNK_BYTES // (4 * width))
-    return max(rows, -(-num_kept // MAX_CHUNKS))
 
 
 def class_split(num_classes: int, world_size: int, rank: int) -> tuple[int, int]:
@@ -97,7 +86,7 @@ class LargeScaleClassifier:
     logits, softmax, margin and loss are float32. ``center_dtype``: storage dtype of ``weight`` and
     its momentum (float32, bfloat16, or float16 on GPU); the update of the kept rows is float32
     arithmetic on widened copies, rounded once when written back. ``chunk_rows``: rows per block of
-    kept centers on CPU (default: :func:`chunk_rows_for`); the GPU path uses one block.
+    kept centers on CPU (default: :func:`paddle_pfc.planner.block_rows`); the GPU path uses one block.
 
     ``output_dict['loss']``: float32 scalar, the mean loss over the global batch, equal on every
     rank. ``output_dict['sampled_class_index']`` (``sample_ratio < 1``): int64 [S], this rank's kept
@@ -217,7 +206,8 @@ class LargeScaleClassifier:
             loss = margin_softmax_loss(self.total_feature, [c.centers for c in self.chunks],
                                        [c.start for c in self.chunks], self._target_centers(local_target),
                                        local_target, self.chain, self.margin1, self.margin2,
-                                       self.margin3, self.scale, self.dtype)
+                                       self.margin3, self.scale, self.dtype,
+                                       None if self.updates_in_place else self._reload_chunk)
         self.output_dict["loss"] = loss
 
     def _kept_chunks(self, feature) -> list[CenterChunk]:
@@ -229,7 +219,7 @@ class LargeScaleClassifier:
         else:
             batch = feature.shape[0]
             global_batch = batch * self.world_size if batch is not None and batch > 0 else None
-            rows = self.chunk_rows or chunk_rows_for(self.embedding_size, global_batch, num_kept)
+            rows = self.chunk_rows or block_rows(self.embedding_size, global_batch, num_kept)
         starts = list(range(0, num_kept, rows))
         chunks = []
         for k, start in enumerate(starts):
@@ -248,6 +238,23 @@ class LargeScaleClassifier:
             centers.stop_gradient = False
             chunks.append(CenterChunk(index, centers, start))
         return chunks
+
+    @property
+    def updates_in_place(self) -> bool:
+        """True when each block is float32 rows of a float32 shard: the backward reads the block
+        itself and the update runs in place on it. Otherwise the backward and the update gather
+        the rows again, so no block stays alive from the forward to the backward."""
+        return self.dtype == self.center_dtype == "float32"
+
+    def reload_rows(self, k: int) -> paddle.pir.Value:
+        """The stored rows of block k (a fresh gather; storage dtype), no gradient."""
+        rows = paddle.gather(self.weight, self.chunks[k].index)
+        rows.stop_gradient = True
+        return rows
+
+    def _reload_chunk(self, k: int) -> paddle.pir.Value:
+        rows = self.reload_rows(k)
+        return rows if self.dtype == self.center_dtype else paddle.cast(rows, self.dtype)
 
     def _target_centers(self, local_target) -> paddle.pir.Value:
         """[N, D]: the shard's row of each sample's class (row 0 for samples of other shards)."""

@@ -144,9 +144,11 @@ SCHEMA: dict[str, dict[str, Field]] = {
     "classifier": {
         # Partial FC: fraction of class centers sampled per step (positives always kept).
         "sample_ratio": Field("float", 1.0, "Partial FC sampling ratio", check=_in_oc(0.0, 1.0)),
-        # dtype of the sampled-center matmul / logits computation.
-        "dtype": Field("str", "float32", "classifier compute dtype", choices=DTYPES),
-        # dtype the (sharded) class centers are stored in.
+        # Operand dtype of the head's products (logits, softmax and loss stay float32).
+        # bfloat16 on CPU and GPU; float16 on GPU only.
+        "dtype": Field("str", "float32", "classifier product dtype", choices=DTYPES),
+        # Storage dtype of the (sharded) class centers and their momentum; bfloat16 / float16
+        # halve the memory per identity (the update itself is float32 arithmetic).
         "center_dtype": Field("str", "float32", "class-center storage dtype", choices=DTYPES),
     },
     "data": {
@@ -195,8 +197,13 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "weight_decay": Field("float", 5e-4, "weight decay", check=_ge(0.0)),
         # Max global L2 norm of the BACKBONE gradient (arcface_torch clips to 5); null = off.
         "grad_clip": Field("float", 5.0, "backbone grad-norm clip", nullable=True, check=_gt(0.0)),
-        # Mixed precision: none, bf16, fp16_o1 (autocast), fp16_o2 (fp16 weights + master).
-        "amp": Field("str", "none", "mixed precision mode", choices=AMP_MODES),
+        # Backbone mixed precision (GPU): none, bf16 (autocast), fp16_o1 (autocast), fp16_o2
+        # (float16 weights with float32 master weights).
+        "amp": Field("str", "none", "backbone mixed precision mode", choices=AMP_MODES),
+        # Dynamic loss scaling: auto = on with float16 (amp fp16_* or classifier.dtype float16).
+        "loss_scaling": Field("str", "auto", "dynamic loss scaling", choices=("auto", "on", "off")),
+        # Initial loss scale (then halved on overflow, doubled after 2000 good steps).
+        "init_loss_scaling": Field("float", 65536.0, "initial loss scale", check=_gt(0.0)),
         # Seed for parameter init / dropout.
         "seed": Field("int", 2048, "training seed"),
         # Log every N steps.

@@ -74,12 +74,22 @@ class DynamicLossScaler:
         return loss * paddle.reshape(self.scale, [])
 
     def unscale_and_check(self, grads: list, chain: CollectiveChain) -> tuple[list, paddle.pir.Value]:
-        """Divide ``grads`` (float32, any shapes) by the scale; return them and ``found_inf``: a bool
-        [1] that is True on every rank when any gradient of any rank is inf or NaN."""
-        unscaled, found_inf = _C_ops.check_finite_and_unscale_(grads, self.scale)
+        """Divide ``grads`` (any float dtypes and shapes) by the scale; return them and ``found_inf``:
+        a bool [1] that is True on every rank when any gradient of any rank is inf or NaN."""
+        # One check per dtype (a pure-float16 backbone has float16 gradients; the kernel takes one).
+        unscaled, flags = list(grads), []
+        for dtype in dict.fromkeys(g.dtype for g in grads):
+            positions = [i for i, g in enumerate(grads) if g.dtype == dtype]
+            outs, found = _C_ops.check_finite_and_unscale_([grads[i] for i in positions], self.scale)
+            for i, out in zip(positions, outs):
+                unscaled[i] = out
+            flags.append(found)
+        found_inf = flags[0]
+        for flag in flags[1:]:
+            found_inf = paddle.logical_or(found_inf, flag)
         if chain.world_size > 1:
             found_inf = chain.all_reduce_max(paddle.cast(found_inf, "float32")) > 0
-        return list(unscaled), found_inf
+        return unscaled, found_inf
 
     def append_update(self, found_inf: paddle.pir.Value) -> None:
         """Grow or shrink the scale after this step (in place; runs after every reader of it)."""

@@ -107,7 +107,7 @@ def _inverse_row_norm(rows: paddle.pir.Value) -> paddle.pir.Value:
 def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_starts: list[int],
                         target_centers: paddle.pir.Value, local_target: paddle.pir.Value,
                         chain: CollectiveChain, m1: float, m2: float, m3: float, scale: float,
-                        dtype: str = "float32") -> paddle.pir.Value:
+                        dtype: str = "float32", reload_chunk=None) -> paddle.pir.Value:
     """Mean margin-softmax loss of the global batch against sharded centers (CPU implementation).
 
     feature: float32 [N, D], the all-gathered features (N = global batch), differentiable.
@@ -119,6 +119,8 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
     local_target: int64 [N], column of each sample's class among the kept centers or -1.
     dtype: the operand dtype of the products (``float32`` or ``bfloat16``; see
       :func:`as_float32_operand`). Norms, logits, softmax, margin and loss are float32.
+    reload_chunk: optional ``k -> [c_k, D]`` value equal to block k, built in the backward (e.g. a
+      fresh gather from the shard), so that the forward's block need not stay alive until then.
 
     Returns a float32 scalar equal on every rank. Its gradient w.r.t. ``feature`` is this shard's
     contribution (the caller sums it over ranks, see ``all_gather_with_grad``); w.r.t. each block
@@ -162,7 +164,8 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
         block_max = paddle.max(logits, axis=1, keepdim=True)
         softmax = _C_ops.softmax_(logits, 1)
         block_lse = block_max - paddle.log(paddle.max(softmax, axis=1, keepdim=True))       # [N,1]
-        blocks.append((chunk, inv_w_norm, in_block, column, softmax, block_lse))
+        blocks.append((chunk if reload_chunk is None else None, inv_w_norm, in_block, column, softmax,
+                       block_lse))
 
     block_lses = paddle.concat([b[-1] for b in blocks], axis=1) if len(blocks) > 1 else blocks[0][-1]
     local_lse = paddle.logsumexp(block_lses, axis=1, keepdim=True) if len(blocks) > 1 else block_lses
@@ -193,14 +196,15 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
         # with 1/|w_j| (grad_scaled); all in place in each block's softmax buffer.
         coef = grad_loss * scale / num_rows
         grad_x_parts, grad_chunks = [], []
-        for chunk, inv_w_norm, in_block, column, softmax, block_lse in blocks:
+        for k, (chunk, inv_w_norm, in_block, column, softmax, block_lse) in enumerate(blocks):
             to_global = paddle.exp(block_lse - lse)                     # block softmax -> global
             p_target = paddle.take_along_axis(softmax, column, axis=1, broadcast=False) * to_global
             grad_target = paddle.where(in_block, (p_target - 1.0) * margin_slope, p_target) * coef
             grad_cos = _C_ops.multiply_(softmax, to_global * coef)
             grad_cos = _C_ops.put_along_axis_(grad_cos, column, grad_target, 1, "assign", True)
             grad_scaled = _C_ops.multiply_(grad_cos, inv_w_norm)                             # [N,c]
-            w_operand = _detached_operand(chunk, dtype)  # again: a widened copy is not kept alive
+            source = chunk if reload_chunk is None else reload_chunk(k)
+            w_operand = _detached_operand(source, dtype)  # again: a widened copy is not kept alive
             # Feature part of this block: grad_scaled @ w ([N, D]), summed over blocks below.
             grad_x_block = paddle.matmul(grad_scaled, w_operand)
             grad_x_parts.append(grad_x_block)

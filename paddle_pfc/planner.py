@@ -6,45 +6,34 @@ The model (all sizes per rank, for the largest shard, i.e. rank 0 of the balance
     S   = C_l                          without sampling (sample_ratio == 1)
         = min(C_l, max(1, int(r*C_l))) with sampling (num_sample, as LargeScaleClassifier)
     N   = B * W                        rows of the all-gathered global batch
+    R   = block_rows(D, N, S)          rows per block of kept centers (the CPU head's blocks)
     c   = bytes of center_dtype        (float32 4, float16 / bfloat16 2)
-    f   = bytes of compute_dtype       (the dtype of the head's matmuls and temporaries)
+    f   = bytes of compute_dtype       (the operand dtype of the head's products)
 
     centers            = C_l * D * c                      the shard (persistable)
     momentum           = C_l * D * c   (momentum), 0 (sgd) the optimizer state (persistable)
-    kept_working_set   = k_SD * S * D * f                 kept rows and their temporaries
-    logits_buffers     = k_NS * N * S * f                 [N, S] buffers alive at the peak
-    gathered_features  = k_ND * N * D * f                 gathered features and their grads
+    kept_working_set   = S * D * (f + h)                  the blocks' gradients (operand dtype),
+                         + k_RD * R * D * 4             alive until the update, + the blocks
+                                                          themselves (h = 4) when float32 blocks
+                                                          are held to the backward and updated in
+                                                          place (h = 0: they are gathered again),
+                                                          + temporaries of blocks in flight
+    logits_buffers     = N * S * 4 + k_NR * N * R * 4     float32 softmax blocks, held for the
+                                                          backward, + per-block temporaries
+    gathered_features  = k_ND * N * D * 4                 gathered features and their grads
     sampling           = k_int * C_l * 8  (sampled only)  int64 masks / permutation of the shard
+    program_analysis   = k_exec * ceil(S / R)^2           Paddle's executor: its dependency
+                                                          analysis grows with the square of the
+                                                          number of ops (so of blocks)
     process_overhead   = PROCESS_OVERHEAD                 an idle rank (paddle + communicator)
     total              = sum of the above
 
-The persistable terms are exact. The transient counts ``k_*`` describe how many tensors of each
-shape the CPU implementation (``paddle_pfc.margin_softmax.margin_softmax_loss``, the sparse
-Momentum update of ``paddle_pfc.sparse_update`` and ``sampling.sample_shard_cpu``) holds at the
-same time at the peak of a step, as counted by Paddle's host allocator ("Allocated" peak) under
-the PIR executor with its default garbage collection:
-
-* [S, D] (``k_SD``): the gathered kept rows, their detached copy (``_detached``), the center
-  gradient ``h`` and its projection, the gathered momentum rows and the Momentum temporaries
-  (``g + wd*w``, ``mu*v``, ``w - lr*v``). Without sampling the rows ARE the shard (no gather)
-  and the update runs in place on the shard (fused momentum), so only the gradient ``h`` and the
-  radial temporary are full-shard sized (2.0; re-measured after the in-place head: 1M classes,
-  2 ranks, ratio 1.0 → 5249 MiB measured vs 5203 MiB planned).
-* [N, S] (``k_NS``): logits, scaled logits, the target-replaced logits, ``logits - max``,
-  ``exp``, the softmax kept for the backward, and in the backward ``softmax*coef``, the
-  target-replaced gradient and ``grad * inv_w_norm``. Not all are alive together; the peak holds
-  about 3.5 of them with sampling and 2 without (the softmax, reused in place, and the kept
-  product ``proj``).
-* sampling ints (``k_int``): marks, the random permutation, the permuted marks, their cumsum,
-  the keep mask and the masked-select output, O(C_l) each.
-
-The counts were measured with ``tools/benchmark.py`` (``step_peak_alloc_mib``) on one rank,
-C = 20000, D = 512, B = 128 and 512, r = 0.5 and 1.0, and validated against the peak RSS of
-2-rank runs at 0.1M-2M classes. ``PROCESS_OVERHEAD`` is the measured VmRSS of an idle rank after
-``import paddle_pfc``, the communicator set-up and one trivial program (paddle 3.3.1, CPU).
-glibc may keep freed heap memory of buffers below its mmap threshold (<= 32 MiB), so at small
-sizes the measured RSS can exceed the plan by up to a few hundred MiB; buffers of large heads
-are mmapped and returned, so there the plan tracks RSS closely.
+The persistable terms are exact; so are the held buffers (see
+``paddle_pfc.margin_softmax.margin_softmax_loss`` and ``paddle_pfc.sparse_update``). The counts
+``k_RD`` / ``k_NR`` / ``k_ND`` / ``k_int`` / ``k_exec`` were fitted to the allocator's peak and the
+peak RSS measured with ``tools/benchmark.py`` (see README). The plan is of the peak RSS with
+``PADDLE_PFC_MALLOC=memory`` (freed buffers are returned, so the RSS follows the live tensors);
+glibc's default and ``speed`` keep freed memory and can exceed it by up to ~1 GiB per rank.
 """
 from __future__ import annotations
 
@@ -61,12 +50,27 @@ OPTIMIZER_STATES = {"momentum": 1, "sgd": 0}
 PROCESS_OVERHEAD = 320 * 2**20  # 318.9-320.2 MiB measured, 1 and 2 ranks
 
 # Transient tensor counts at the peak of a step (see the module docstring).
-K_SD_SAMPLED = {"momentum": 5.4, "sgd": 3.4}   # [S, D] buffers, with sampling
-K_SD_DENSE = {"momentum": 2.0, "sgd": 3.0}     # [S, D] (= [C_l, D]) buffers, without sampling
-K_NS_SAMPLED = 3.5                              # [N, S] buffers, with sampling
-K_NS_DENSE = 2.0                                # [N, S] buffers, without sampling
-K_ND = 6                                        # [N, D] buffers (gathered features, gradients)
-K_INT = 6                                       # int64 [C_l] buffers of the sampler
+K_RD = 6        # [R, D] float32 temporaries of the blocks in flight
+K_NR = 2        # [N, R] float32 temporaries of the blocks in flight
+K_ND = 6        # [N, D] buffers (gathered features, gradients)
+K_INT = 6       # int64 [C_l] buffers of the sampler
+K_EXEC = 0.14 * 2**20  # bytes x blocks^2: the executor's dependency analysis of the head's ops
+
+#: Bytes of one block of kept centers (and of its [N, R] logits) in the CPU head: far under
+#: glibc's 32 MiB mmap threshold, so per-block temporaries reuse heap memory step after step.
+CHUNK_BYTES = 4 * 2**20
+#: Blocks grow beyond CHUNK_BYTES rather than the program beyond this many: Paddle's executor
+#: analyses op dependencies with memory quadratic in the op count (measured: ~0.14 MiB x blocks^2,
+#: 0.5 GiB at 62 blocks, 2.3 GiB at 123).
+MAX_CHUNKS = 32
+
+
+def block_rows(embedding_size: int, global_batch: int | None, num_kept: int) -> int:
+    """Rows per block of kept centers: [R, D] and [N, R] float32 within ``CHUNK_BYTES``, at least
+    256 rows, and at most ``MAX_CHUNKS`` blocks."""
+    width = max(embedding_size, global_batch or 0)
+    rows = max(256, CHUNK_BYTES // (4 * width))
+    return max(rows, -(-num_kept // MAX_CHUNKS))
 
 _GIB = 2**30
 
@@ -92,11 +96,12 @@ class MemoryPlan:
     logits_buffers: int
     gathered_features: int
     sampling: int
+    program_analysis: int
     process_overhead: int
     total: int = field(init=False)
 
     COMPONENTS = ("centers", "momentum", "kept_working_set", "logits_buffers",
-                  "gathered_features", "sampling", "process_overhead")
+                  "gathered_features", "sampling", "program_analysis", "process_overhead")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "total", sum(getattr(self, c) for c in self.COMPONENTS))
@@ -162,8 +167,8 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
     """Planned peak memory per rank of a head training step (see the module docstring).
 
     ``batch_size`` is per rank. ``center_dtype`` is the storage dtype of the centers and their
-    momentum, ``compute_dtype`` the dtype of the head's products and temporaries (the current
-    CPU implementation computes in float32). Raises ValueError naming a bad argument.
+    momentum, ``compute_dtype`` the operand dtype of the head's products (``LargeScaleClassifier``
+    ``dtype``). Raises ValueError naming a bad argument.
     """
     _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
            compute_dtype, optimizer)
@@ -174,17 +179,19 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
     c, f = DTYPE_BYTES[center_dtype], DTYPE_BYTES[compute_dtype]
     centers = num_local * d * c
     momentum = OPTIMIZER_STATES[optimizer] * num_local * d * c
-    k_sd = (K_SD_SAMPLED if sampled else K_SD_DENSE)[optimizer]
-    k_ns = K_NS_SAMPLED if sampled else K_NS_DENSE
+    rows = min(s, block_rows(d, n, s))
+    blocks = -(-s // rows)
+    in_place = center_dtype == compute_dtype == "float32"  # blocks held to the backward, updated there
     return MemoryPlan(
         num_classes=num_classes, embedding_size=d, world_size=world_size,
         sample_ratio=float(sample_ratio), batch_size=batch_size, center_dtype=center_dtype,
         compute_dtype=compute_dtype, optimizer=optimizer, num_local=num_local,
         num_sample=num_sample, global_batch=n, centers=centers, momentum=momentum,
-        kept_working_set=int(math.ceil(k_sd * s * d * f)),
-        logits_buffers=int(math.ceil(k_ns * n * s * f)),
-        gathered_features=K_ND * n * d * f,
+        kept_working_set=s * d * (f + (4 if in_place else 0)) + K_RD * rows * d * 4,
+        logits_buffers=n * s * 4 + K_NR * n * rows * 4,
+        gathered_features=K_ND * n * d * 4,
         sampling=K_INT * num_local * 8 if sampled else 0,
+        program_analysis=int(K_EXEC * blocks * blocks),
         process_overhead=PROCESS_OVERHEAD)
 
 

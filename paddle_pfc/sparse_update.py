@@ -106,9 +106,9 @@ def append_center_update(weight, velocity, chunks, grads, lr, rule: CenterUpdate
     float32 block that is a copy of the shard's rows is updated in place.
     """
     for chunk, grad in zip(chunks, grads):
-        if chunk.centers.dtype == weight.dtype:
-            rows = _float32(chunk.centers)  # the gathered rows themselves (float32: in place)
-        else:  # the block was cast to the operand dtype: widen the stored rows instead
+        if chunk.centers.dtype == weight.dtype == paddle.float32:
+            rows = chunk.centers  # the gathered float32 rows themselves, updated in place
+        else:  # gather the stored rows again (the block is not kept alive) and widen them
             rows = _float32(paddle.gather(weight, chunk.index))
         velocity_rows = _float32(paddle.gather(velocity, chunk.index)) if rule.momentum is not None else None
         new_rows, new_velocity = rule.apply_(rows, _float32(grad), velocity_rows, lr)

@@ -21,7 +21,7 @@ from paddle_pfc import checkpoint as ckpt
 from paddle_pfc.backbones import bind_parameters, build_backbone
 from paddle_pfc.config import Config, dump_config, resolve_lr, resolve_validation_sets
 from paddle_pfc.data.loader import BatchLoader, DistributedBatchSampler, build_dataset
-from paddle_pfc.distributed import current_place
+from paddle_pfc.distributed import current_place, on_gpu
 from paddle_pfc.lr import build_schedule
 
 log = logging.getLogger("paddle_pfc.train")
@@ -67,19 +67,34 @@ class MetricsWriter:
                 self._vdl.close()
 
 
-def check_supported(cfg: Config) -> None:
-    """Reject config values the schema knows but this version does not implement (never ignore them)."""
+AMP_LEVELS = {"bf16": ("O1", "bfloat16"), "fp16_o1": ("O1", "float16"), "fp16_o2": ("O2", "float16")}
+
+
+def check_supported(cfg: Config, gpu: bool | None = None) -> None:
+    """Reject config values this build cannot run, naming the key (never ignore them)."""
     from paddle_pfc.config import ConfigError
 
+    gpu = on_gpu() if gpu is None else gpu
     if cfg.data.skip_bad and cfg.data.kind != "folder":
         raise ConfigError("data.skip_bad: only supported for data.kind=folder (a corrupt .rec record "
                           "is an error naming its index and offset)")
-    unsupported = [(key, value) for key, value in (
-        ("classifier.dtype", cfg.classifier.dtype), ("classifier.center_dtype", cfg.classifier.center_dtype),
-        ("train.amp", cfg.train.amp)) if value not in ("float32", "none")]
-    if unsupported:
-        raise ConfigError("; ".join(f"{key}: {value!r} is not implemented yet (float32 / none only)"
-                                    for key, value in unsupported))
+    for key, value in (("classifier.dtype", cfg.classifier.dtype),
+                       ("classifier.center_dtype", cfg.classifier.center_dtype)):
+        if value == "float16" and not gpu:
+            raise ConfigError(f"{key}: float16 needs a GPU (Paddle's CPU kernels have no float16 "
+                              "matmul / gather); use bfloat16 on CPU")
+    if cfg.train.amp != "none" and not gpu:
+        raise ConfigError(f"train.amp: {cfg.train.amp!r} needs a GPU. On CPU Paddle 3.3's autocast keeps "
+                          "convolutions in float32 (it would change nothing), and bfloat16 kernels need "
+                          "AVX512-BF16; for memory on CPU use classifier.dtype / center_dtype: bfloat16")
+
+
+def loss_scaling_setting(cfg: Config):
+    """What :func:`paddle_pfc.minimize` gets for ``train.loss_scaling`` (auto: on with float16)."""
+    t = cfg.train
+    on = t.loss_scaling == "on" or (t.loss_scaling == "auto" and (
+        t.amp.startswith("fp16") or cfg.classifier.dtype == "float16"))
+    return paddle_pfc.LossScaling(init_loss_scaling=t.init_loss_scaling) if on else False
 
 
 class Trainer:
@@ -135,18 +150,19 @@ class Trainer:
             labels = paddle.static.data("labels", [t.batch_size], "int64")
             self.backbone = build_backbone(m.backbone, m.embedding_size, size, m.dropout)
             self.backbone.train()
-            embedding = self.backbone(images)
+            embedding = self._backbone_forward(images)
             self.head = paddle_pfc.LargeScaleClassifier(
                 embedding, labels, self.rank, self.world_size, self.cfg.data.num_classes,
                 loss_cfg.margin1, loss_cfg.margin2, loss_cfg.margin3, loss_cfg.scale,
                 sample_ratio=c.sample_ratio, embedding_size=m.embedding_size, name="pfc_centers",
-                seed=t.seed)
+                seed=t.seed, dtype=c.dtype, center_dtype=c.center_dtype)
             self.loss = self.head.output_dict["loss"]
             self.schedule = build_schedule(t, self.base_lr, self.steps_per_epoch)
             clip = paddle.nn.ClipGradByGlobalNorm(t.grad_clip) if t.grad_clip else None
             optimizer = paddle.optimizer.Momentum(self.schedule, momentum=t.momentum,
-                                                  weight_decay=t.weight_decay, grad_clip=clip)
-            paddle_pfc.minimize(optimizer, self.loss)
+                                                  weight_decay=t.weight_decay, grad_clip=clip,
+                                                  multi_precision=t.amp == "fp16_o2")
+            paddle_pfc.minimize(optimizer, self.loss, loss_scaling=loss_scaling_setting(self.cfg))
             self.lr_name = paddle_pfc.optimizer.learning_rate_value(optimizer).name
         # Evaluation program: the same layer in eval mode, reading the training parameters.
         self.eval_main = paddle.static.Program()
@@ -161,6 +177,20 @@ class Trainer:
         center_names = {self.head.weight.name, *(v.name for v in self.head.states())}
         skip = center_names | set(self.backbone_names.values()) | {self.lr_name}
         self.state_names = [n for n in ckpt.persistable_names(self.main) if n not in skip]
+
+    def _backbone_forward(self, images):
+        """float32 [B, D] embeddings; with ``train.amp`` under Paddle's autocast (GPU; O2 also
+        casts the backbone's weights to float16, the optimizer keeps float32 master weights)."""
+        amp = self.cfg.train.amp
+        if amp == "none":
+            return self.backbone(images)
+        level, dtype = AMP_LEVELS[amp]
+        if level == "O2":
+            self.backbone = paddle.amp.decorate(models=self.backbone, level="O2", dtype=dtype,
+                                                master_weight=True)
+        with paddle.amp.auto_cast(enable=True, level=level, dtype=dtype):
+            embedding = self.backbone(images)
+        return paddle.cast(embedding, "float32") if embedding.dtype != paddle.float32 else embedding
 
     def _validation_sets(self) -> list[tuple[str, str]]:
         sets = list(resolve_validation_sets(self.cfg))

@@ -16,27 +16,41 @@ def test_small_case_by_hand():
     assert (p.num_local, p.num_sample, p.global_batch) == (500, 250, 8)
     assert p.centers == 500 * 8 * 4 == 16000
     assert p.momentum == 16000
-    assert p.kept_working_set == 43200          # 5.4 * 250 * 8 * 4
-    assert p.logits_buffers == 28000            # 3.5 * 8 * 250 * 4
+    # One block of 250 rows: float32 blocks held and their float32 gradients, + 6 temporaries.
+    assert p.kept_working_set == 250 * 8 * (4 + 4) + 6 * 250 * 8 * 4 == 64000
+    assert p.logits_buffers == 8 * 250 * 4 + 2 * 8 * 250 * 4 == 24000
     assert p.gathered_features == 1536          # 6 * 8 * 8 * 4
     assert p.sampling == 24000                  # 6 * 500 * 8
+    assert p.program_analysis == int(0.14 * 2**20)   # one block
     assert p.process_overhead == PROCESS_OVERHEAD
-    assert p.total == 16000 * 2 + 43200 + 28000 + 1536 + 24000 + PROCESS_OVERHEAD
+    assert p.total == sum(getattr(p, c) for c in p.COMPONENTS)
+
+
+def test_blocks_by_hand():
+    # D=512, N=256: 2048-row blocks (4 MiB) unless that makes more than 32 blocks.
+    assert planner.block_rows(512, 256, 50_000) == 2048
+    assert planner.block_rows(512, 256, 500_000) == 15_625
+    assert planner.block_rows(64, 4096, 10) == 256
+    p = plan(10_000_000, 512, 2, 0.1, batch_size=64, center_dtype="bfloat16", compute_dtype="bfloat16")
+    assert p.num_sample == 500_000
+    # bfloat16 blocks are gathered again in the backward: only their bfloat16 gradients are held.
+    assert p.kept_working_set == 500_000 * 512 * 2 + 6 * 15_625 * 512 * 4
+    assert p.logits_buffers == 128 * 500_000 * 4 + 2 * 128 * 15_625 * 4
+    assert p.program_analysis == int(0.14 * 2**20 * 32 * 32)
 
 
 def test_dense_case_by_hand():
     p = plan(1001, 8, 2, sample_ratio=1.0, batch_size=4)
     assert (p.num_local, p.num_sample) == (501, 501)     # largest shard: ceil(1001 / 2)
     assert p.sampling == 0
-    assert p.kept_working_set == 2 * 501 * 8 * 4
-    assert p.logits_buffers == int(-(-2.0 * 8 * 501 * 4 // 1))
+    assert p.kept_working_set == 501 * 8 * 8 + 6 * 501 * 8 * 4
     assert p.total == sum(getattr(p, c) for c in p.COMPONENTS)
 
 
 def test_sgd_has_no_momentum():
     p = plan(10_000, 64, 2, 0.1, optimizer="sgd")
     assert p.momentum == 0
-    assert p.kept_working_set < plan(10_000, 64, 2, 0.1).kept_working_set
+    assert p.total < plan(10_000, 64, 2, 0.1).total
 
 
 def test_sample_ratio_rounding_matches_classifier():
@@ -68,9 +82,11 @@ def test_half_precision_centers_halve_storage(dtype):
     half = plan(1_000_000, 512, 2, 0.1, center_dtype=dtype)
     assert 2 * half.centers == full.centers
     assert 2 * half.momentum == full.momentum
-    assert half.kept_working_set == full.kept_working_set   # compute dtype unchanged
-    half_compute = plan(1_000_000, 512, 2, 0.1, compute_dtype=dtype)
-    assert 2 * half_compute.logits_buffers == pytest.approx(full.logits_buffers, abs=2)
+    # float32 blocks are no longer held to the backward (they are gathered again)
+    assert half.kept_working_set < full.kept_working_set
+    both = plan(1_000_000, 512, 2, 0.1, center_dtype=dtype, compute_dtype=dtype)
+    assert both.kept_working_set < half.kept_working_set   # 2-byte gradients
+    assert both.logits_buffers == full.logits_buffers       # the softmax stays float32
 
 
 @pytest.mark.parametrize("memory", [2 * 2**30, 11 * 2**30, 40 * 2**30])

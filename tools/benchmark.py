@@ -40,10 +40,9 @@ each in a fresh scope. Per configuration rank 0 prints ONE JSON line (and append
 * diagnostics per rank and timed step: ``cpu_user_s_per_step``, ``cpu_sys_s_per_step`` and
   ``minor_faults_per_step`` (getrusage). A sys time close to the user time means the step is
   paying for page faults of freshly mmapped temporaries.
-* ``--malloc-mmap-threshold N`` (default off) calls glibc ``mallopt`` so that freed buffers of
-  at least N bytes leave the RSS, overriding the tuning ``import paddle_pfc`` applies (which keeps
-  freed buffers resident to avoid page faults, see ``paddle_pfc._runtime_env``;
-  ``malloc_tuned`` in the record says whether it was in effect).
+* ``--malloc {default,speed,memory}`` (default: ``$PADDLE_PFC_MALLOC``) picks glibc's handling
+  of freed buffers, see ``paddle_pfc._runtime_env``: ``speed`` keeps them (fewest page faults,
+  more RSS), ``memory`` returns them (RSS = live tensors). ``malloc`` in the record says which.
 
 Nothing large is fed inside the timed loop: the features [B, D] (or images) and labels [B] of
 each step are generated before the loop (a few distinct batches, cycled).
@@ -65,9 +64,7 @@ import numpy as np
 
 import _checkout  # noqa: F401  (this checkout's paddle_pfc first; sets the math-library environment)
 import paddle_pfc  # noqa: F401
-from paddle_pfc._runtime_env import tune_malloc  # noqa: E402
-
-MALLOC_TUNED = tune_malloc()  # what import paddle_pfc applied (idempotent)
+from paddle_pfc._runtime_env import MALLOC_MODES, tune_malloc  # noqa: E402
 import paddle
 from paddle import _C_ops
 
@@ -122,18 +119,6 @@ def reset_peak_rss() -> bool:
         return False
 
 
-def set_malloc_mmap_threshold(nbytes: int) -> bool:
-    """glibc ``mallopt(M_MMAP_THRESHOLD, n)`` and ``mallopt(M_TRIM_THRESHOLD, n)``: blocks of at
-    least ``n`` bytes are mmapped (returned to the OS when freed) and the dynamic threshold
-    (which grows up to 32 MiB and lets freed heap memory stay resident) is switched off."""
-    try:
-        import ctypes
-        libc = ctypes.CDLL("libc.so.6")
-        return bool(libc.mallopt(-3, int(nbytes))) and bool(libc.mallopt(-1, int(nbytes)))
-    except (OSError, AttributeError):
-        return False
-
-
 # ---------------------------------------------------------------------------------------------
 def _comma_list(kind):
     def parse(text: str):
@@ -172,9 +157,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="m1,m2,m3 (ArcFace default 1,0.5,0)")
     p.add_argument("--scale", type=float, default=64.0)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--malloc-mmap-threshold", type=int, default=0,
-                   help="bytes; >0 calls glibc mallopt(M_MMAP_THRESHOLD/M_TRIM_THRESHOLD) so that "
-                        "freed buffers leave the RSS (default 0: glibc defaults, what users get)")
+    p.add_argument("--malloc", choices=("default", *MALLOC_MODES), default=None,
+                   help="glibc handling of freed buffers (default: $PADDLE_PFC_MALLOC)")
     p.add_argument("--json", default=None, help="append one JSON line per configuration (rank 0)")
     args = p.parse_args(argv)
     if args.steps < 1:
@@ -358,8 +342,7 @@ def configurations(args) -> list[dict]:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    malloc_set = set_malloc_mmap_threshold(args.malloc_mmap_threshold) \
-        if args.malloc_mmap_threshold > 0 else False
+    malloc = tune_malloc(args.malloc)
     rank, world_size = paddle_pfc.init_distributed()
     gather = RankGather(world_size, 12)
     idle = idle_overhead()
@@ -417,8 +400,9 @@ def main(argv=None) -> None:
             "first_loss": train["losses"][0],
             "last_loss": train["losses"][-1],
             "peak_reset_ok": can_reset,
-            "malloc_mmap_threshold": args.malloc_mmap_threshold if malloc_set else None,
-            "malloc_tuned": MALLOC_TUNED and not malloc_set,
+            "malloc": malloc,
+            "sequential_executor": bool(paddle.get_flags(["FLAGS_new_executor_sequential_run"])
+                                        ["FLAGS_new_executor_sequential_run"]),
             "host": platform.node(),
             "cpus": os.cpu_count(),
         }
