@@ -207,8 +207,17 @@ def _check_same(what: str, saved, expected) -> None:
         raise CheckpointError(f"checkpoint {what} is {saved!r}, this run has {expected!r}")
 
 
+#: State that may be present on one side only: the loss scale and its counters (turning loss
+#: scaling on starts from ``init_loss_scaling``; turning it off drops them).
+OPTIONAL_STATE_PREFIX = "loss_scaling@"
+
+
 def _assign_strict(scope, saved: dict[str, np.ndarray], expected: dict[str, str], kind: str, place) -> None:
-    """Write ``saved[key]`` into variable ``expected[key]`` for every key; both sets must match."""
+    """Write ``saved[key]`` into variable ``expected[key]`` for every key; both sets must match
+    (except the optional loss-scaling state)."""
+    optional = {k for k in set(saved) ^ set(expected) if k.startswith(OPTIONAL_STATE_PREFIX)}
+    saved = {k: v for k, v in saved.items() if k not in optional}
+    expected = {k: v for k, v in expected.items() if k not in optional}
     missing = sorted(set(expected) - set(saved))
     unexpected = sorted(set(saved) - set(expected))
     if missing:

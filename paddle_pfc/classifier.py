@@ -246,14 +246,10 @@ class LargeScaleClassifier:
         the rows again, so no block stays alive from the forward to the backward."""
         return self.dtype == self.center_dtype == "float32"
 
-    def reload_rows(self, k: int) -> paddle.pir.Value:
-        """The stored rows of block k (a fresh gather; storage dtype), no gradient."""
+    def _reload_chunk(self, k: int) -> paddle.pir.Value:
+        """Block k again, for the backward: a fresh gather of its stored rows in ``dtype``."""
         rows = paddle.gather(self.weight, self.chunks[k].index)
         rows.stop_gradient = True
-        return rows
-
-    def _reload_chunk(self, k: int) -> paddle.pir.Value:
-        rows = self.reload_rows(k)
         return rows if self.dtype == self.center_dtype else paddle.cast(rows, self.dtype)
 
     def _target_centers(self, local_target) -> paddle.pir.Value:

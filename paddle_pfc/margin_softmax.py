@@ -128,9 +128,10 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
     computation precedes the output of that block's gradient, so the caller may update the block
     in place once it has that gradient.
 
-    Memory: per block one [N, c_k] float32 softmax is kept from the forward to the backward; the
-    other temporaries are one block in size, so with blocks under glibc's mmap threshold (32 MiB)
-    they reuse the same heap memory step after step (no page faults).
+    Memory: per block one [N, c_k] float32 softmax is kept from the forward to the backward (and
+    the block itself unless ``reload_chunk`` is given); every other temporary is one block in
+    size, so blocks under glibc's mmap threshold can reuse heap memory step after step instead of
+    faulting fresh pages in (``PADDLE_PFC_MALLOC=speed``, see ``paddle_pfc._runtime_env``).
     """
     x = _detached(feature)
     inv_x_norm = 1.0 / paddle.clip(paddle.norm(x, p=2, axis=1, keepdim=True), min=_NORM_EPS)  # [N,1]

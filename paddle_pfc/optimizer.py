@@ -138,10 +138,11 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
     param_grads = grads[:len(params)]
     block_grads = grads[len(params):len(params) + len(blocks)]
     feature_grads = [g for g in grads[len(params) + len(blocks):] if g is not None]
+    offset = 0
     for head in heads:
-        head_grads = block_grads[:len(head.chunks)]
-        if any(g is None for g in head_grads):
+        if any(g is None for g in block_grads[offset:offset + len(head.chunks)]):
             raise ValueError(f"loss does not depend on the class centers of {head.name}")
+        offset += len(head.chunks)
         head.create_states(rule)
 
     chain = CollectiveChain(world_size)

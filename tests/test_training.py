@@ -102,6 +102,30 @@ def test_reshard_1_to_2(tmp_path):
     np.testing.assert_allclose(float(loaded[0]["probe"]), float(single[0]["probe"]), rtol=1e-5)
 
 
+BF16 = ("classifier.dtype=bfloat16", "classifier.center_dtype=bfloat16", "train.loss_scaling=on",
+        "train.init_loss_scaling=1024.0")
+
+
+def test_bfloat16_centers_with_loss_scaling_train_resume_and_reshard(tmp_path):
+    """bfloat16 products and storage, with loss scaling: it learns, checkpoints hold 2-byte shards,
+    a resume repeats the run bit for bit (the scale and its counters are saved too), and a
+    float32-center program loads the bfloat16 checkpoint exactly (bfloat16 -> float32 is exact)."""
+    ranks = run(tmp_path, "bf16", 2, "train.max_steps=16", *BF16)
+    loss = ranks[0]["loss"]
+    assert np.isfinite(loss).all() and loss[-4:].mean() < loss[:4].mean() - 0.5, loss
+    assert ranks[0]["weight"].dtype == np.uint16  # bfloat16 bit patterns on the host
+    checkpoints = tmp_path / "runs" / "bf16" / "checkpoints"
+    saved = np.load(checkpoints / "step_000000016" / "centers" / "head0.weight.rank0.npy")
+    assert saved.dtype == np.uint16 and np.array_equal(saved, ranks[0]["weight"])
+    resumed = run(tmp_path, "bf16_resumed", 2, "train.max_steps=16", *BF16,
+                  resume=checkpoints / "step_000000008")
+    np.testing.assert_array_equal(resumed[0]["loss"], loss[8:])
+    np.testing.assert_array_equal(assembled(resumed, "weight"), assembled(ranks, "weight"))
+    as_f32 = run(tmp_path, "bf16_to_f32", 1, resume=checkpoints, no_train=True)
+    expected = (assembled(ranks, "weight").astype(np.uint32) << 16).view(np.float32)
+    np.testing.assert_array_equal(as_f32[0]["weight"], expected)
+
+
 def tool(*args: str) -> str:
     proc = subprocess.run([sys.executable, *args], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
