@@ -48,15 +48,23 @@ def persistable_names(program) -> list[str]:
     """Names of the persistable variables (parameters, statistics, optimizer states) of ``program``.
 
     PIR declares parameters with ``builtin.parameter`` and optimizer accumulators (momentum, ...)
-    with persistable ``pd_op.data`` ops; feed inputs are non-persistable ``pd_op.data``.
+    with persistable ``pd_op.data`` ops; feed inputs are non-persistable ``pd_op.data``. Ops inside
+    control flow count too: with loss scaling the optimizer creates its accumulators inside the
+    branch that applies the updates.
     """
     names = []
-    for op in program.global_block().ops:
-        if op.name() == "builtin.parameter":
-            names.append(op.attrs()["parameter_name"])
-        elif op.name() == "pd_op.data" and op.result(0).persistable:
-            names.append(op.attrs()["name"])
-    return names
+
+    def visit(block) -> None:
+        for op in block.ops:
+            if op.name() == "builtin.parameter":
+                names.append(op.attrs()["parameter_name"])
+            elif op.name() == "pd_op.data" and op.result(0).persistable:
+                names.append(op.attrs()["name"])
+            for inner in op.blocks():
+                visit(inner)
+
+    visit(program.global_block())
+    return list(dict.fromkeys(names))
 
 
 def read_tensor(scope, name: str) -> np.ndarray:

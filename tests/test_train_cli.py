@@ -41,8 +41,11 @@ def test_trains_on_image_folder_and_recordio(small_folder, tmp_path):
     ("train.bogus=1", "train.bogus"),
     ("train.batch_size=zero", "train.batch_size"),
     ("classifier.sample_ratio=1.5", "classifier.sample_ratio"),
-    ("train.amp=fp16_o1", "train.amp"),
-    ("classifier.dtype=bfloat16", "classifier.dtype"),
+    ("train.amp=fp16_o1", "train.amp"),              # backbone AMP needs a GPU
+    ("train.amp=bf16", "train.amp"),
+    ("classifier.dtype=float16", "classifier.dtype"),  # float16 needs a GPU (bfloat16 works on CPU)
+    ("classifier.center_dtype=float16", "classifier.center_dtype"),
+    ("train.loss_scaling=sometimes", "train.loss_scaling"),
 ])
 def test_bad_config_names_the_key_before_starting(override, key, tmp_path):
     proc = train(*TINY, "-o", override, "-o", f"train.output_dir={tmp_path}", timeout=120)

@@ -32,7 +32,8 @@ def probe_loss(trainer: Trainer, images: np.ndarray, labels: np.ndarray) -> floa
         head = paddle_pfc.LargeScaleClassifier(
             trainer.backbone(x), y, rank, world, cfg.data.num_classes, cfg.loss.margin1, cfg.loss.margin2,
             cfg.loss.margin3, cfg.loss.scale, sample_ratio=1.0, embedding_size=cfg.model.embedding_size,
-            name=trainer.head.weight.name)
+            name=trainer.head.weight.name, dtype=cfg.classifier.dtype,
+            center_dtype=cfg.classifier.center_dtype)
     trainer.backbone.train()
     part = slice(rank * rows, (rank + 1) * rows)
     return float(trainer.exe.run(program, feed={"probe_images": images[part], "probe_labels": labels[part]},
