@@ -6,14 +6,17 @@ Launch on W ranks (gloo on CPU) or run with plain python for one rank::
         --num-classes 100000,1000000 --embedding-size 512 --batch-size 128 \\
         --sample-ratio 0.1 --steps 20 --warmup 3 --json out.jsonl
 
-``--num-classes``, ``--embedding-size``, ``--batch-size`` and ``--sample-ratio`` take comma
-lists; every combination is one *configuration*, run one after the other in the same processes,
+``--num-classes``, ``--embedding-size``, ``--batch-size``, ``--sample-ratio``, ``--dtype`` and
+``--center-dtype`` take comma lists; every combination is one *configuration*, run one after the other in the same processes,
 each in a fresh scope. Per configuration rank 0 prints ONE JSON line (and appends it to
 ``--json``):
 
 * ``mode`` ``head``: synthetic features fed as a ``paddle.static.data`` input [B, D] (no
   backbone), the real :class:`paddle_pfc.LargeScaleClassifier` and
-  ``paddle_pfc.minimize(Momentum(0.1, momentum=0.9, weight_decay=5e-4), loss)``.
+  ``paddle_pfc.minimize(Momentum(0.1, momentum=0.9, weight_decay=5e-4), loss)``, with the
+  head's ``dtype`` / ``center_dtype`` / ``chunk_rows`` from ``--dtype`` / ``--center-dtype`` /
+  ``--chunk-rows``. For the peak RSS of one configuration, run one configuration per process
+  (freed memory may stay in the process from one configuration to the next).
   ``mode`` ``e2e``: the same head on a backbone from ``paddle_pfc.backbones.build_backbone``
   (``--backbone``, ``--input-size``) fed synthetic images [B, 3, H, W]; also reports images/s.
 * step time: ``time.perf_counter`` around ``exe.run(main, feed, fetch_list=[loss])`` (the loss
