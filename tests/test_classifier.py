@@ -33,17 +33,20 @@ def make_cases(world_size: int) -> list[dict]:
     ]
 
 
-RUNS: dict[int, tuple[Path, list[dict]]] = {}
+RUNS: dict[tuple[str, int], tuple[Path, list[dict]]] = {}
 
 
-def run_world(world_size: int, tmp_path_factory) -> tuple[Path, list[dict]]:
-    if world_size not in RUNS:
-        out = tmp_path_factory.mktemp(f"head_w{world_size}")
-        cases = make_cases(world_size)
+def run_world(world_size: int, tmp_path_factory, tag: str = "head", cases_for=None) -> tuple[Path, list[dict]]:
+    """Run the head worker once per (tag, world size) on ``cases_for(world_size)`` (default: this
+    module's cases); return its output folder and the cases."""
+    key = (tag, world_size)
+    if key not in RUNS:
+        out = tmp_path_factory.mktemp(f"{tag}_w{world_size}")
+        cases = (cases_for or make_cases)(world_size)
         (out / "cases.json").write_text(json.dumps(cases))
         launch(WORKER, world_size, ["--cases", str(out / "cases.json"), "--out", str(out)], out / "log")
-        RUNS[world_size] = (out, cases)
-    return RUNS[world_size]
+        RUNS[key] = (out, cases)
+    return RUNS[key]
 
 
 def load_ranks(out: Path, name: str, world_size: int) -> list[dict]:

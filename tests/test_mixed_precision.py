@@ -2,16 +2,12 @@
 float64 numpy reference (the checks of test_classifier with the tolerances stated per case)."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import paddle
 import pytest
 
 import paddle_pfc
-from launcher import launch
-from test_classifier import ARCFACE, COMBINED, WORKER, WORLD_SIZES, check_case, load_ranks
+from test_classifier import ARCFACE, COMBINED, WORLD_SIZES, check_case, load_ranks, run_world
 
 # bfloat16 keeps 8 significant bits: rounding moves a value by at most 2^-8 (0.4 %) relative.
 # Stated tolerances, against the float64 step taken from the state the ranks held before it
@@ -47,18 +43,9 @@ def make_cases(world_size: int) -> list[dict]:
     ]
 
 
-RUNS: dict[int, tuple[Path, list[dict]]] = {}
-
-
 @pytest.mark.parametrize("world_size", WORLD_SIZES)
 def test_mixed_precision_matches_reference(world_size, tmp_path_factory):
-    if world_size not in RUNS:
-        out = tmp_path_factory.mktemp(f"mixed_w{world_size}")
-        cases = make_cases(world_size)
-        (out / "cases.json").write_text(json.dumps(cases))
-        launch(WORKER, world_size, ["--cases", str(out / "cases.json"), "--out", str(out)], out / "log")
-        RUNS[world_size] = (out, cases)
-    out, cases = RUNS[world_size]
+    out, cases = run_world(world_size, tmp_path_factory, tag="mixed", cases_for=make_cases)
     for case in cases:
         check_case(case, load_ranks(out, case["name"], world_size), world_size)
 
