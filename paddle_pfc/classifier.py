@@ -12,10 +12,10 @@ from paddle_pfc.collectives import CollectiveChain
 from paddle_pfc.distributed import on_gpu
 from paddle_pfc.sparse_update import create_velocity
 from paddle_pfc.margin_softmax import check_margins, margin_softmax_loss, margin_softmax_loss_fused
-from paddle_pfc.planner import block_rows
+from paddle_pfc.planner import DTYPE_BYTES, block_rows
 
 CENTER_INIT_STD = 0.01  # arcface_torch's normal(0, 0.01) initialisation of class centers
-DTYPES = ("float32", "bfloat16", "float16")
+DTYPES = tuple(DTYPE_BYTES)  # float32, bfloat16, float16 (GPU only)
 
 
 @dataclass

@@ -37,6 +37,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 import yaml
 
+from paddle_pfc.planner import DTYPE_BYTES
+
 __all__ = [
     "BACKBONES", "DTYPES", "AMP_MODES", "DATA_KINDS", "LR_SCHEDULES", "SCHEMA",
     "ConfigError", "Config", "Field",
@@ -49,7 +51,7 @@ __all__ = [
 BACKBONES: tuple[str, ...] = (
     "iresnet18", "iresnet34", "iresnet50", "iresnet100", "iresnet200", "mobilefacenet",
 )
-DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16")
+DTYPES: tuple[str, ...] = tuple(DTYPE_BYTES)
 AMP_MODES: tuple[str, ...] = ("none", "bf16", "fp16_o1", "fp16_o2")
 DATA_KINDS: tuple[str, ...] = ("synthetic", "folder", "rec")
 LR_SCHEDULES: tuple[str, ...] = ("polynomial", "cosine", "step")
