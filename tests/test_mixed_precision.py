@@ -9,16 +9,17 @@ import pytest
 import paddle_pfc
 from test_classifier import ARCFACE, COMBINED, WORLD_SIZES, check_case, load_ranks, run_world
 
-# bfloat16 keeps 8 significant bits: rounding moves a value by at most 2^-8 (0.4 %) relative.
-# Stated tolerances, against the float64 step taken from the state the ranks held before it
-# (measured on 1-3 ranks: loss <= 3e-4 relative, parameters <= 1.0e-3 absolute, i.e. under 1 %
-# of the step itself, for bfloat16 operands; storage adds its rounding of values up to ~3):
-# * bfloat16 operands (dtype): loss within 0.2 % relative; parameters after a step within 2e-3;
-#   the momentum (a sum of gradients, each within ~1 % relative) within 2 % relative.
-# * bfloat16 storage (center_dtype): the stored centers and momentum are rounded once per step, so
-#   also within 2^-8 relative of that step.
-BF16_OPERANDS = {"loss": 2e-3, "rtol": 0.0, "atol": 2e-3, "velocity_rtol": 2e-2}
-BF16_STORAGE = {"loss": 2e-3, "rtol": 2.0**-8, "atol": 2e-3, "velocity_rtol": 2e-2}
+# bfloat16 keeps 8 significant bits: rounding moves a value by at most u = 2^-8 (0.4 %) relative.
+# Stated tolerances, against the float64 step taken from the state the ranks held before it:
+# * bfloat16 operands (dtype): loss within u relative; parameters and momentum within 4u (1.6 %) of
+#   the step's largest change (rounded operands perturb the gradient, not the value it moves).
+#   Measured on 1-3 ranks: loss <= 6.6e-4 relative, state <= 0.53 % of the largest change; another
+#   CPU sums in another order, so the bound leaves room for that.
+# * bfloat16 storage (center_dtype): the stored centers and momentum are also rounded once per step,
+#   so within u relative of that step's value on top of the above.
+U_BF16 = 2.0**-8
+BF16_OPERANDS = {"loss": U_BF16, "rtol": 0.0, "atol": 2e-5, "step": 4 * U_BF16}
+BF16_STORAGE = dict(BF16_OPERANDS, rtol=U_BF16)
 
 
 def make_cases(world_size: int) -> list[dict]:
@@ -47,7 +48,11 @@ def make_cases(world_size: int) -> list[dict]:
 def test_mixed_precision_matches_reference(world_size, tmp_path_factory):
     out, cases = run_world(world_size, tmp_path_factory, tag="mixed", cases_for=make_cases)
     for case in cases:
-        check_case(case, load_ranks(out, case["name"], world_size), world_size)
+        loss_errors = check_case(case, load_ranks(out, case["name"], world_size), world_size)
+        # bfloat16 operands really are rounded: the loss is further from float64 than float32's
+        # products put it (measured <= 1e-7 relative in the float32-operand cases).
+        rounded = max(loss_errors) > 1e-5
+        assert rounded == (case.get("dtype") == "bfloat16"), (case["name"], loss_errors)
 
 
 def build_scaled_program(dtype: str, center_dtype: str):

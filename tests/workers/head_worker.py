@@ -78,9 +78,10 @@ def run_case(case: dict, rank: int, world_size: int) -> dict:
         out[f"backbone_{step}"] = tensor("backbone_w")
         if velocity:
             out[f"velocity_{step}"] = tensor(velocity)
+        if backbone_velocity is not None:
+            out[f"backbone_velocity_{step}"] = tensor(backbone_velocity.name)
         if scope.find_var("loss_scaling@scale") is not None:
             out[f"scale_{step}"] = tensor("loss_scaling@scale")
-            out[f"backbone_velocity_{step}"] = tensor(backbone_velocity.name)
     return out
 
 
