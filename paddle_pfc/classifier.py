@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import paddle
 
-from paddle_pfc import sampling
+from paddle_pfc import native_ops, sampling
 from paddle_pfc.collectives import CollectiveChain
 from paddle_pfc.distributed import on_gpu
 from paddle_pfc.sparse_update import create_velocity
@@ -87,6 +87,8 @@ class LargeScaleClassifier:
     its momentum (float32, bfloat16, or float16 on GPU); the update of the kept rows is float32
     arithmetic on widened copies, rounded once when written back. ``chunk_rows``: rows per block of
     kept centers on CPU (default: :func:`paddle_pfc.planner.block_rows`); the GPU path uses one block.
+    ``native`` (attribute): True when the CPU head runs its per-block work in the native kernels
+    of :mod:`paddle_pfc.native_ops` (``PADDLE_PFC_NATIVE``), False for Paddle's own kernels.
 
     ``output_dict['loss']``: float32 scalar, the mean loss over the global batch, equal on every
     rank. ``output_dict['sampled_class_index']`` (``sample_ratio < 1``): int64 [S], this rank's kept
@@ -103,6 +105,8 @@ class LargeScaleClassifier:
                          embedding_size, margin1, margin2, margin3, scale, seed)
         self.fused = on_gpu()
         _check_dtypes(dtype, center_dtype, chunk_rows, self.fused)
+        # CPU: the per-block center work in native kernels when they build (paddle_pfc.native_ops).
+        self.native = not self.fused and native_ops.kernels() is not None
         self.dtype, self.center_dtype, self.chunk_rows = dtype, center_dtype, chunk_rows
         self.rank, self.world_size, self.num_classes = rank, world_size, num_classes
         self.margin1, self.margin2, self.margin3 = float(margin1), float(margin2), float(margin3)
@@ -207,7 +211,7 @@ class LargeScaleClassifier:
                                        [c.start for c in self.chunks], self._target_centers(local_target),
                                        local_target, self.chain, self.margin1, self.margin2,
                                        self.margin3, self.scale, self.dtype,
-                                       None if self.updates_in_place else self._reload_chunk)
+                                       None if self.updates_in_place else self._reload_chunk, self.native)
         self.output_dict["loss"] = loss
 
     def _kept_chunks(self, feature) -> list[CenterChunk]:

@@ -17,7 +17,9 @@ Two implementations with one contract:
   gradient products and the tangent projection) while it is hot in cache, and every temporary is
   one block in size. The normalisation of x and w is folded into the products, the inputs are
   aliased rather than copied, and the backward reuses the forward's softmax in place, so a step
-  costs the three [N, D] x [D, S] products plus O(S*D + N*S) passes over cached blocks.
+  costs the three [N, D] x [D, S] products plus O(S*D + N*S) passes over cached blocks. With
+  ``native`` the per-block passes after each product are single native CPU kernels
+  (:mod:`paddle_pfc.native_ops`), the same arithmetic as the Paddle ops they replace.
 * :func:`margin_softmax_loss_fused` (GPU): Paddle's fused ``margin_cross_entropy`` kernel with
   the communicator, differentiated by Paddle.
 
@@ -31,6 +33,7 @@ import math
 import paddle
 from paddle import _C_ops
 
+from paddle_pfc import native_ops
 from paddle_pfc.collectives import CollectiveChain, zero_depending_on
 
 _NORM_EPS = 1e-12
@@ -107,7 +110,7 @@ def _inverse_row_norm(rows: paddle.pir.Value) -> paddle.pir.Value:
 def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_starts: list[int],
                         target_centers: paddle.pir.Value, local_target: paddle.pir.Value,
                         chain: CollectiveChain, m1: float, m2: float, m3: float, scale: float,
-                        dtype: str = "float32", reload_chunk=None) -> paddle.pir.Value:
+                        dtype: str = "float32", reload_chunk=None, native: bool = False) -> paddle.pir.Value:
     """Mean margin-softmax loss of the global batch against sharded centers (CPU implementation).
 
     feature: float32 [N, D], the all-gathered features (N = global batch), differentiable.
@@ -121,6 +124,8 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
       :func:`as_float32_operand`). Norms, logits, softmax, margin and loss are float32.
     reload_chunk: optional ``k -> [c_k, D]`` value equal to block k, built in the backward (e.g. a
       fresh gather from the shard), so that the forward's block need not stay alive until then.
+    native: use :mod:`paddle_pfc.native_ops` (CPU kernels) for the per-block softmax, its
+      gradient and the tangent projection; the same values up to float32 rounding order.
 
     Returns a float32 scalar equal on every rank. Its gradient w.r.t. ``feature`` is this shard's
     contribution (the caller sums it over ranks, see ``all_gather_with_grad``); w.r.t. each block
@@ -150,21 +155,25 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
         start = chunk_starts[k]
         stop = chunk_starts[k + 1] if k + 1 < len(center_chunks) else None
         w_operand = _detached_operand(chunk, dtype)
-        inv_w_norm = _inverse_row_norm(w_operand)                                            # [c]
-        logits = _C_ops.multiply_(paddle.matmul(x_operand, w_operand, transpose_y=True),
-                                  inv_w_norm * scale)                                        # [N,c]
+        inv_w_norm = native_ops.inverse_row_norm(w_operand, _NORM_EPS) if native else _inverse_row_norm(w_operand)
+        product = paddle.matmul(x_operand, w_operand, transpose_y=True)                      # [N,c]
         in_block = local_target >= start
         if stop is not None:
             in_block = paddle.logical_and(in_block, local_target < stop)
-        column = paddle.where(in_block, local_target - start, paddle.zeros_like(local_target))
-        at_column = paddle.take_along_axis(logits, column, axis=1, broadcast=False)
-        logits = _C_ops.put_along_axis_(logits, column, paddle.where(in_block, target_logit, at_column),
-                                        1, "assign", True)
-        # In-place softmax; its value at the row maximum M is 1/sum, so the block's log-sum-exp
-        # is M - log(max softmax) (no extra exp pass).
-        block_max = paddle.max(logits, axis=1, keepdim=True)
-        softmax = _C_ops.softmax_(logits, 1)
-        block_lse = block_max - paddle.log(paddle.max(softmax, axis=1, keepdim=True))       # [N,1]
+        if native:  # scaling, target, softmax and log-sum-exp in one pass; column -1: not here
+            column = paddle.where(in_block, local_target - start, paddle.full_like(local_target, -1))
+            softmax, block_lse = native_ops.block_softmax_(product, inv_w_norm * scale, column, target_logit)
+        else:
+            logits = _C_ops.multiply_(product, inv_w_norm * scale)
+            column = paddle.where(in_block, local_target - start, paddle.zeros_like(local_target))
+            at_column = paddle.take_along_axis(logits, column, axis=1, broadcast=False)
+            logits = _C_ops.put_along_axis_(logits, column, paddle.where(in_block, target_logit, at_column),
+                                            1, "assign", True)
+            # In-place softmax; its value at the row maximum M is 1/sum, so the block's
+            # log-sum-exp is M - log(max softmax) (no extra exp pass).
+            block_max = paddle.max(logits, axis=1, keepdim=True)
+            softmax = _C_ops.softmax_(logits, 1)
+            block_lse = block_max - paddle.log(paddle.max(softmax, axis=1, keepdim=True))   # [N,1]
         blocks.append((chunk if reload_chunk is None else None, inv_w_norm, in_block, column, softmax,
                        block_lse))
 
@@ -199,11 +208,15 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
         grad_x_parts, grad_chunks = [], []
         for k, (chunk, inv_w_norm, in_block, column, softmax, block_lse) in enumerate(blocks):
             to_global = paddle.exp(block_lse - lse)                     # block softmax -> global
-            p_target = paddle.take_along_axis(softmax, column, axis=1, broadcast=False) * to_global
-            grad_target = paddle.where(in_block, (p_target - 1.0) * margin_slope, p_target) * coef
-            grad_cos = _C_ops.multiply_(softmax, to_global * coef)
-            grad_cos = _C_ops.put_along_axis_(grad_cos, column, grad_target, 1, "assign", True)
-            grad_scaled = _C_ops.multiply_(grad_cos, inv_w_norm)                             # [N,c]
+            if native:
+                grad_scaled = native_ops.softmax_grad_(softmax, to_global, column, margin_slope, coef,
+                                                       inv_w_norm)
+            else:
+                p_target = paddle.take_along_axis(softmax, column, axis=1, broadcast=False) * to_global
+                grad_target = paddle.where(in_block, (p_target - 1.0) * margin_slope, p_target) * coef
+                grad_cos = _C_ops.multiply_(softmax, to_global * coef)
+                grad_cos = _C_ops.put_along_axis_(grad_cos, column, grad_target, 1, "assign", True)
+                grad_scaled = _C_ops.multiply_(grad_cos, inv_w_norm)                         # [N,c]
             source = chunk if reload_chunk is None else reload_chunk(k)
             w_operand = _detached_operand(source, dtype)  # again: a widened copy is not kept alive
             # Feature part of this block: grad_scaled @ w ([N, D]), summed over blocks below.
@@ -212,9 +225,12 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
             # Centers: h = grad_scaled^T x is |w|^-1 dL/dw_unit; the tangent projection removes
             # (h_j . w_j) w_j / |w_j|^2. The last reader of ``w`` (grad_x_block) precedes it.
             h = paddle.matmul(grad_scaled, x_operand, transpose_x=True)                       # [c,D]
-            along = paddle.sum(h * w_operand, axis=1)                                        # [c]
-            radial = paddle.unsqueeze(along * inv_w_norm * inv_w_norm, 1) + zero_depending_on(grad_x_block)
-            grad_w = _C_ops.subtract_(h, w_operand * radial)
+            if native:  # one pass; the tie orders it after grad_x_block
+                grad_w = native_ops.tangent_project_(h, w_operand, inv_w_norm + zero_depending_on(grad_x_block))
+            else:
+                along = paddle.sum(h * w_operand, axis=1)                                    # [c]
+                radial = paddle.unsqueeze(along * inv_w_norm * inv_w_norm, 1) + zero_depending_on(grad_x_block)
+                grad_w = _C_ops.subtract_(h, w_operand * radial)
             grad_chunks.append(grad_w if dtype == "float32" else paddle.cast(grad_w, dtype))
         grad_x_unit = paddle.add_n(grad_x_parts) if len(grad_x_parts) > 1 else grad_x_parts[0]
         # Feature: project dL/dx_unit onto the tangent space of the unit sphere, divide by |x|.

@@ -167,7 +167,7 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
         remaining = list(block_grads)
         for head in heads:
             head_grads, remaining = remaining[:len(head.chunks)], remaining[len(head.chunks):]
-            append_center_update(head.weight, head.velocity, head.chunks, head_grads, lr, rule)
+            append_center_update(head.weight, head.velocity, head.chunks, head_grads, lr, rule, head.native)
         if pairs:
             optimizer.apply_gradients(pairs)
 

@@ -16,6 +16,10 @@ storage), so no dense [num_local, D] gradient or update exists and every tempora
 With a 2-byte ``center_dtype`` (bfloat16 / float16 storage of the centers and their momentum) the
 rows, momentum and gradient of a block are widened to float32, updated in float32 and rounded to
 the storage dtype once, on write-back.
+
+On CPU, when the native kernels are built (:mod:`paddle_pfc.native_ops`), each block is one
+``sparse_update_`` that applies the same rule straight to the shard's rows (no gather, no
+scatter, no float32 copy of 2-byte rows).
 """
 from __future__ import annotations
 
@@ -23,6 +27,8 @@ from dataclasses import dataclass
 
 import paddle
 from paddle import _C_ops
+
+from paddle_pfc import native_ops
 
 
 @dataclass(frozen=True)
@@ -97,14 +103,22 @@ def _write_rows_(target: paddle.pir.Value, index: paddle.pir.Value, rows32: padd
         _C_ops.index_put_(target, [index], paddle.cast(rows32, target.dtype), False)
 
 
-def append_center_update(weight, velocity, chunks, grads, lr, rule: CenterUpdateRule) -> None:
+def append_center_update(weight, velocity, chunks, grads, lr, rule: CenterUpdateRule,
+                         native: bool = False) -> None:
     """Append the in-place update of the kept rows of ``weight`` (and ``velocity``).
 
     ``chunks``: the classifier's :class:`~paddle_pfc.classifier.CenterChunk` blocks (rows
     ``chunk.index`` of the shard, value ``chunk.centers``); ``grads``: their gradients, each
     computed after every other read of its block (``margin_softmax_loss`` guarantees it), so a
-    float32 block that is a copy of the shard's rows is updated in place.
+    float32 block that is a copy of the shard's rows is updated in place. ``native``: one
+    :func:`paddle_pfc.native_ops.sparse_update_` per block, straight on the shard's rows (CPU).
     """
+    if native:
+        for chunk, grad in zip(chunks, grads):
+            native_ops.sparse_update_(weight, velocity if velocity is not None else weight, chunk.index,
+                                      _float32(grad), lr, momentum=rule.momentum, nesterov=rule.nesterov,
+                                      weight_decay=rule.weight_decay, rescale=rule.rescale_grad)
+        return
     for chunk, grad in zip(chunks, grads):
         if chunk.centers.dtype == weight.dtype == paddle.float32:
             rows = chunk.centers  # the gathered float32 rows themselves, updated in place

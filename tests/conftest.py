@@ -1,3 +1,4 @@
+import os
 import sys
 import tarfile
 from pathlib import Path
@@ -9,6 +10,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "multirank: launches several ranks with paddle.distributed.launch (slow)")
+    # The native CPU kernels are part of what is tested: a failed build is an error here (not the
+    # silent fallback of the default "auto"), and it happens once, before any rank is launched.
+    os.environ.setdefault("PADDLE_PFC_NATIVE", "on")
+    from paddle_pfc import native_ops
+
+    native_ops.kernels()
 
 
 @pytest.fixture(autouse=True)

@@ -10,9 +10,10 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def launch(script: Path | str, nproc: int, args: list[str], log_dir: Path, timeout: float = 300,
-           check: bool = True) -> subprocess.CompletedProcess:
-    """Run ``script`` on ``nproc`` ranks; on failure (when ``check``) raise with the workers' logs."""
-    env = dict(os.environ)
+           check: bool = True, env_vars: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run ``script`` on ``nproc`` ranks (with ``env_vars`` added to this environment); on failure
+    (when ``check``) raise with the workers' logs."""
+    env = dict(os.environ, **(env_vars or {}))
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
     env.setdefault("GLOG_minloglevel", "2")
     cmd = [sys.executable, "-m", "paddle.distributed.launch", "--nproc_per_node", str(nproc),

@@ -36,15 +36,20 @@ def make_cases(world_size: int) -> list[dict]:
 RUNS: dict[tuple[str, int], tuple[Path, list[dict]]] = {}
 
 
-def run_world(world_size: int, tmp_path_factory, tag: str = "head", cases_for=None) -> tuple[Path, list[dict]]:
+def run_world(world_size: int, tmp_path_factory, tag: str = "head", cases_for=None,
+              native: bool = True) -> tuple[Path, list[dict]]:
     """Run the head worker once per (tag, world size) on ``cases_for(world_size)`` (default: this
-    module's cases); return its output folder and the cases."""
+    module's cases), with the native CPU kernels or Paddle's (``PADDLE_PFC_NATIVE``); return its
+    output folder and the cases."""
     key = (tag, world_size)
     if key not in RUNS:
         out = tmp_path_factory.mktemp(f"{tag}_w{world_size}")
         cases = (cases_for or make_cases)(world_size)
         (out / "cases.json").write_text(json.dumps(cases))
-        launch(WORKER, world_size, ["--cases", str(out / "cases.json"), "--out", str(out)], out / "log")
+        launch(WORKER, world_size, ["--cases", str(out / "cases.json"), "--out", str(out)], out / "log",
+               env_vars={"PADDLE_PFC_NATIVE": "on" if native else "off"})
+        for case in cases:
+            assert all(bool(r["native"]) == native for r in load_ranks(out, case["name"], world_size))
         RUNS[key] = (out, cases)
     return RUNS[key]
 
@@ -62,6 +67,15 @@ def test_matches_reference(world_size, tmp_path_factory):
     for case in cases:
         ranks = load_ranks(out, case["name"], world_size)
         check_case(case, ranks, world_size)
+
+
+@pytest.mark.parametrize("world_size", [1, pytest.param(2, marks=pytest.mark.multirank)])
+def test_paddle_kernels_match_reference(world_size, tmp_path_factory):
+    """The same cases on Paddle's own kernels (``PADDLE_PFC_NATIVE=off``: the path taken where
+    the native kernels cannot be built)."""
+    out, cases = run_world(world_size, tmp_path_factory, tag="paddle_kernels", native=False)
+    for case in cases:
+        check_case(case, load_ranks(out, case["name"], world_size), world_size)
 
 
 def check_case(case: dict, ranks: list[dict], world_size: int) -> list[float]:

@@ -7,7 +7,7 @@ import paddle
 import pytest
 
 import paddle_pfc
-from test_classifier import ARCFACE, COMBINED, WORLD_SIZES, check_case, load_ranks, run_world
+from test_classifier import ARCFACE, COMBINED, check_case, load_ranks, run_world
 
 # bfloat16 keeps 8 significant bits: rounding moves a value by at most u = 2^-8 (0.4 %) relative.
 # Stated tolerances, against the float64 step taken from the state the ranks held before it:
@@ -44,9 +44,11 @@ def make_cases(world_size: int) -> list[dict]:
     ]
 
 
-@pytest.mark.parametrize("world_size", WORLD_SIZES)
-def test_mixed_precision_matches_reference(world_size, tmp_path_factory):
-    out, cases = run_world(world_size, tmp_path_factory, tag="mixed", cases_for=make_cases)
+@pytest.mark.parametrize("world_size,native", [(1, True), (1, False), pytest.param(2, True, marks=pytest.mark.multirank),
+                                               pytest.param(3, True, marks=pytest.mark.multirank)])
+def test_mixed_precision_matches_reference(world_size, native, tmp_path_factory):
+    out, cases = run_world(world_size, tmp_path_factory, tag=f"mixed_native{int(native)}", cases_for=make_cases,
+                           native=native)
     for case in cases:
         loss_errors = check_case(case, load_ranks(out, case["name"], world_size), world_size)
         # bfloat16 operands really are rounded: the loss is further from float64 than float32's
@@ -81,9 +83,13 @@ def _producers(value, depth: int = 3) -> set[str]:
     return names
 
 
+@pytest.mark.parametrize("native", ["on", "off"])
 @pytest.mark.parametrize("dtype,center_dtype", [("float32", "float32"), ("bfloat16", "bfloat16")])
-def test_loss_scaling_checks_center_gradients_and_guards_every_update(dtype, center_dtype, static_mode):
+def test_loss_scaling_checks_center_gradients_and_guards_every_update(dtype, center_dtype, native, static_mode,
+                                                                      monkeypatch):
+    monkeypatch.setenv("PADDLE_PFC_NATIVE", native)
     main, head = build_scaled_program(dtype, center_dtype)
+    assert head.native == (native == "on")
     ops = main.global_block().ops
     checks = [op for op in ops if op.name() == "pd_op.check_finite_and_unscale_"]
     assert len(checks) == 1
@@ -94,12 +100,13 @@ def test_loss_scaling_checks_center_gradients_and_guards_every_update(dtype, cen
     assert sum("pd_op.pylayer" in s for s in sources) == len(head.chunks), sources
     # Every update (the centers' momentum and write-back, the backbone's momentum) sits inside the
     # branch taken when the gradients are finite: none is left in the global block.
-    updates = {"pd_op.momentum_", "pd_op.scatter_", "pd_op.index_put_"}
+    updates = {"pd_op.momentum_", "pd_op.scatter_", "pd_op.index_put_", "custom_op.pfc_sparse_update_"}
     assert not [op.name() for op in ops if op.name() in updates]
     branch = [op for op in ops if op.name() == "pd_op.if"]
     assert len(branch) == 1
     inner = [op.name() for block in branch[0].blocks() for op in block.ops]
-    assert inner.count("pd_op.momentum_") == len(head.chunks) + 1
+    assert inner.count("custom_op.pfc_sparse_update_") == (len(head.chunks) if head.native else 0)
+    assert inner.count("pd_op.momentum_") == 1 + (0 if head.native else len(head.chunks))  # + the backbone
 
 
 def test_float16_on_cpu_is_refused_naming_the_argument(static_mode):

@@ -46,6 +46,8 @@ each in a fresh scope. Per configuration rank 0 prints ONE JSON line (and append
 * ``--malloc {default,speed,memory}`` (default: ``$PADDLE_PFC_MALLOC``) picks glibc's handling
   of freed buffers, see ``paddle_pfc._runtime_env``: ``speed`` keeps them (fewest page faults,
   more RSS), ``memory`` returns them (RSS = live tensors). ``malloc`` in the record says which.
+* ``native_kernels``: whether the head ran its native CPU kernels (``PADDLE_PFC_NATIVE``, see
+  ``paddle_pfc.native_ops``; ``off`` measures Paddle's own kernels).
 
 Nothing large is fed inside the timed loop: the features [B, D] (or images) and labels [B] of
 each step are generated before the loop (a few distinct batches, cycled).
@@ -289,9 +291,9 @@ def run_train(cfg: dict, args, rank: int, world_size: int) -> dict:
         if usage0 is None:
             usage0 = usage1
         step_alloc = allocated_mib() - base_alloc
-        num_local, num_sample, chunks = head.num_local, head.num_sample, len(head.chunks)
+        num_local, num_sample, chunks, native = head.num_local, head.num_sample, len(head.chunks), head.native
     result = dict(times=times, losses=losses, startup_s=startup_s, num_local=num_local, chunks=chunks,
-                  num_sample=num_sample, step_peak=step_peak,
+                  native=native, num_sample=num_sample, step_peak=step_peak,
                   peak=max(startup_peak, step_peak), startup_alloc=startup_alloc,
                   persistent_alloc=persistent_alloc, step_alloc=step_alloc,
                   user_s=(usage1.ru_utime - usage0.ru_utime) / len(times) if args.warmup else float("nan"),
@@ -404,6 +406,7 @@ def main(argv=None) -> None:
             "last_loss": train["losses"][-1],
             "peak_reset_ok": can_reset,
             "malloc": malloc,
+            "native_kernels": train["native"],
             "sequential_executor": bool(paddle.get_flags(["FLAGS_new_executor_sequential_run"])
                                         ["FLAGS_new_executor_sequential_run"]),
             "host": platform.node(),

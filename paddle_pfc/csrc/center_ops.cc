@@ -1,0 +1,290 @@
+// CPU kernels for the per-block work on class centers that Paddle's generic CPU element-wise ops
+// do ~10x slower than memory allows (measured on a [2000, 512] block: 2.5 ms for h * w against
+// 0.26 ms in numpy). Each kernel makes one pass over its rows. Built on first use by
+// paddle_pfc/native_ops.py (paddle.utils.cpp_extension); the Python module states the contracts.
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "paddle/extension.h"
+#include "paddle/phi/common/bfloat16.h"
+
+namespace {
+
+using bfloat16 = phi::dtype::bfloat16;
+
+void CheckCpuFloat32(const paddle::Tensor& t, const char* name) {
+  PD_CHECK(t.is_cpu(), name, " must be a CPU tensor");
+  PD_CHECK(t.dtype() == paddle::DataType::FLOAT32, name, " must be float32");
+}
+
+}  // namespace
+
+// out[j] = 1 / max(|rows[j]|, eps) for float32 rows [c, D].
+std::vector<paddle::Tensor> InverseRowNorm(const paddle::Tensor& rows, float eps) {
+  CheckCpuFloat32(rows, "rows");
+  PD_CHECK(rows.shape().size() == 2, "rows must be [c, D]");
+  const int64_t count = rows.shape()[0], dim = rows.shape()[1];
+  auto out = paddle::empty({count}, paddle::DataType::FLOAT32, paddle::CPUPlace());
+  const float* w = rows.data<float>();
+  float* inv = out.data<float>();
+  for (int64_t j = 0; j < count; ++j) {
+    const float* wj = w + j * dim;
+    float squares = 0.0f;
+#pragma omp simd reduction(+ : squares)
+    for (int64_t d = 0; d < dim; ++d) squares += wj[d] * wj[d];
+    const float norm = std::sqrt(squares);
+    inv[j] = 1.0f / (norm > eps ? norm : eps);
+  }
+  return {out};
+}
+
+std::vector<std::vector<int64_t>> InverseRowNormShape(const std::vector<int64_t>& rows) { return {{rows[0]}}; }
+
+std::vector<paddle::DataType> InverseRowNormDtype(const paddle::DataType& rows) { return {rows}; }
+
+PD_BUILD_OP(pfc_inverse_row_norm)
+    .Inputs({"Rows"})
+    .Outputs({"InvNorm"})
+    .Attrs({"eps: float"})
+    .SetKernelFn(PD_KERNEL(InverseRowNorm))
+    .SetInferShapeFn(PD_INFER_SHAPE(InverseRowNormShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(InverseRowNormDtype));
+
+// grad[j] <- grad[j] - (grad[j] . rows[j]) * inv_norm[j]^2 * rows[j]   (in place)
+void TangentProject(paddle::Tensor& grad, const paddle::Tensor& rows, const paddle::Tensor& inv_norm) {
+  CheckCpuFloat32(grad, "grad");
+  CheckCpuFloat32(rows, "rows");
+  CheckCpuFloat32(inv_norm, "inv_norm");
+  PD_CHECK(grad.shape().size() == 2 && grad.shape() == rows.shape(), "grad and rows must be [c, D] alike");
+  const int64_t count = grad.shape()[0], dim = grad.shape()[1];
+  PD_CHECK(inv_norm.numel() == count, "inv_norm must hold one value per row");
+  float* g = grad.data<float>();
+  const float* w = rows.data<float>();
+  const float* inv = inv_norm.data<float>();
+  for (int64_t j = 0; j < count; ++j) {
+    float* gj = g + j * dim;
+    const float* wj = w + j * dim;
+    float along = 0.0f;
+#pragma omp simd reduction(+ : along)
+    for (int64_t d = 0; d < dim; ++d) along += gj[d] * wj[d];
+    const float radial = along * inv[j] * inv[j];
+    for (int64_t d = 0; d < dim; ++d) gj[d] -= radial * wj[d];
+  }
+}
+
+std::vector<std::vector<int64_t>> TangentProjectShape(const std::vector<int64_t>& grad,
+                                                      const std::vector<int64_t>&,
+                                                      const std::vector<int64_t>&) {
+  return {grad};
+}
+
+std::vector<paddle::DataType> TangentProjectDtype(const paddle::DataType& grad, const paddle::DataType&,
+                                                  const paddle::DataType&) {
+  return {grad};
+}
+
+PD_BUILD_OP(pfc_tangent_project)
+    .Inputs({"Grad", "Rows", "InvNorm"})
+    .Outputs({"GradOut"})
+    .SetInplaceMap({{"Grad", "GradOut"}})
+    .SetKernelFn(PD_KERNEL(TangentProject))
+    .SetInferShapeFn(PD_INFER_SHAPE(TangentProjectShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(TangentProjectDtype));
+
+// Forward of one block, in place: z[i, j] = logits[i, j] * col_scale[j]; z[i, column[i]] =
+// target_logit[i] where column[i] >= 0; logits <- softmax(z) over each row; lse[i] <- log sum exp z[i].
+void BlockSoftmax(paddle::Tensor& logits, const paddle::Tensor& col_scale, const paddle::Tensor& column,
+                  const paddle::Tensor& target_logit, paddle::Tensor& lse) {
+  CheckCpuFloat32(logits, "logits");
+  CheckCpuFloat32(col_scale, "col_scale");
+  CheckCpuFloat32(target_logit, "target_logit");
+  CheckCpuFloat32(lse, "lse");
+  PD_CHECK(column.is_cpu() && column.dtype() == paddle::DataType::INT64, "column must be int64 on CPU");
+  PD_CHECK(logits.shape().size() == 2, "logits must be [N, c]");
+  const int64_t rows = logits.shape()[0], cols = logits.shape()[1];
+  PD_CHECK(col_scale.numel() == cols, "col_scale must hold one value per column");
+  PD_CHECK(column.numel() == rows && target_logit.numel() == rows && lse.numel() == rows,
+           "column, target_logit and lse must hold one value per row");
+  float* z = logits.data<float>();
+  const float* scale = col_scale.data<float>();
+  const int64_t* target = column.data<int64_t>();
+  const float* target_value = target_logit.data<float>();
+  float* out_lse = lse.data<float>();
+  for (int64_t i = 0; i < rows; ++i) {
+    float* zi = z + i * cols;
+    for (int64_t j = 0; j < cols; ++j) zi[j] *= scale[j];
+    if (target[i] >= 0) {
+      PD_CHECK(target[i] < cols, "column ", target[i], " outside the block's ", cols, " columns");
+      zi[target[i]] = target_value[i];
+    }
+    float top = zi[0];
+    for (int64_t j = 1; j < cols; ++j) top = zi[j] > top ? zi[j] : top;
+    float total = 0.0f;
+    for (int64_t j = 0; j < cols; ++j) {
+      zi[j] = std::exp(zi[j] - top);
+      total += zi[j];
+    }
+    const float inverse = 1.0f / total;
+    for (int64_t j = 0; j < cols; ++j) zi[j] *= inverse;
+    out_lse[i] = top + std::log(total);
+  }
+}
+
+std::vector<std::vector<int64_t>> BlockSoftmaxShape(const std::vector<int64_t>& logits, const std::vector<int64_t>&,
+                                                    const std::vector<int64_t>&, const std::vector<int64_t>&,
+                                                    const std::vector<int64_t>& lse) {
+  return {logits, lse};
+}
+
+std::vector<paddle::DataType> BlockSoftmaxDtype(const paddle::DataType& logits, const paddle::DataType&,
+                                                const paddle::DataType&, const paddle::DataType&,
+                                                const paddle::DataType& lse) {
+  return {logits, lse};
+}
+
+PD_BUILD_OP(pfc_block_softmax)
+    .Inputs({"Logits", "ColScale", "Column", "TargetLogit", "Lse"})
+    .Outputs({"LogitsOut", "LseOut"})
+    .SetInplaceMap({{"Logits", "LogitsOut"}, {"Lse", "LseOut"}})
+    .SetKernelFn(PD_KERNEL(BlockSoftmax))
+    .SetInferShapeFn(PD_INFER_SHAPE(BlockSoftmaxShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(BlockSoftmaxDtype));
+
+// Backward of one block, in place on its softmax p: g[i, j] = p[i, j] * to_global[i] * coef * inv_norm[j],
+// and where column[i] >= 0, g[i, c] = (p[i, c] * to_global[i] - 1) * slope[i] * coef * inv_norm[c] at c = column[i].
+void SoftmaxGrad(paddle::Tensor& softmax, const paddle::Tensor& to_global, const paddle::Tensor& column,
+                 const paddle::Tensor& slope, const paddle::Tensor& coef, const paddle::Tensor& inv_norm) {
+  CheckCpuFloat32(softmax, "softmax");
+  CheckCpuFloat32(to_global, "to_global");
+  CheckCpuFloat32(slope, "slope");
+  CheckCpuFloat32(coef, "coef");
+  CheckCpuFloat32(inv_norm, "inv_norm");
+  PD_CHECK(column.is_cpu() && column.dtype() == paddle::DataType::INT64, "column must be int64 on CPU");
+  PD_CHECK(softmax.shape().size() == 2, "softmax must be [N, c]");
+  const int64_t rows = softmax.shape()[0], cols = softmax.shape()[1];
+  PD_CHECK(inv_norm.numel() == cols, "inv_norm must hold one value per column");
+  PD_CHECK(to_global.numel() == rows && column.numel() == rows && slope.numel() == rows,
+           "to_global, column and slope must hold one value per row");
+  PD_CHECK(coef.numel() == 1, "coef must be a scalar");
+  float* p = softmax.data<float>();
+  const float* global = to_global.data<float>();
+  const int64_t* target = column.data<int64_t>();
+  const float* target_slope = slope.data<float>();
+  const float* inv = inv_norm.data<float>();
+  const float c = coef.data<float>()[0];
+  for (int64_t i = 0; i < rows; ++i) {
+    float* pi = p + i * cols;
+    const float row_scale = global[i] * c;
+    const int64_t t = target[i];
+    float target_grad = 0.0f;
+    if (t >= 0) {
+      PD_CHECK(t < cols, "column ", t, " outside the block's ", cols, " columns");
+      target_grad = (pi[t] * global[i] - 1.0f) * target_slope[i] * c;
+    }
+    for (int64_t j = 0; j < cols; ++j) pi[j] = pi[j] * row_scale * inv[j];
+    if (t >= 0) pi[t] = target_grad * inv[t];
+  }
+}
+
+std::vector<std::vector<int64_t>> SoftmaxGradShape(const std::vector<int64_t>& softmax, const std::vector<int64_t>&,
+                                                   const std::vector<int64_t>&, const std::vector<int64_t>&,
+                                                   const std::vector<int64_t>&, const std::vector<int64_t>&) {
+  return {softmax};
+}
+
+std::vector<paddle::DataType> SoftmaxGradDtype(const paddle::DataType& softmax, const paddle::DataType&,
+                                               const paddle::DataType&, const paddle::DataType&,
+                                               const paddle::DataType&, const paddle::DataType&) {
+  return {softmax};
+}
+
+PD_BUILD_OP(pfc_block_dlogits)
+    .Inputs({"Softmax", "ToGlobal", "Column", "Slope", "Coef", "InvNorm"})
+    .Outputs({"GradOut"})
+    .SetInplaceMap({{"Softmax", "GradOut"}})
+    .SetKernelFn(PD_KERNEL(SoftmaxGrad))
+    .SetInferShapeFn(PD_INFER_SHAPE(SoftmaxGradShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(SoftmaxGradDtype));
+
+namespace {
+
+template <typename T>
+void UpdateRows(T* weight, T* velocity, const int64_t* index, int64_t count, int64_t num_rows,
+                int64_t dim, const float* grad, float lr, float momentum, bool use_momentum,
+                bool nesterov, float weight_decay, float rescale) {
+  for (int64_t r = 0; r < count; ++r) {
+    const int64_t row = index[r];
+    PD_CHECK(row >= 0 && row < num_rows, "index ", row, " outside the shard's ", num_rows, " rows");
+    T* w = weight + row * dim;
+    const float* g = grad + r * dim;
+    if (!use_momentum) {
+      for (int64_t d = 0; d < dim; ++d) {
+        const float p = static_cast<float>(w[d]);
+        w[d] = static_cast<T>(p - lr * (g[d] * rescale + weight_decay * p));
+      }
+      continue;
+    }
+    T* v = velocity + row * dim;
+    for (int64_t d = 0; d < dim; ++d) {
+      const float p = static_cast<float>(w[d]);
+      const float step = g[d] * rescale + weight_decay * p;
+      const float vel = static_cast<float>(v[d]) * momentum + step;
+      v[d] = static_cast<T>(vel);
+      w[d] = static_cast<T>(nesterov ? p - (step + vel * momentum) * lr : p - lr * vel);
+    }
+  }
+}
+
+}  // namespace
+
+// weight[index[r]] (and velocity[index[r]]) updated by Paddle's SGD / Momentum rule with the
+// float32 gradient row grad[r], in float32 arithmetic, in place.
+void SparseUpdate(paddle::Tensor& weight, paddle::Tensor& velocity, const paddle::Tensor& index,
+                  const paddle::Tensor& grad, const paddle::Tensor& lr, float momentum, bool use_momentum,
+                  bool nesterov, float weight_decay, float rescale) {
+  CheckCpuFloat32(grad, "grad");
+  CheckCpuFloat32(lr, "lr");
+  PD_CHECK(weight.is_cpu() && velocity.is_cpu() && index.is_cpu(), "weight, velocity and index must be on CPU");
+  PD_CHECK(index.dtype() == paddle::DataType::INT64, "index must be int64");
+  PD_CHECK(weight.dtype() == velocity.dtype(), "weight and velocity must share a dtype");
+  PD_CHECK(weight.shape().size() == 2 && grad.shape().size() == 2 && weight.shape()[1] == grad.shape()[1],
+           "weight [L, D] and grad [c, D] must share D");
+  const int64_t count = index.numel(), num_rows = weight.shape()[0], dim = weight.shape()[1];
+  PD_CHECK(grad.shape()[0] == count, "grad must hold one row per index");
+  PD_CHECK(!use_momentum || velocity.shape() == weight.shape(), "velocity must be shaped like weight");
+  const float rate = lr.data<float>()[0];
+  const int64_t* idx = index.data<int64_t>();
+  if (weight.dtype() == paddle::DataType::FLOAT32) {
+    UpdateRows<float>(weight.data<float>(), velocity.data<float>(), idx, count, num_rows, dim,
+                      grad.data<float>(), rate, momentum, use_momentum, nesterov, weight_decay, rescale);
+  } else if (weight.dtype() == paddle::DataType::BFLOAT16) {
+    UpdateRows<bfloat16>(weight.data<bfloat16>(), velocity.data<bfloat16>(), idx, count, num_rows, dim,
+                         grad.data<float>(), rate, momentum, use_momentum, nesterov, weight_decay, rescale);
+  } else {
+    PD_THROW("weight must be float32 or bfloat16");
+  }
+}
+
+std::vector<std::vector<int64_t>> SparseUpdateShape(const std::vector<int64_t>& weight,
+                                                    const std::vector<int64_t>& velocity,
+                                                    const std::vector<int64_t>&, const std::vector<int64_t>&,
+                                                    const std::vector<int64_t>&) {
+  return {weight, velocity};
+}
+
+std::vector<paddle::DataType> SparseUpdateDtype(const paddle::DataType& weight, const paddle::DataType& velocity,
+                                                const paddle::DataType&, const paddle::DataType&,
+                                                const paddle::DataType&) {
+  return {weight, velocity};
+}
+
+PD_BUILD_OP(pfc_sparse_update)
+    .Inputs({"Weight", "Velocity", "Index", "Grad", "LearningRate"})
+    .Outputs({"WeightOut", "VelocityOut"})
+    .Attrs({"momentum: float", "use_momentum: bool", "nesterov: bool", "weight_decay: float",
+            "rescale: float"})
+    .SetInplaceMap({{"Weight", "WeightOut"}, {"Velocity", "VelocityOut"}})
+    .SetKernelFn(PD_KERNEL(SparseUpdate))
+    .SetInferShapeFn(PD_INFER_SHAPE(SparseUpdateShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(SparseUpdateDtype));

@@ -1,0 +1,149 @@
+"""The native CPU kernels (paddle_pfc/csrc/center_ops.cc) against float64 numpy, in static programs."""
+from __future__ import annotations
+
+import numpy as np
+import paddle
+import pytest
+
+from paddle_pfc import native_ops
+from paddle_pfc.host_dtypes import from_float32, to_float32
+
+RNG = np.random.default_rng(7)
+
+
+def run(build, feeds: dict[str, np.ndarray], persist: dict[str, np.ndarray] | None = None):
+    """Build ``build(**inputs)`` over static data named like ``feeds`` (and persistable
+    parameters set to ``persist``); run once; return (fetched outputs, final parameter values)."""
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    persist = persist or {}
+    with paddle.static.program_guard(main, startup):
+        values = {name: paddle.static.data(name, list(a.shape), str(a.dtype)) for name, a in feeds.items()}
+        for name, a in persist.items():
+            dtype = "bfloat16" if a.dtype == np.uint16 else str(a.dtype)
+            values[name] = paddle.static.create_parameter(
+                list(a.shape), dtype, name=name, default_initializer=paddle.nn.initializer.Constant(0.0))
+            values[name].stop_gradient = True
+        outs = build(**values)
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    scope = paddle.static.Scope()
+    with paddle.static.scope_guard(scope):
+        exe.run(startup)
+        for name, a in persist.items():
+            scope.find_var(name).get_tensor().set(a, paddle.CPUPlace())
+        fetched = exe.run(main, feed=feeds, fetch_list=list(outs)) if outs else exe.run(main, feed=feeds)
+        final = {name: np.array(scope.find_var(name).get_tensor()) for name in persist}
+    return fetched, final
+
+
+def test_block_softmax_and_its_gradient(static_mode):
+    n, c = 5, 7
+    logits = RNG.standard_normal((n, c)).astype(np.float32)
+    col_scale = RNG.uniform(0.5, 3.0, c).astype(np.float32)
+    column = np.array([[2], [-1], [0], [6], [-1]], np.int64)
+    target_logit = RNG.standard_normal((n, 1)).astype(np.float32) * 4
+    to_global = RNG.uniform(0.1, 1.0, (n, 1)).astype(np.float32)
+    slope = RNG.uniform(0.5, 2.0, (n, 1)).astype(np.float32)
+    coef = np.array([0.37], np.float32)
+    inv_norm = RNG.uniform(0.2, 2.0, c).astype(np.float32)
+
+    def build(logits, col_scale, column, target_logit, to_global, slope, coef, inv_norm):
+        softmax, lse = native_ops.block_softmax_(logits, col_scale, column, target_logit)
+        lse = lse + 0.0  # a copy: the in-place gradient below must not change what is fetched
+        probs = softmax + 0.0
+        grad = native_ops.softmax_grad_(softmax, to_global, column, slope, coef, inv_norm)
+        return [probs, lse, grad]
+
+    feeds = dict(logits=logits, col_scale=col_scale, column=column, target_logit=target_logit,
+                 to_global=to_global, slope=slope, coef=coef, inv_norm=inv_norm)
+    (probs, lse, grad), _ = run(build, feeds)
+
+    z = logits.astype(np.float64) * col_scale
+    rows = np.flatnonzero(column[:, 0] >= 0)
+    z[rows, column[rows, 0]] = target_logit[rows, 0]
+    ref_lse = np.log(np.exp(z).sum(1, keepdims=True))
+    ref_probs = np.exp(z - ref_lse)
+    np.testing.assert_allclose(probs, ref_probs, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(lse, ref_lse, rtol=1e-6, atol=1e-6)
+    ref_grad = probs.astype(np.float64) * to_global * coef[0] * inv_norm
+    t = column[rows, 0]
+    ref_grad[rows, t] = (probs[rows, t] * to_global[rows, 0] - 1) * slope[rows, 0] * coef[0] * inv_norm[t]
+    np.testing.assert_allclose(grad, ref_grad, rtol=1e-5, atol=1e-8)
+
+
+def test_row_norms_and_tangent_projection(static_mode):
+    rows = RNG.standard_normal((6, 9)).astype(np.float32)
+    rows[3] = 0.0  # a zero row: 1 / eps, as the Paddle path clips
+    grad = RNG.standard_normal((6, 9)).astype(np.float32)
+
+    def build(rows, grad):
+        inv = native_ops.inverse_row_norm(rows, 1e-12)
+        return [inv + 0.0, native_ops.tangent_project_(grad, rows, inv)]
+
+    (inv, projected), _ = run(build, dict(rows=rows, grad=grad))
+    norm = np.linalg.norm(rows.astype(np.float64), axis=1)
+    np.testing.assert_allclose(inv, 1.0 / np.maximum(norm, 1e-12), rtol=1e-6)
+    w = rows.astype(np.float64)
+    along = np.sum(grad * w, axis=1, keepdims=True)
+    ref = grad - along * inv.astype(np.float64)[:, None] ** 2 * w
+    np.testing.assert_allclose(projected, ref, rtol=1e-5, atol=1e-6)
+    live = np.flatnonzero(norm > 0)
+    np.testing.assert_allclose(np.sum(projected[live] * w[live], axis=1), 0.0, atol=1e-5)  # tangent
+
+
+@pytest.mark.parametrize("center_dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("momentum,nesterov", [(None, False), (0.9, False), (0.9, True)])
+def test_sparse_update_is_paddles_rule_on_the_kept_rows_only(center_dtype, momentum, nesterov, static_mode):
+    rows, dim, lr, wd, rescale = 9, 4, 0.3, 5e-3, 0.5
+    index = np.array([7, 2, 4], np.int64)
+    weight = from_float32(RNG.standard_normal((rows, dim)), center_dtype)
+    velocity = from_float32(RNG.standard_normal((rows, dim)), center_dtype)
+    grad = RNG.standard_normal((3, dim)).astype(np.float32)
+
+    def build(index, grad, lr_value, weight, velocity):
+        native_ops.sparse_update_(weight, velocity, index, grad, lr_value, momentum=momentum,
+                                  nesterov=nesterov, weight_decay=wd, rescale=rescale)
+        return []
+
+    _, final = run(build, dict(index=index, grad=grad, lr_value=np.array([lr], np.float32)),
+                   persist=dict(weight=weight, velocity=velocity))
+    w, v = to_float32(weight).astype(np.float64), to_float32(velocity).astype(np.float64)
+    g = rescale * grad + wd * w[index]
+    ref_w, ref_v = w.copy(), v.copy()
+    if momentum is None:
+        ref_w[index] = w[index] - lr * g
+    else:
+        ref_v[index] = momentum * v[index] + g
+        ref_w[index] = w[index] - lr * (g + momentum * ref_v[index] if nesterov else ref_v[index])
+    # float32 arithmetic, then one rounding to the storage dtype (2^-8 relative for bfloat16)
+    rtol = 2.0**-8 if center_dtype == "bfloat16" else 1e-6
+    np.testing.assert_allclose(to_float32(final["weight"]), ref_w, rtol=rtol, atol=1e-7)
+    np.testing.assert_allclose(to_float32(final["velocity"]), ref_v, rtol=rtol, atol=1e-7)
+    untouched = np.setdiff1d(np.arange(rows), index)
+    np.testing.assert_array_equal(final["weight"][untouched], weight[untouched])
+    np.testing.assert_array_equal(final["velocity"][untouched], velocity[untouched])
+    if center_dtype == "bfloat16":  # stored values are bfloat16 bit patterns, rounded to nearest
+        np.testing.assert_array_equal(final["weight"], from_float32(to_float32(final["weight"]), "bfloat16"))
+
+
+def test_out_of_range_index_fails_the_run_instead_of_writing_outside_the_shard(static_mode):
+    # The kernel's message ("index 12 outside the shard's 5 rows") does not survive Paddle 3.3's
+    # executor, which re-raises custom-op failures as a bare ``std::exception``.
+    def build(index, grad, lr_value, weight, velocity):
+        native_ops.sparse_update_(weight, velocity, index, grad, lr_value, momentum=0.9, nesterov=False,
+                                  weight_decay=0.0, rescale=1.0)
+        return []
+
+    with pytest.raises(RuntimeError):
+        run(build, dict(index=np.array([1, 12], np.int64), grad=np.ones((2, 3), np.float32),
+                        lr_value=np.array([0.1], np.float32)),
+            persist=dict(weight=np.zeros((5, 3), np.float32), velocity=np.zeros((5, 3), np.float32)))
+
+
+def test_mode_is_read_from_the_environment(monkeypatch):
+    monkeypatch.setenv("PADDLE_PFC_NATIVE", "sometimes")
+    with pytest.raises(ValueError, match="PADDLE_PFC_NATIVE must be one of"):
+        native_ops.kernels()
+    monkeypatch.setenv("PADDLE_PFC_NATIVE", "off")
+    assert native_ops.kernels() is None
+    monkeypatch.setenv("PADDLE_PFC_NATIVE", "on")
+    assert native_ops.kernels() is not None
