@@ -44,8 +44,9 @@ def make_cases(world_size: int) -> list[dict]:
     ]
 
 
-@pytest.mark.parametrize("world_size,native", [(1, True), (1, False), pytest.param(2, True, marks=pytest.mark.multirank),
-                                               pytest.param(3, True, marks=pytest.mark.multirank)])
+@pytest.mark.parametrize("world_size,native", [
+    (1, True), (1, False),  # native CPU kernels, and Paddle's (PADDLE_PFC_NATIVE=off)
+    pytest.param(2, True, marks=pytest.mark.multirank), pytest.param(3, True, marks=pytest.mark.multirank)])
 def test_mixed_precision_matches_reference(world_size, native, tmp_path_factory):
     out, cases = run_world(world_size, tmp_path_factory, tag=f"mixed_native{int(native)}", cases_for=make_cases,
                            native=native)
