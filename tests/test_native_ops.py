@@ -147,3 +147,17 @@ def test_mode_is_read_from_the_environment(monkeypatch):
     assert native_ops.kernels() is None
     monkeypatch.setenv("PADDLE_PFC_NATIVE", "on")
     assert native_ops.kernels() is not None
+
+
+def test_a_failed_build_falls_back_with_a_warning_or_is_an_error(monkeypatch, tmp_path):
+    blocker = tmp_path / "not_a_folder"
+    blocker.write_text("")
+    monkeypatch.setenv("PADDLE_PFC_BUILD_DIR", str(blocker))  # the build folder cannot be made
+    monkeypatch.setattr(native_ops, "_loaded", {})
+    monkeypatch.setenv("PADDLE_PFC_NATIVE", "on")
+    with pytest.raises(RuntimeError, match="PADDLE_PFC_NATIVE=on: building center_ops.cc failed"):
+        native_ops.kernels()
+    monkeypatch.setenv("PADDLE_PFC_NATIVE", "auto")
+    with pytest.warns(RuntimeWarning, match="native CPU kernels unavailable"):
+        assert native_ops.kernels() is None
+
