@@ -12,8 +12,9 @@ block-sized temporaries, so the choice is a trade-off between page faults and re
 * unset / ``default``: glibc's own dynamic thresholds (nothing changes).
 * ``speed``: mmap threshold fixed at glibc's maximum (32 MiB) and trim threshold at 2 GiB, so
   freed buffers stay in the process and are reused without faulting pages in again. Measured
-  here (1M classes, ratio 0.1, 2 ranks): step 0.77 s instead of 1.00 s, but the RSS holds about
-  1 GiB more than the tensors need (fragmentation across the executor's thread arenas).
+  here (1M classes, ratio 0.1, 2 ranks, on Paddle's kernels): step 0.77 s instead of 1.00 s, but
+  the RSS holds about 1 GiB more than the tensors need (fragmentation across the executor's
+  thread arenas).
 * ``memory``: mmap and trim thresholds at 1 MiB, so every large buffer is returned to the kernel
   when freed: the RSS follows the live tensors (what :mod:`paddle_pfc.planner` plans), at the
   price of a page fault per fresh page. For runs that must fit.
