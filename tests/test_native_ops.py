@@ -73,6 +73,7 @@ def test_block_softmax_and_its_gradient(static_mode):
 def test_row_norms_and_tangent_projection(static_mode):
     rows = RNG.standard_normal((6, 9)).astype(np.float32)
     rows[3] = 0.0  # a zero row: 1 / eps, as the Paddle path clips
+    rows[5, 2] = np.nan  # a non-finite row stays non-finite (the loss-scaling check must see it)
     grad = RNG.standard_normal((6, 9)).astype(np.float32)
 
     def build(rows, grad):
@@ -80,6 +81,8 @@ def test_row_norms_and_tangent_projection(static_mode):
         return [inv + 0.0, native_ops.tangent_project_(grad, rows, inv)]
 
     (inv, projected), _ = run(build, dict(rows=rows, grad=grad))
+    assert np.isnan(inv[5]) and np.isnan(projected[5]).all()
+    inv, projected, rows, grad = inv[:5], projected[:5], rows[:5], grad[:5]
     norm = np.linalg.norm(rows.astype(np.float64), axis=1)
     np.testing.assert_allclose(inv, 1.0 / np.maximum(norm, 1e-12), rtol=1e-6)
     w = rows.astype(np.float64)

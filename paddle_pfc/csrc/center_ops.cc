@@ -34,7 +34,7 @@ std::vector<paddle::Tensor> InverseRowNorm(const paddle::Tensor& rows, float eps
 #pragma omp simd reduction(+ : squares)
     for (int64_t d = 0; d < dim; ++d) squares += wj[d] * wj[d];
     const float norm = std::sqrt(squares);
-    inv[j] = 1.0f / (norm > eps ? norm : eps);
+    inv[j] = 1.0f / (norm < eps ? eps : norm);  // NaN stays NaN, as with Paddle's clip
   }
   return {out};
 }
