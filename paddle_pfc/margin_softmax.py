@@ -102,8 +102,11 @@ def as_float32_operand(x: paddle.pir.Value, dtype: str) -> paddle.pir.Value:
     return paddle.cast(paddle.cast(x, dtype), "float32")
 
 
-def _inverse_row_norm(rows: paddle.pir.Value) -> paddle.pir.Value:
-    """1 / max(|row|, eps) of a float32 [R, D] tensor, shape [R] (frobenius_norm: one fused pass)."""
+def _inverse_row_norm(rows: paddle.pir.Value, native: bool) -> paddle.pir.Value:
+    """1 / max(|row|, eps) of a float32 [R, D] tensor, shape [R]: the native kernel, or Paddle's
+    frobenius_norm (one fused pass)."""
+    if native:
+        return native_ops.inverse_row_norm(rows, _NORM_EPS)
     return 1.0 / paddle.clip(_C_ops.frobenius_norm(rows, [1], False, False), min=_NORM_EPS)
 
 
@@ -124,8 +127,9 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
       :func:`as_float32_operand`). Norms, logits, softmax, margin and loss are float32.
     reload_chunk: optional ``k -> [c_k, D]`` value equal to block k, built in the backward (e.g. a
       fresh gather from the shard), so that the forward's block need not stay alive until then.
-    native: use :mod:`paddle_pfc.native_ops` (CPU kernels) for the per-block softmax, its
-      gradient and the tangent projection; the same values up to float32 rounding order.
+    native: use :mod:`paddle_pfc.native_ops` (CPU kernels) for the row norms, the per-block
+      softmax, its gradient and the tangent projection; the same values up to float32 rounding
+      order.
 
     Returns a float32 scalar equal on every rank. Its gradient w.r.t. ``feature`` is this shard's
     contribution (the caller sums it over ranks, see ``all_gather_with_grad``); w.r.t. each block
@@ -139,14 +143,14 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
     faulting fresh pages in (``PADDLE_PFC_MALLOC=speed``, see ``paddle_pfc._runtime_env``).
     """
     x = _detached(feature)
-    inv_x_norm = 1.0 / paddle.clip(paddle.norm(x, p=2, axis=1, keepdim=True), min=_NORM_EPS)  # [N,1]
+    inv_x_norm = paddle.unsqueeze(_inverse_row_norm(x, native), 1)                           # [N,1]
     x_unit = x * inv_x_norm
     x_operand = as_float32_operand(x_unit, dtype)
     # The target cosine from the target rows directly (an [N, D] product): every block can then be
     # finished while it is hot in cache, without waiting for the others.
     target_rows = _detached_operand(target_centers, dtype)
     cos_target = paddle.clip(paddle.sum(x_operand * target_rows, axis=1, keepdim=True)
-                             * paddle.unsqueeze(_inverse_row_norm(target_rows), 1), -1.0, 1.0)  # [N,1]
+                             * paddle.unsqueeze(_inverse_row_norm(target_rows, native), 1), -1.0, 1.0)
     target_logit = scale * target_margin(cos_target, m1, m2, m3)
     local_target = paddle.unsqueeze(local_target, 1)                                          # [N,1]
 
@@ -155,7 +159,7 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
         start = chunk_starts[k]
         stop = chunk_starts[k + 1] if k + 1 < len(center_chunks) else None
         w_operand = _detached_operand(chunk, dtype)
-        inv_w_norm = native_ops.inverse_row_norm(w_operand, _NORM_EPS) if native else _inverse_row_norm(w_operand)
+        inv_w_norm = _inverse_row_norm(w_operand, native)                                    # [c]
         product = paddle.matmul(x_operand, w_operand, transpose_y=True)                      # [N,c]
         in_block = local_target >= start
         if stop is not None:

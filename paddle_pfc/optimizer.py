@@ -87,6 +87,15 @@ def _broadcast_at_startup(startup, params: list, world_size: int, rank: int) -> 
             paddle._C_ops.assign_out_(paddle.reshape(piece, value.shape), value)
 
 
+def _per_head(block_grads: list, heads) -> list[list]:
+    """``block_grads`` (every head's blocks, in order) split into one list per head."""
+    out, start = [], 0
+    for head in heads:
+        out.append(block_grads[start:start + len(head.chunks)])
+        start += len(head.chunks)
+    return out
+
+
 def _loss_scaler(loss_scaling, heads) -> DynamicLossScaler | None:
     if loss_scaling is None:  # on for float16 heads, as float16 gradients need it
         loss_scaling = any(h.dtype == "float16" for h in heads)
@@ -138,11 +147,9 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
     param_grads = grads[:len(params)]
     block_grads = grads[len(params):len(params) + len(blocks)]
     feature_grads = [g for g in grads[len(params) + len(blocks):] if g is not None]
-    offset = 0
-    for head in heads:
-        if any(g is None for g in block_grads[offset:offset + len(head.chunks)]):
+    for head, head_grads in zip(heads, _per_head(block_grads, heads)):
+        if any(g is None for g in head_grads):
             raise ValueError(f"loss does not depend on the class centers of {head.name}")
-        offset += len(head.chunks)
         head.create_states(rule)
 
     chain = CollectiveChain(world_size)
@@ -164,9 +171,7 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
     lr = learning_rate_value(optimizer)
 
     def apply_updates():
-        remaining = list(block_grads)
-        for head in heads:
-            head_grads, remaining = remaining[:len(head.chunks)], remaining[len(head.chunks):]
+        for head, head_grads in zip(heads, _per_head(block_grads, heads)):
             append_center_update(head.weight, head.velocity, head.chunks, head_grads, lr, rule, head.native)
         if pairs:
             optimizer.apply_gradients(pairs)
