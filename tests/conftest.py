@@ -39,12 +39,53 @@ def static_mode(paddle_dynamic_mode_by_default):
 
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+# The file names of ../shared/data/small_dataset.tar, kept so that tests read the same paths
+# whichever source made the folder.
+SMALL_FOLDER_NAMES = ["00000001", "00000111", "00000130", "00000213", "00000228", "00000303",
+                      "00000385", "00000488", "00000576", "00000672"]
+
+
+def write_small_folder(root: Path) -> Path:
+    """An insightface image folder made by the package's own writers: ten 112x112 JPEG faces of
+    ten synthetic identities, ``images/<name>.jpg`` and ``label.txt`` (label i for the i-th)."""
+    from paddle_pfc.data._image import encode_jpeg
+    from paddle_pfc.data.synthetic import SyntheticFaces
+
+    faces = SyntheticFaces(num_classes=10, samples_per_class=1, image_size=112, seed=11)
+    (root / "images").mkdir(parents=True)
+    lines = []
+    for i, name in enumerate(SMALL_FOLDER_NAMES):
+        image, label = faces[i]
+        (root / "images" / f"{name}.jpg").write_bytes(encode_jpeg(image))
+        lines.append(f"images/{name}.jpg\t{label}")
+    (root / "label.txt").write_text("\n".join(lines) + "\n")
+    return root
 
 
 @pytest.fixture(scope="session")
 def small_folder(tmp_path_factory) -> Path:
-    """``../shared/data/small_dataset.tar`` extracted once: an insightface image folder."""
+    """A 10-image, 10-identity insightface image folder: ``../shared/data/small_dataset.tar``
+    (real faces) when it is beside the repository, else the same layout made synthetically."""
     root = tmp_path_factory.mktemp("small")
-    with tarfile.open(SHARED_DATA / "small_dataset.tar") as tar:
+    tar_path = SHARED_DATA / "small_dataset.tar"
+    if not tar_path.exists():
+        return write_small_folder(root / "small_dataset")
+    with tarfile.open(tar_path) as tar:
         tar.extractall(root, filter="data")
     return root / "small_dataset"
+
+
+@pytest.fixture(scope="session")
+def small_lfw(tmp_path_factory) -> Path:
+    """A 10-pair ``.bin`` verification set of 112x112 JPEGs named ``small_lfw.bin``:
+    ``../shared/data/small_lfw.bin`` (real faces) when present, else one written by
+    ``paddle_pfc.data.write_bin`` from synthetic identities."""
+    shared = SHARED_DATA / "small_lfw.bin"
+    if shared.is_file():
+        return shared
+    from paddle_pfc.data import make_verification_set, write_bin
+
+    path = tmp_path_factory.mktemp("bin") / "small_lfw.bin"
+    bins, issame = make_verification_set(num_identities=8, num_pairs=10, image_size=112, seed=5)
+    write_bin(str(path), bins, issame)
+    return path

@@ -20,8 +20,6 @@ from paddle_pfc.data import recordio
 from paddle_pfc.data.synthetic import _prototype
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-needs_data = pytest.mark.skipif(not (DATA / "small_dataset.tar").exists(), reason="shared data not available")
 
 
 def _copy_folder(src: Path, dst: Path) -> Path:
@@ -31,7 +29,6 @@ def _copy_folder(src: Path, dst: Path) -> Path:
 
 
 # ----------------------------------------------------------------------------- image folder
-@needs_data
 def test_image_folder_small_dataset(small_folder):
     ds = ImageFolderDataset(small_folder)
     assert len(ds) == 10 and ds.num_classes == 10 and ds.num_skipped == 0
@@ -45,7 +42,6 @@ def test_image_folder_small_dataset(small_folder):
     assert small[3][0].shape == (56, 48, 3)
 
 
-@needs_data
 def test_image_folder_grayscale_and_spaces(small_folder, tmp_path):
     root = _copy_folder(small_folder, tmp_path / "f")
     gray = cv2.imread(str(root / "images/00000001.jpg"), cv2.IMREAD_GRAYSCALE)
@@ -57,7 +53,6 @@ def test_image_folder_grayscale_and_spaces(small_folder, tmp_path):
     assert np.array_equal(img[..., 0], img[..., 1]) and np.array_equal(img[..., 0], gray)
 
 
-@needs_data
 @pytest.mark.parametrize("content,line,msg", [
     ("images/00000001.jpg\t0\nimages/00000111.jpg\n", 2, "malformed"),
     ("images/00000001.jpg\t0\n\nimages/00000111.jpg\tx1\n", 3, "not an integer"),
@@ -74,7 +69,6 @@ def test_image_folder_bad_label_file(small_folder, tmp_path, content, line, msg)
     assert "label.txt" in s and f"line {line}" in s and msg in s
 
 
-@needs_data
 def test_image_folder_bad_image_and_skip_bad(small_folder, tmp_path):
     root = _copy_folder(small_folder, tmp_path / "f")
     (root / "images/broken.jpg").write_bytes(b"this is not a jpeg")
@@ -117,7 +111,6 @@ def test_record_framing_with_embedded_magic(tmp_path):
     assert h.flag == 2 and h.label.tolist() == [5.0, 1.0] and body == b"img"
 
 
-@needs_data
 def test_rec_roundtrip_via_im2rec(small_folder, tmp_path):
     out = tmp_path / "rec"
     r = subprocess.run([sys.executable, "tools/im2rec.py", "--root", str(small_folder), "--output", str(out),
@@ -197,17 +190,16 @@ def test_rec_corrupt_and_truncated(tmp_path):
 
 
 # ----------------------------------------------------------------------------- bin sets
-@needs_data
-def test_load_small_lfw_bin(tmp_path):
-    vs = load_bin(str(DATA / "small_lfw.bin"), image_size=112)
+def test_load_small_lfw_bin(small_lfw, tmp_path):
+    vs = load_bin(str(small_lfw), image_size=112)
     assert vs.images.shape == (20, 3, 112, 112) and vs.images.dtype == np.float32
     assert vs.issame.dtype == bool and vs.issame.shape == (10,)
     np.testing.assert_array_equal(vs.flipped, vs.images[:, :, :, ::-1])
-    bins, issame = read_bin(str(DATA / "small_lfw.bin"))
+    bins, issame = read_bin(str(small_lfw))
     ref = cv2.imdecode(np.frombuffer(bins[3], np.uint8), 1)[:, :, ::-1].transpose(2, 0, 1)
     np.testing.assert_allclose(vs.images[3], (ref.astype(np.float32) - 127.5) / 128, atol=1e-6)
     assert vs.issame.tolist() == issame
-    small = load_bin(str(DATA / "small_lfw.bin"), image_size=(56, 56), flip=False)
+    small = load_bin(str(small_lfw), image_size=(56, 56), flip=False)
     assert small.images.shape == (20, 3, 56, 56) and small.flipped is None
     # write/read round trip
     write_bin(str(tmp_path / "x.bin"), bins, issame)
@@ -370,7 +362,6 @@ def test_loader_workers_match_and_shutdown():
     assert mp.active_children() == []
 
 
-@needs_data
 def test_build_dataset_and_label_range(small_folder, tmp_path):
     ds = build_dataset("folder", str(small_folder), num_classes=10, image_size=112)
     assert isinstance(ds, ImageFolderDataset) and len(ds) == 10

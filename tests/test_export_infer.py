@@ -17,8 +17,6 @@ from paddle_pfc.export import (EvalProgram, backbone_state_from_scope, check_onn
 from paddle_pfc.inference import FaceEmbedder
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-LFW = DATA / "small_lfw.bin"
 SIZE, EMB = 32, 64
 
 
@@ -28,7 +26,6 @@ def _has(mod):
 
 needs_onnx = pytest.mark.skipif(not (_has("paddle2onnx") and _has("onnxruntime")),
                                 reason="paddle2onnx / onnxruntime not installed (pip install paddle2onnx onnxruntime)")
-needs_lfw = pytest.mark.skipif(not LFW.is_file(), reason=f"{LFW} not available")
 
 
 @pytest.fixture(scope="module")
@@ -46,14 +43,11 @@ def embedder(mbf):
 
 
 @pytest.fixture(scope="module")
-def images(tmp_path_factory):
-    """Six 32x32 RGB uint8 face crops decoded from small_lfw.bin (or random) + their files."""
+def images(tmp_path_factory, small_lfw):
+    """Six 32x32 RGB uint8 face crops decoded from small_lfw.bin + their files."""
     d = tmp_path_factory.mktemp("imgs")
-    if LFW.is_file():
-        imgs, _ = evaluation.load_bin(LFW, SIZE)
-        rgb = np.clip(np.round(imgs[:6].transpose(0, 2, 3, 1) * 128 + 127.5), 0, 255).astype(np.uint8)
-    else:
-        rgb = np.random.RandomState(0).randint(0, 256, (6, SIZE, SIZE, 3), dtype=np.uint8)
+    imgs, _ = evaluation.load_bin(small_lfw, SIZE)
+    rgb = np.clip(np.round(imgs[:6].transpose(0, 2, 3, 1) * 128 + 127.5), 0, 255).astype(np.uint8)
     paths = []
     for i, im in enumerate(rgb):
         p = d / f"face{i}.png"  # lossless: file and array give identical pixels
@@ -151,10 +145,9 @@ def test_embed_pairs_flip_and_xnorm():
     assert r.xnorm == pytest.approx(np.linalg.norm(both, axis=1).mean(), rel=1e-5)
 
 
-@needs_lfw
-def test_evaluate_bin_embedder_equals_eval_program(mbf, embedder):
-    ref = evaluation.evaluate_bin(mbf[0], LFW, SIZE, batch_size=8)
-    got = evaluation.evaluate_bin(embedder.forward, LFW, SIZE, batch_size=8)
+def test_evaluate_bin_embedder_equals_eval_program(mbf, embedder, small_lfw):
+    ref = evaluation.evaluate_bin(mbf[0], small_lfw, SIZE, batch_size=8)
+    got = evaluation.evaluate_bin(embedder.forward, small_lfw, SIZE, batch_size=8)
     assert got.num_pairs == ref.num_pairs == 10
     assert got.accuracy == ref.accuracy and got.threshold == ref.threshold
     assert got.xnorm == pytest.approx(ref.xnorm, rel=1e-5)
@@ -241,15 +234,14 @@ def _tool(name):
     return mod
 
 
-@needs_lfw
-def test_tools_validate_and_infer(mbf, images, tmp_path, capsys):
+def test_tools_validate_and_infer(mbf, images, small_lfw, tmp_path, capsys):
     out_json = tmp_path / "val.json"
-    assert _tool("validate").main(["--model", str(mbf[2]), "--bin", str(LFW), "--json", str(out_json),
+    assert _tool("validate").main(["--model", str(mbf[2]), "--bin", str(small_lfw), "--json", str(out_json),
                                    "--batch-size", "8"]) == 0
     table = capsys.readouterr().out
     assert "small_lfw" in table and "xnorm" in table
     res = json.loads(out_json.read_text())["sets"]["small_lfw"]
-    ref = evaluation.evaluate_bin(mbf[0], LFW, SIZE, batch_size=8)
+    ref = evaluation.evaluate_bin(mbf[0], small_lfw, SIZE, batch_size=8)
     assert res["accuracy"] == ref.accuracy and res["num_pairs"] == 10
     infer = _tool("infer")
     _, paths, _ = images

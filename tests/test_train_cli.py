@@ -9,7 +9,6 @@ import pytest
 
 from launcher import REPO
 
-SHARED = REPO.parent / "shared" / "data"
 TINY = ["-c", str(REPO / "tests" / "train_tiny.yaml")]
 
 
@@ -18,9 +17,9 @@ def train(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
                           text=True, timeout=timeout)
 
 
-def test_trains_on_image_folder_and_recordio(small_folder, tmp_path):
+def test_trains_on_image_folder_and_recordio(small_folder, small_lfw, tmp_path):
     common = [*TINY, "-o", "data.num_classes=10", "-o", "train.batch_size=2", "-o", "train.max_steps=3",
-              "-o", f"validation.sets=[{{name: lfw, path: {SHARED / 'small_lfw.bin'}}}]",
+              "-o", f"validation.sets=[{{name: lfw, path: {small_lfw}}}]",
               "-o", "validation.nrof_folds=2"]
     folder = train(*common, "-o", "data.kind=folder", "-o", f"data.root={small_folder}",
                    "-o", f"train.output_dir={tmp_path / 'folder'}")

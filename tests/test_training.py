@@ -13,7 +13,6 @@ from launcher import REPO, launch
 
 WORKER = REPO / "tests" / "workers" / "train_worker.py"
 CONFIG = REPO / "tests" / "train_tiny.yaml"
-SMALL_LFW = REPO.parent / "shared" / "data" / "small_lfw.bin"
 pytestmark = pytest.mark.multirank
 
 
@@ -37,11 +36,11 @@ def assembled(ranks: list[dict], key: str) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def base_run(tmp_path_factory):
+def base_run(tmp_path_factory, small_lfw):
     """2 ranks, 24 steps (2 epochs), checkpoints every 4 steps, synthetic validation each epoch."""
     tmp = tmp_path_factory.mktemp("train")
     ranks = run(tmp, "base", 2, "train.max_steps=24", "validation.synthetic_pairs=40",
-                f"validation.sets=[{{name: lfw, path: {SMALL_LFW}}}]", "validation.nrof_folds=2")
+                f"validation.sets=[{{name: lfw, path: {small_lfw}}}]", "validation.nrof_folds=2")
     return tmp, ranks
 
 
@@ -132,7 +131,7 @@ def tool(*args: str) -> str:
     return proc.stdout
 
 
-def test_export_and_validate_a_trained_checkpoint(base_run, tmp_path):
+def test_export_and_validate_a_trained_checkpoint(base_run, small_lfw, tmp_path):
     """Issue 4 end to end: the exported model reproduces the training eval program, and
     tools/validate.py reproduces the validation run during training, for the same weights."""
     from paddle_pfc.inference import FaceEmbedder
@@ -145,7 +144,7 @@ def test_export_and_validate_a_trained_checkpoint(base_run, tmp_path):
     onnx = FaceEmbedder(tmp_path / "model" / "model.onnx").forward(ranks[0]["probe_images"])
     np.testing.assert_allclose(onnx, exported, rtol=0, atol=1e-4)
 
-    tool("tools/validate.py", "--checkpoint", str(checkpoint), "--bin", str(SMALL_LFW), "--nrof-folds", "2",
+    tool("tools/validate.py", "--checkpoint", str(checkpoint), "--bin", str(small_lfw), "--nrof-folds", "2",
          "--json", str(tmp_path / "val.json"))
     report = json.loads((tmp_path / "val.json").read_text())
     during_training = dict(json.loads((tmp / "base" / "val.json").read_text())[-1][1])
