@@ -222,7 +222,7 @@ def test_bin_corrupt(tmp_path):
 
 
 # ----------------------------------------------------------------------------- synthetic
-def test_synthetic_determinism_and_speed():
+def test_synthetic_determinism():
     a, b = SyntheticFaces(50, 4, 32, seed=3), SyntheticFaces(50, 4, 32, seed=3)
     c = SyntheticFaces(50, 4, 32, seed=4)
     assert len(a) == 200
@@ -240,12 +240,6 @@ def test_synthetic_determinism_and_speed():
     acc = (d.argmin(1) == np.arange(20)).mean()
     assert 0.3 <= acc < 0.95, acc
     assert np.abs(x[0, 0] - x[0, 1]).mean() > 5  # the jitter is real
-    big = SyntheticFaces(1000, 4, 32, seed=1)
-    t = time.perf_counter()
-    for i in range(1000):
-        big[i]
-    rate = 1000 / (time.perf_counter() - t)
-    assert rate > 500, rate  # ~2.5-5k/s on an idle core; lenient for loaded CI machines
 
 
 def test_verification_set_disjoint_and_balanced(tmp_path):
@@ -360,6 +354,24 @@ def test_loader_workers_match_and_shutdown():
     while mp.active_children() and time.time() < deadline:
         time.sleep(0.05)
     assert mp.active_children() == []
+
+
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_loader_workers_slot_reuse(context):
+    """Workers decode into shared uint8 slots: with 3 workers x prefetch 1 the 5 batches reuse
+    slots (the last one wrap-around padded, drop_last=False), and every batch equals the
+    in-process one, with fork and spawn workers."""
+    ds = SyntheticFaces(7, 3, 16, seed=4)  # 21 samples, batch 5 -> 5 batches
+    sampler = DistributedBatchSampler(len(ds), 5, 0, 1, seed=1, drop_last=False)
+    ref = list(BatchLoader(ds, sampler, image_size=12, num_workers=0, seed=2).epoch(0))
+    with BatchLoader(ds, sampler, image_size=12, num_workers=3, seed=2, prefetch=1,
+                     mp_context=context) as ld:
+        got = list(ld.epoch(0))
+    assert len(got) == len(ref) == 5
+    for (x1, y1), (x2, y2) in zip(ref, got):
+        assert x2.dtype == np.float32 and x2.flags.c_contiguous
+        np.testing.assert_array_equal(x1, x2)
+        np.testing.assert_array_equal(y1, y2)
 
 
 def test_build_dataset_and_label_range(small_folder, tmp_path):

@@ -8,6 +8,9 @@ dataset index ``i`` in epoch ``e`` depends only on ``(loader seed, e, i)``.
 from __future__ import annotations
 
 import collections
+import concurrent.futures
+import ctypes
+import math
 import multiprocessing as mp
 import weakref
 from concurrent.futures import ProcessPoolExecutor
@@ -95,10 +98,10 @@ def flip_mask(seed: int, epoch: int, indices: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- batch assembly
-def load_batch(dataset, indices: np.ndarray, flips: np.ndarray, image_size) -> Tuple[np.ndarray, np.ndarray]:
-    """Decode ``dataset[indices]`` -> ``(float32 [B, 3, H, W] normalized, int64 [B])``."""
-    h, w = image_size
-    imgs = np.empty((len(indices), h, w, 3), dtype=np.uint8)
+def decode_batch_into(dataset, indices: np.ndarray, flips: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Decode ``dataset[indices]`` into ``out`` (uint8 ``[>=B, H, W, 3]``, RGB, resized to H x W,
+    flipped where ``flips``); return the labels (int64 ``[B]``). Rows past ``B`` are untouched."""
+    h, w = out.shape[1:3]
     labels = np.empty(len(indices), dtype=np.int64)
     num_classes = getattr(dataset, "num_classes", None)
     for j, (idx, fl) in enumerate(zip(indices.tolist(), flips.tolist())):
@@ -108,23 +111,40 @@ def load_batch(dataset, indices: np.ndarray, flips: np.ndarray, image_size) -> T
         img = fit_size(img, (h, w))
         if img.ndim != 3 or img.shape[2] != 3:
             raise ValueError(f"{type(dataset).__name__} sample {idx}: expected HWC RGB, got shape {img.shape}")
-        imgs[j] = img[:, ::-1] if fl else img
+        out[j] = img[:, ::-1] if fl else img
         labels[j] = lab
+    return labels
+
+
+def load_batch(dataset, indices: np.ndarray, flips: np.ndarray, image_size) -> Tuple[np.ndarray, np.ndarray]:
+    """Decode ``dataset[indices]`` -> ``(float32 [B, 3, H, W] normalized, int64 [B])``."""
+    h, w = image_size
+    imgs = np.empty((len(indices), h, w, 3), dtype=np.uint8)
+    labels = decode_batch_into(dataset, indices, flips, imgs)
     return normalize_nchw(imgs), labels
 
 
+# Set in each worker process by _worker_init: the dataset and the shared uint8 batch slots.
 _WORKER_DATASET = None
+_WORKER_SLOTS: np.ndarray | None = None
 
 
-def _worker_init(dataset) -> None:
+def _slots_view(shared, slot_shape: Tuple[int, int, int, int]) -> np.ndarray:
+    """``shared`` (a ``RawArray`` of bytes) as uint8 ``[slots, B, H, W, 3]``."""
+    return np.frombuffer(shared, dtype=np.uint8).reshape(-1, *slot_shape)
+
+
+def _worker_init(dataset, shared, slot_shape) -> None:
     # NB: do not call cv2.setNumThreads here: in a forked child whose parent already used
     # OpenCV's thread pool it deadlocks (observed with opencv-python-headless 4.x).
-    global _WORKER_DATASET
+    global _WORKER_DATASET, _WORKER_SLOTS
     _WORKER_DATASET = dataset
+    _WORKER_SLOTS = _slots_view(shared, slot_shape)
 
 
-def _worker_load(indices, flips, image_size):
-    return load_batch(_WORKER_DATASET, indices, flips, image_size)
+def _worker_decode(indices, flips, slot: int) -> np.ndarray:
+    """Decode one batch into shared slot ``slot``; only the labels travel back through the pipe."""
+    return decode_batch_into(_WORKER_DATASET, indices, flips, _WORKER_SLOTS[slot])
 
 
 def _shutdown_executor(ex) -> None:
@@ -143,14 +163,16 @@ class BatchLoader:
     pure function of ``(sampler, seed, epoch, step)`` and a resumed run sees the
     same data. ``num_workers > 0`` decodes batches in worker processes
     (``mp_context``, default ``fork`` on Linux) with in-order results and at most
-    ``prefetch`` batches in flight per worker. Workers are started lazily, reused
-    across epochs and stopped by :meth:`close` (also on garbage collection and at
-    interpreter exit); use as a context manager. A worker that dies raises
-    ``BrokenProcessPool``; ``timeout`` (seconds per batch, default None = wait
-    forever) raises ``TimeoutError`` instead of hanging on a stuck worker.
-    With ``spawn``/``forkserver`` the dataset is pickled to each worker and the
-    worker imports ``paddle_pfc`` (the main script needs an
-    ``if __name__ == "__main__":`` guard).
+    ``prefetch`` batches in flight per worker. Workers decode straight into
+    shared-memory uint8 slots (one per batch in flight) and send back only the labels;
+    the consumer normalizes to float32, so the pipe carries a few bytes per batch
+    instead of the float32 images. Workers are started lazily, reused across epochs
+    and stopped by :meth:`close` (also on garbage collection and at interpreter exit);
+    use as a context manager. A worker that dies raises ``BrokenProcessPool``;
+    ``timeout`` (seconds per batch, default None = wait forever) raises
+    ``TimeoutError`` instead of hanging on a stuck worker. With ``spawn``/``forkserver``
+    the dataset is pickled to each worker and the worker imports ``paddle_pfc`` (the
+    main script needs an ``if __name__ == "__main__":`` guard).
     """
 
     def __init__(self, dataset, sampler: DistributedBatchSampler, image_size: SizeLike = 112, num_workers: int = 0,
@@ -170,6 +192,7 @@ class BatchLoader:
         self.timeout = timeout
         self._executor = None
         self._finalizer = None
+        self._slots: np.ndarray | None = None
 
     def __len__(self) -> int:
         return self.sampler.steps_per_epoch
@@ -177,6 +200,11 @@ class BatchLoader:
     @property
     def steps_per_epoch(self) -> int:
         return self.sampler.steps_per_epoch
+
+    @property
+    def in_flight(self) -> int:
+        """Batches decoded ahead at most (= shared slots) with workers."""
+        return self.prefetch * self.num_workers
 
     def _flips(self, epoch: int, idx: np.ndarray) -> np.ndarray:
         if not self.flip:
@@ -186,8 +214,11 @@ class BatchLoader:
     def _get_executor(self):
         if self._executor is None:
             ctx = mp.get_context(self.mp_context)
+            slot_shape = (self.sampler.batch_size, *self.image_size, 3)
+            shared = ctx.RawArray(ctypes.c_uint8, self.in_flight * math.prod(slot_shape))
+            self._slots = _slots_view(shared, slot_shape)
             self._executor = ProcessPoolExecutor(self.num_workers, mp_context=ctx, initializer=_worker_init,
-                                                 initargs=(self.dataset,))
+                                                 initargs=(self.dataset, shared, slot_shape))
             self._finalizer = weakref.finalize(self, _shutdown_executor, self._executor)
         return self._executor
 
@@ -199,17 +230,28 @@ class BatchLoader:
                 yield load_batch(self.dataset, idx, self._flips(epoch, idx), self.image_size)
             return
         ex = self._get_executor()
-        pending = collections.deque()
+        pending: collections.deque = collections.deque()  # (future, slot, batch size), oldest first
+
+        def finished() -> Tuple[np.ndarray, np.ndarray]:
+            future, slot, size = pending.popleft()
+            labels = future.result(self.timeout)
+            return normalize_nchw(self._slots[slot, :size]), labels  # the slot is free again after this
+
         try:
-            for idx in batches:
-                pending.append(ex.submit(_worker_load, idx, self._flips(epoch, idx), self.image_size))
-                if len(pending) >= self.prefetch * self.num_workers:
-                    yield pending.popleft().result(self.timeout)
+            for k, idx in enumerate(batches):
+                # Slot k mod in_flight: the batch that used it last was normalized before this submit.
+                slot = k % self.in_flight
+                pending.append((ex.submit(_worker_decode, idx, self._flips(epoch, idx), slot), slot, len(idx)))
+                if len(pending) >= self.in_flight:
+                    yield finished()
             while pending:
-                yield pending.popleft().result(self.timeout)
+                yield finished()
         finally:
-            for fut in pending:  # early exit / error: drop queued work; running batches finish and are discarded
-                fut.cancel()
+            # Early exit or error: drop queued work, and let running batches finish before their
+            # slots can be handed out again by the next epoch.
+            for future, _, _ in pending:
+                if not future.cancel():
+                    concurrent.futures.wait([future], timeout=self.timeout)
 
     __call__ = epoch
 
@@ -219,6 +261,7 @@ class BatchLoader:
             self._finalizer()
         self._executor = None
         self._finalizer = None
+        self._slots = None
 
     def __enter__(self):
         return self
