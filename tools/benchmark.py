@@ -18,7 +18,11 @@ each in a fresh scope. Per configuration rank 0 prints ONE JSON line (and append
   ``--chunk-rows``. For the peak RSS of one configuration, run one configuration per process
   (freed memory may stay in the process from one configuration to the next).
   ``mode`` ``e2e``: the same head on a backbone from ``paddle_pfc.backbones.build_backbone``
-  (``--backbone``, ``--input-size``) fed synthetic images [B, 3, H, W]; also reports images/s.
+  (``--backbone``, ``--input-size``) fed synthetic images [B, 3, H, W], trained as
+  ``tools/train.py`` trains: Momentum with the training config's momentum, weight decay,
+  learning-rate rule (``0.1 * global_batch / 512`` unless set) and backbone gradient clipping
+  (``ClipGradByGlobalNorm(train.grad_clip)``, 5 by default, as arcface_torch), read from
+  ``--config`` (default: the schema's defaults); also reports images/s.
 * step time: ``time.perf_counter`` around ``exe.run(main, feed, fetch_list=[loss])`` (the loss
   fetch synchronises, and the collectives in the step keep the ranks in lock-step); median and
   min over ``--steps`` timed steps after ``--warmup`` untimed ones.
@@ -158,6 +162,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--no-floor", action="store_true", help="skip the matmul floor")
     p.add_argument("--backbone", default="mobilefacenet", help="e2e mode: backbone name")
     p.add_argument("--input-size", type=int, default=112, help="e2e mode: image side (multiple of 16)")
+    p.add_argument("--config", default=None,
+                   help="e2e mode: training config whose train.* optimizer settings are used "
+                        "(default: the schema's defaults)")
     p.add_argument("--margins", type=_comma_list(float), default=[1.0, 0.5, 0.0],
                    help="m1,m2,m3 (ArcFace default 1,0.5,0)")
     p.add_argument("--scale", type=float, default=64.0)
@@ -240,9 +247,24 @@ def build_train_program(cfg: dict, args, rank: int, world_size: int):
             sample_ratio=cfg["sample_ratio"], embedding_size=d, seed=args.seed, dtype=cfg["dtype"],
             center_dtype=cfg["center_dtype"], chunk_rows=args.chunk_rows)
         loss = head.output_dict["loss"]
-        optimizer = paddle.optimizer.Momentum(0.1, momentum=0.9, weight_decay=5e-4)
-        paddle_pfc.minimize(optimizer, loss)
+        paddle_pfc.minimize(make_optimizer(args, b, world_size), loss)
     return main, startup, head, loss, inputs
+
+
+def make_optimizer(args, batch_size: int, world_size: int) -> paddle.optimizer.Optimizer:
+    """``head`` mode: Momentum(0.1, 0.9, weight decay 5e-4), no clip (the head alone).
+    ``e2e`` mode: the training config's optimizer, as ``tools/train.py`` builds it (constant
+    base learning rate: the schedule does not change a step's cost)."""
+    if args.mode == "head":
+        return paddle.optimizer.Momentum(0.1, momentum=0.9, weight_decay=5e-4)
+    from paddle_pfc.config import load_config, resolve_lr
+
+    cfg = load_config(args.config, [f"train.batch_size={batch_size}", "data.num_classes=1"]
+                      if args.config is None else [f"train.batch_size={batch_size}"])
+    t = cfg.train
+    clip = paddle.nn.ClipGradByGlobalNorm(t.grad_clip) if t.grad_clip else None
+    return paddle.optimizer.Momentum(resolve_lr(cfg, world_size), momentum=t.momentum,
+                                     weight_decay=t.weight_decay, grad_clip=clip)
 
 
 def make_feeds(cfg: dict, args, rank: int, inputs: str) -> list[dict]:
