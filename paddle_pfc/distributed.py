@@ -5,6 +5,8 @@ import os
 
 import paddle
 
+from paddle_pfc.runtime import configure_process
+
 _state: dict[str, int] = {}
 
 
@@ -22,11 +24,14 @@ def init_distributed() -> tuple[int, int]:
     In a process started by ``python -m paddle.distributed.launch`` this creates the communicator
     (gloo on CPU, NCCL on GPU) while still in dynamic mode, then switches to static mode and calls
     ``fleet.init(is_collective=True)`` — the order Paddle 3.3 needs for static collectives. Started
-    by plain ``python`` it is a single rank. Idempotent: later calls return the same pair.
+    by plain ``python`` it is a single rank. The first call also applies
+    :func:`paddle_pfc.runtime.configure_process` (MKL on AMD CPUs, the ``speed`` malloc mode
+    unless ``$PADDLE_PFC_MALLOC`` says otherwise). Idempotent: later calls return the same pair.
     """
     if _state:
         paddle.enable_static()
         return _state["rank"], _state["world_size"]
+    configure_process()
     world_size = _env_int("PADDLE_TRAINERS_NUM", "PADDLE_GLOBAL_SIZE", default=1)
     rank = _env_int("PADDLE_TRAINER_ID", "PADDLE_GLOBAL_RANK", default=0)
     if world_size > 1:

@@ -140,7 +140,7 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
     Memory: per block one [N, c_k] float32 softmax is kept from the forward to the backward (and
     the block itself unless ``reload_chunk`` is given); every other temporary is one block in
     size, so blocks under glibc's mmap threshold can reuse heap memory step after step instead of
-    faulting fresh pages in (``PADDLE_PFC_MALLOC=speed``, see ``paddle_pfc._runtime_env``).
+    faulting fresh pages in (``PADDLE_PFC_MALLOC=speed``, see ``paddle_pfc.runtime``).
     """
     x = _detached(feature)
     inv_x_norm = paddle.unsqueeze(_inverse_row_norm(x, native), 1)                           # [N,1]

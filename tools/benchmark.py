@@ -48,7 +48,7 @@ each in a fresh scope. Per configuration rank 0 prints ONE JSON line (and append
   ``minor_faults_per_step`` (getrusage). A sys time close to the user time means the step is
   paying for page faults of freshly mmapped temporaries.
 * ``--malloc {default,speed,memory}`` (default: ``$PADDLE_PFC_MALLOC``) picks glibc's handling
-  of freed buffers, see ``paddle_pfc._runtime_env``: ``speed`` keeps them (fewest page faults,
+  of freed buffers, see ``paddle_pfc.runtime``: ``speed`` keeps them (fewest page faults,
   more RSS), ``memory`` returns them (RSS = live tensors). ``malloc`` in the record says which.
 * ``native_kernels``: whether the head ran its native CPU kernels (``PADDLE_PFC_NATIVE``, see
   ``paddle_pfc.native_ops``; ``off`` measures Paddle's own kernels).
@@ -71,9 +71,9 @@ import time
 
 import numpy as np
 
-import _checkout  # noqa: F401  (this checkout's paddle_pfc first; sets the math-library environment)
+import _checkout  # noqa: F401  (this checkout's paddle_pfc first on sys.path)
 import paddle_pfc  # noqa: F401
-from paddle_pfc._runtime_env import MALLOC_MODES, tune_malloc  # noqa: E402
+from paddle_pfc.runtime import MALLOC_MODES  # noqa: E402
 import paddle
 from paddle import _C_ops
 
@@ -170,7 +170,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--scale", type=float, default=64.0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--malloc", choices=("default", *MALLOC_MODES), default=None,
-                   help="glibc handling of freed buffers (default: $PADDLE_PFC_MALLOC)")
+                   help="glibc handling of freed buffers (default: $PADDLE_PFC_MALLOC, else speed)")
     p.add_argument("--json", default=None, help="append one JSON line per configuration (rank 0)")
     args = p.parse_args(argv)
     if args.steps < 1:
@@ -369,8 +369,10 @@ def configurations(args) -> list[dict]:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    malloc = tune_malloc(args.malloc)
+    if args.malloc is not None:  # init_distributed applies it with the other process settings
+        os.environ["PADDLE_PFC_MALLOC"] = args.malloc
     rank, world_size = paddle_pfc.init_distributed()
+    malloc = paddle_pfc.configure_process()["malloc"]  # what init_distributed applied
     gather = RankGather(world_size, 12)
     idle = idle_overhead()
     can_reset = reset_peak_rss()

@@ -1,0 +1,71 @@
+"""Process settings: nothing at import; configure_process applies the malloc mode and the MKL
+setting decided from the running CPU (a fresh interpreter each)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from launcher import REPO
+
+RSS_PROBE = """
+# glibc's mallinfo2 cannot read thresholds back; allocate, free and see whether the RSS returns.
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+def rss():
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("VmRSS"))
+before = rss()
+blocks = [libc.malloc(4 << 20) for _ in range(64)]            # 256 MiB in 4 MiB blocks
+for b in blocks:
+    ctypes.memset(b, 1, 4 << 20)
+for b in blocks:
+    libc.free(b)
+print(rss() - before > 128 * 1024)                             # still resident after free?
+"""
+
+
+def python(code: str, **env_vars: str | None) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PADDLE_PFC_MALLOC", "MKL_DEBUG_CPU_TYPE")}
+    env.update({k: v for k, v in env_vars.items() if v is not None})
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout.split()
+
+
+def probe(mode: str | None) -> tuple[str, bool]:
+    out = python("import ctypes, paddle_pfc\nprint(paddle_pfc.configure_process()['malloc'])\n" + RSS_PROBE,
+                 PADDLE_PFC_MALLOC=mode)
+    return out[-2], out[-1] == "True"
+
+
+def test_speed_by_default_keeps_freed_blocks_and_memory_returns_them():
+    assert probe(None) == ("speed", True)
+    assert probe("speed") == ("speed", True)
+    assert probe("memory") == ("memory", False)
+    assert probe("default")[0] == "default"
+
+
+def test_import_changes_nothing():
+    out = python("import ctypes, os, paddle_pfc\nprint(os.environ.get('MKL_DEBUG_CPU_TYPE', '-'))\n" + RSS_PROBE)
+    assert out[-2:] == ["-", "False"]  # no MKL variable, glibc still returns freed 4 MiB blocks
+
+
+def test_mkl_setting_follows_the_cpu_vendor():
+    with open("/proc/cpuinfo") as f:
+        info = f.read()
+    amd_avx2 = "AuthenticAMD" in info and " avx2" in info
+    out = python("import paddle_pfc\nprint(paddle_pfc.configure_process()['mkl_debug_cpu_type'] or '-')")
+    assert out[-1] == ("5" if amd_avx2 else "-")
+    kept = python("import paddle_pfc\nprint(paddle_pfc.configure_process()['mkl_debug_cpu_type'])",
+                  MKL_DEBUG_CPU_TYPE="4")
+    assert kept[-1] == "4"  # the user's own value wins
+
+
+def test_unknown_mode_is_an_error_naming_the_variable():
+    env = dict(os.environ, PADDLE_PFC_MALLOC="fast")
+    proc = subprocess.run([sys.executable, "-c", "import paddle_pfc; paddle_pfc.configure_process()"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "PADDLE_PFC_MALLOC must be" in proc.stderr
