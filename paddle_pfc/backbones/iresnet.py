@@ -32,6 +32,8 @@ import paddle
 import paddle.nn.functional as F
 from paddle import nn
 
+from .prelu import PReLU
+
 __all__ = [
     "FrozenScaleBatchNorm1D",
     "IBasicBlock",
@@ -127,7 +129,7 @@ class IBasicBlock(nn.Layer):
         self.bn1 = _bn2d(inplanes)
         self.conv1 = _conv3x3(inplanes, planes)
         self.bn2 = _bn2d(planes)
-        self.prelu = nn.PReLU(num_parameters=planes, init=0.25)
+        self.prelu = PReLU(num_parameters=planes, init=0.25)
         self.conv2 = _conv3x3(planes, planes, stride)
         self.bn3 = _bn2d(planes)
         self.downsample = downsample
@@ -194,7 +196,7 @@ class IResNet(nn.Layer):
         self.conv1 = nn.Conv2D(3, self.inplanes, kernel_size=3, stride=1, padding=1,
                                weight_attr=_conv_attr(), bias_attr=False)
         self.bn1 = _bn2d(self.inplanes)
-        self.prelu = nn.PReLU(num_parameters=self.inplanes, init=0.25)
+        self.prelu = PReLU(num_parameters=self.inplanes, init=0.25)
         self.layer1 = self._make_layer(64, self.layer_counts[0], stride=2)
         self.layer2 = self._make_layer(128, self.layer_counts[1], stride=2)
         self.layer3 = self._make_layer(256, self.layer_counts[2], stride=2)

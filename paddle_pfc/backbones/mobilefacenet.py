@@ -29,6 +29,7 @@ import paddle
 from paddle import nn
 
 from .iresnet import BN_EPSILON, BN_MOMENTUM, _check_spatial, check_head_args, normalize_input_size
+from .prelu import PReLU
 
 __all__ = ["MobileFaceNet", "mobilefacenet"]
 
@@ -62,7 +63,7 @@ class ConvBlock(nn.Layer):
         self.layers = nn.Sequential(
             _conv(in_c, out_c, kernel, stride, padding, groups),
             _bn2d(out_c),
-            nn.PReLU(num_parameters=out_c, init=0.25),
+            PReLU(num_parameters=out_c, init=0.25),
         )
 
     def forward(self, x):
