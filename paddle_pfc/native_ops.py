@@ -17,9 +17,10 @@ several such passes per block. One-pass kernels replace them:
   momentum, in float32 arithmetic, written in place in the storage dtype (float32 or bfloat16,
   rounded to nearest even like Paddle's cast); replaces the gathers, the fused update kernel and
   the two write-back scatters.
-* :func:`prelu` — the backbones' channel PReLU with its backward (a custom op with a grad op),
-  for training programs on CPU (:class:`paddle_pfc.backbones.prelu.PReLU`); Paddle's CPU prelu
-  forward and backward took a third of mobilefacenet's step.
+* :func:`prelu`, :func:`depthwise_conv2d` — the backbones' channel PReLU and depthwise
+  convolution with their backward (custom ops with grad ops), for training programs on CPU
+  (:mod:`paddle_pfc.backbones.native_layers`); Paddle's CPU kernels for them took half of
+  mobilefacenet's step.
 
 ``PADDLE_PFC_NATIVE`` chooses: ``auto`` (default: build with Paddle's cpp_extension and the
 system C++ compiler, once per machine, under ``$PADDLE_PFC_BUILD_DIR`` or
@@ -148,3 +149,13 @@ def prelu(x, alpha):
     The forward is bit-identical to Paddle's; ``d alpha`` sums per plane in float32, then over
     planes in float64."""
     return kernels("backbone_ops").pfc_prelu(x, alpha)
+
+
+def depthwise_conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int]):
+    """Depthwise convolution of float32 ``x`` [N, C, H, W] with ``weight`` [C, 1, kh, kw] (one
+    filter per channel, no dilation, no bias, zero padding ``padding`` = (ph, pw) on both sides):
+    ``out[n, c, oh, ow] = sum_ij weight[c, 0, i, j] * x[n, c, oh*sh - ph + i, ow*sw - pw + j]``,
+    differentiable in both inputs (``d weight`` sums per plane in float32, over the batch in
+    float64)."""
+    return kernels("backbone_ops").pfc_depthwise_conv2d(x, weight, int(stride[0]), int(stride[1]),
+                                                        int(padding[0]), int(padding[1]))

@@ -7,7 +7,7 @@ import pytest
 from paddle.autograd.ir_backward import grad as pir_grad
 
 from paddle_pfc import native_ops
-from paddle_pfc.backbones.prelu import PReLU
+from paddle_pfc.backbones.native_layers import DepthwiseConv2D, PReLU
 
 
 def _program(shape, native: bool):
@@ -74,3 +74,74 @@ def test_native_prelu_rejects_bad_inputs(static_mode):
     with pytest.raises(Exception):  # Paddle 3.3 re-raises custom-op errors as a bare std::exception
         exe.run(main, feed={"x": np.ones([2, 3, 4], np.float32), "alpha": np.ones([4], np.float32)},
                 fetch_list=[out])
+
+
+def _depthwise_reference(x, w, stride, pad):
+    """float64 depthwise convolution, straight from the definition."""
+    n, c, h, wd = x.shape
+    kh, kw = w.shape[2:]
+    xp = np.zeros((n, c, h + 2 * pad[0], wd + 2 * pad[1]))
+    xp[:, :, pad[0]:pad[0] + h, pad[1]:pad[1] + wd] = x
+    oh, ow = (h + 2 * pad[0] - kh) // stride[0] + 1, (wd + 2 * pad[1] - kw) // stride[1] + 1
+    out = np.zeros((n, c, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            window = xp[:, :, i:i + stride[0] * (oh - 1) + 1:stride[0], j:j + stride[1] * (ow - 1) + 1:stride[1]]
+            out += w[None, :, 0, i, j, None, None] * window
+    return out
+
+
+@pytest.mark.parametrize("shape, kernel, stride, pad", [
+    ([2, 3, 9, 8], (3, 3), (1, 1), (1, 1)),
+    ([2, 4, 9, 9], (3, 3), (2, 2), (1, 1)),   # mobilefacenet's down-sampling blocks
+    ([3, 5, 7, 7], (7, 7), (1, 1), (0, 0)),   # its global depthwise head
+    ([1, 2, 6, 11], (3, 5), (2, 1), (2, 0)),  # odd shapes, padding wider than 1
+])
+def test_native_depthwise_conv_matches_paddle_and_float64(shape, kernel, stride, pad, static_mode):
+    rng = np.random.default_rng(shape[1] * 13 + kernel[1])
+    x = rng.standard_normal(shape).astype(np.float32)
+    weight = rng.standard_normal([shape[1], 1, *kernel]).astype(np.float32)
+    results = {}
+    for native in (True, False):
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup):
+            xv = paddle.static.data("x", shape, "float32")
+            xv.stop_gradient = False
+            layer = DepthwiseConv2D(shape[1], kernel, stride, pad)
+            layer.train() if native else layer.eval()
+            out = layer(xv)
+            upstream = paddle.static.data("upstream", out.shape, "float32")
+            dx, dw = pir_grad(paddle.sum(out * upstream), [xv, layer.weight])
+        ops = [op.name() for op in main.global_block().ops]
+        assert any("pfc_depthwise_conv2d" in name for name in ops) == native, ops
+        up = np.random.default_rng(1).standard_normal(out.shape).astype(np.float32)
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        scope = paddle.static.Scope()
+        with paddle.static.scope_guard(scope):
+            exe.run(startup)
+            scope.find_var(layer.weight.name).get_tensor().set(weight, paddle.CPUPlace())
+            results[native] = exe.run(main, feed={"x": x, "upstream": up}, fetch_list=[out, dx, dw])
+    x64, w64, up64 = x.astype(np.float64), weight.astype(np.float64), up.astype(np.float64)
+    ref_out = _depthwise_reference(x64, w64, stride, pad)
+    # float64 gradients of sum(out * up) from the definition: the convolution is linear in x and
+    # in w, so each derivative is the output of a basis input, weighted by up (all of dw; 40
+    # sampled entries of dx).
+    ref_dw = np.zeros_like(w64)
+    ref_dx = np.zeros_like(x64)
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            e = np.zeros_like(w64)
+            e[:, 0, i, j] = 1.0
+            ref_dw[:, 0, i, j] = (_depthwise_reference(x64, e, stride, pad) * up64).sum(axis=(0, 2, 3))
+    flat = x64.reshape(-1)
+    checked = np.random.default_rng(2).choice(flat.size, size=min(40, flat.size), replace=False)
+    for k in checked:
+        basis = np.zeros_like(flat)
+        basis[k] = 1.0
+        ref_dx.reshape(-1)[k] = (_depthwise_reference(basis.reshape(x64.shape), w64, stride, pad) * up64).sum()
+    for native in (True, False):
+        got_out, got_dx, got_dw = results[native]
+        np.testing.assert_allclose(got_out, ref_out, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got_dw, ref_dw, rtol=1e-5, atol=1e-4)
+        np.testing.assert_allclose(got_dx.reshape(-1)[checked], ref_dx.reshape(-1)[checked], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(results[True][0], results[False][0], rtol=1e-6, atol=1e-6)

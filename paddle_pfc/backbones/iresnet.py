@@ -32,7 +32,7 @@ import paddle
 import paddle.nn.functional as F
 from paddle import nn
 
-from .prelu import PReLU
+from .native_layers import PReLU
 
 __all__ = [
     "FrozenScaleBatchNorm1D",

@@ -29,7 +29,7 @@ import paddle
 from paddle import nn
 
 from .iresnet import BN_EPSILON, BN_MOMENTUM, _check_spatial, check_head_args, normalize_input_size
-from .prelu import PReLU
+from .native_layers import DepthwiseConv2D, PReLU
 
 __all__ = ["MobileFaceNet", "mobilefacenet"]
 
@@ -43,6 +43,9 @@ def _conv(in_c, out_c, kernel, stride, padding, groups) -> nn.Conv2D:
     # insightface: kaiming_normal_(mode='fan_out', nonlinearity='relu');
     # torch's fan_out of a conv weight [out, in/groups, kh, kw] is out*kh*kw.
     std = math.sqrt(2.0 / (out_c * kernel[0] * kernel[1]))
+    if groups > 1 and groups == in_c == out_c:  # depthwise: a native kernel when training on CPU
+        return DepthwiseConv2D(out_c, kernel, _pair(stride), _pair(padding),
+                               weight_attr=paddle.ParamAttr(initializer=nn.initializer.Normal(0.0, std)))
     return nn.Conv2D(
         in_c, out_c, kernel_size=kernel, stride=_pair(stride), padding=_pair(padding),
         groups=groups,

@@ -1,0 +1,52 @@
+"""Backbone layers whose training forward/backward run in native CPU kernels.
+
+:class:`PReLU` and :class:`DepthwiseConv2D` are Paddle's ``nn.PReLU`` and ``nn.Conv2D`` (same
+parameters, initialisation and state-dict names, so checkpoints and exported models are
+unchanged), except that in a static *training* program on CPU they call
+:func:`paddle_pfc.native_ops.prelu` / :func:`~paddle_pfc.native_ops.depthwise_conv2d` when the
+native kernels are available (``PADDLE_PFC_NATIVE``). Paddle 3.3's CPU kernels for these two ops
+took half of mobilefacenet's training step (``docs/paddle-notes.md``). Evaluation programs (the
+layer in eval mode: validation, export), dynamic mode and GPU programs use Paddle's ops, so an
+exported model needs no custom-op library.
+"""
+from __future__ import annotations
+
+import paddle
+from paddle import nn
+
+from paddle_pfc import native_ops
+
+
+def native_layers_active(layer: nn.Layer, x) -> bool:
+    """True when ``layer`` called on ``x`` now builds the native op: training mode, a static
+    program on CPU, float32 input, and the native kernels built."""
+    return (layer.training and x.dtype == paddle.float32 and not paddle.in_dynamic_mode()
+            and not paddle.device.get_device().startswith("gpu")
+            and native_ops.kernels("backbone_ops") is not None)
+
+
+class PReLU(nn.PReLU):
+    """``nn.PReLU(num_parameters=C)`` (channel mode, NCHW); see the module docstring."""
+
+    def forward(self, x):
+        if self._num_parameters > 1 and self._data_format == "NCHW" and native_layers_active(self, x):
+            return native_ops.prelu(x, self._weight)
+        return super().forward(x)
+
+
+class DepthwiseConv2D(nn.Conv2D):
+    """``nn.Conv2D(C, C, kernel, stride, padding, groups=C, bias_attr=False)`` on NCHW input with
+    symmetric integer padding and no dilation; see the module docstring."""
+
+    def __init__(self, channels: int, kernel_size, stride, padding, weight_attr=None) -> None:
+        pad = (padding, padding) if isinstance(padding, int) else tuple(padding)
+        if len(pad) != 2 or not all(isinstance(p, int) and p >= 0 for p in pad):
+            raise ValueError(f"DepthwiseConv2D takes int or (ph, pw) padding, got {padding!r}")
+        super().__init__(channels, channels, kernel_size=kernel_size, stride=stride, padding=pad,
+                         groups=channels, weight_attr=weight_attr, bias_attr=False)
+        self._pad_hw = pad
+
+    def forward(self, x):
+        if self._data_format == "NCHW" and native_layers_active(self, x):
+            return native_ops.depthwise_conv2d(x, self.weight, self._stride, self._pad_hw)
+        return super().forward(x)

@@ -1,0 +1,153 @@
+#!/usr/bin/env python
+"""Backbone training step, paddle_pfc against insightface's arcface_torch, on the same shapes.
+
+    python tools/bench_backbone.py --backbone mobilefacenet --batch-size 32 \\
+        [--insightface ~/src/insightface] [--threads 1] [--steps 5] [--rounds 3]
+
+One *step* = forward, backward and a Momentum update (lr 0.1, momentum 0.9, weight decay 5e-4,
+gradient clipping at norm 5, as arcface_torch trains) of the backbone alone on a batch of
+112x112 images, loss = mean of ``embedding * fixed random weights``. paddle_pfc runs it as a
+static program on CPU with its default process settings (``paddle_pfc.configure_process``,
+native kernels per ``PADDLE_PFC_NATIVE``); arcface_torch's ``get_model`` (``r18``…``r200``,
+``mbf``) is read from ``--insightface`` (a local checkout of deepinsight/insightface; nothing of
+it is copied here) and trained in eager PyTorch. Each framework runs in its own process with
+``--threads`` threads (OMP/MKL and the framework's own setting); rounds alternate paddle_pfc and
+the peer, and the figure is the median step over each side's rounds. Without ``--insightface``
+only paddle_pfc is measured. Prints images/s per side, the ratio and the CPU model and features.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PEER_NAMES = {"iresnet18": "r18", "iresnet34": "r34", "iresnet50": "r50", "iresnet100": "r100",
+              "iresnet200": "r200", "mobilefacenet": "mbf"}
+
+
+def _paddle_steps(backbone: str, batch: int, steps: int, warmup: int) -> list[float]:
+    import numpy as np
+    import paddle
+
+    import paddle_pfc
+    from paddle_pfc.backbones import build_backbone
+
+    paddle_pfc.configure_process()
+    paddle.enable_static()
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        images = paddle.static.data("images", [batch, 3, 112, 112], "float32")
+        weights = paddle.static.data("weights", [batch, 512], "float32")
+        net = build_backbone(backbone, 512, 112, 0.0)
+        net.train()
+        loss = paddle.mean(net(images) * weights)
+        optimizer = paddle.optimizer.Momentum(0.1, momentum=0.9, weight_decay=5e-4,
+                                              grad_clip=paddle.nn.ClipGradByGlobalNorm(5.0))
+        optimizer.minimize(loss)
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    exe.run(startup)
+    rng = np.random.default_rng(0)
+    feed = {"images": rng.uniform(-1, 1, (batch, 3, 112, 112)).astype(np.float32),
+            "weights": rng.standard_normal((batch, 512)).astype(np.float32)}
+    times = []
+    for step in range(warmup + steps):
+        start = time.perf_counter()
+        exe.run(main, feed=feed, fetch_list=[loss])
+        if step >= warmup:
+            times.append(time.perf_counter() - start)
+    return times
+
+
+def _torch_steps(backbone: str, batch: int, steps: int, warmup: int, insightface: str, threads: int) -> list[float]:
+    import torch
+
+    torch.set_num_threads(threads)
+    sys.path.insert(0, str(Path(insightface).expanduser() / "recognition" / "arcface_torch"))
+    from backbones import get_model  # the peer's own code, from the user's checkout
+
+    net = get_model(PEER_NAMES[backbone], dropout=0.0, fp16=False, num_features=512)
+    net.train()
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
+    gen = torch.Generator().manual_seed(0)
+    images = torch.rand((batch, 3, 112, 112), generator=gen) * 2 - 1
+    weights = torch.randn((batch, 512), generator=gen)
+    times = []
+    for step in range(warmup + steps):
+        start = time.perf_counter()
+        loss = (net(images) * weights).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
+        optimizer.step()
+        if step >= warmup:
+            times.append(time.perf_counter() - start)
+    return times
+
+
+def _worker(args) -> None:
+    if args.worker == "paddle":
+        times = _paddle_steps(args.backbone, args.batch_size, args.steps, args.warmup)
+    else:
+        times = _torch_steps(args.backbone, args.batch_size, args.steps, args.warmup, args.insightface, args.threads)
+    print("RESULT " + json.dumps(times))
+
+
+def _run_side(side: str, args) -> float:
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads))
+    cmd = [sys.executable, __file__, "--worker", side, "--backbone", args.backbone, "--batch-size",
+           str(args.batch_size), "--steps", str(args.steps), "--warmup", str(args.warmup), "--threads",
+           str(args.threads)] + (["--insightface", args.insightface] if args.insightface else [])
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    if proc.returncode != 0 or not lines:
+        raise SystemExit(f"{side} worker failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return statistics.median(json.loads(lines[-1][len("RESULT "):]))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--backbone", default="mobilefacenet", choices=sorted(PEER_NAMES))
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--insightface", default=None, help="local checkout of deepinsight/insightface")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--steps", type=int, default=5)
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--json", default=None, help="also write the figures to this file")
+    p.add_argument("--worker", choices=("paddle", "torch"), help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        _worker(args)
+        return 0
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from paddle_pfc.device import cpu_summary
+
+    sides = ["paddle"] + (["torch"] if args.insightface else [])
+    steps: dict[str, list[float]] = {side: [] for side in sides}
+    for _ in range(args.rounds):
+        for side in sides:
+            steps[side].append(_run_side(side, args))
+    report = {"cpu": cpu_summary(), "backbone": args.backbone, "batch_size": args.batch_size,
+              "threads": args.threads, "rounds": args.rounds, "step_s": steps}
+    print(f"CPU: {report['cpu']}; {args.backbone}, batch {args.batch_size}, {args.threads} thread(s), "
+          f"median of {args.steps} steps per round, {args.rounds} alternating rounds")
+    medians = {side: statistics.median(values) for side, values in steps.items()}
+    for side, value in medians.items():
+        label = "paddle_pfc" if side == "paddle" else "arcface_torch"
+        print(f"  {label:14s} {value:7.3f} s/step  {args.batch_size / value:7.2f} images/s  rounds {steps[side]}")
+    if "torch" in medians:
+        report["paddle_over_torch_images_per_s"] = medians["torch"] / medians["paddle"]
+        print(f"  paddle_pfc / arcface_torch images/s = {report['paddle_over_torch_images_per_s']:.3f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
