@@ -16,6 +16,9 @@ Contract:
   * YAML is read with a ``yaml.SafeLoader`` subclass that additionally resolves
     exponent floats without a dot (``5e-4``; plain PyYAML would give the string
     ``"5e-4"``) and rejects duplicate keys.
+  * A file may start from another: a top-level ``_base_: other.yaml`` (relative to the file)
+    is read first and the file's keys are merged over it, section by section (a list
+    replaces the base's list). Bases may have bases; a cycle is an error.
   * ``-o key=value``: ``value`` is parsed as YAML (``-o train.lr=0.2``,
     ``-o train.lr=null``, ``-o validation.sets=[{name: lfw, path: lfw.bin}]``).
     For string-typed keys a scalar that YAML reads as a number/bool is kept as the
@@ -606,17 +609,46 @@ def load_config(path: str | os.PathLike | None, overrides: Sequence[str] = ()) -
             section/key (with suggestion), wrong type, out-of-range value, or a
             violated cross-field rule; the message names every offending key.
     """
-    raw: Any = {}
-    if path is not None:
-        try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        except OSError as e:
-            raise ConfigError(f"{path}: cannot read config file ({e.strerror or e})") from None
-        raw = _yaml_load(text, str(path))
-        if raw is None:
-            raw = {}
+    raw: Any = _read_with_bases(path, ()) if path is not None else {}
     return config_from_dict(raw, overrides)
+
+
+BASE_KEY = "_base_"
+
+
+def _merged(base: dict, delta: dict) -> dict:
+    """``delta`` over ``base``: sections merge key by key; any other value (lists too) replaces."""
+    out = dict(base)
+    for key, value in delta.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def _read_with_bases(path: str | os.PathLike, chain: tuple[str, ...]) -> Any:
+    """The raw mapping of YAML ``path``; a top-level ``_base_: FILE`` (relative to ``path``'s
+    folder) is read first, recursively, and ``path``'s own keys are merged over it."""
+    real = os.path.realpath(path)
+    if real in chain:
+        raise ConfigError(f"{path}: {BASE_KEY} cycle: " + " -> ".join([*chain, real]))
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as e:
+        where = f"{chain[-1]}: {BASE_KEY}: " if chain else ""
+        raise ConfigError(f"{where}{path}: cannot read config file ({e.strerror or e})") from None
+    raw = _yaml_load(text, str(path))
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or BASE_KEY not in raw:
+        return raw
+    base = raw.pop(BASE_KEY)
+    if not isinstance(base, str) or not base:
+        raise ConfigError(f"{path}: {BASE_KEY} must be the path of a config file, got {_describe(base)}")
+    base_path = os.path.join(os.path.dirname(os.path.abspath(path)), os.path.expanduser(base))
+    base_raw = _read_with_bases(base_path, (*chain, real))
+    if not isinstance(base_raw, dict):
+        raise ConfigError(f"{base_path}: expected a mapping of sections, got {_describe(base_raw)}")
+    return _merged(base_raw, raw)
 
 
 def add_config_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

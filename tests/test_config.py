@@ -284,3 +284,33 @@ def test_config_from_dict_validates():
         config_from_dict({"data": {"num_classes": 2}, "model": {"embedding_size": "big"}})
     cfg = config_from_dict({"data": {"num_classes": 2}}, ["train.lr=0.5"])
     assert isinstance(cfg, Config) and cfg.train.lr == 0.5
+
+
+# --------------------------------------------------------------------------- _base_
+def test_recipes_are_deltas_over_the_base(tmp_path):
+    """A recipe states only what differs from configs/base.yaml; the rest comes from the base."""
+    base = load_config(str(CONFIG_DIR / "base.yaml"), [])
+    r100 = load_config(str(CONFIG_DIR / "ms1mv3_r100.yaml"), [])
+    assert r100.model.backbone == "iresnet100" and r100.validation.sets == base.validation.sets
+    assert len((CONFIG_DIR / "ms1mv3_r100.yaml").read_text().splitlines()) < 15
+
+
+def test_base_merge_lists_and_nesting(tmp_path):
+    _write(tmp_path, {"data": {"num_classes": 7, "seed": 3}, "train": {"lr": 0.5, "decay_epochs": [1, 2]},
+                      "validation": {"sets": [{"name": "a", "path": "a.bin"}]}}, "root.yaml")
+    _write(tmp_path, "_base_: root.yaml\ntrain:\n  momentum: 0.8\n  decay_epochs: [5]\n", "mid.yaml")
+    leaf = _write(tmp_path, "_base_: mid.yaml\ndata:\n  seed: 9\nvalidation:\n  sets: []\n", "leaf.yaml")
+    cfg = load_config(leaf, ["train.lr=0.25"])
+    assert (cfg.data.num_classes, cfg.data.seed) == (7, 9)           # section merged key by key
+    assert (cfg.train.lr, cfg.train.momentum) == (0.25, 0.8)        # overrides still win
+    assert cfg.train.decay_epochs == (5,) and cfg.validation.sets == ()  # lists replace
+
+
+@pytest.mark.parametrize("content, message", [
+    ("_base_: nowhere.yaml\n", "nowhere.yaml: cannot read config file"),
+    ("_base_: [a.yaml]\n", "_base_ must be the path of a config file"),
+    ("_base_: self.yaml\n", "_base_ cycle"),
+])
+def test_base_errors_name_the_file(tmp_path, content, message):
+    path = _write(tmp_path, content, "self.yaml")
+    assert message in _err([], path)
