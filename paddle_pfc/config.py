@@ -95,6 +95,11 @@ class Field:
     choices: tuple | Callable[[], tuple] | None = None
     check: Callable[[Any], str | None] | None = None
 
+    @property
+    def required(self) -> bool:
+        """True when the key has no default and must be given."""
+        return self.default is _REQUIRED
+
 
 def _ge(lo):
     return lambda v: None if v >= lo else f"must be >= {lo}, got {v!r}"

@@ -314,3 +314,13 @@ def test_base_merge_lists_and_nesting(tmp_path):
 def test_base_errors_name_the_file(tmp_path, content, message):
     path = _write(tmp_path, content, "self.yaml")
     assert message in _err([], path)
+
+
+def test_configuration_reference_is_current():
+    """docs/configuration.md is generated from the schema; a new or changed key must regenerate it."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "tools/config_reference.py", "--check"],
+                          cwd=CONFIG_DIR.parent, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
