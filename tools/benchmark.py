@@ -73,6 +73,7 @@ import numpy as np
 
 import _checkout  # noqa: F401  (this checkout's paddle_pfc first on sys.path)
 import paddle_pfc  # noqa: F401
+from paddle_pfc.device import cpu_summary  # noqa: E402
 from paddle_pfc.runtime import MALLOC_MODES  # noqa: E402
 import paddle
 from paddle import _C_ops
@@ -224,15 +225,26 @@ def idle_overhead() -> float:
 
 
 # ---------------------------------------------------------------------------------------------
-def build_train_program(cfg: dict, args, rank: int, world_size: int):
-    """(main, startup, head, loss, input names) for one configuration."""
+def build_train_program(cfg: dict, args, rank: int, world_size: int, mode: str):
+    """(main, startup, head, loss, input names) for one configuration. ``mode``: ``head``,
+    ``e2e``, or ``backbone`` (e2e's backbone alone: loss = mean(embedding * fixed weights), the
+    same optimizer, no head and no collective; head None)."""
     from paddle_pfc.backbones import build_backbone  # only e2e needs it; cheap import anyway
 
     b, d = cfg["batch_size"], cfg["embedding_size"]
     main, startup = paddle.static.Program(), paddle.static.Program()
+    if mode == "backbone":
+        with paddle.static.program_guard(main, startup):
+            backbone = build_backbone(args.backbone, embedding_size=d, input_size=args.input_size)
+            backbone.train()
+            image = paddle.static.data("image", [b, 3, args.input_size, args.input_size], "float32")
+            weights = paddle.static.data("weights", [b, d], "float32")
+            loss = paddle.mean(backbone(image) * weights)
+            make_optimizer(args, b, world_size).minimize(loss)
+        return main, startup, None, loss, "image"
     with paddle.static.program_guard(main, startup):
         label = paddle.static.data("label", [b], "int64")
-        if args.mode == "head":
+        if mode == "head":
             feature = paddle.static.data("feature", [b, d], "float32")
             feature.stop_gradient = False
             inputs = "feature"
@@ -274,18 +286,21 @@ def make_feeds(cfg: dict, args, rank: int, inputs: str) -> list[dict]:
     for _ in range(min(_DISTINCT_BATCHES, args.warmup + args.steps)):
         shape = [b, d] if inputs == "feature" else [b, 3, args.input_size, args.input_size]
         feeds.append({inputs: rng.standard_normal(shape, dtype=np.float32),
-                      "label": rng.integers(0, cfg["num_classes"], b, dtype=np.int64)})
+                      "label": rng.integers(0, cfg["num_classes"], b, dtype=np.int64),
+                      "weights": rng.standard_normal([b, d], dtype=np.float32)})
     return feeds
 
 
-def run_train(cfg: dict, args, rank: int, world_size: int) -> dict:
-    """Build, initialise and time one configuration in a fresh scope; return rank-local numbers."""
+def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = None) -> dict:
+    """Build, initialise and time one configuration (``mode``, default ``args.mode``) in a fresh
+    scope; return rank-local numbers."""
+    mode = mode or args.mode
     reset_peak_rss()
     reset_peak_allocated()
     base_alloc = allocated_mib(peak=False)
     scope = paddle.static.Scope()
     with paddle.static.scope_guard(scope):
-        main, startup, head, loss, inputs = build_train_program(cfg, args, rank, world_size)
+        main, startup, head, loss, inputs = build_train_program(cfg, args, rank, world_size, mode)
         exe = paddle.static.Executor(paddle.CPUPlace())
         t0 = time.perf_counter()
         exe.run(startup)
@@ -298,8 +313,9 @@ def run_train(cfg: dict, args, rank: int, world_size: int) -> dict:
         feeds = make_feeds(cfg, args, rank, inputs)
         times, losses = [], []
         usage0 = None
+        names = {op.attrs()["name"] for op in main.global_block().ops if op.name() == "pd_op.data"}
         for step in range(args.warmup + args.steps):
-            feed = feeds[step % len(feeds)]
+            feed = {k: v for k, v in feeds[step % len(feeds)].items() if k in names}
             t0 = time.perf_counter()
             out, = exe.run(main, feed=feed, fetch_list=[loss])
             elapsed = time.perf_counter() - t0
@@ -313,7 +329,8 @@ def run_train(cfg: dict, args, rank: int, world_size: int) -> dict:
         if usage0 is None:
             usage0 = usage1
         step_alloc = allocated_mib() - base_alloc
-        num_local, num_sample, chunks, native = head.num_local, head.num_sample, len(head.chunks), head.native
+        num_local, num_sample, chunks, native = ((head.num_local, head.num_sample, len(head.chunks), head.native)
+                                                 if head is not None else (0, 0, 0, False))
     result = dict(times=times, losses=losses, startup_s=startup_s, num_local=num_local, chunks=chunks,
                   native=native, num_sample=num_sample, step_peak=step_peak,
                   peak=max(startup_peak, step_peak), startup_alloc=startup_alloc,
@@ -359,6 +376,22 @@ def run_floor(n: int, s: int, d: int, warmup: int, steps: int) -> list[float]:
     return times
 
 
+def step_parts(cfg: dict, args, rank: int, world_size: int, step_s: float, gather) -> dict:
+    """e2e: the step's parts, timed alone on the same shapes in the same processes (every rank at
+    once): ``backbone_s`` (forward, backward and update of the backbone, no head, no
+    collective), ``head_s`` (the head on features, with its collectives and update), and the
+    rest of the full step (the backbone gradients' all-reduce, clipping, the coupling of the two;
+    never negative). Input is not part of this step (pre-generated batches): see
+    ``tools/bench_loader.py``. Times are the maxima over ranks."""
+    backbone = statistics.median(run_train(cfg, args, rank, world_size, "backbone")["times"])
+    head = statistics.median(run_train(cfg, args, rank, world_size, "head")["times"])
+    backbone, head = (float(v) for v in gather([backbone, head, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])[:, :2].max(axis=0))
+    rest = max(0.0, step_s - backbone - head)
+    return {"backbone_s": round(backbone, 4), "head_s": round(head, 4), "rest_s": round(rest, 4),
+            "share_backbone": round(backbone / step_s, 3), "share_head": round(head / step_s, 3),
+            "share_rest": round(rest / step_s, 3)}
+
+
 # ---------------------------------------------------------------------------------------------
 def configurations(args) -> list[dict]:
     return [dict(num_classes=c, embedding_size=d, batch_size=b, sample_ratio=r, dtype=t, center_dtype=ct)
@@ -386,6 +419,7 @@ def main(argv=None) -> None:
         if not args.no_floor:
             floor = run_floor(n, kept, cfg["embedding_size"], min(args.warmup, 2) or 1, args.floor_steps)
         median_step = statistics.median(train["times"])
+        parts = step_parts(cfg, args, rank, world_size, median_step, gather) if args.mode == "e2e" else {}
         per_rank = gather([train["peak"], train["step_peak"], idle, statistics.median(floor),
                            median_step, train["startup_s"], train["persistent_alloc"],
                            train["startup_alloc"], train["step_alloc"], train["user_s"],
@@ -434,11 +468,12 @@ def main(argv=None) -> None:
             "sequential_executor": bool(paddle.get_flags(["FLAGS_new_executor_sequential_run"])
                                         ["FLAGS_new_executor_sequential_run"]),
             "host": platform.node(),
+            "cpu": cpu_summary(),
             "cpus": os.cpu_count(),
         }
         if args.mode == "e2e":
             record.update(backbone=args.backbone, input_size=args.input_size,
-                          images_per_s=record["samples_per_s"])
+                          images_per_s=record["samples_per_s"], **parts)
         line = json.dumps(record)
         print(line, flush=True)
         if args.json:
