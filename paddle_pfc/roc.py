@@ -77,7 +77,7 @@ def _canvas(title: str):
     import cv2
 
     img = np.full((_H, _W, 3), 255, np.uint8)
-    cv2.putText(img, title, (_L, 30), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 0, 0), 1, cv2.LINE_AA)
+    cv2.putText(img, title, (_L, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 0, 0), 1, cv2.LINE_AA)
     return img
 
 
@@ -87,7 +87,7 @@ def _frame(img, xlabel: str, ylabel: str) -> None:
     cv2.rectangle(img, (_L, _T), (_W - _R, _H - _B), (0, 0, 0), 1)
     cv2.putText(img, xlabel, (_L + (_W - _L - _R) // 2 - 60, _H - 20), cv2.FONT_HERSHEY_SIMPLEX, 0.5,
                 (0, 0, 0), 1, cv2.LINE_AA)
-    cv2.putText(img, ylabel, (5, _T - 10), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 0), 1, cv2.LINE_AA)
+    cv2.putText(img, ylabel, (5, _T - 6), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 0), 1, cv2.LINE_AA)
 
 
 def _write_png(path: str | os.PathLike, img) -> None:
