@@ -29,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         args.overrides = list(args.overrides or []) + [f"model.pretrained={args.pretrained}"]
     if args.resume:
         args.overrides = list(args.overrides or []) + [f"train.resume={args.resume}"]
+    from paddle_pfc.pretrained import PretrainedError
     from paddle_pfc.trainer import Trainer, check_supported, setup_logging
 
     try:
@@ -43,7 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     trainer = Trainer(cfg, rank, world_size)
     if cfg.train.resume:
         trainer.resume(cfg.train.resume)
-    trainer.train()
+    try:
+        trainer.train()
+    except PretrainedError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
