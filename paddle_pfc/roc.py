@@ -18,7 +18,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["DEFAULT_FARS", "roc_curve", "tar_at_far", "write_roc_csv", "plot_roc", "plot_verification"]
+__all__ = ["DEFAULT_FARS", "roc_curve", "tar_at_far", "write_roc_csv", "plot_roc", "plot_verification",
+           "verification_curves"]
 
 DEFAULT_FARS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
 
@@ -177,3 +178,24 @@ def _plot_to_array(curves, title: str, log_far: bool) -> np.ndarray:
         png = os.path.join(tmp, "roc.png")
         plot_roc(png, curves, title, log_far=log_far)
         return cv2.imread(png)
+
+
+def verification_curves(embeddings: np.ndarray, issame, nrof_folds: int = 10
+                        ) -> tuple[np.ndarray, np.ndarray, list[float]]:
+    """``(fpr, tpr, fold_accuracies)`` of ``[2P, D]`` flip-summed pair embeddings: the ROC of
+    the cosine similarity of each pair, and the test accuracy of each fold of the protocol of
+    :func:`paddle_pfc.verification.evaluate_pairs` (their mean is its ``accuracy``)."""
+    from paddle_pfc.verification import THRESHOLDS, kfold_splits
+
+    emb = np.asarray(embeddings, np.float64)
+    same = np.asarray(issame, bool)
+    norms = np.linalg.norm(emb, axis=1, keepdims=True)
+    unit = emb / np.where(norms == 0.0, 1.0, norms)
+    dist = np.sum(np.square(unit[0::2] - unit[1::2]), axis=1)
+    fpr, tpr, _ = roc_curve(same.astype(np.int64), -dist)  # smaller distance = more similar
+    correct = (dist[None, :] < THRESHOLDS[:, None]) == same[None, :]
+    folds = []
+    for train, test in kfold_splits(len(dist), nrof_folds):
+        best = int(np.argmax(correct[:, train].sum(axis=1)))
+        folds.append(float(np.count_nonzero(correct[best, test])) / test.size)
+    return fpr, tpr, folds
