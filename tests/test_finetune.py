@@ -52,6 +52,7 @@ def pretrained(tmp_path_factory):
     proc = subprocess.run([sys.executable, str(REPO / "tools" / "export.py"), "--checkpoint", str(ckpt / "step_000000048"),
                            "--out", str(export)], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
+    assert "export: step 3/3 checking Paddle Inference" in proc.stdout and "export: 3/3 (100%)" in proc.stdout
     return tmp, ckpt, export
 
 
