@@ -218,12 +218,15 @@ def class_indices(dataset, class_start: int, num_local: int, per_class: int) -> 
 
 
 def mean_embedding_centers(embed_fn: Callable[[np.ndarray], np.ndarray], dataset, class_start: int,
-                           num_local: int, per_class: int, image_size: int, row_norms: np.ndarray,
-                           batch_size: int = 64, progress=None) -> np.ndarray:
+                           num_local: int, per_class: int, image_size: int,
+                           row_norms: np.ndarray | float = 1.0, batch_size: int = 64,
+                           progress=None) -> np.ndarray:
     """``[num_local, D]`` centers: per class the mean of its images' L2-normalised embeddings
     (``embed_fn``: normalized NCHW batch -> raw embeddings), normalised and scaled to
-    ``row_norms`` (the fresh init's row norms, so the update size relative to the weights is the
-    same as from a random start). A class without images keeps a zero row's place: error."""
+    ``row_norms`` (default unit rows). The head only uses the centers' directions, but their norm
+    sets how far one update turns them: at the fresh init's norm (std 0.01, about 0.06 for
+    D = 32) the first steps overwrite the initial directions completely (measured), at norm 1
+    they are kept. A class without images is an error."""
     from paddle_pfc.data.loader import load_batch
 
     groups = class_indices(dataset, class_start, num_local, per_class)

@@ -286,14 +286,12 @@ class Trainer:
             from paddle_pfc.progress import Progress
 
             head, c = self.head, self.cfg.classifier
-            fresh = ckpt.read_tensor(self.scope, head.weight.name)
-            norms = np.linalg.norm(fresh.astype(np.float64), axis=1)
             total = min(len(self.dataset), head.num_local * c.center_init_images)
             with Progress(f"center init rank {self.rank}", total, "images", every_seconds=10.0,
                           write=log) as progress:
                 centers = pretrained.mean_embedding_centers(
                     self.embed, self.dataset, head.class_start, head.num_local, c.center_init_images,
-                    self.cfg.model.input_size, norms, self.cfg.validation.batch_size, progress)
+                    self.cfg.model.input_size, 1.0, self.cfg.validation.batch_size, progress)
             from paddle_pfc.host_dtypes import convert
             ckpt.write_tensor(self.scope, head.weight.name, convert(centers.astype(np.float32),
                                                                     head.center_dtype), self.place)

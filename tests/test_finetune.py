@@ -182,6 +182,35 @@ def test_mean_embedding_centers_against_reference_and_shards():
     shards = []
     for rank in range(3):  # each rank embeds its own classes: together the single-rank result
         start, count = class_split(7, 3, rank)
-        shards.append(mean_embedding_centers(embed, ds, start, count, 3, 16, norms[start:start + count]))
+        shards.append(mean_embedding_centers(embed, ds, start, count, 3, 16, norms[start:start + count], 2))
     np.testing.assert_allclose(np.concatenate(shards), got, rtol=1e-6)
     assert [len(g) for g in class_indices(ds, 2, 3, 10)] == [5, 5, 5]
+    unit = mean_embedding_centers(embed, ds, 0, 7, 3, 16)  # default: unit rows
+    np.testing.assert_allclose(unit, got / norms[:, None], rtol=1e-6)
+
+
+@pytest.mark.multirank
+def test_two_ranks_mean_embedding_centers_and_freeze(pretrained, tmp_path):
+    """2 ranks: each rank initialises its own center shard from its classes' mean embeddings; the
+    frozen backbone is the pretrained one on both ranks; the run goes on after the freeze."""
+    import paddle_pfc.checkpoint as ckpt_mod
+    from launcher import launch
+
+    _, ckpt, _ = pretrained
+    out = tmp_path / "two"
+    out.mkdir()
+    args = ["--config", str(CONFIG), "--out", str(out), "-o", f"train.output_dir={tmp_path / 'run'}"]
+    for item in ["data.seed=11", "data.num_classes=16", "train.max_steps=4", "train.checkpoint_every_steps=2",
+                 "train.freeze_backbone_steps=2", f"model.pretrained={ckpt}", "classifier.center_init=mean_embedding",
+                 "classifier.center_init_images=3"]:
+        args += ["-o", item]
+    launch(WORKER, 2, args, out / "log", timeout=400)
+    _, start = ckpt_mod.load_backbone_state(ckpt)
+    _, at2 = ckpt_mod.load_backbone_state(tmp_path / "run" / "checkpoints" / "step_000000002")
+    for key in start:
+        np.testing.assert_array_equal(at2[key], start[key], err_msg=key)
+    ranks = [dict(np.load(out / f"rank{r}.npz")) for r in range(2)]
+    np.testing.assert_array_equal(ranks[0]["backbone"], ranks[1]["backbone"])
+    assert {int(r["class_start"]) for r in ranks} == {0, 8} and np.isfinite(ranks[0]["loss"]).all()
+    log = (tmp_path / "run" / "train.log").read_text()
+    assert "center init rank 0: 24/24 (100%)" in log, log[-2000:]
