@@ -210,7 +210,6 @@ def test_two_ranks_mean_embedding_centers_and_freeze(pretrained, tmp_path):
     for key in start:
         np.testing.assert_array_equal(at2[key], start[key], err_msg=key)
     ranks = [dict(np.load(out / f"rank{r}.npz")) for r in range(2)]
-    np.testing.assert_array_equal(ranks[0]["backbone"], ranks[1]["backbone"])
     assert {int(r["class_start"]) for r in ranks} == {0, 8} and np.isfinite(ranks[0]["loss"]).all()
     log = (tmp_path / "run" / "train.log").read_text()
     assert "center init rank 0: 24/24 (100%)" in log, log[-2000:]
