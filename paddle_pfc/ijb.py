@@ -34,7 +34,7 @@ from paddle_pfc import roc
 
 __all__ = ["IJBError", "IJBProtocol", "IJBResult", "detect_prefix", "read_protocol", "load_aligned",
            "embed_faces", "face_features", "template_features", "pair_scores", "evaluate_features",
-           "shard"]
+           "shard", "default_prefix_name", "rank_part_path"]
 
 
 class IJBError(ValueError):
