@@ -142,6 +142,10 @@ SCHEMA: dict[str, dict[str, Field]] = {
                          check=_in_co(0.0, 1.0)),
         # Square input side in pixels; multiple of 16 (four stride-2 stages).
         "input_size": Field("int", 112, "input image side (pixels)", check=_input_size),
+        # Fine-tuning: initialise the backbone from a checkpoint folder, a checkpoints root, a
+        # best/ folder, an exported model folder or a .pdparams/.npz state dict (see
+        # paddle_pfc/pretrained.py); the class centers start fresh. Ignored when resuming.
+        "pretrained": Field("str", None, "pretrained backbone to fine-tune from", nullable=True),
     },
     "loss": {
         # Combined margin logit: s * (cos(m1 * theta + m2) - m3).
@@ -160,6 +164,12 @@ SCHEMA: dict[str, dict[str, Field]] = {
         # Storage dtype of the (sharded) class centers and their momentum; bfloat16 / float16
         # halve the memory per identity (the update itself is float32 arithmetic).
         "center_dtype": Field("str", "float32", "class-center storage dtype", choices=DTYPES),
+        # Fine-tuning: random (fresh init) or mean_embedding (each center = the mean normalised
+        # embedding of its class's images under the pretrained backbone; needs model.pretrained).
+        "center_init": Field("str", "random", "class-center initialisation",
+                             choices=("random", "mean_embedding")),
+        # mean_embedding: images per class embedded (the first ones of each class).
+        "center_init_images": Field("int", 16, "images per class for center_init", check=_ge(1)),
     },
     "data": {
         # synthetic: generated identities; folder: root/<class>/<img>; rec: MXNet RecordIO.
@@ -226,6 +236,9 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "keep_checkpoints": Field("int", 3, "checkpoints to keep", check=_ge(1)),
         # Checkpoint to resume from; null = start fresh.
         "resume": Field("str", None, "checkpoint to resume from", nullable=True),
+        # Fine-tuning: the first N steps train the head alone (backbone weights, their momentum and
+        # BatchNorm statistics are kept as they were).
+        "freeze_backbone_steps": Field("int", 0, "steps training the head alone", check=_ge(0)),
         # Stop after this many optimizer steps (for tests); null = run all epochs.
         "max_steps": Field("int", None, "hard step limit", nullable=True, check=_ge(1)),
     },
@@ -485,6 +498,10 @@ def _cross_checks(c: dict, errors: list[str]) -> None:
     if v["synthetic_pairs"] and d["kind"] not in (None, "synthetic"):
         errors.append(f"validation.synthetic_pairs: only supported with data.kind 'synthetic' "
                       f"(data.kind={d['kind']!r}); set it to 0")
+    if c["classifier"]["center_init"] == "mean_embedding" and m["pretrained"] is None \
+            and "model.pretrained" not in _failed(errors):
+        errors.append("classifier.center_init: mean_embedding needs model.pretrained (the embeddings "
+                      "of a random backbone carry no identity)")
     epochs = t["epochs"]
     if epochs is not None and t["warmup_epochs"] is not None and t["warmup_epochs"] >= epochs:
         errors.append(f"train.warmup_epochs: must be < train.epochs "

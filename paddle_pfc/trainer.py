@@ -117,6 +117,7 @@ class Trainer:
         self.best_accuracy = -1.0
         self.validation_sets = self._validation_sets()
         self._loaded_sets: dict[str, tuple] = {}
+        self._frozen: dict[str, np.ndarray] | None = None  # backbone kept during the frozen steps
 
     # ----------------------------------------------------------------------------- building
     def _build_data(self) -> None:
@@ -269,6 +270,49 @@ class Trainer:
         ckpt.write_meta(best, dict(self._meta(), accuracy=results), self.world_size, num_heads=1)
         log.info("best model (mean accuracy %.5f) saved to %s", self.best_accuracy, best)
 
+    # ----------------------------------------------------------------------------- fine-tuning
+    def init_from_pretrained(self) -> None:
+        """``model.pretrained`` into the backbone and, with ``classifier.center_init:
+        mean_embedding``, this rank's centers from its classes' mean embeddings (a fresh run only:
+        a resumed run takes everything from its checkpoint)."""
+        from paddle_pfc import pretrained
+
+        path = self.cfg.model.pretrained
+        if not path:
+            return
+        pre = pretrained.load_into_scope(path, self.cfg.model, self.scope, self.place, self.backbone_names)
+        log.info("backbone initialised from %s (%s)", pre.source, pre.kind)
+        if self.cfg.classifier.center_init == "mean_embedding":
+            from paddle_pfc.progress import Progress
+
+            head, c = self.head, self.cfg.classifier
+            total = min(len(self.dataset), head.num_local * c.center_init_images)
+            with Progress(f"center init rank {self.rank}", total, "images", every_seconds=10.0,
+                          write=log) as progress:
+                centers = pretrained.mean_embedding_centers(
+                    self.embed, self.dataset, head.class_start, head.num_local, c.center_init_images,
+                    self.cfg.model.input_size, 1.0, self.cfg.validation.batch_size, progress)
+            from paddle_pfc.host_dtypes import convert
+            ckpt.write_tensor(self.scope, head.weight.name, convert(centers.astype(np.float32),
+                                                                    head.center_dtype), self.place)
+
+    def _keep_backbone_frozen(self, before_step: bool) -> None:
+        """``train.freeze_backbone_steps``: the backbone's parameters, BatchNorm statistics and
+        optimizer state are snapshotted before the first frozen step and written back after each
+        one, so only the head learns and the backbone is bit-identical when the freeze ends (a
+        resume inside the freeze reloads that same backbone)."""
+        if self.global_step >= self.cfg.train.freeze_backbone_steps:
+            self._frozen = None
+            return
+        names = list(self.backbone_names.values()) + [
+            n for n in self.state_names if not n.startswith(ckpt.OPTIONAL_STATE_PREFIX)]
+        if before_step:
+            if self._frozen is None:
+                self._frozen = {n: ckpt.read_tensor(self.scope, n) for n in names}
+        else:
+            for n in names:
+                ckpt.write_tensor(self.scope, n, self._frozen[n], self.place)
+
     # ----------------------------------------------------------------------------- training
     def _seed_step(self) -> None:
         """Random ops of this step (sampling, dropout) depend on (seed, global step, rank) only."""
@@ -277,8 +321,10 @@ class Trainer:
     def _step(self, images: np.ndarray, labels: np.ndarray) -> float:
         """One optimizer step on this rank's batch; returns the global loss."""
         self._seed_step()
+        self._keep_backbone_frozen(before_step=True)
         loss, = paddle_pfc.run(self.exe, self.main, feed={"images": images, "labels": labels},
                                fetch_list=[self.loss])
+        self._keep_backbone_frozen(before_step=False)
         loss = float(loss)
         if not math.isfinite(loss):
             raise FloatingPointError(f"loss is {loss} at step {self.global_step}")
@@ -297,6 +343,8 @@ class Trainer:
                      self.world_size, len(self.dataset), self.steps_per_epoch, self.total_steps,
                      t.batch_size * self.world_size, self.base_lr)
         history = {"loss": [], "val": []}
+        if self.global_step == 0:
+            self.init_from_pretrained()
         if self.global_step == 0 and self.validation_sets:  # the untrained model, for reference
             history["val"].append((0, self.validate()))
         started = window_start = time.perf_counter()

@@ -14,7 +14,9 @@ Architecture: ``--checkpoint`` carries its config; otherwise ``-c/--config`` (it
 ``model`` section) and/or ``--backbone/--embedding-size/--input-size/--dropout``
 (these win).  float32 exports are checked: Paddle Inference vs the static eval
 program; ``--format onnx`` also writes ``DIR/model.onnx`` (paddle2onnx) and checks
-onnxruntime vs Paddle Inference (max abs diff < 1e-4, else exit 1).
+onnxruntime vs Paddle Inference (max abs diff < 1e-4, else exit 1). Each step (build, save,
+each check) prints a line when it starts and one with its duration when it ends, so a long
+export (large backbone, paddle2onnx) is never silent.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ import _checkout  # noqa: E402,F401  (this checkout's paddle_pfc first on sys.pa
 import numpy as np  # noqa: E402
 
 from paddle_pfc import export as pexport  # noqa: E402
+from paddle_pfc.progress import Progress  # noqa: E402
 
 ONNX_TOLERANCE = 1e-4
 PADDLE_TOLERANCE = 1e-5
@@ -82,16 +85,39 @@ def resolve_model(args):
     return model, state
 
 
+class Steps:
+    """``export: step k/n <what>...`` before each step and a progress line (with the elapsed
+    time) after it."""
+
+    def __init__(self, total: int) -> None:
+        self.progress = Progress("export", total, "steps", every_seconds=0.0, write=print)
+        self.total, self.done = total, 0
+
+    def start(self, what: str) -> None:
+        print(f"export: step {self.done + 1}/{self.total} {what}...", flush=True)
+
+    def end(self) -> None:
+        self.done += 1
+        self.progress.update(1)
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
+    checks = (1 if args.dtype == "float32" else 0) + (1 if args.format == "onnx" else 0) * (
+        2 if args.dtype == "float32" else 1)
+    steps = Steps(2 + checks)
     try:
+        steps.start("reading the weights and building the eval program")
         model, state = resolve_model(args)
         prog = pexport.EvalProgram(model["backbone"], model["embedding_size"], model["input_size"],
                                    state, dropout=model["dropout"], dtype=args.dtype)
+        steps.end()
     except (FileNotFoundError, ValueError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    steps.start(f"saving the inference model to {args.out}")
     out = prog.save(args.out)
+    steps.end()
     print(f"exported {model['backbone']} (embedding {model['embedding_size']}, input "
           f"{prog.input_size[0]}x{prog.input_size[1]}, {args.dtype}) to {out}/"
           f"{{{prog.model_file}, {pexport.PARAMS_FILE}, {pexport.META_FILE}}}")
@@ -102,16 +128,22 @@ def main(argv=None) -> int:
 
         h, w = prog.input_size
         x = np.random.RandomState(1).uniform(-1, 1, (4, 3, h, w)).astype(np.float32)
+        steps.start("checking Paddle Inference against the static eval program")
         diff = float(np.abs(FaceEmbedder(out).forward(x) - prog(x)).max())
+        steps.end()
         ok = diff < PADDLE_TOLERANCE
         print(f"Paddle Inference vs static eval program: max abs diff {diff:.3g} "
               f"({'OK' if ok else 'FAILED'}, tolerance {PADDLE_TOLERANCE:g})")
         rc |= 0 if ok else 1
     if args.format == "onnx":
+        steps.start("converting to ONNX (paddle2onnx)")
         onnx_path = pexport.export_onnx(out, opset_version=args.opset)
+        steps.end()
         print(f"wrote {onnx_path}")
         if args.dtype == "float32":
+            steps.start("checking onnxruntime against Paddle Inference")
             diff = pexport.check_onnx(out, onnx_path)
+            steps.end()
             ok = diff < ONNX_TOLERANCE
             print(f"onnxruntime vs Paddle Inference: max abs diff {diff:.3g} "
                   f"({'OK' if ok else 'FAILED'}, tolerance {ONNX_TOLERANCE:g})")

@@ -10,7 +10,9 @@ Same protocol as validation during training (paddle_pfc.evaluation): embedding =
 emb(image) + emb(flipped image), 10-fold accuracy on squared L2 distance of unit
 vectors, xnorm = mean raw-embedding norm.  Prints one table (set, pairs,
 accuracy +- std, threshold as squared distance and as cosine 1 - t/2, xnorm) and
-optionally writes it as JSON.
+optionally writes it as JSON. ``--plot roc.png`` draws the ROC of every set and its accuracy
+per fold into one PNG. Embedding prints a progress line (images/s, eta) every
+``--progress-every`` seconds.
 """
 from __future__ import annotations
 
@@ -22,7 +24,9 @@ import time
 
 import _checkout  # noqa: E402,F401  (this checkout's paddle_pfc first on sys.path)
 
-from paddle_pfc.evaluation import distance_to_cosine, evaluate_bin  # noqa: E402
+from paddle_pfc.evaluation import distance_to_cosine, embed_pairs, load_bin  # noqa: E402
+from paddle_pfc.progress import Progress  # noqa: E402
+from paddle_pfc.verification import evaluate_pairs  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -35,7 +39,25 @@ def parse_args(argv=None):
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--nrof-folds", type=int, default=10)
     p.add_argument("--device", default="cpu", help="cpu | gpu | gpu:N (--model only)")
+    p.add_argument("--plot", metavar="PNG", help="write the ROC curves and per-fold accuracies here")
+    p.add_argument("--progress-every", type=float, default=10.0, help="seconds between progress lines")
     return p.parse_args(argv)
+
+
+def evaluate_set(embed_fn, path: str, name: str, input_size, args):
+    """(VerificationResult, flip-summed embeddings, issame) of one .bin set, with progress lines."""
+    images, issame = load_bin(path, input_size)
+    progress = Progress(f"validate {name}", 2 * len(images), "images", every_seconds=args.progress_every,
+                        write=print)
+
+    def counted(batch):
+        out = embed_fn(batch)
+        progress.update(len(batch))
+        return out
+
+    summed, both = embed_pairs(counted, images, args.batch_size)
+    progress.close()
+    return evaluate_pairs(summed, issame, args.nrof_folds, xnorm_embeddings=both), summed, issame
 
 
 def build_embed_fn(args):
@@ -60,19 +82,26 @@ def main(argv=None) -> int:
     except (FileNotFoundError, ValueError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    rows, results = [], {}
+    rows, results, curves, folds = [], {}, {}, {}
     for path in args.bin:
         name = os.path.splitext(os.path.basename(path))[0]
         t0 = time.time()
         try:
-            r = evaluate_bin(embed_fn, path, input_size, args.batch_size, args.nrof_folds)
+            r, summed, issame = evaluate_set(embed_fn, path, name, input_size, args)
         except (FileNotFoundError, ValueError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
+        if args.plot:
+            from paddle_pfc.roc import verification_curves
+
+            fpr, tpr, folds[name] = verification_curves(summed, issame, args.nrof_folds)
+            curves[name] = (fpr, tpr)
         results[name] = {"path": os.path.abspath(path), "num_pairs": r.num_pairs,
                          "accuracy": r.accuracy, "accuracy_std": r.accuracy_std,
                          "threshold": r.threshold, "cosine_threshold": distance_to_cosine(r.threshold),
                          "xnorm": r.xnorm, "seconds": round(time.time() - t0, 3)}
+        if args.plot:
+            results[name]["fold_accuracies"] = folds[name]
         rows.append((name, str(r.num_pairs), f"{r.accuracy * 100:.2f} ± {r.accuracy_std * 100:.2f}",
                      f"{r.threshold:.3f}", f"{distance_to_cosine(r.threshold):.3f}", f"{r.xnorm:.3f}"))
     header = ("set", "pairs", "accuracy % ± std", "threshold (dist²)", "cos threshold", "xnorm")
@@ -82,6 +111,11 @@ def main(argv=None) -> int:
     print("  ".join("-" * w for w in widths))
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)))
+    if args.plot:
+        from paddle_pfc.roc import plot_verification
+
+        plot_verification(args.plot, curves, folds)
+        print(f"wrote {args.plot}")
     if args.json:
         payload = {"model": desc, "input_size": list(input_size), "nrof_folds": args.nrof_folds,
                    "flip": True, "sets": results}

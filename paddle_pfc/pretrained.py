@@ -1,0 +1,252 @@
+"""Fine-tuning support: a pretrained backbone read from any paddle_pfc artifact, and class centers
+initialised from mean embeddings.
+
+Sources :func:`read_pretrained` accepts (``model.pretrained`` / ``tools/train.py --pretrained``):
+
+* a training checkpoint folder, a checkpoints root (its ``latest``) or a ``best/`` folder
+  (``meta.json`` + ``backbone.pdparams``): the architecture comes from the saved config;
+* an exported inference model folder (``tools/export.py`` output: ``export.json`` +
+  ``model.json`` + ``model.pdiparams``): the architecture comes from ``export.json``. The
+  parameter file stores variable names, not structured names; the mapping is rebuilt by
+  building the same backbone under a fresh name guard (as export does) and is then VERIFIED:
+  the embeddings of the rebuilt program with the mapped weights must equal Paddle Inference's
+  on a random batch, otherwise the load is refused;
+* a plain state dict file, ``.pdparams`` (``paddle.save(layer.state_dict())`` or a pickled
+  ``{name: ndarray}``) or ``.npz``: no architecture is recorded, names and shapes are checked.
+
+Strict: another backbone or embedding size than the run's is an error naming both; then every
+structured name must match (a missing or unexpected tensor, or one of another shape, is an error
+naming it). Nothing happens at import.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping
+
+import numpy as np
+
+__all__ = ["PretrainedError", "Pretrained", "read_pretrained", "check_pretrained", "load_into_scope",
+           "class_indices", "mean_embedding_centers"]
+
+log = logging.getLogger("paddle_pfc.pretrained")
+
+
+class PretrainedError(ValueError):
+    """A pretrained backbone that cannot initialise this run (names the file and the tensor)."""
+
+
+@dataclass(frozen=True)
+class Pretrained:
+    """A backbone state read from ``source``; ``backbone`` / ``embedding_size`` / ``input_size``
+    are ``None`` when the file does not record them (plain state dicts)."""
+
+    source: str
+    kind: str  # "checkpoint" | "export" | "state_dict"
+    state: Mapping[str, np.ndarray]
+    backbone: str | None = None
+    embedding_size: int | None = None
+    input_size: int | None = None
+
+
+def _input_side(value) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        if len(value) == 2 and value[0] != value[1]:
+            raise PretrainedError(f"non-square input size {list(value)} is not supported")
+        return int(value[0])
+    return int(value)
+
+
+def _from_checkpoint(path: Path) -> Pretrained:
+    from paddle_pfc import checkpoint as ckpt
+
+    try:
+        config, state = ckpt.load_backbone_state(path)
+    except ckpt.CheckpointError as exc:
+        raise PretrainedError(f"pretrained {path}: {exc}") from exc
+    model = config.get("model", {}) if isinstance(config, Mapping) else {}
+    return Pretrained(str(path), "checkpoint", state, model.get("backbone"),
+                      model.get("embedding_size"), _input_side(model.get("input_size")))
+
+
+def _from_export(path: Path, meta: dict) -> Pretrained:
+    """Parameters of an exported model, keyed by structured name (see the module doc)."""
+    import paddle
+
+    from paddle_pfc import export as pexport
+
+    for key in ("backbone", "embedding_size", "input_size"):
+        if key not in meta:
+            raise PretrainedError(f"pretrained {path / pexport.META_FILE}: no {key!r}")
+    if meta.get("dtype", "float32") != "float32":
+        raise PretrainedError(f"pretrained {path}: a {meta['dtype']} export; fine-tune from a float32 "
+                              "export, a checkpoint or a best/ folder")
+    backbone, dim, size = meta["backbone"], int(meta["embedding_size"]), _input_side(meta["input_size"])
+    prog = pexport.EvalProgram(backbone, dim, size, pexport.random_state(backbone, dim, size))
+    names = {key: value.name for key, value in prog._values.items()}
+    scope = paddle.static.Scope()
+    was_dynamic = paddle.in_dynamic_mode()
+    paddle.enable_static()
+    try:
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        with paddle.static.scope_guard(scope):
+            paddle.static.load_inference_model(str(path / "model"), exe)
+    except Exception as exc:  # noqa: BLE001 - Paddle raises assorted errors for bad files
+        raise PretrainedError(f"pretrained {path}: cannot load the inference model ({exc})") from exc
+    finally:
+        if was_dynamic:
+            paddle.disable_static()
+    state = {}
+    for key, name in names.items():
+        var = scope.find_var(name)
+        if var is None or not var.get_tensor()._is_initialized():
+            raise PretrainedError(f"pretrained {path}: tensor {key!r} (variable {name}) is not in "
+                                  f"{pexport.PARAMS_FILE}; was it exported by another paddle_pfc version?")
+        state[key] = np.array(var.get_tensor())
+    # The name mapping is only trusted once it reproduces the exported model's output.
+    from paddle_pfc.inference import FaceEmbedder
+
+    check = pexport.EvalProgram(backbone, dim, size, state)
+    x = np.random.default_rng(0).uniform(-1, 1, (2, 3, size, size)).astype(np.float32)
+    diff = float(np.abs(FaceEmbedder(path).forward(x) - check(x)).max())
+    if not diff < 1e-4:
+        raise PretrainedError(f"pretrained {path}: the parameters could not be mapped to {backbone} "
+                              f"names (embeddings differ by {diff:.3g} from the exported model)")
+    return Pretrained(str(path), "export", state, backbone, dim, size)
+
+
+def _from_file(path: Path) -> Pretrained:
+    from paddle_pfc import export as pexport
+
+    try:
+        state = pexport.load_state_file(path)
+    except (OSError, ValueError) as exc:
+        raise PretrainedError(f"pretrained {exc}") from exc
+    return Pretrained(str(path), "state_dict", state)
+
+
+def read_pretrained(path: str | Path) -> Pretrained:
+    """Read a pretrained backbone from any source listed in the module doc."""
+    from paddle_pfc.export import read_export_meta
+
+    path = Path(path).expanduser()
+    if path.is_file():
+        return _from_file(path)
+    if not path.is_dir():
+        raise PretrainedError(f"pretrained {path}: no such file or folder")
+    try:
+        export_meta = read_export_meta(path)
+    except ValueError as exc:
+        raise PretrainedError(f"pretrained {exc}") from exc
+    if export_meta is not None:
+        return _from_export(path, export_meta)
+    if (path / "meta.json").exists() or (path / "latest").exists() or (path / "checkpoints").is_dir():
+        return _from_checkpoint(path)
+    raise PretrainedError(f"pretrained {path}: not a checkpoint (meta.json), a checkpoints root "
+                          "(latest), a best/ folder or an export (export.json)")
+
+
+def check_pretrained(pre: Pretrained, backbone: str, embedding_size: int, input_size: int,
+                     expected: Mapping[str, tuple[tuple[int, ...], np.dtype]]) -> dict[str, np.ndarray]:
+    """``pre.state`` checked against this run's model; returns ``{structured name: array}`` cast
+    to the expected dtypes. ``expected``: structured name -> (shape, dtype) of the program."""
+    src = pre.source
+    if pre.backbone is not None and pre.backbone != backbone:
+        raise PretrainedError(f"pretrained {src} is a {pre.backbone} backbone, this run's "
+                              f"model.backbone is {backbone}")
+    if pre.embedding_size is not None and int(pre.embedding_size) != int(embedding_size):
+        raise PretrainedError(f"pretrained {src} has embedding size {pre.embedding_size}, this run's "
+                              f"model.embedding_size is {embedding_size}")
+    if pre.input_size is not None and int(pre.input_size) != int(input_size):
+        raise PretrainedError(f"pretrained {src} was trained at input size {pre.input_size}, this "
+                              f"run's model.input_size is {input_size}")
+    missing = sorted(set(expected) - set(pre.state))
+    unexpected = sorted(set(pre.state) - set(expected))
+    hint = "" if pre.backbone else f" (is it a {backbone} state dict?)"
+    if missing:
+        raise PretrainedError(f"pretrained {src}: tensor {missing[0]!r} missing"
+                              + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "") + hint)
+    if unexpected:
+        raise PretrainedError(f"pretrained {src}: unexpected tensor {unexpected[0]!r}"
+                              + (f" (and {len(unexpected) - 1} more)" if len(unexpected) > 1 else "") + hint)
+    out = {}
+    for key, (shape, dtype) in expected.items():
+        value = np.asarray(pre.state[key])
+        if tuple(value.shape) != tuple(shape):
+            raise PretrainedError(f"pretrained {src}: tensor {key!r} has shape {list(value.shape)}, "
+                                  f"this run's {backbone} (embedding {embedding_size}) has {list(shape)}")
+        if value.dtype.kind != "f" or not np.all(np.isfinite(value)):
+            raise PretrainedError(f"pretrained {src}: tensor {key!r} is not finite floating point")
+        out[key] = value.astype(dtype, copy=False)
+    return out
+
+
+def load_into_scope(path: str | Path, model_cfg, scope, place, backbone_names: Mapping[str, str]) -> Pretrained:
+    """Read ``path`` and write the backbone into ``scope`` (variables ``backbone_names``:
+    structured name -> variable name), after :func:`check_pretrained` against ``model_cfg``."""
+    from paddle_pfc.checkpoint import read_tensor, write_tensor
+
+    pre = read_pretrained(path)
+    expected = {}
+    for key, name in backbone_names.items():
+        current = read_tensor(scope, name)
+        expected[key] = (current.shape, current.dtype)
+    values = check_pretrained(pre, model_cfg.backbone, model_cfg.embedding_size, model_cfg.input_size,
+                              expected)
+    for key, name in backbone_names.items():
+        write_tensor(scope, name, values[key], place)
+    return pre
+
+
+# ------------------------------------------------------------------------------ center init
+def class_indices(dataset, class_start: int, num_local: int, per_class: int) -> list[np.ndarray]:
+    """Dataset indices of the first ``per_class`` images of each class in
+    ``[class_start, class_start + num_local)``, in index order (a class may have fewer)."""
+    labels = getattr(dataset, "labels", None)
+    if labels is None:  # e.g. RecordDataset: labels from the record headers (no decoding)
+        labels = np.array([dataset.read_label(i) for i in range(len(dataset))], dtype=np.int64)
+    labels = np.asarray(labels, dtype=np.int64)
+    local = (labels >= class_start) & (labels < class_start + num_local)
+    idx = np.flatnonzero(local)
+    order = np.argsort(labels[idx], kind="stable")
+    idx, lab = idx[order], labels[idx][order]
+    bounds = np.searchsorted(lab, np.arange(class_start, class_start + num_local + 1))
+    return [idx[bounds[c]:bounds[c + 1]][:per_class] for c in range(num_local)]
+
+
+def mean_embedding_centers(embed_fn: Callable[[np.ndarray], np.ndarray], dataset, class_start: int,
+                           num_local: int, per_class: int, image_size: int,
+                           row_norms: np.ndarray | float = 1.0, batch_size: int = 64,
+                           progress=None) -> np.ndarray:
+    """``[num_local, D]`` centers: per class the mean of its images' L2-normalised embeddings
+    (``embed_fn``: normalized NCHW batch -> raw embeddings), normalised and scaled to
+    ``row_norms`` (default unit rows). The head only uses the centers' directions, but their norm
+    sets how far one update turns them: at the fresh init's norm (std 0.01, about 0.06 for
+    D = 32) the first steps overwrite the initial directions completely (measured), at norm 1
+    they are kept. A class without images is an error."""
+    from paddle_pfc.data.loader import load_batch
+
+    groups = class_indices(dataset, class_start, num_local, per_class)
+    empty = [class_start + c for c, g in enumerate(groups) if len(g) == 0]
+    if empty:
+        raise PretrainedError(f"classifier.center_init: class {empty[0]} has no image "
+                              f"(and {len(empty) - 1} more)" if len(empty) > 1 else
+                              f"classifier.center_init: class {empty[0]} has no image")
+    flat = np.concatenate(groups)
+    owner = np.concatenate([np.full(len(g), c) for c, g in enumerate(groups)])
+    sums = None
+    for start in range(0, len(flat), batch_size):
+        chunk = flat[start:start + batch_size]
+        images, _ = load_batch(dataset, chunk, np.zeros(len(chunk), bool), (image_size, image_size))
+        emb = np.asarray(embed_fn(images), dtype=np.float64)
+        emb /= np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
+        if sums is None:
+            sums = np.zeros((num_local, emb.shape[1]))
+        np.add.at(sums, owner[start:start + batch_size], emb)
+        if progress is not None:
+            progress.update(len(chunk))
+    unit = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
+    return unit * np.asarray(row_norms, dtype=np.float64).reshape(-1, 1)

@@ -1,0 +1,228 @@
+"""IJB 1:1 protocol on a synthetic set written in insightface's release layout, checked against an
+independent numpy computation (alignment by the known inverse warp, template aggregation by loops,
+ROC by brute force over thresholds)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from launcher import REPO, launch
+from paddle_pfc import ijb, roc
+from paddle_pfc.face_align import template_points
+
+SIZE = 32
+FARS = [0.01, 0.05, 0.1, 0.2, 0.5]
+
+
+def similarity(angle_deg, scale, tx, ty):
+    a = np.deg2rad(angle_deg)
+    return np.array([[scale * np.cos(a), -scale * np.sin(a), tx], [scale * np.sin(a), scale * np.cos(a), ty]])
+
+
+def build_ijb(root: Path, prefix: str = "ijbc", identities: int = 8, templates_per_id: int = 3, seed: int = 0):
+    """Loose crops of synthetic identities with their landmarks; returns the ground truth."""
+    from paddle_pfc.data.synthetic import SyntheticFaces
+
+    rng = np.random.default_rng(seed)
+    faces = SyntheticFaces(identities, samples_per_class=40, image_size=SIZE, seed=seed + 5)
+    (root / "meta").mkdir(parents=True)
+    (root / "loose_crop").mkdir()
+    rows, marks, truth, template_identity = [], [], [], {}
+    used = [0] * identities
+    next_template, next_media = 101, 5001
+    for ident in range(identities):
+        for _ in range(templates_per_id):
+            template = next_template
+            next_template += int(rng.integers(1, 9))  # ids need not be contiguous
+            template_identity[template] = ident
+            for _ in range(int(rng.integers(1, 4))):  # medias of this template
+                media = next_media
+                next_media += 1
+                for _ in range(int(rng.integers(1, 3))):  # frames of this media
+                    image, label = faces[ident * 40 + used[ident]]
+                    used[ident] += 1
+                    m = similarity(rng.uniform(-20, 20), rng.uniform(1.2, 2.0), *rng.uniform(5, 25, 2))
+                    loose = cv2.warpAffine(image, m, (96, 90), flags=cv2.INTER_LINEAR)
+                    name = f"{len(rows) + 1}.png"
+                    cv2.imwrite(str(root / "loose_crop" / name), cv2.cvtColor(loose, cv2.COLOR_RGB2BGR))
+                    points = template_points(SIZE) @ m[:, :2].T + m[:, 2]
+                    score = float(rng.uniform(0.4, 1.0))
+                    rows.append(f"{name} {template} {media}")
+                    marks.append(f"{name} " + " ".join(f"{v:.6f}" for v in points.reshape(-1)) + f" {score:.6f}")
+                    truth.append({"name": name, "template": template, "media": media, "m": m,
+                                  "score": float(f"{score:.6f}"), "points": points})
+    ids = sorted(template_identity)
+    pairs = [(a, b, int(template_identity[a] == template_identity[b])) for i, a in enumerate(ids) for b in ids[i + 1:]]
+    (root / "meta" / f"{prefix}_face_tid_mid.txt").write_text("\n".join(rows) + "\n")
+    order = rng.permutation(len(marks))  # the landmark file may list images in another order
+    (root / "meta" / f"{prefix}_name_5pts_score.txt").write_text("\n".join(marks[i] for i in order) + "\n")
+    (root / "meta" / f"{prefix}_template_pair_label.txt").write_text(
+        "\n".join(f"{a} {b} {lab}" for a, b, lab in pairs) + "\n")
+    return truth, pairs
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory) -> Path:
+    from paddle_pfc.export import export_backbone, random_state
+
+    out = tmp_path_factory.mktemp("model")
+    export_backbone("mobilefacenet", 16, SIZE, random_state("mobilefacenet", 16, SIZE, seed=3), out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def ijb_set(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ijb") / "IJBC"
+    truth, pairs = build_ijb(root)
+    return root, truth, pairs
+
+
+def reference_features(root: Path, truth, model_dir: Path) -> np.ndarray:
+    """Each face aligned by the known inverse of its warp, embedded + flipped with Paddle Inference."""
+    from paddle_pfc.inference import FaceEmbedder
+
+    emb = FaceEmbedder(model_dir)
+    out = []
+    for face in truth:
+        loose = cv2.cvtColor(cv2.imread(str(root / "loose_crop" / face["name"])), cv2.COLOR_BGR2RGB)
+        aligned = cv2.warpAffine(loose, cv2.invertAffineTransform(face["m"]), (SIZE, SIZE), flags=cv2.INTER_LINEAR)
+        x = ((aligned.astype(np.float32) - 127.5) / 128.0).transpose(2, 0, 1)[None]
+        out.append(emb.forward(x)[0] + emb.forward(np.ascontiguousarray(x[:, :, :, ::-1]))[0])
+    return np.array(out, np.float64)
+
+
+def reference_scores(truth, features: np.ndarray, pairs) -> np.ndarray:
+    """insightface's aggregation written as plain loops: detector-weighted faces, media mean, template sum."""
+    template_feats = {}
+    for t in sorted({f["template"] for f in truth}):
+        medias = {}
+        for f, x in zip(truth, features):
+            if f["template"] == t:
+                medias.setdefault(f["media"], []).append(x * f["score"])
+        total = sum(np.mean(v, axis=0) for v in medias.values())
+        template_feats[t] = total / np.linalg.norm(total)
+    return np.array([float(template_feats[a] @ template_feats[b]) for a, b, _ in pairs])
+
+
+def reference_tar_at_far(labels: np.ndarray, scores: np.ndarray, fars) -> dict[float, float]:
+    """Brute force: one ROC point per distinct score (accept score >= t) after (0, 0); points lying on
+    the straight line between their neighbours removed; nearest FPR, highest TPR among ties."""
+    pos, neg = scores[labels == 1], scores[labels == 0]
+    points = [(0.0, 0.0)] + [(float(np.mean(neg >= t)), float(np.mean(pos >= t)))
+                             for t in sorted(set(scores.tolist()), reverse=True)]
+    counts = [(round(f * len(neg)), round(p * len(pos))) for f, p in points]
+    kept = [points[0]]
+    for i in range(1, len(points) - 1):
+        (f0, p0), (f1, p1), (f2, p2) = counts[i - 1], counts[i], counts[i + 1]
+        if i == 1 or (f2 - f1, p2 - p1) != (f1 - f0, p1 - p0):  # sklearn keeps its first point
+            kept.append(points[i])
+    kept.append(points[-1])
+    out = {}
+    for far in fars:
+        best = min(abs(f - far) for f, _ in kept)
+        out[far] = max(p for f, p in kept if abs(f - far) == best)
+    return out
+
+
+def test_roc_matches_brute_force():
+    rng = np.random.default_rng(0)
+    for trial in range(30):
+        n = int(rng.integers(5, 300))
+        labels = rng.integers(0, 2, n)
+        labels[:2] = [0, 1]
+        scores = np.round(rng.normal(labels * rng.uniform(0, 2), 1.0), int(rng.integers(1, 3)))  # ties
+        fpr, tpr, thr = roc.roc_curve(labels, scores)
+        assert fpr[0] == tpr[0] == 0 and np.isinf(thr[0]) and fpr[-1] == tpr[-1] == 1
+        assert np.all(np.diff(fpr) >= 0) and np.all(np.diff(tpr) >= 0)
+        fars = [1e-3, 0.01, 0.05, 0.1, 0.3, 0.7]
+        assert roc.tar_at_far(fpr, tpr, fars) == pytest.approx(reference_tar_at_far(labels, scores, fars)), trial
+
+
+def test_protocol_arithmetic_against_independent_reference(ijb_set, model_dir):
+    from paddle_pfc.inference import FaceEmbedder
+
+    root, truth, pairs = ijb_set
+    protocol = ijb.read_protocol(root)
+    assert protocol.prefix == "ijbc" and protocol.images == [f["name"] for f in truth]
+    np.testing.assert_allclose(protocol.landmarks, [f["points"] for f in truth], atol=1e-5)
+    feats = ijb.embed_faces(protocol, FaceEmbedder(model_dir).forward, SIZE, batch_size=7)
+    reference = reference_features(root, truth, model_dir)
+    np.testing.assert_allclose(feats, reference, rtol=1e-3, atol=2e-3 * np.abs(reference).max())
+    result = ijb.evaluate_features(protocol, feats, FARS)
+    expected_scores = reference_scores(truth, feats.astype(np.float64), pairs)
+    np.testing.assert_allclose(result.scores, expected_scores, atol=1e-9)
+    labels = np.array([lab for _, _, lab in pairs])
+    assert result.tar_at_far == pytest.approx(reference_tar_at_far(labels, expected_scores, FARS))
+    assert result.num_templates == 24 and result.num_pairs == len(pairs) == 276
+    # the embedding carries identity: genuine pairs score higher than impostors on average
+    assert expected_scores[labels == 1].mean() > expected_scores[labels == 0].mean()
+
+
+def run_tool(args: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO / "tools" / "eval_ijb.py"), *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_tool_writes_table_csv_and_plot(ijb_set, model_dir, tmp_path):
+    root, truth, pairs = ijb_set
+    proc = run_tool(["--model", str(model_dir), "--root", str(root), "--out", str(tmp_path / "out"),
+                     "--batch-size", "5", "--far", *map(str, FARS)])
+    assert proc.returncode == 0, proc.stderr
+    assert f"IJB-C embedding (rank 0/1): {len(truth)}/{len(truth)} (100%)" in proc.stdout
+    assert "faces/s" in proc.stdout
+    result = json.loads((tmp_path / "out" / "result.json").read_text())
+    feats = reference_features(root, truth, model_dir)
+    labels = np.array([lab for _, _, lab in pairs])
+    expected = reference_tar_at_far(labels, reference_scores(truth, feats, pairs), FARS)
+    assert [result["tar_at_far"][f"{far:g}"] for far in FARS] == pytest.approx([expected[f] for f in FARS])
+    csv = np.genfromtxt(tmp_path / "out" / "roc.csv", delimiter=",", names=True)
+    assert csv["fpr"][0] == 0 and csv["fpr"][-1] == 1 and np.all(np.diff(csv["tpr"]) >= 0)
+    png = cv2.imread(str(tmp_path / "out" / "roc.png"))
+    assert png is not None and png.shape[0] > 100 and (png < 250).any()
+
+
+@pytest.mark.multirank
+def test_two_ranks_give_the_single_rank_result(ijb_set, model_dir, tmp_path):
+    root, _, _ = ijb_set
+    single = run_tool(["--model", str(model_dir), "--root", str(root), "--out", str(tmp_path / "one")])
+    assert single.returncode == 0, single.stderr
+    launch(REPO / "tools" / "eval_ijb.py", 2, ["--model", str(model_dir), "--root", str(root),
+                                               "--out", str(tmp_path / "two")], tmp_path / "log", timeout=300)
+    one = json.loads((tmp_path / "one" / "result.json").read_text())
+    two = json.loads((tmp_path / "two" / "result.json").read_text())
+    assert two["tar_at_far"] == pytest.approx(one["tar_at_far"], abs=1e-12)
+    parts = [np.load(tmp_path / "two" / "ijb_parts" / f"rank{r}.npz") for r in range(2)]
+    assert int(parts[0]["stop"]) == int(parts[1]["start"]) and int(parts[1]["stop"]) == one["faces"]
+
+
+def test_bad_protocol_files_name_the_line(ijb_set, tmp_path):
+    import shutil
+
+    root, _, _ = ijb_set
+    bad = tmp_path / "IJBB"
+    shutil.copytree(root, bad)
+    for name in (bad / "meta").iterdir():
+        name.rename(name.with_name(name.name.replace("ijbc_", "ijbb_")))
+    assert ijb.read_protocol(bad).prefix == "ijbb"
+    lmk = bad / "meta" / "ijbb_name_5pts_score.txt"
+    lines = lmk.read_text().splitlines()
+    lmk.write_text("\n".join(lines[:2] + [lines[2].rsplit(" ", 1)[0]] + lines[3:]) + "\n")
+    with pytest.raises(ijb.IJBError, match=r"ijbb_name_5pts_score.txt:3: expected 12 columns"):
+        ijb.read_protocol(bad)
+    lmk.write_text("\n".join(lines[1:]) + "\n")
+    missing = lines[0].split()[0]
+    with pytest.raises(ijb.IJBError, match=f"no landmarks for image '{missing}'"):
+        ijb.read_protocol(bad)
+    lmk.write_text("\n".join(lines) + "\n")
+    pairs = bad / "meta" / "ijbb_template_pair_label.txt"
+    pairs.write_text("101 99999 1\n")
+    with pytest.raises(ijb.IJBError, match=r"ijbb_template_pair_label.txt:1: template 99999 has no face"):
+        ijb.read_protocol(bad)
+    with pytest.raises(ijb.IJBError, match="neither ijbc_face_tid_mid.txt nor ijbb"):
+        ijb.read_protocol(tmp_path)
