@@ -248,7 +248,7 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
 def margin_softmax_loss_fused(feature: paddle.pir.Value, centers: paddle.pir.Value,
                               global_target: paddle.pir.Value, chain: CollectiveChain,
                               rank: int, world_size: int,
-                              m1: float, m2: float, m3: float, scale: float) -> paddle.pir.Value:
+                              m1: float, m2: float, m3: float, scale: float, kernels) -> paddle.pir.Value:
     """Same contract as :func:`margin_softmax_loss` with Paddle's fused GPU kernel, one block.
 
     ``centers``: [S, D] in the operand dtype (float32, float16 or bfloat16); the feature is cast to
@@ -266,8 +266,8 @@ def margin_softmax_loss_fused(feature: paddle.pir.Value, centers: paddle.pir.Val
     cos = paddle.matmul(x_unit, w_unit, transpose_y=True)
     if cos.dtype != paddle.float32:
         cos = paddle.cast(cos, "float32")
-    _, per_sample = _C_ops.margin_cross_entropy(
-        cos, paddle.unsqueeze(global_target, 1), False, 0, rank, world_size, m1, m2, m3, scale)
+    _, per_sample = kernels.margin_cross_entropy(
+        cos, paddle.unsqueeze(global_target, 1), False, 0, rank, world_size, m1, m2, m3, scale, chain)
     loss = paddle.mean(per_sample)
     chain.after(loss)
     return loss

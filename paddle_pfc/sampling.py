@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import paddle
-from paddle import _C_ops
 
 
 @dataclass
@@ -64,15 +63,15 @@ def sample_shard_cpu(local_label: paddle.pir.Value, num_local: int, num_sample: 
 
 
 def sample_shard_gpu(global_label: paddle.pir.Value, class_start: int, num_local: int,
-                     num_sample: int, rank: int, world_size: int) -> ShardSample:
+                     num_sample: int, rank: int, world_size: int, kernels, chain) -> ShardSample:
     """Sample a shard with Paddle's fused ``class_center_sample`` kernel (GPU only).
 
     The kernel takes the global labels and the communicator (ring 0) and returns the label remapped
     into the union of all ranks' kept centers plus this shard's kept centers (local indices).
     ``local_target`` is derived from those with the same meaning as on CPU.
     """
-    global_target, sampled_index = _C_ops.class_center_sample(
-        global_label, num_local, num_sample, 0, rank, world_size, False, 0)
+    global_target, sampled_index = kernels.class_center_sample(
+        global_label, num_local, num_sample, 0, rank, world_size, False, 0, chain)
     local = local_labels(global_label, class_start, num_local)
     # Position of each positive among this shard's kept centers (kernel order is not sorted).
     position = paddle.full([num_local + 1], -1, dtype="int64")

@@ -58,7 +58,7 @@ def run_case(case: dict, rank: int, world_size: int) -> dict:
     scope = paddle.static.global_scope()
     tensor = lambda name: to_float32(np.array(scope.find_var(name).get_tensor()))  # noqa: E731
     out = {"class_start": head.class_start, "num_local": head.num_local, "num_sample": head.num_sample,
-           "native": head.native,
+           "native": head.native, "kernels": head.kernels, "emulated": head.emulated,
            "backbone_after_startup": tensor("backbone_w")}
     scope.find_var("backbone_w").get_tensor().set(backbone, paddle.CPUPlace())
     shard = centers[head.class_start:head.class_start + head.num_local]
