@@ -203,9 +203,9 @@ class LargeScaleClassifier:
             local_target = local
         else:
             if self.fused:
-                sample = sampling.sample_shard_gpu(total_label, self.class_start, self.num_local,
-                                                   self.num_sample, self.rank, self.world_size,
-                                                   self._fused_kernels, self.chain)
+                sample = sampling.sample_shard_fused(total_label, self.class_start, self.num_local,
+                                                       self.num_sample, self.rank, self.world_size,
+                                                     self._fused_kernels, self.chain)
                 global_target = sample.global_target
             else:
                 sample = sampling.sample_shard_cpu(local, self.num_local, self.num_sample)
