@@ -152,6 +152,9 @@ SCHEMA: dict[str, dict[str, Field]] = {
         # Storage dtype of the (sharded) class centers and their momentum; bfloat16 / float16
         # halve the memory per identity (the update itself is float32 arithmetic).
         "center_dtype": Field("str", "float32", "class-center storage dtype", choices=DTYPES),
+        # Road of the head (paddle_pfc.kernels): auto = fused kernels on GPU, composite on CPU;
+        # fused on CPU runs the GPU path with emulated kernels; composite on GPU: block-wise head.
+        "kernels": Field("str", "auto", "classifier kernels", choices=("auto", "fused", "composite")),
     },
     "data": {
         # synthetic: generated identities; folder: root/<class>/<img>; rec: MXNet RecordIO.
