@@ -39,7 +39,7 @@ def requested(kernels: str | None) -> tuple[str, str]:
     if kernels is not None:
         if kernels not in CHOICES:
             raise ValueError(f"kernels must be one of {', '.join(CHOICES)}, got {kernels!r}")
-        return kernels, "kernels="
+        return kernels, "kernels"
     value = os.environ.get(ENV, "") or "auto"
     if value not in CHOICES:
         raise ValueError(f"{ENV} must be one of {', '.join(CHOICES)}, got {value!r}")
