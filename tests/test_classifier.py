@@ -37,11 +37,12 @@ RUNS: dict[tuple[str, int], tuple[Path, list[dict]]] = {}
 
 
 def run_world(world_size: int, tmp_path_factory, tag: str = "head", cases_for=None,
-              native: bool = True, kernels: str = "composite") -> tuple[Path, list[dict]]:
+              native: bool = True, kernels: str = "composite", real: bool = False) -> tuple[Path, list[dict]]:
     """Run the head worker once per (tag, world size) on ``cases_for(world_size)`` (default: this
     module's cases), on the road ``kernels`` (``PADDLE_PFC_KERNELS``: composite, or fused with the
     emulated kernels), with the native CPU kernels or Paddle's (``PADDLE_PFC_NATIVE``, composite
-    only); return its output folder and the cases."""
+    only); return its output folder and the cases. ``real``: on a GPU, where the fused kernels are
+    Paddle's (not emulated)."""
     key = (tag, world_size)
     if key not in RUNS:
         out = tmp_path_factory.mktemp(f"{tag}_w{world_size}")
@@ -51,7 +52,7 @@ def run_world(world_size: int, tmp_path_factory, tag: str = "head", cases_for=No
                env_vars={"PADDLE_PFC_NATIVE": "on" if native else "off", "PADDLE_PFC_KERNELS": kernels})
         for case in cases:
             for r in load_ranks(out, case["name"], world_size):
-                assert str(r["kernels"]) == kernels and bool(r["emulated"]) == (kernels == "fused")
+                assert str(r["kernels"]) == kernels and bool(r["emulated"]) == (kernels == "fused" and not real)
                 assert bool(r["native"]) == (native and kernels == "composite")
         RUNS[key] = (out, cases)
     return RUNS[key]

@@ -123,14 +123,17 @@ def sample_cases(world_size: int) -> list[dict]:
 RUNS: dict = {}
 
 
-def run_world(world_size: int, tmp_path_factory):
-    if world_size not in RUNS:
-        out = tmp_path_factory.mktemp(f"fused_kernels_w{world_size}")
+def run_world(world_size: int, tmp_path_factory, kernels: str = "emulated"):
+    """Run every case on ``world_size`` ranks with the ``emulated`` or the ``real`` kernels (once)."""
+    key = (world_size, kernels)
+    if key not in RUNS:
+        out = tmp_path_factory.mktemp(f"fused_kernels_{kernels}_w{world_size}")
         cases = margin_cases(world_size) + sample_cases(world_size)
         (out / "cases.json").write_text(json.dumps(cases))
-        launch(WORKER, world_size, ["--cases", str(out / "cases.json"), "--out", str(out)], out / "log")
-        RUNS[world_size] = (out, cases)
-    return RUNS[world_size]
+        launch(WORKER, world_size, ["--cases", str(out / "cases.json"), "--out", str(out), "--kernels", kernels],
+               out / "log")
+        RUNS[key] = (out, cases)
+    return RUNS[key]
 
 
 def load(out, name, world_size):
@@ -142,7 +145,10 @@ WORLD_SIZES = [1, pytest.param(2, marks=pytest.mark.multirank), pytest.param(3, 
 
 @pytest.mark.parametrize("world_size", WORLD_SIZES)
 def test_margin_cross_entropy_matches_oracle(world_size, tmp_path_factory):
-    out, cases = run_world(world_size, tmp_path_factory)
+    check_margin_cases(*run_world(world_size, tmp_path_factory), world_size)
+
+
+def check_margin_cases(out, cases, world_size: int) -> None:
     for case in (c for c in cases if c["kind"] == "margin"):
         cos, labels, upstream = margin_case_data(case)
         loss, softmax, grad = margin_oracle(cos, labels, upstream, *case["margins"], case["scale"])
@@ -166,7 +172,10 @@ def test_margin_cross_entropy_matches_oracle(world_size, tmp_path_factory):
 
 @pytest.mark.parametrize("world_size", WORLD_SIZES)
 def test_class_center_sample_matches_oracle(world_size, tmp_path_factory):
-    out, cases = run_world(world_size, tmp_path_factory)
+    check_sample_cases(*run_world(world_size, tmp_path_factory), world_size)
+
+
+def check_sample_cases(out, cases, world_size: int) -> None:
     for case in (c for c in cases if c["kind"] == "sample"):
         labels = sample_case_labels(case)
         ranks = load(out, case["name"], world_size)

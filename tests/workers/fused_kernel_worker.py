@@ -1,5 +1,6 @@
-"""Run by tests under ``paddle.distributed.launch``: the emulated fused kernels
-(:mod:`paddle_pfc.kernels.emulated`) on every case of a json list, outputs saved per rank."""
+"""Run by tests under ``paddle.distributed.launch``: the fused kernels (``--kernels emulated``:
+:mod:`paddle_pfc.kernels.emulated`, any device; ``real``: Paddle's GPU kernels) on every case of a
+json list, on this process's device, outputs saved per rank."""
 from __future__ import annotations
 
 import argparse
@@ -12,7 +13,8 @@ import paddle
 import paddle_pfc
 from paddle_pfc.classifier import class_split
 from paddle_pfc.collectives import CollectiveChain
-from paddle_pfc.kernels.emulated import EmulatedFusedKernels
+from paddle_pfc.distributed import current_place
+from paddle_pfc.kernels import fused_kernels
 
 
 def margin_case_data(case: dict):
@@ -50,7 +52,7 @@ def run_margin(case, rank, world_size, kernels):
                                                      case["scale"], CollectiveChain(world_size))
         total = paddle.sum(paddle.cast(loss, "float64") * paddle.cast(upstream, "float64"))
         (grad_logits,) = paddle.static.gradients([total], [logits])
-    exe = paddle.static.Executor(paddle.CPUPlace())
+    exe = paddle.static.Executor(current_place())
     exe.run(startup)
     feed = {"logits": cos[:, start:start + width], "label": labels[:, None] if case.get("label_2d") else labels,
             "upstream": grad}
@@ -69,7 +71,7 @@ def run_sample(case, rank, world_size, kernels):
         remapped, sampled = kernels.class_center_sample(label, num_local, num_samples, 0, rank, world_size,
                                                         case.get("fix_seed", False), case.get("seed", 0),
                                                         CollectiveChain(world_size))
-    exe = paddle.static.Executor(paddle.CPUPlace())
+    exe = paddle.static.Executor(current_place())
     exe.run(startup)
     out = {"start": start, "num_local": num_local, "num_samples": num_samples}
     for run in range(case.get("runs", 1)):
@@ -82,11 +84,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--kernels", choices=("emulated", "real"), default="emulated")
     args = parser.parse_args()
     rank, world_size = paddle_pfc.init_distributed()
     with open(args.cases) as f:
         cases = json.load(f)
-    kernels = EmulatedFusedKernels()
+    kernels = fused_kernels(emulated=args.kernels == "emulated")
     for case in cases:
         with paddle.static.scope_guard(paddle.static.Scope()):
             run = run_margin if case["kind"] == "margin" else run_sample
