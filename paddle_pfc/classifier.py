@@ -228,7 +228,7 @@ class LargeScaleClassifier:
         self.output_dict["loss"] = loss
 
     def _kept_chunks(self, feature) -> list[CenterChunk]:
-        """The kept centers in blocks (one block on GPU), gathered from the shard and cast to
+        """The kept centers in blocks (one block on the fused road), gathered from the shard and cast to
         ``dtype``. Without sampling the blocks are consecutive slices of the shard."""
         num_kept = self.num_sample if self.sampled else self.num_local
         if self.fused:

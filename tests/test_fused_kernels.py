@@ -112,6 +112,9 @@ def sample_cases(world_size: int) -> list[dict]:
     start, count = split[0]  # every class of shard 0 is a positive: more positives than num_samples
     cases.append(dict(kind="sample", name="sample_all_positive", seed=2, batch=count + 2, num_classes=31,
                       num_samples=3, labels=list(range(start, start + count)) + [start, start + count - 1]))
+    last_start, last_count = split[-1]  # earlier ranks without positives, the last crowded
+    cases.append(dict(kind="sample", name="sample_crowded_last", seed=5, batch=8, num_classes=31, num_samples=2,
+                      labels=[last_start + i % last_count for i in range(8)]))
     cases.append(dict(kind="sample", name="sample_fix_seed", seed=3, batch=5, num_classes=40, num_samples=6,
                       fix_seed=True, runs=2))
     if world_size > 1:  # ranks that disagree on num_samples (uneven shards): each counts with its own
