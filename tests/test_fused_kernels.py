@@ -90,6 +90,11 @@ def margin_cases(world_size: int) -> list[dict]:
     first = split[-1]  # every label on the last shard, the other ranks only contribute negatives
     cases.append(dict(kind="margin", name="margin_one_shard", seed=8, batch=6, num_classes=23, margins=ARCFACE,
                       scale=32.0, labels=[first[0] + i % first[1] for i in range(6)]))
+    # Target cosines of exactly +1 and -1: the angular margin's slope divides by sqrt(1 - x^2) = 0
+    # (the kernel does not clip): an infinite target gradient; CosFace's stays finite.
+    for margins, tag in ((ARCFACE, "arcface"), (COSFACE, "cosface")):
+        cases.append(dict(kind="margin", name=f"margin_cos_pm1_{tag}", seed=10, batch=4, num_classes=13,
+                          margins=margins, scale=4.0, labels=[2, 12, 5, 0], exact={"0": [2, 1.0], "1": [12, -1.0]}))
     cases.append(dict(kind="margin", name="margin_float64", seed=9, batch=5, num_classes=17, margins=ARCFACE,
                       scale=8.0, dtype="float64"))
     return cases
@@ -171,6 +176,12 @@ def check_margin_cases(out, cases, world_size: int) -> None:
             scale_atol = atol * case["scale"] * float(np.abs(upstream).max())
             np.testing.assert_allclose(got["grad"], grad[:, start:start + width], rtol=rtol, atol=scale_atol,
                                        err_msg=f"{case['name']} gradient rank {r}")
+        if case["name"].startswith("margin_cos_pm1"):
+            full = np.concatenate([g["grad"] for g in ranks], axis=1)
+            assert np.isfinite(np.concatenate([g["loss"] for g in ranks])).all()
+            expected_inf = tuple(case["margins"]) == ARCFACE
+            assert (full[0, 2] == -np.inf and full[1, 12] == np.inf) == expected_inf, full[:2]
+            assert np.isfinite(full).all() != expected_inf
 
 
 @pytest.mark.parametrize("world_size", WORLD_SIZES)
