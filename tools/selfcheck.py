@@ -291,7 +291,8 @@ def main(argv=None) -> int:
     if not gpu:
         saved = os.environ.get("PADDLE_PFC_NATIVE")
         os.environ["PADDLE_PFC_NATIVE"] = "auto"
-        with contextlib.suppress(Exception):
+        # (Paddle's extension loader prints a line on stdout even when the build is cached.)
+        with contextlib.suppress(Exception), contextlib.redirect_stdout(sys.stderr):
             native_available = native_ops.kernels() is not None
         if saved is None:
             os.environ.pop("PADDLE_PFC_NATIVE")
