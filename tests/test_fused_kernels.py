@@ -223,3 +223,52 @@ def check_sample_cases(out, cases, world_size: int) -> None:
     changed = [any((g["sampled_0"] != g["sampled_1"]).any() for g in load(out, c["name"], world_size))
                for c in cases if c["kind"] == "sample" and c.get("runs") == 2 and not c.get("fix_seed")]
     assert any(changed)
+
+
+# --- Paddle's real kernels through the production wrapper, as far as the CPU build goes ----------
+def test_real_class_center_sample_one_rank_cpu_kernel_matches_oracle(tmp_path, static_mode):
+    """``PaddleFusedKernels.class_center_sample`` (the GPU road's call, same argument order) runs
+    Paddle's CPU kernel here, which implements the one-rank contract: the same oracle checks."""
+    from paddle_pfc.kernels.fused import PaddleFusedKernels
+    from workers.fused_kernel_worker import run_sample
+
+    cases = [c for c in sample_cases(1) if not c.get("fix_seed")]  # the CPU kernel's seed differs
+    for case in cases:
+        with paddle_scope():
+            result = run_sample(case, 0, 1, PaddleFusedKernels())
+        np.savez(tmp_path / f"{case['name']}.rank0.npz", **result)
+    check_sample_cases(tmp_path, cases, 1)
+
+
+def paddle_scope():
+    import paddle
+
+    return paddle.static.scope_guard(paddle.static.Scope())
+
+
+def test_real_kernels_get_the_heads_arguments(static_mode, monkeypatch):
+    """The fused head built with Paddle's real kernels (the GPU program; margin_cross_entropy has
+    no CPU kernel, so it is built, not run): each op's attributes are the head's values."""
+    import paddle
+
+    import paddle_pfc
+    from paddle_pfc.kernels.fused import PaddleFusedKernels
+
+    monkeypatch.setattr("paddle_pfc.classifier.fused_kernels", lambda emulated: PaddleFusedKernels())
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        x = paddle.static.data("x", [4, 8], "float32")
+        y = paddle.static.data("y", [4], "int64")
+        head = paddle_pfc.LargeScaleClassifier(x, y, 0, 1, 37, 0.9, 0.4, 0.15, scale=24.0, sample_ratio=0.3,
+                                               embedding_size=8, kernels="fused")
+    ops = {op.name(): op for op in main.global_block().ops}
+    sample = ops["pd_op.class_center_sample"].attrs()
+    assert (sample["num_classes"], sample["num_samples"], sample["ring_id"], sample["rank"], sample["nranks"],
+            sample["fix_seed"]) == (head.num_local, head.num_sample, 0, 0, 1, False)
+    margin = ops["pd_op.margin_cross_entropy"].attrs()
+    assert (margin["ring_id"], margin["rank"], margin["nranks"], margin["return_softmax"]) == (0, 0, 1, False)
+    np.testing.assert_allclose([margin["margin1"], margin["margin2"], margin["margin3"], margin["scale"]],
+                               [0.9, 0.4, 0.15, 24.0], rtol=1e-7)
+    # The kernel's label operand is the [N, 1] global target; its logits are float32 cosines.
+    op = ops["pd_op.margin_cross_entropy"]
+    assert op.operand_source(0).dtype == paddle.float32 and list(op.operand_source(1).shape) == [4, 1]
