@@ -99,7 +99,8 @@ class LargeScaleClassifier:
 
     ``output_dict['loss']``: float32 scalar, the mean loss over the global batch, equal on every
     rank. ``output_dict['sampled_class_index']`` (``sample_ratio < 1``): int64 [S], this rank's kept
-    centers as indices local to its shard. Train with :func:`paddle_pfc.minimize`, which updates
+    centers as indices local to its shard — ascending on the composite road; on the fused road in
+    the kernel's order (this shard's positives ascending, then the random negatives). Train with :func:`paddle_pfc.minimize`, which updates
     the kept rows of ``weight`` sparsely; Paddle's own ``optimizer.minimize`` does not.
     """
 
