@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import paddle
 
 from paddle_pfc import native_ops, sampling
+from paddle_pfc.kernels import choose_road, fused_kernels
 from paddle_pfc.collectives import CollectiveChain
 from paddle_pfc.distributed import on_gpu
 from paddle_pfc.sparse_update import create_velocity
@@ -86,13 +87,20 @@ class LargeScaleClassifier:
     logits, softmax, margin and loss are float32. ``center_dtype``: storage dtype of ``weight`` and
     its momentum (float32, bfloat16, or float16 on GPU); the update of the kept rows is float32
     arithmetic on widened copies, rounded once when written back. ``chunk_rows``: rows per block of
-    kept centers on CPU (default: :func:`paddle_pfc.planner.block_rows`); the GPU path uses one block.
-    ``native`` (attribute): True when the CPU head runs its per-block work in the native kernels
-    of :mod:`paddle_pfc.native_ops` (``PADDLE_PFC_NATIVE``), False for Paddle's own kernels.
+    kept centers on the composite road (default: :func:`paddle_pfc.planner.block_rows`); the fused
+    road uses one block.
+    ``kernels``: the road (:mod:`paddle_pfc.kernels`): ``"auto"`` (fused on GPU, composite on CPU),
+    ``"fused"`` (Paddle's fused ``class_center_sample`` / ``margin_cross_entropy``; emulated on a
+    machine without a GPU), ``"composite"`` (the block-wise head); ``None``: ``$PADDLE_PFC_KERNELS``,
+    default auto. Attributes: ``kernels`` (``"fused"`` or ``"composite"``, the road taken),
+    ``emulated`` (True when the fused kernels are the CPU emulations), ``native`` (True when the
+    composite CPU head runs its per-block work in the native kernels of :mod:`paddle_pfc.native_ops`,
+    ``PADDLE_PFC_NATIVE``; False for Paddle's own kernels and on GPU).
 
     ``output_dict['loss']``: float32 scalar, the mean loss over the global batch, equal on every
     rank. ``output_dict['sampled_class_index']`` (``sample_ratio < 1``): int64 [S], this rank's kept
-    centers as indices local to its shard. Train with :func:`paddle_pfc.minimize`, which updates
+    centers as indices local to its shard — ascending on the composite road; on the fused road in
+    the kernel's order (this shard's positives ascending, then the random negatives). Train with :func:`paddle_pfc.minimize`, which updates
     the kept rows of ``weight`` sparsely; Paddle's own ``optimizer.minimize`` does not.
     """
 
@@ -100,13 +108,19 @@ class LargeScaleClassifier:
                  margin1: float = 1.0, margin2: float = 0.5, margin3: float = 0.0,
                  scale: float = 64.0, sample_ratio: float = 1.0, embedding_size: int = 512,
                  name: str | None = None, seed: int = 0, dtype: str = "float32",
-                 center_dtype: str = "float32", chunk_rows: int | None = None) -> None:
+                 center_dtype: str = "float32", chunk_rows: int | None = None,
+                 kernels: str | None = None) -> None:
         self._check_args(feature, label, rank, world_size, num_classes, sample_ratio,
                          embedding_size, margin1, margin2, margin3, scale, seed)
-        self.fused = on_gpu()
-        _check_dtypes(dtype, center_dtype, chunk_rows, self.fused)
-        # CPU: the per-block center work in native kernels when they build (paddle_pfc.native_ops).
-        self.native = not self.fused and native_ops.kernels() is not None
+        gpu = on_gpu()
+        _check_dtypes(dtype, center_dtype, chunk_rows, gpu)
+        road = choose_road(kernels, gpu)
+        self.kernels, self.emulated = road.kernels, road.emulated
+        self.fused = self.kernels == "fused"
+        self._fused_kernels = fused_kernels(self.emulated) if self.fused else None
+        # CPU composite road: the per-block center work in native kernels when they build
+        # (paddle_pfc.native_ops); never on GPU, never on the fused road.
+        self.native = not gpu and not self.fused and native_ops.kernels() is not None
         self.dtype, self.center_dtype, self.chunk_rows = dtype, center_dtype, chunk_rows
         self.rank, self.world_size, self.num_classes = rank, world_size, num_classes
         self.margin1, self.margin2, self.margin3 = float(margin1), float(margin2), float(margin3)
@@ -190,10 +204,10 @@ class LargeScaleClassifier:
             local_target = local
         else:
             if self.fused:
-                sample = sampling.sample_shard_gpu(total_label, self.class_start, self.num_local,
-                                                   self.num_sample, self.rank, self.world_size)
+                sample = sampling.sample_shard_fused(total_label, self.class_start, self.num_local,
+                                                       self.num_sample, self.rank, self.world_size,
+                                                     self._fused_kernels, self.chain)
                 global_target = sample.global_target
-                self.chain.after(sample.sampled_index)
             else:
                 sample = sampling.sample_shard_cpu(local, self.num_local, self.num_sample)
             self.sampled_index, local_target = sample.sampled_index, sample.local_target
@@ -205,7 +219,7 @@ class LargeScaleClassifier:
         if self.fused:
             loss = margin_softmax_loss_fused(self.total_feature, self.chunks[0].centers, global_target,
                                              self.chain, self.rank, self.world_size, self.margin1,
-                                             self.margin2, self.margin3, self.scale)
+                                             self.margin2, self.margin3, self.scale, self._fused_kernels)
         else:
             loss = margin_softmax_loss(self.total_feature, [c.centers for c in self.chunks],
                                        [c.start for c in self.chunks], self._target_centers(local_target),
@@ -215,7 +229,7 @@ class LargeScaleClassifier:
         self.output_dict["loss"] = loss
 
     def _kept_chunks(self, feature) -> list[CenterChunk]:
-        """The kept centers in blocks (one block on GPU), gathered from the shard and cast to
+        """The kept centers in blocks (one block on the fused road), gathered from the shard and cast to
         ``dtype``. Without sampling the blocks are consecutive slices of the shard."""
         num_kept = self.num_sample if self.sampled else self.num_local
         if self.fused:

@@ -170,6 +170,9 @@ SCHEMA: dict[str, dict[str, Field]] = {
                              choices=("random", "mean_embedding")),
         # mean_embedding: images per class embedded (the first ones of each class).
         "center_init_images": Field("int", 16, "images per class for center_init", check=_ge(1)),
+        # Road of the head (paddle_pfc.kernels): auto = fused kernels on GPU, composite on CPU;
+        # fused on CPU runs the GPU path with emulated kernels; composite on GPU: block-wise head.
+        "kernels": Field("str", "auto", "classifier kernels", choices=("auto", "fused", "composite")),
     },
     "data": {
         # synthetic: generated identities; folder: root/<class>/<img>; rec: MXNet RecordIO.

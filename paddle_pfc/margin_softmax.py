@@ -20,8 +20,9 @@ Two implementations with one contract:
   costs the three [N, D] x [D, S] products plus O(S*D + N*S) passes over cached blocks. With
   ``native`` the per-block passes after each product are single native CPU kernels
   (:mod:`paddle_pfc.native_ops`), the same arithmetic as the Paddle ops they replace.
-* :func:`margin_softmax_loss_fused` (GPU): Paddle's fused ``margin_cross_entropy`` kernel with
-  the communicator, differentiated by Paddle.
+* :func:`margin_softmax_loss_fused` (the fused road, GPU by default): the fused
+  ``margin_cross_entropy`` kernel with the communicator (Paddle's, or its emulation on a machine
+  without a GPU, :mod:`paddle_pfc.kernels`), the rest differentiated by Paddle.
 
 Both take the products' operand dtype (float32, bfloat16; float16 on GPU): the logits, softmax,
 margin and loss are float32 whatever it is.
@@ -35,6 +36,7 @@ from paddle import _C_ops
 
 from paddle_pfc import native_ops
 from paddle_pfc.collectives import CollectiveChain, zero_depending_on
+from paddle_pfc.distributed import on_gpu
 
 _NORM_EPS = 1e-12
 
@@ -245,29 +247,49 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
     return paddle.static.nn.static_pylayer(forward, [feature, *center_chunks, loss_value], backward)
 
 
+def _fused_product(x_unit: paddle.pir.Value, w_unit: paddle.pir.Value, dtype) -> paddle.pir.Value:
+    """float32 [N, S] cosines ``x_unit @ w_unit^T`` of float32 unit rows, with ``dtype`` operands.
+
+    On GPU a ``dtype`` GEMM (its output rounded to ``dtype``). Paddle's CPU build has no float16 /
+    bfloat16 matmul kernel, so there the same values are computed as a float32 product of operands
+    rounded to ``dtype``, rounded to ``dtype`` once (what the GEMM returns, up to summation order).
+    """
+    if dtype == paddle.float32:
+        return paddle.matmul(x_unit, w_unit, transpose_y=True)
+    name = "bfloat16" if dtype == paddle.bfloat16 else "float16"
+    if on_gpu():
+        product = paddle.matmul(paddle.cast(x_unit, name), paddle.cast(w_unit, name), transpose_y=True)
+    else:
+        product = paddle.cast(paddle.matmul(as_float32_operand(x_unit, name), as_float32_operand(w_unit, name),
+                                            transpose_y=True), name)
+    return paddle.cast(product, "float32")
+
+
 def margin_softmax_loss_fused(feature: paddle.pir.Value, centers: paddle.pir.Value,
                               global_target: paddle.pir.Value, chain: CollectiveChain,
                               rank: int, world_size: int,
-                              m1: float, m2: float, m3: float, scale: float) -> paddle.pir.Value:
-    """Same contract as :func:`margin_softmax_loss` with Paddle's fused GPU kernel, one block.
+                              m1: float, m2: float, m3: float, scale: float, kernels) -> paddle.pir.Value:
+    """Same contract as :func:`margin_softmax_loss` with the fused ``margin_cross_entropy`` kernel
+    (Paddle's on GPU, or its emulation: :mod:`paddle_pfc.kernels`), one block.
 
-    ``centers``: [S, D] in the operand dtype (float32, float16 or bfloat16); the feature is cast to
-    it, the cosines are cast to float32 for the kernel. ``global_target``: int64 [N], each label's
-    column in the concatenation of all ranks' kept centers (rank order), as produced by
-    ``class_center_sample`` (or the raw label when nothing is sampled). The kernel all-reduces its
-    normaliser on ring 0; the chain orders it after the previous collective and records its output
-    as the last one.
+    ``feature``: float32 [N, D], the gathered features (differentiable). ``centers``: [S, D] this
+    shard's kept centers in the operand dtype (float32, float16 or bfloat16), differentiable. The
+    norms and unit vectors are float32 (as on the composite road); the product takes ``dtype``
+    operands (:func:`_fused_product`); the cosines enter the kernel as float32. ``global_target``:
+    int64 [N], each label's column in the concatenation of all ranks' kept centers (rank order),
+    or the raw label when nothing is sampled. The kernel all-reduces its normaliser and the
+    per-sample loss; ``kernels`` orders its collectives in ``chain``.
+
+    Returns the float32 mean loss, equal on every rank; the gradient w.r.t. ``feature`` is this
+    shard's part (summed over ranks by ``all_gather_with_grad``), w.r.t. ``centers`` complete.
     """
     x = chain.tied(feature)
-    if centers.dtype != x.dtype:
-        x = paddle.cast(x, centers.dtype)
     x_unit = paddle.nn.functional.normalize(x, axis=1)
-    w_unit = paddle.nn.functional.normalize(centers, axis=1)
-    cos = paddle.matmul(x_unit, w_unit, transpose_y=True)
-    if cos.dtype != paddle.float32:
-        cos = paddle.cast(cos, "float32")
-    _, per_sample = _C_ops.margin_cross_entropy(
-        cos, paddle.unsqueeze(global_target, 1), False, 0, rank, world_size, m1, m2, m3, scale)
+    w = centers if centers.dtype == paddle.float32 else paddle.cast(centers, "float32")
+    w_unit = paddle.nn.functional.normalize(w, axis=1)
+    cos = _fused_product(x_unit, w_unit, centers.dtype)
+    _, per_sample = kernels.margin_cross_entropy(
+        cos, paddle.unsqueeze(global_target, 1), False, 0, rank, world_size, m1, m2, m3, scale, chain)
     loss = paddle.mean(per_sample)
     chain.after(loss)
     return loss

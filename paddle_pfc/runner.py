@@ -29,8 +29,10 @@ def describe_bad_labels(program, feed: dict | None) -> str | None:
             messages.insert(0, f"label '{label_name}' outside [0, {head.num_classes}) for "
                                f"{head.name}: {rows}" + (" ..." if len(bad) > 8 else ""))
         else:
+            fused = " — or the fused class_center_sample kernel dropped a positive center (run with " \
+                "kernels='composite' and report it)" if head.fused and head.sampled else ""
             messages.append(f"a label fed on another rank is outside [0, {head.num_classes}) "
-                            f"({head.name}); see that rank's log")
+                            f"({head.name}); see that rank's log{fused}")
     return messages[0] if messages else None
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import paddle
-from paddle import _C_ops
 
 
 @dataclass
@@ -63,24 +62,39 @@ def sample_shard_cpu(local_label: paddle.pir.Value, num_local: int, num_sample: 
     return ShardSample(sampled_index, local_target)
 
 
-def sample_shard_gpu(global_label: paddle.pir.Value, class_start: int, num_local: int,
-                     num_sample: int, rank: int, world_size: int) -> ShardSample:
-    """Sample a shard with Paddle's fused ``class_center_sample`` kernel (GPU only).
+def sample_shard_fused(global_label: paddle.pir.Value, class_start: int, num_local: int,
+                       num_sample: int, rank: int, world_size: int, kernels, chain) -> ShardSample:
+    """Sample a shard with the fused ``class_center_sample`` kernel (Paddle's on GPU, or its
+    emulation: :mod:`paddle_pfc.kernels`).
 
-    The kernel takes the global labels and the communicator (ring 0) and returns the label remapped
-    into the union of all ranks' kept centers plus this shard's kept centers (local indices).
-    ``local_target`` is derived from those with the same meaning as on CPU.
+    ``sampled_index`` is the kernel's (this shard's positives ascending, then random negatives);
+    ``local_target`` has the same meaning as on CPU. ``global_target`` (each label's column in the
+    concatenation of every rank's kept centers, rank order) is derived here from every rank's
+    ``sampled_index``, with one all-gather of ``[kept count, local_target]`` [N + 1]: the kernel's
+    own remapped label counts every other rank's kept centers with the *calling* rank's
+    ``num_samples``, which is wrong when the balanced split gives ranks different ``num_sample``
+    (uneven shards), and it relies on a scan whose kept counts this package cannot check without a
+    GPU. A run-time check stops the step if a positive center was not kept.
     """
-    global_target, sampled_index = _C_ops.class_center_sample(
-        global_label, num_local, num_sample, 0, rank, world_size, False, 0)
+    _, sampled_index = kernels.class_center_sample(
+        global_label, num_local, num_sample, 0, rank, world_size, False, 0, chain)
     local = local_labels(global_label, class_start, num_local)
     # Position of each positive among this shard's kept centers (kernel order is not sorted).
+    kept = paddle.shape(sampled_index)[0:1]
     position = paddle.full([num_local + 1], -1, dtype="int64")
-    position = paddle.scatter(position, sampled_index,
-                              paddle.arange(paddle.shape(sampled_index)[0], dtype="int64"),
-                              overwrite=True)
+    position = paddle.scatter(position, sampled_index, paddle.arange(kept[0], dtype="int64"), overwrite=True)
     slot = paddle.where(local >= 0, local, paddle.full_like(local, num_local))
     local_target = paddle.gather(position, slot)
+    dropped = paddle.logical_and(local >= 0, local_target < 0)
+    paddle.static.nn.control_flow.Assert(paddle.logical_not(paddle.any(dropped)), [paddle.max(local)],
+                                         summarize=1, name="class_center_sample dropped a positive center")
+    # Every rank's kept count and local columns -> the global column of each label.
+    row = paddle.concat([paddle.cast(kept, "int64"), local_target])                          # [N+1]
+    table = paddle.reshape(chain.all_gather(row), [world_size, -1])                          # [W,N+1]
+    counts = table[:, 0:1]
+    offsets = paddle.cumsum(counts, axis=0) - counts
+    columns = table[:, 1:]
+    global_target = paddle.sum(paddle.where(columns >= 0, columns + offsets, paddle.zeros_like(columns)), axis=0)
     for value in (global_target, sampled_index, local_target):
         value.stop_gradient = True
     return ShardSample(sampled_index, local_target, global_target)

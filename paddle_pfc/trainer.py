@@ -156,7 +156,7 @@ class Trainer:
                 embedding, labels, self.rank, self.world_size, self.cfg.data.num_classes,
                 loss_cfg.margin1, loss_cfg.margin2, loss_cfg.margin3, loss_cfg.scale,
                 sample_ratio=c.sample_ratio, embedding_size=m.embedding_size, name="pfc_centers",
-                seed=t.seed, dtype=c.dtype, center_dtype=c.center_dtype)
+                seed=t.seed, dtype=c.dtype, center_dtype=c.center_dtype, kernels=c.kernels)
             self.loss = self.head.output_dict["loss"]
             self.schedule = build_schedule(t, self.base_lr, self.steps_per_epoch)
             clip = paddle.nn.ClipGradByGlobalNorm(t.grad_clip) if t.grad_clip else None

@@ -10,12 +10,32 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "multirank: launches several ranks with paddle.distributed.launch (slow)")
+    config.addinivalue_line("markers", "gpu: needs a visible CUDA GPU (run them with pytest -m gpu); skipped "
+                                       "with the reason otherwise")
     # The native CPU kernels are part of what is tested: a failed build is an error here (not the
     # silent fallback of the default "auto"), and it happens once, before any rank is launched.
     os.environ.setdefault("PADDLE_PFC_NATIVE", "on")
     from paddle_pfc import native_ops
 
     native_ops.kernels()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``gpu`` skip, naming why, where Paddle sees no GPU (or fewer than they need:
+    ``@pytest.mark.gpu(n)``)."""
+    import paddle
+
+    compiled = paddle.is_compiled_with_cuda()
+    count = paddle.device.cuda.device_count() if compiled else 0
+    for item in items:
+        marker = item.get_closest_marker("gpu")
+        if marker is None:
+            continue
+        needed = marker.args[0] if marker.args else 1
+        if count < needed:
+            why = (f"paddle {paddle.__version__} is not compiled with CUDA" if not compiled
+                   else f"{count} GPU(s) visible")
+            item.add_marker(pytest.mark.skip(reason=f"needs {needed} GPU(s): {why}"))
 
 
 @pytest.fixture(autouse=True)

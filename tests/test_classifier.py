@@ -37,19 +37,23 @@ RUNS: dict[tuple[str, int], tuple[Path, list[dict]]] = {}
 
 
 def run_world(world_size: int, tmp_path_factory, tag: str = "head", cases_for=None,
-              native: bool = True) -> tuple[Path, list[dict]]:
+              native: bool = True, kernels: str = "composite", real: bool = False) -> tuple[Path, list[dict]]:
     """Run the head worker once per (tag, world size) on ``cases_for(world_size)`` (default: this
-    module's cases), with the native CPU kernels or Paddle's (``PADDLE_PFC_NATIVE``); return its
-    output folder and the cases."""
+    module's cases), on the road ``kernels`` (``PADDLE_PFC_KERNELS``: composite, or fused with the
+    emulated kernels), with the native CPU kernels or Paddle's (``PADDLE_PFC_NATIVE``, composite
+    only); return its output folder and the cases. ``real``: on a GPU, where the fused kernels are
+    Paddle's (not emulated)."""
     key = (tag, world_size)
     if key not in RUNS:
         out = tmp_path_factory.mktemp(f"{tag}_w{world_size}")
         cases = (cases_for or make_cases)(world_size)
         (out / "cases.json").write_text(json.dumps(cases))
         launch(WORKER, world_size, ["--cases", str(out / "cases.json"), "--out", str(out)], out / "log",
-               env_vars={"PADDLE_PFC_NATIVE": "on" if native else "off"})
+               env_vars={"PADDLE_PFC_NATIVE": "on" if native else "off", "PADDLE_PFC_KERNELS": kernels})
         for case in cases:
-            assert all(bool(r["native"]) == native for r in load_ranks(out, case["name"], world_size))
+            for r in load_ranks(out, case["name"], world_size):
+                assert str(r["kernels"]) == kernels and bool(r["emulated"]) == (kernels == "fused" and not real)
+                assert bool(r["native"]) == (native and kernels == "composite")
         RUNS[key] = (out, cases)
     return RUNS[key]
 
@@ -67,6 +71,31 @@ def test_matches_reference(world_size, tmp_path_factory):
     for case in cases:
         ranks = load_ranks(out, case["name"], world_size)
         check_case(case, ranks, world_size)
+
+
+@pytest.mark.parametrize("world_size", WORLD_SIZES)
+def test_fused_emulated_matches_reference(world_size, tmp_path_factory):
+    """The same cases on the fused road (the GPU program's Python path) with the emulated
+    ``class_center_sample`` / ``margin_cross_entropy`` (``PADDLE_PFC_KERNELS=fused`` on CPU), plus
+    cases that only the fused glue can get wrong (ranks with different ``num_sample``)."""
+    out, cases = run_world(world_size, tmp_path_factory, tag="fused", cases_for=fused_cases, kernels="fused")
+    for case in cases:
+        check_case(case, load_ranks(out, case["name"], world_size), world_size)
+
+
+def fused_cases(world_size: int) -> list[dict]:
+    """This module's cases plus uneven shards whose ranks sample different numbers of centers, and
+    a crowded batch (more positives than ``num_sample`` on some rank)."""
+    base = make_cases(world_size)[0]
+    extra = []
+    if world_size > 1:
+        # 2 ranks: 19 / 18 classes, num_sample 11 / 10; 3 ranks: 13 / 12 / 12, num_sample 7 / 6 / 6.
+        classes, ratio = {2: (37, 0.58), 3: (37, 0.55)}[world_size]
+        extra.append(dict(base, name="uneven_num_sample", num_classes=classes, margins=COMBINED,
+                          sample_ratio=ratio, seed=5, chunk_rows=None))
+    extra.append(dict(base, name="crowded", num_classes=7 * world_size + 1, margins=ARCFACE, sample_ratio=0.2,
+                      seed=6, batch=6, chunk_rows=None))
+    return make_cases(world_size) + extra
 
 
 @pytest.mark.parametrize("world_size", [1, pytest.param(2, marks=pytest.mark.multirank)])
@@ -186,9 +215,13 @@ def kept_classes(case, ranks, split, step_labels, step) -> np.ndarray:
         positives = np.unique(step_labels[(step_labels >= start) & (step_labels < start + count)]) - start
         num_sample = int(r["num_sample"])
         assert num_sample == max(1, int(case["sample_ratio"] * count))
-        assert np.all(np.diff(local) > 0), "kept centers are sorted and unique"
+        if str(r.get("kernels", "composite")) == "fused":  # the kernel's order: positives first, ascending
+            np.testing.assert_array_equal(local[:len(positives)], positives)
+            assert len(np.unique(local)) == len(local), "kept centers are unique"
+        else:
+            assert np.all(np.diff(local) > 0), "kept centers are sorted and unique"
         assert local.min() >= 0 and local.max() < count
         assert np.isin(positives, local).all(), "every positive center is kept"
         assert len(local) == max(num_sample, len(positives))
         kept.append(local + start)
-    return np.concatenate(kept)
+    return np.sort(np.concatenate(kept))

@@ -58,6 +58,18 @@ def test_mixed_precision_matches_reference(world_size, native, tmp_path_factory)
         assert rounded == (case.get("dtype") == "bfloat16"), (case["name"], loss_errors)
 
 
+@pytest.mark.parametrize("world_size", [1, pytest.param(2, marks=pytest.mark.multirank),
+                                        pytest.param(3, marks=pytest.mark.multirank)])
+def test_mixed_precision_fused_emulated_matches_reference(world_size, tmp_path_factory):
+    """The same cases on the fused road with the emulated kernels (one block: chunk_rows is
+    ignored there), with the same stated tolerances."""
+    out, cases = run_world(world_size, tmp_path_factory, tag="mixed_fused", cases_for=make_cases, kernels="fused")
+    for case in cases:
+        loss_errors = check_case(case, load_ranks(out, case["name"], world_size), world_size)
+        rounded = max(loss_errors) > 1e-5
+        assert rounded == (case.get("dtype") == "bfloat16"), (case["name"], loss_errors)
+
+
 def build_scaled_program(dtype: str, center_dtype: str):
     """A 1-rank program with a backbone matrix, a sampled head in blocks, and loss scaling."""
     main, startup = paddle.static.Program(), paddle.static.Program()

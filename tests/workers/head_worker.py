@@ -10,6 +10,7 @@ import numpy as np
 import paddle
 
 import paddle_pfc
+from paddle_pfc.distributed import current_place
 from paddle_pfc.host_dtypes import convert, to_float32
 
 
@@ -53,16 +54,17 @@ def run_case(case: dict, rank: int, world_size: int) -> dict:
             scaling = paddle_pfc.LossScaling(**scaling)
         paddle_pfc.minimize(opt, head.output_dict["loss"], loss_scaling=scaling)
         backbone_velocity = opt._accumulators.get("velocity", {}).get("backbone_w")
-    exe = paddle.static.Executor(paddle.CPUPlace())
+    place = current_place()  # the CPU here; a GPU where one is visible (tests marked gpu)
+    exe = paddle.static.Executor(place)
     exe.run(startup)
     scope = paddle.static.global_scope()
     tensor = lambda name: to_float32(np.array(scope.find_var(name).get_tensor()))  # noqa: E731
     out = {"class_start": head.class_start, "num_local": head.num_local, "num_sample": head.num_sample,
-           "native": head.native,
+           "native": head.native, "kernels": head.kernels, "emulated": head.emulated,
            "backbone_after_startup": tensor("backbone_w")}
-    scope.find_var("backbone_w").get_tensor().set(backbone, paddle.CPUPlace())
+    scope.find_var("backbone_w").get_tensor().set(backbone, place)
     shard = centers[head.class_start:head.class_start + head.num_local]
-    scope.find_var(head.weight.name).get_tensor().set(convert(shard, head.center_dtype), paddle.CPUPlace())
+    scope.find_var(head.weight.name).get_tensor().set(convert(shard, head.center_dtype), place)
     out["shard_initial"] = tensor(head.weight.name)
     fetch = [head.output_dict["loss"]]
     if "sampled_class_index" in head.output_dict:

@@ -1,0 +1,108 @@
+"""The fused-kernel contracts and the head's exactness on a GPU place (``pytest -m gpu``).
+
+The same checks as ``test_fused_kernels.py`` (Paddle's real ``class_center_sample`` /
+``margin_cross_entropy`` against the numpy oracles, 1 and 2 ranks), the real kernels against
+their emulations on identical inputs, and ``test_classifier`` / ``test_mixed_precision``'s cases
+on both roads of a GPU (fused with the real kernels, composite with Paddle's GPU kernels). Every
+test here skips, naming the reason, where Paddle sees no GPU.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import test_classifier
+import test_fused_kernels
+import test_mixed_precision
+from test_classifier import check_case, load_ranks
+
+
+@pytest.mark.gpu
+def test_real_kernels_match_oracles_one_rank(tmp_path_factory):
+    out, cases = test_fused_kernels.run_world(1, tmp_path_factory, kernels="real")
+    test_fused_kernels.check_margin_cases(out, cases, 1)
+    test_fused_kernels.check_sample_cases(out, cases, 1)
+
+
+@pytest.mark.gpu(2)
+@pytest.mark.multirank
+def test_real_kernels_match_oracles_two_ranks(tmp_path_factory):
+    out, cases = test_fused_kernels.run_world(2, tmp_path_factory, kernels="real")
+    test_fused_kernels.check_margin_cases(out, cases, 2)
+    test_fused_kernels.check_sample_cases(out, cases, 2)
+
+
+@pytest.mark.gpu
+def test_real_and_emulated_kernels_agree(static_mode):
+    """Identical inputs through both implementations on the GPU: the same remapped labels and
+    positives, and the same loss, softmax and gradient up to float32 rounding."""
+    import paddle
+
+    from paddle_pfc.collectives import CollectiveChain
+    from paddle_pfc.kernels import fused_kernels
+
+    rng = np.random.default_rng(5)
+    cos = np.tanh(rng.standard_normal((6, 11))).astype(np.float32)
+    labels = rng.integers(0, 11, 6).astype(np.int64)
+    results = {}
+    for emulated in (False, True):
+        kernels = fused_kernels(emulated)
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup):
+            logits = paddle.static.data("logits", [6, 11], "float32")
+            logits.stop_gradient = False
+            label = paddle.static.data("label", [6], "int64")
+            softmax, loss = kernels.margin_cross_entropy(logits, label, True, 0, 0, 1, 0.9, 0.4, 0.15, 32.0,
+                                                         CollectiveChain(1))
+            (grad,) = paddle.static.gradients([paddle.sum(loss)], [logits])
+            remapped, sampled = kernels.class_center_sample(label, 11, 4, 0, 0, 1, True, 7, CollectiveChain(1))
+        exe = paddle.static.Executor(paddle.CUDAPlace(0))
+        exe.run(startup)
+        results[emulated] = exe.run(main, feed={"logits": cos, "label": labels},
+                                    fetch_list=[softmax, loss, grad, remapped, sampled])
+    real, emulated = results[False], results[True]
+    for got, expected in zip(real[:3], emulated[:3]):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(real[3], emulated[3])
+    positives = len(np.unique(labels))
+    np.testing.assert_array_equal(real[4][:positives], emulated[4][:positives])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kernels", ["fused", "composite"])
+def test_head_matches_reference_on_gpu(kernels, tmp_path_factory):
+    out, cases = test_classifier.run_world(1, tmp_path_factory, tag=f"gpu_{kernels}", kernels=kernels,
+                                           native=False, cases_for=test_classifier.fused_cases, real=True)
+    for case in cases:
+        check_case(case, load_ranks(out, case["name"], 1), 1)
+
+
+@pytest.mark.gpu(2)
+@pytest.mark.multirank
+@pytest.mark.parametrize("kernels", ["fused", "composite"])
+def test_head_matches_reference_on_two_gpus(kernels, tmp_path_factory):
+    out, cases = test_classifier.run_world(2, tmp_path_factory, tag=f"gpu_{kernels}", kernels=kernels,
+                                           native=False, cases_for=test_classifier.fused_cases, real=True)
+    for case in cases:
+        check_case(case, load_ranks(out, case["name"], 2), 2)
+
+
+U_FP16 = 2.0**-11  # float16 keeps 11 significant bits; the bfloat16 bounds scaled to its u
+FP16_STORAGE = {"loss": U_FP16, "rtol": U_FP16, "atol": 2e-5, "step": 4 * U_FP16}
+
+
+def gpu_mixed_cases(world_size: int) -> list[dict]:
+    """test_mixed_precision's cases plus float16 operands and storage with loss scaling."""
+    cases = test_mixed_precision.make_cases(world_size)
+    cases.append(dict(cases[0], name="fp16_loss_scaled", dtype="float16", center_dtype="float16", seed=16,
+                      loss_scaling={"init_loss_scaling": 1024.0}, tolerance=FP16_STORAGE))
+    return cases
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kernels", ["fused", "composite"])
+def test_mixed_precision_matches_reference_on_gpu(kernels, tmp_path_factory):
+    out, cases = test_classifier.run_world(1, tmp_path_factory, tag=f"gpu_mixed_{kernels}", kernels=kernels,
+                                           native=False, cases_for=gpu_mixed_cases, real=True)
+    for case in cases:
+        check_case(case, load_ranks(out, case["name"], 1), 1)
