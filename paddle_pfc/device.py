@@ -17,19 +17,25 @@ CPU_FEATURES = {"avx2": "AVX2", "avx512f": "AVX-512F", "avx512_bf16": "AVX512_BF
 
 @dataclass(frozen=True)
 class CpuInfo:
-    """``model``: the CPU's model name; ``features``: the names of :data:`CPU_FEATURES` it reports."""
+    """``model``: the CPU's model name; ``features``: the names of :data:`CPU_FEATURES` it reports;
+    ``vendor``: ``vendor_id`` (e.g. ``AuthenticAMD``, ``GenuineIntel``; empty when unknown)."""
 
     model: str
     features: tuple[str, ...]
+    vendor: str = ""
 
     def has(self, feature: str) -> bool:
         return feature in self.features
+
+    def summary(self) -> str:
+        """``model [features]``: how every published figure names its CPU."""
+        return f"{self.model} [{' '.join(self.features) or 'no AVX2'}]"
 
 
 def cpu_info(path: str = "/proc/cpuinfo") -> CpuInfo:
     """Read the first processor's model name and flags (``platform.processor()`` where there is no
     ``/proc/cpuinfo``; no features then)."""
-    model, flags = "", set()
+    model, vendor, flags = "", "", set()
     try:
         with open(path, encoding="ascii", errors="ignore") as f:
             for line in f:
@@ -37,14 +43,21 @@ def cpu_info(path: str = "/proc/cpuinfo") -> CpuInfo:
                 key = key.strip()
                 if key == "model name" and not model:
                     model = value.strip()
+                elif key == "vendor_id" and not vendor:
+                    vendor = value.strip()
                 elif key in ("flags", "Features") and not flags:
                     flags = set(value.split())
-                if model and flags:
+                if model and vendor and flags:
                     break
     except OSError:
         pass
     model = model or platform.processor() or platform.machine() or "unknown"
-    return CpuInfo(model, tuple(name for flag, name in CPU_FEATURES.items() if flag in flags))
+    return CpuInfo(model, tuple(name for flag, name in CPU_FEATURES.items() if flag in flags), vendor)
+
+
+def cpu_summary() -> str:
+    """The running CPU as ``model [features]`` (see :meth:`CpuInfo.summary`)."""
+    return cpu_info().summary()
 
 
 @dataclass(frozen=True)

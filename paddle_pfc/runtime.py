@@ -30,31 +30,11 @@ from __future__ import annotations
 import ctypes
 import os
 
+from paddle_pfc.device import cpu_info
+
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 #: (mmap threshold, trim threshold) in bytes per mode; 32 MiB is glibc's largest mmap threshold.
 MALLOC_MODES = {"speed": (32 * 2**20, 2**31 - 1), "memory": (2**20, 2**20)}
-
-
-def _cpu_vendor() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="ignore") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("vendor_id"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return ""
-
-
-def _cpu_flags() -> set[str]:
-    try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="ignore") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
 
 
 def tune_malloc(mode: str | None = None) -> str:
@@ -80,7 +60,8 @@ def configure_process(malloc: str | None = None) -> dict[str, str]:
     the first program runs). ``malloc``: ``speed`` | ``memory`` | ``default`` (None:
     ``$PADDLE_PFC_MALLOC``, else ``speed``). Returns what is in effect:
     ``{"malloc": mode, "mkl_debug_cpu_type": value or ""}``."""
-    if "MKL_DEBUG_CPU_TYPE" not in os.environ and _cpu_vendor() == "AuthenticAMD" and "avx2" in _cpu_flags():
+    cpu = cpu_info()
+    if "MKL_DEBUG_CPU_TYPE" not in os.environ and cpu.vendor == "AuthenticAMD" and cpu.has("AVX2"):
         os.environ["MKL_DEBUG_CPU_TYPE"] = "5"
     mode = tune_malloc(malloc)  # an unknown mode raises here, naming the variable
     return {"malloc": mode, "mkl_debug_cpu_type": os.environ.get("MKL_DEBUG_CPU_TYPE", "")}

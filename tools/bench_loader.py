@@ -34,17 +34,8 @@ import _checkout  # noqa: F401  (this checkout's paddle_pfc first on sys.path)
 from paddle_pfc.data import BatchLoader, DistributedBatchSampler, RecordDataset, SyntheticFaces, flip_mask
 from paddle_pfc.data._image import encode_jpeg
 from paddle_pfc.data.recordio import unpack, write_insightface_rec
+from paddle_pfc.device import cpu_summary
 
-
-def cpu_summary() -> str:  # TEMP until paddle_pfc.device lands
-    model, flags = "unknown CPU", set()
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name") and model == "unknown CPU":
-                model = line.split(":", 1)[1].strip()
-            if line.startswith("flags") and not flags:
-                flags = set(line.split(":", 1)[1].split())
-    return model + " [" + " ".join(x for x in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if x in flags) + "]"
 
 
 def write_rec(folder: str, num_images: int, size: int) -> None:
