@@ -109,3 +109,29 @@ def current_place() -> paddle.CPUPlace | paddle.CUDAPlace:
 def on_gpu() -> bool:
     """True when the current device is a CUDA GPU (selects the fused GPU kernels)."""
     return paddle.device.get_device().startswith("gpu")
+
+
+_gather_programs: dict[tuple, tuple] = {}
+
+
+def all_gather_rows(x, executor: paddle.static.Executor, world_size: int):
+    """Every rank's float32 ``x`` ``[rows, cols]`` (the same shape on every rank), concatenated in
+    rank order: ``[world_size * rows, cols]`` on every rank (a one-op static program per shape,
+    cached). Call :func:`barrier` first when ranks may arrive far apart (gloo's 30 s)."""
+    import numpy as np
+
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    if x.ndim != 2:
+        raise ValueError(f"all_gather_rows: expected a 2-D array, got shape {x.shape}")
+    if world_size == 1:
+        return x
+    key = (x.shape, world_size)
+    if key not in _gather_programs:
+        program = paddle.static.Program()
+        with paddle.utils.unique_name.guard(), \
+                paddle.static.program_guard(program, paddle.static.Program()):
+            value = paddle.static.data("pfc_gather_rows", list(x.shape), "float32")
+            out = paddle._C_ops.all_gather(value, 0, world_size)
+        _gather_programs[key] = (program, out)
+    program, out = _gather_programs[key]
+    return executor.run(program, feed={"pfc_gather_rows": x}, fetch_list=[out])[0]
