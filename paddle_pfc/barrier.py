@@ -20,17 +20,20 @@ class BarrierTimeout(TimeoutError):
 class StoreBarrier:
     """Barriers of one job on a key-value store with ``add(key, n) -> int`` (Paddle's TCPStore).
 
-    Every rank must call :meth:`wait` with the same sequence of names. ``world_size == 1``: every
-    call returns at once. ``store=None`` takes the global TCP store created by
+    Every rank must call :meth:`wait` with the same sequence of names (barriers are numbered per
+    ``prefix`` and process, so several objects with one prefix share the numbering). ``world_size
+    == 1``: every call returns at once. ``store=None`` takes the global TCP store created by
     ``paddle.distributed.init_parallel_env``.
     """
+
+    _counts: dict[str, int] = {}
 
     def __init__(self, rank: int, world_size: int, timeout: float = 1800.0, store=None,
                  prefix: str = "paddle_pfc/barrier") -> None:
         if timeout <= 0:
             raise ValueError(f"barrier timeout must be > 0 seconds, got {timeout!r}")
         self.rank, self.world_size, self.timeout, self.prefix = rank, world_size, timeout, prefix
-        self._store, self._count = store, 0
+        self._store = store
 
     def _get_store(self):
         if self._store is None:
@@ -44,10 +47,10 @@ class StoreBarrier:
         rank); the seconds spent waiting. :class:`BarrierTimeout` after ``timeout`` seconds."""
         if self.world_size == 1:
             return 0.0
-        self._count += 1
+        count = StoreBarrier._counts[self.prefix] = StoreBarrier._counts.get(self.prefix, 0) + 1
         timeout = self.timeout if timeout is None else timeout
         store = self._get_store()
-        key = f"{self.prefix}/{self._count}/{name}"
+        key = f"{self.prefix}/{count}/{name}"
         store.add(f"{key}/rank{self.rank}", 1)
         started = time.monotonic()
         pending = [r for r in range(self.world_size) if r != self.rank]

@@ -103,11 +103,12 @@ def shard_range(count: int, rank: int, world_size: int) -> Tuple[int, int]:
     return start, start + base + (1 if rank < extra else 0)
 
 
-def load_bin_part(path: Union[str, os.PathLike], image_size=112, start: int = 0,
-                  stop: int | None = None) -> Tuple[np.ndarray, np.ndarray, int]:
-    """Open and check a ``.bin`` set and decode only images ``[start, stop)``.
+def load_bin_part(path: Union[str, os.PathLike], image_size=112, rank: int = 0,
+                  world_size: int = 1) -> Tuple[np.ndarray, np.ndarray, int]:
+    """Open and check a ``.bin`` set and decode only rank ``rank``'s share of its images
+    (``shard_range(2P, rank, world_size)``).
 
-    Returns ``(images float32 [stop-start, 3, H, W] normalized, issame bool [P], 2P)``. The whole
+    Returns ``(images float32 [share, 3, H, W] normalized, issame bool [P], 2P)``. The whole
     file is read and checked (pickle, pair count) on every call, so a wrong path or a broken
     file fails here naming the path (``FileNotFoundError`` / ``ValueError``), and an undecodable
     image of the part names its index. Used to check the sets at start-up and to let each rank
@@ -122,9 +123,7 @@ def load_bin_part(path: Union[str, os.PathLike], image_size=112, start: int = 0,
     bins, issame = read_bin(path)
     if not bins:
         raise ValueError(f"{path}: empty verification set")
-    stop = len(bins) if stop is None else stop
-    if not 0 <= start <= stop <= len(bins):
-        raise ValueError(f"{path}: image range [{start}, {stop}) outside the set's {len(bins)} images")
+    start, stop = shard_range(len(bins), rank, world_size)
     size = as_size(image_size)
     decoded = [fit_size(decode_rgb(bins[i], f"{path} image {i}"), size) for i in range(start, stop)]
     if decoded:

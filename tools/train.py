@@ -2,7 +2,12 @@
 
     python -m paddle.distributed.launch --nproc_per_node 2 tools/train.py -c configs/demo_cpu.yaml
     python tools/train.py -c configs/demo_cpu.yaml -o train.max_steps=20      # one rank
-    ... --resume output/demo/checkpoints        # continue from the latest checkpoint there
+    ... --resume auto          # continue from the newest checkpoint of train.output_dir, or start
+                               # fresh if it has none (the command for a job that may be restarted)
+    ... --resume output/demo/checkpoints        # continue from a given checkpoint (or root)
+    ... --overwrite            # a fresh run into a folder with checkpoints: delete them first
+
+Errors: each rank prints ``[rank R] Error: cause`` and writes it to ``output_dir/error_rank{R}.txt``.
 """
 from __future__ import annotations
 
@@ -19,10 +24,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_config_args(parser)
     parser.add_argument("--resume", default=None,
-                        help="checkpoint folder, or a checkpoints root (its latest); same as -o train.resume=PATH")
+                        help="'auto' (newest checkpoint of train.output_dir, else fresh), a checkpoint folder, "
+                             "or a checkpoints root (its newest); same as -o train.resume=...")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="fresh run into an output_dir with checkpoints: delete them (train.overwrite=true)")
     args = parser.parse_args(argv)
-    if args.resume:
-        args.overrides = list(args.overrides or []) + [f"train.resume={args.resume}"]
+    extra = ([f"train.resume={args.resume}"] if args.resume else []) + \
+        (["train.overwrite=true"] if args.overwrite else [])
+    args.overrides = list(args.overrides or []) + extra
+    from paddle_pfc.errors import report_error
     from paddle_pfc.trainer import Trainer, check_supported, setup_logging
 
     try:
@@ -32,12 +42,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
 
-    rank, world_size = paddle_pfc.init_distributed()
-    setup_logging(Path(cfg.train.output_dir), rank)
-    trainer = Trainer(cfg, rank, world_size)
-    if cfg.train.resume:
-        trainer.resume(cfg.train.resume)
-    trainer.train()
+    rank = 0
+    try:
+        rank, world_size = paddle_pfc.init_distributed(cfg.train.collective_timeout)
+        setup_logging(Path(cfg.train.output_dir), rank)
+        Trainer(cfg, rank, world_size).train()
+    except Exception as exc:
+        report_error(exc, rank, cfg.train.output_dir)
+        raise
     return 0
 
 
