@@ -45,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     rank = 0
     try:
         rank, world_size = paddle_pfc.init_distributed(cfg.train.collective_timeout)
+        (Path(cfg.train.output_dir) / f"error_rank{rank}.txt").unlink(missing_ok=True)  # a stale one
         setup_logging(Path(cfg.train.output_dir), rank)
         Trainer(cfg, rank, world_size).train()
     except Exception as exc:
