@@ -110,11 +110,21 @@ def _loss_scaler(loss_scaling, heads) -> DynamicLossScaler | None:
 
 
 #: What the entries of :func:`nonfinite_flags` stand for, in order.
-NONFINITE_PARTS = ("loss", "backbone gradients", "class-center gradients")
+NONFINITE_PARTS = ("loss", "backbone gradients", "class-center gradients", "batch-norm statistics")
+
+
+def running_statistics(program) -> list:
+    """The running means and variances that the BatchNorm ops of ``program`` write in its
+    forward pass (their new values, as Values of the program)."""
+    out = []
+    for op in program.global_block().ops:
+        if op.name() in ("pd_op.batch_norm_", "pd_op.batch_norm"):
+            out += [op.result(1), op.result(2)]
+    return out
 
 
 def nonfinite_flags(program: paddle.static.Program) -> paddle.pir.Value | None:
-    """float32 [3] Value of ``program`` built by :func:`minimize` with a finite check: 1.0 where
+    """float32 [4] Value of ``program`` built by :func:`minimize` with a finite check: 1.0 where
     that part (:data:`NONFINITE_PARTS`) held an inf/NaN on any rank at this step (the step was
     skipped), else 0.0; identical on every rank. None when the program has no check."""
     return getattr(program, "_paddle_pfc_nonfinite", None)
@@ -136,10 +146,11 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
       the default :class:`LossScaling`; ``False``: off.
     * ``skip_nonfinite`` (default True; always on with loss scaling): a step whose loss or any
       gradient (backbone or kept centers, on any rank) is inf/NaN updates no parameter and no
-      optimizer state — every update sits in one ``cond`` branch. Cost: one isfinite pass over
-      every gradient and a 3-float all-reduce per step. What was non-finite is fetchable as
-      :func:`nonfinite_flags`. BatchNorm running statistics are updated by the forward pass,
-      outside this guard (the trainer restores them after a skipped step).
+      optimizer state — every update sits in one ``cond`` branch. The new BatchNorm running
+      statistics are checked too (a variance can overflow while the loss stays finite); they are
+      written by the forward pass, outside the branch, so the caller restores them after a
+      skipped step (the trainer does). Cost: one isfinite pass over every gradient and a
+      4-float all-reduce per step. What was non-finite is fetchable as :func:`nonfinite_flags`.
 
     ``loss``: float32 scalar, normally ``LargeScaleClassifier.output_dict['loss']`` (plus any
     terms the user adds; local terms are summed over ranks like the rest). Returns the list of
@@ -148,6 +159,7 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
     program = paddle.static.default_main_program()
     startup = startup_program or paddle.static.default_startup_program()
     heads = classifiers_of(program)
+    statistics = running_statistics(program)
     if not heads:
         raise ValueError("minimize: the current main program holds no LargeScaleClassifier; build "
                          "one (under the same program_guard) before calling minimize")
@@ -188,7 +200,8 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
         else:
             backbone_bad = nonfinite_flag([g for _, g in pairs])
             centers_bad = nonfinite_flag(block_grads)
-        flags = paddle.concat([paddle.cast(f, "float32") for f in (loss_bad, backbone_bad, centers_bad)])
+        stats_bad = nonfinite_flag(statistics)
+        flags = paddle.concat([paddle.cast(f, "float32") for f in (loss_bad, backbone_bad, centers_bad, stats_bad)])
         if world_size > 1:  # the center gradients (and so their flag) differ per rank
             flags = chain.all_reduce_max(flags)
         program._paddle_pfc_nonfinite = flags

@@ -434,14 +434,14 @@ class Trainer:
         what = ", ".join(bad)
         limit = self.cfg.train.max_bad_steps
         if self.rank == 0:
-            log.warning("step %d skipped (nothing updated): non-finite %s (loss %s)%s; %d skipped in a "
+            log.warning("step %d skipped (nothing updated): inf/NaN in %s (loss %s)%s; %d skipped in a "
                         "row, %d in this run", self.global_step + 1, what, loss,
                         f", loss scale now {scale:g}" if scale is not None else "", self.bad_steps,
                         self.skipped_steps)
         if self.bad_steps >= limit:
             raise NonFiniteTrainingError(
-                f"step {self.global_step + 1}: {self.bad_steps} consecutive steps had a non-finite "
-                f"{what} (train.max_bad_steps={limit}); nothing was updated by them and the last "
+                f"step {self.global_step + 1}: {self.bad_steps} consecutive steps skipped, the last with "
+                f"inf/NaN in: {what} (train.max_bad_steps={limit}); nothing was updated by them and the last "
                 "checkpoint is intact. Lower train.lr, check the data, or raise train.max_bad_steps")
 
     def train(self) -> dict:
