@@ -163,7 +163,7 @@ class Trainer:
                 log.info("resume auto: no complete checkpoint in %s, starting fresh", root)
             return None if newest is None else str(newest)
         if resume:
-            return resume
+            return str(ckpt.resolve_checkpoint(resume))  # a wrong path fails now, naming it
         leftovers = sorted(p.name for p in root.glob("step_*")) if root.is_dir() else []
         if leftovers:
             if not self.cfg.train.overwrite:
