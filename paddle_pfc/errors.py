@@ -14,16 +14,24 @@ import traceback
 from pathlib import Path
 
 
+#: How Paddle 3.3 reports a collective that failed because a peer died or timed out.
+_PEER_FAILURE_MARKS = ("std::exception", "gloo", "Connection closed by peer", "Timed out")
+
+
 def error_summary(exc: BaseException, rank: int) -> str:
-    """``[rank R] ExcType: message (at file:line)``: one line, the innermost frame of the package
-    or of the user's code that raised it."""
+    """``[rank R] ExcType: message (at file:line)``: one line, the innermost frame that raised it.
+    A failed collective (usually the consequence of another rank's error) says so."""
     message = " ".join(str(exc).split()) or repr(exc)
     where = ""
     frames = traceback.extract_tb(exc.__traceback__)
     if frames:
         frame = frames[-1]
         where = f" (at {os.path.basename(frame.filename)}:{frame.lineno})"
-    return f"[rank {rank}] {type(exc).__name__}: {message}{where}"
+    hint = ""
+    if isinstance(exc, RuntimeError) and any(mark in message for mark in _PEER_FAILURE_MARKS):
+        hint = (" — a collective failed, most likely because another rank stopped first: "
+                "see the other error_rank*.txt / workerlog.* files for the cause")
+    return f"[rank {rank}] {type(exc).__name__}: {message}{where}{hint}"
 
 
 def report_error(exc: BaseException, rank: int, output_dir: str | os.PathLike | None) -> str:

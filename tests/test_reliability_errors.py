@@ -66,3 +66,35 @@ def test_skip_bad_logs_each_skipped_image_and_the_count(tmp_path, caplog):
     assert any("broken.jpg" in m and "cannot decode" in m for m in messages), messages
     assert any("missing.jpg" in m and "not found" in m for m in messages), messages
     assert any("2 of 6 images" in m for m in messages), messages
+
+
+@pytest.mark.multirank
+def test_bad_image_read_by_one_rank_is_named_in_that_ranks_error_file(tmp_path):
+    """Whichever rank decodes the broken image writes error_rank{r}.txt naming it; the other rank
+    is stopped by the launcher, or fails in a collective and says that this is a consequence."""
+    from launcher import REPO, launch
+
+    root = tmp_path / "folder"
+    (root / "images").mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    lines = []
+    for i in range(24):
+        name = f"images/{i}.jpg"
+        data = b"not a jpeg at all" if i == 13 else encode_jpeg(rng.integers(0, 255, (32, 32, 3), dtype=np.uint8))
+        (root / name).write_bytes(data)
+        lines.append(f"{name}\t{i % 6}")
+    (root / "label.txt").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "run"
+    proc = launch(REPO / "tools" / "train.py", 2,
+                  ["-c", str(REPO / "tests" / "train_tiny.yaml"), "-o", "data.kind=folder", "-o", f"data.root={root}",
+                   "-o", "data.num_classes=6", "-o", "train.batch_size=4", "-o", "train.epochs=1",
+                   "-o", f"train.output_dir={out}"], tmp_path / "log", check=False)
+    assert proc.returncode != 0
+    files = {r: (out / f"error_rank{r}.txt").read_text().splitlines()[0]
+             for r in range(2) if (out / f"error_rank{r}.txt").exists()}
+    culprits = [r for r, line in files.items() if "13.jpg: cannot decode" in line]
+    assert len(culprits) == 1, files
+    assert files[culprits[0]].split(" ", 2)[2].startswith(f"[rank {culprits[0]}] ValueError: ")
+    for r, line in files.items():
+        if r != culprits[0]:
+            assert "another rank stopped first" in line, line
