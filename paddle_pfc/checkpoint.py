@@ -43,6 +43,25 @@ class CheckpointError(ValueError):
     """A checkpoint that cannot be loaded into this program (names the tensor or field)."""
 
 
+class NonFiniteStateError(FloatingPointError):
+    """A tensor about to be written into a checkpoint holds inf/NaN (names it); nothing is saved."""
+
+
+def check_finite(name: str, value: np.ndarray, bfloat16_bits: bool = False) -> None:
+    """Raise :class:`NonFiniteStateError` naming ``name`` if a float array (or, with
+    ``bfloat16_bits``, a uint16 array of bfloat16 bit patterns) holds inf or NaN."""
+    value = np.asarray(value)
+    if bfloat16_bits and value.dtype == np.uint16:
+        bad = np.count_nonzero((value & 0x7F80) == 0x7F80)
+    elif np.issubdtype(value.dtype, np.floating):
+        bad = value.size - np.count_nonzero(np.isfinite(value))
+    else:
+        return
+    if bad:
+        raise NonFiniteStateError(f"{name}: {bad} of {value.size} values are inf/NaN; refusing to write "
+                                  "a checkpoint that could not be resumed")
+
+
 # ------------------------------------------------------------------------------------- helpers
 def persistable_names(program) -> list[str]:
     """Names of the persistable variables (parameters, statistics, optimizer states) of ``program``.
@@ -78,13 +97,28 @@ def write_tensor(scope, name: str, value: np.ndarray, place) -> None:
     scope.find_var(name).get_tensor().set(np.ascontiguousarray(value), place)
 
 
+def _disk_error(path: Path, exc: OSError) -> OSError:
+    """``exc`` re-raised with the path it failed on (``write``/``fsync`` errors carry none)."""
+    return type(exc)(exc.errno, f"{exc.strerror or exc} while writing {path}")
+
+
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise _disk_error(path, exc) from exc
+
+
+def _save_npy(path: str, value: np.ndarray) -> None:
+    try:
+        np.save(path, value)
+    except OSError as exc:
+        raise _disk_error(Path(path), exc) from exc
 
 
 def _pickle(path: Path, obj) -> None:
@@ -105,13 +139,35 @@ def step_dir(root: str | Path, global_step: int) -> Path:
     return Path(root) / f"step_{global_step:09d}"
 
 
+def complete_checkpoints(root: str | Path) -> list[tuple[int, Path]]:
+    """``[(global_step, folder)]`` of the complete checkpoints under ``root``, by the step recorded
+    in each ``meta.json`` (oldest first); unreadable or unfinished folders are left out."""
+    found = []
+    for folder in Path(root).glob("step_*"):
+        if not folder.is_dir() or folder.name.endswith(".partial"):
+            continue
+        try:
+            step = int(read_meta(folder)["global_step"])
+        except (CheckpointError, KeyError, TypeError, ValueError, OSError):
+            continue
+        found.append((step, folder))
+    return sorted(found, key=lambda item: (item[0], item[1].name))
+
+
 def latest_checkpoint(root: str | Path) -> Path | None:
-    """The last complete checkpoint under ``root`` (via the ``latest`` pointer), or None."""
-    pointer = Path(root) / LATEST
-    if not pointer.exists():
+    """The newest complete checkpoint under ``root``, or None: the one the ``latest`` pointer
+    names when it is complete and no complete checkpoint has a higher recorded step, else the
+    complete checkpoint with the highest step recorded in its meta.json."""
+    done = complete_checkpoints(root)
+    if not done:
         return None
-    path = Path(root) / pointer.read_text().strip()
-    return path if (path / "meta.json").exists() else None
+    pointer = Path(root) / LATEST
+    if pointer.exists():
+        named = Path(root) / pointer.read_text().strip()
+        for step, folder in done:
+            if folder == named and step >= done[-1][0]:
+                return folder
+    return done[-1][1]
 
 
 def resolve_checkpoint(path: str | Path) -> Path:
@@ -147,8 +203,10 @@ def load_backbone_state(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
 # ------------------------------------------------------------------------------------- saving
 def write_backbone(folder: Path, scope, backbone_names: dict[str, str]) -> None:
     """``folder/backbone.pdparams``: {structured name: ndarray} read from the scope variables."""
-    _pickle(Path(folder) / "backbone.pdparams",
-            {key: read_tensor(scope, name) for key, name in backbone_names.items()})
+    state = {key: read_tensor(scope, name) for key, name in backbone_names.items()}
+    for key, value in state.items():
+        check_finite(key, value)
+    _pickle(Path(folder) / "backbone.pdparams", state)
 
 
 def write_meta(folder: Path, meta: dict, world_size: int, num_heads: int) -> None:
@@ -174,18 +232,35 @@ class CheckpointWriter:
         """Write this rank's part; rank 0 finishes the checkpoint and returns its path."""
         final = step_dir(self.root, meta["global_step"])
         partial = final.with_name(final.name + ".partial")
-        (partial / "centers").mkdir(parents=True, exist_ok=True)
+        try:
+            (partial / "centers").mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _disk_error(partial / "centers", exc) from exc
+        # Read and check everything first: a non-finite value anywhere writes nothing.
+        shards = []
         for index, head in enumerate(heads):
             prefix = partial / "centers" / f"head{index}"
-            np.save(f"{prefix}.weight.rank{self.rank}.npy", read_tensor(scope, head.weight.name))
-            if head.velocity is not None:
-                np.save(f"{prefix}.velocity.rank{self.rank}.npy", read_tensor(scope, head.velocity.name))
-            Path(f"{prefix}.rank{self.rank}.json").write_text(json.dumps(
-                {"class_start": head.class_start, "num_local": head.num_local,
-                 "has_velocity": head.velocity is not None, "center_dtype": head.center_dtype}))
+            kinds = [("weight", head.weight.name)] + ([("velocity", head.velocity.name)]
+                                                      if head.velocity is not None else [])
+            for kind, name in kinds:
+                value = read_tensor(scope, name)
+                check_finite(f"rank {self.rank}: class centers {name} ({kind})", value, bfloat16_bits=True)
+                shards.append((f"{prefix}.{kind}.rank{self.rank}.npy", value))
         if self.rank == 0:
-            write_backbone(partial, scope, backbone_names)
-            _pickle(partial / "states.pdstates", {name: read_tensor(scope, name) for name in state_names})
+            backbone = {key: read_tensor(scope, name) for key, name in backbone_names.items()}
+            states = {name: read_tensor(scope, name) for name in state_names}
+            for key, value in [*backbone.items(), *states.items()]:
+                check_finite(f"rank 0: {key}", value)
+        for path, value in shards:
+            _save_npy(path, value)
+        for index, head in enumerate(heads):
+            info = partial / "centers" / f"head{index}.rank{self.rank}.json"
+            _atomic_write_bytes(info, json.dumps(
+                {"class_start": head.class_start, "num_local": head.num_local,
+                 "has_velocity": head.velocity is not None, "center_dtype": head.center_dtype}).encode())
+        if self.rank == 0:
+            _pickle(partial / "backbone.pdparams", backbone)
+            _pickle(partial / "states.pdstates", states)
         _atomic_write_bytes(partial / f"done.rank{self.rank}", b"")
         if self.rank != 0:
             return None
@@ -200,13 +275,27 @@ class CheckpointWriter:
             shutil.rmtree(final)
         os.replace(partial, final)
         _atomic_write_bytes(self.root / LATEST, final.name.encode())
-        self._prune()
+        self._prune(final)
         return final
 
-    def _prune(self) -> None:
-        done = sorted(p for p in self.root.glob("step_*") if p.is_dir() and not p.name.endswith(".partial"))
-        for old in done[:-self.keep]:
+    def _prune(self, newest: Path) -> None:
+        """Keep the ``keep`` complete checkpoints with the highest recorded steps (never ``newest``)."""
+        done = [folder for _, folder in complete_checkpoints(self.root) if folder != newest]
+        for old in done[:max(0, len(done) - (self.keep - 1))]:
             shutil.rmtree(old, ignore_errors=True)
+
+
+def remove_checkpoints(root: str | Path) -> int:
+    """Delete every checkpoint folder (complete or partial) and the ``latest`` pointer under
+    ``root``; the number of folders removed (for a fresh run asked to overwrite)."""
+    root = Path(root)
+    removed = 0
+    for folder in root.glob("step_*"):
+        if folder.is_dir():
+            shutil.rmtree(folder)
+            removed += 1
+    (root / LATEST).unlink(missing_ok=True)
+    return removed
 
 
 # ------------------------------------------------------------------------------------- loading

@@ -121,6 +121,12 @@ def _in_oo(lo, hi):  # (lo, hi)
     return lambda v: None if lo < v < hi else f"must be in ({lo}, {hi}), got {v!r}"
 
 
+def _loss_scale(v):
+    if not 1.0 <= v <= 2.0**24:
+        return f"must be in [1, 2^24 = 16777216] (Paddle and torch start at 2^15-2^16), got {v!r}"
+    return None
+
+
 def _input_size(v):
     if v < 16 or v % 16:
         return f"must be a multiple of 16 and >= 16, got {v!r}"
@@ -153,7 +159,9 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "margin1": Field("float", 1.0, "multiplicative angular margin m1", check=_gt(0.0)),
         "margin2": Field("float", 0.5, "additive angular margin m2 (ArcFace)"),
         "margin3": Field("float", 0.0, "additive cosine margin m3 (CosFace)"),
-        "scale": Field("float", 64.0, "logit scale s", check=_gt(0.0)),
+        # insightface uses 30-64; far larger values saturate the softmax (loss = s * margin
+        # garbage), so values above 1024 are refused.
+        "scale": Field("float", 64.0, "logit scale s", check=_in_oc(0.0, 1024.0)),
     },
     "classifier": {
         # Partial FC: fraction of class centers sampled per step (positives always kept).
@@ -226,7 +234,9 @@ SCHEMA: dict[str, dict[str, Field]] = {
         # Dynamic loss scaling: auto = on with float16 (amp fp16_* or classifier.dtype float16).
         "loss_scaling": Field("str", "auto", "dynamic loss scaling", choices=("auto", "on", "off")),
         # Initial loss scale (then halved on overflow, doubled after 2000 good steps).
-        "init_loss_scaling": Field("float", 65536.0, "initial loss scale", check=_gt(0.0)),
+        # Paddle / torch start at 2^15 / 2^16; outside [1, 2^24] is refused (a scaled float16
+        # gradient overflows at 65504, so a larger start only costs skipped steps).
+        "init_loss_scaling": Field("float", 65536.0, "initial loss scale", check=_loss_scale),
         # Seed for parameter init / dropout.
         "seed": Field("int", 2048, "training seed"),
         # Log every N steps.
@@ -237,8 +247,18 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "checkpoint_every_steps": Field("int", 0, "checkpoint interval (steps)", check=_ge(0)),
         # Number of most recent checkpoints kept on disk.
         "keep_checkpoints": Field("int", 3, "checkpoints to keep", check=_ge(1)),
-        # Checkpoint to resume from; null = start fresh.
-        "resume": Field("str", None, "checkpoint to resume from", nullable=True),
+        # Checkpoint to resume from: a checkpoint folder, a checkpoints root (its newest
+        # complete checkpoint), or "auto" = the newest complete checkpoint in
+        # output_dir/checkpoints if there is one, else start fresh (for job scripts that may be
+        # preempted and restarted); null = start fresh.
+        "resume": Field("str", None, "checkpoint to resume from, or auto", nullable=True),
+        # A fresh run (resume null) into an output_dir that already holds checkpoints is an
+        # error unless this is true; then those checkpoints are deleted first.
+        "overwrite": Field("bool", False, "delete existing checkpoints of output_dir on a fresh run"),
+        # Stop with an error after this many consecutive skipped (non-finite) steps.
+        "max_bad_steps": Field("int", 5, "consecutive non-finite steps before stopping", check=_ge(1)),
+        # Seconds a rank waits for the others at a barrier (and NCCL's collective timeout).
+        "collective_timeout": Field("float", 1800.0, "rank wait timeout (seconds)", check=_gt(0.0)),
         # Fine-tuning: the first N steps train the head alone (backbone weights, their momentum and
         # BatchNorm statistics are kept as they were).
         "freeze_backbone_steps": Field("int", 0, "steps training the head alone", check=_ge(0)),

@@ -1,13 +1,41 @@
 """Process-group set-up for collective training in Paddle 3 static (PIR) mode."""
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
+import sys
 
 import paddle
 
 from paddle_pfc.runtime import configure_process
 
 _state: dict[str, int] = {}
+
+#: Default of ``train.collective_timeout``: how long a rank may wait for the others (seconds).
+DEFAULT_COLLECTIVE_TIMEOUT = 1800.0
+_PR_SET_PDEATHSIG = 1
+
+
+def exit_with_parent() -> bool:
+    """Ask Linux to send this process SIGTERM when its parent (the launcher) dies; True if set.
+
+    ``paddle.distributed.launch`` does not stop its workers when it is killed itself (kill -9,
+    the scheduler's OOM killer): they would run on as orphans and keep writing the output folder.
+    A no-op (False) on other systems or when the parent is already gone (then we exit at once).
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0) != 0:
+            return False
+    except (OSError, AttributeError):
+        return False
+    if os.getppid() != parent or parent == 1:  # the launcher died before prctl took effect
+        os.kill(os.getpid(), signal.SIGTERM)
+    return True
 
 
 def _env_int(*names: str, default: int) -> int:
@@ -18,7 +46,7 @@ def _env_int(*names: str, default: int) -> int:
     return default
 
 
-def init_distributed() -> tuple[int, int]:
+def init_distributed(collective_timeout: float | None = None) -> tuple[int, int]:
     """Prepare this process for collective static training and return ``(rank, world_size)``.
 
     In a process started by ``python -m paddle.distributed.launch`` this creates the communicator
@@ -27,7 +55,17 @@ def init_distributed() -> tuple[int, int]:
     by plain ``python`` it is a single rank. The first call also applies
     :func:`paddle_pfc.runtime.configure_process` (MKL on AMD CPUs, the ``speed`` malloc mode
     unless ``$PADDLE_PFC_MALLOC`` says otherwise). Idempotent: later calls return the same pair.
+
+    ``collective_timeout`` (seconds, default :data:`DEFAULT_COLLECTIVE_TIMEOUT`): the NCCL
+    communicator's timeout (``PADDLE_PG_TIMEOUT``, unless already set in the environment) and
+    the timeout of :func:`barrier`. gloo (CPU) keeps its fixed 30 s per collective — Paddle 3.3
+    cannot change it — so the trainer meets at :func:`barrier` before a collective whenever one
+    rank may have worked alone. A worker of a multi-rank job also exits when its launcher dies
+    (:func:`exit_with_parent`).
     """
+    timeout = DEFAULT_COLLECTIVE_TIMEOUT if collective_timeout is None else float(collective_timeout)
+    if timeout <= 0:
+        raise ValueError(f"collective_timeout must be > 0 seconds, got {collective_timeout!r}")
     if _state:
         paddle.enable_static()
         return _state["rank"], _state["world_size"]
@@ -35,6 +73,8 @@ def init_distributed() -> tuple[int, int]:
     world_size = _env_int("PADDLE_TRAINERS_NUM", "PADDLE_GLOBAL_SIZE", default=1)
     rank = _env_int("PADDLE_TRAINER_ID", "PADDLE_GLOBAL_RANK", default=0)
     if world_size > 1:
+        exit_with_parent()
+        os.environ.setdefault("PADDLE_PG_TIMEOUT", str(int(timeout * 1000)))  # NCCL, milliseconds
         if not paddle.in_dynamic_mode():
             paddle.disable_static()
         paddle.distributed.init_parallel_env()
@@ -46,7 +86,22 @@ def init_distributed() -> tuple[int, int]:
 
         fleet.init(is_collective=True)
     _state.update(rank=rank, world_size=world_size)
+    from paddle_pfc.barrier import StoreBarrier
+
+    _barrier[0] = StoreBarrier(rank, world_size, timeout)
     return rank, world_size
+
+
+_barrier: list = [None]
+
+
+def barrier(name: str, timeout: float | None = None) -> float:
+    """Wait until every rank reached ``barrier(name)`` (outside any gloo collective, on the TCP
+    store; see :mod:`paddle_pfc.barrier`). Returns the seconds waited; a no-op on one rank or
+    before :func:`init_distributed`."""
+    if _barrier[0] is None:
+        return 0.0
+    return _barrier[0].wait(name, timeout)
 
 
 def current_place() -> paddle.CPUPlace | paddle.CUDAPlace:
@@ -59,3 +114,29 @@ def current_place() -> paddle.CPUPlace | paddle.CUDAPlace:
 def on_gpu() -> bool:
     """True when the current device is a CUDA GPU (selects the fused GPU kernels)."""
     return paddle.device.get_device().startswith("gpu")
+
+
+_gather_programs: dict[tuple, tuple] = {}
+
+
+def all_gather_rows(x, executor: paddle.static.Executor, world_size: int):
+    """Every rank's float32 ``x`` ``[rows, cols]`` (the same shape on every rank), concatenated in
+    rank order: ``[world_size * rows, cols]`` on every rank (a one-op static program per shape,
+    cached). Call :func:`barrier` first when ranks may arrive far apart (gloo's 30 s)."""
+    import numpy as np
+
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    if x.ndim != 2:
+        raise ValueError(f"all_gather_rows: expected a 2-D array, got shape {x.shape}")
+    if world_size == 1:
+        return x
+    key = (x.shape, world_size)
+    if key not in _gather_programs:
+        program = paddle.static.Program()
+        with paddle.utils.unique_name.guard(), \
+                paddle.static.program_guard(program, paddle.static.Program()):
+            value = paddle.static.data("pfc_gather_rows", list(x.shape), "float32")
+            out = paddle._C_ops.all_gather(value, 0, world_size)
+        _gather_programs[key] = (program, out)
+    program, out = _gather_programs[key]
+    return executor.run(program, feed={"pfc_gather_rows": x}, fetch_list=[out])[0]

@@ -26,8 +26,8 @@ import numpy as np
 
 from paddle_pfc.verification import VerificationResult, evaluate_pairs
 
-__all__ = ["EmbedFn", "embed_pairs", "load_bin", "evaluate_arrays", "evaluate_bin",
-           "distance_to_cosine"]
+__all__ = ["EmbedFn", "embed_pairs", "load_bin", "load_bin_part", "shard_range", "evaluate_arrays",
+           "evaluate_embeddings", "evaluate_bin", "distance_to_cosine"]
 
 EmbedFn = Callable[[np.ndarray], np.ndarray]
 
@@ -42,14 +42,15 @@ def _call_embed(embed_fn: EmbedFn, batch: np.ndarray, expected_dim: int | None) 
     return out.astype(np.float32, copy=False)
 
 
-def embed_pairs(embed_fn: EmbedFn, images_nchw: np.ndarray,
-                batch_size: int = 64) -> Tuple[np.ndarray, np.ndarray]:
+def embed_pairs(embed_fn: EmbedFn, images_nchw: np.ndarray, batch_size: int = 64,
+                on_batch: Callable[[int], None] | None = None) -> Tuple[np.ndarray, np.ndarray]:
     """Embed ``images_nchw`` (float32 ``[M, 3, H, W]``, normalized) with flip test-time augmentation.
 
     Runs ``embed_fn`` on batches of at most ``batch_size`` images and on their
     horizontally flipped copies.  Returns ``(summed [M, D], plain_and_flipped [2M, D])``:
     ``summed[i] = emb(img_i) + emb(flip(img_i))``; ``plain_and_flipped`` stacks
     all plain embeddings then all flipped ones (what insightface averages for ``xnorm``).
+    ``on_batch(n)`` is called after each batch of ``n`` images (e.g. ``Progress.update``).
     """
     images = np.asarray(images_nchw)
     if images.ndim != 4:
@@ -71,6 +72,8 @@ def embed_pairs(embed_fn: EmbedFn, images_nchw: np.ndarray,
             flipped = np.empty((n, dim), np.float32)
         plain[start:start + batch.shape[0]] = e
         flipped[start:start + batch.shape[0]] = ef
+        if on_batch is not None:
+            on_batch(batch.shape[0])
     return plain + flipped, np.concatenate([plain, flipped], axis=0)
 
 
@@ -90,6 +93,53 @@ def load_bin(path: Union[str, os.PathLike], image_size=112) -> Tuple[np.ndarray,
         raise FileNotFoundError(f"{path}: verification .bin file not found")
     vs = _load_bin(path, image_size, flip=False)
     return vs.images, np.asarray(vs.issame, dtype=bool)
+
+
+def shard_range(count: int, rank: int, world_size: int) -> Tuple[int, int]:
+    """``[start, stop)`` of rank ``rank``'s contiguous share of ``count`` items (the first
+    ``count % world_size`` ranks get one more)."""
+    base, extra = divmod(count, world_size)
+    start = rank * base + min(rank, extra)
+    return start, start + base + (1 if rank < extra else 0)
+
+
+def load_bin_part(path: Union[str, os.PathLike], image_size=112, rank: int = 0,
+                  world_size: int = 1) -> Tuple[np.ndarray, np.ndarray, int]:
+    """Open and check a ``.bin`` set and decode only rank ``rank``'s share of its images
+    (``shard_range(2P, rank, world_size)``).
+
+    Returns ``(images float32 [share, 3, H, W] normalized, issame bool [P], 2P)``. The whole
+    file is read and checked (pickle, pair count) on every call, so a wrong path or a broken
+    file fails here naming the path (``FileNotFoundError`` / ``ValueError``), and an undecodable
+    image of the part names its index. Used to check the sets at start-up and to let each rank
+    of a validation decode its share only.
+    """
+    from paddle_pfc.data._image import as_size, decode_rgb, fit_size, normalize_nchw
+    from paddle_pfc.data.bin_set import read_bin
+
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: verification .bin file not found")
+    bins, issame = read_bin(path)
+    if not bins:
+        raise ValueError(f"{path}: empty verification set")
+    start, stop = shard_range(len(bins), rank, world_size)
+    size = as_size(image_size)
+    decoded = [fit_size(decode_rgb(bins[i], f"{path} image {i}"), size) for i in range(start, stop)]
+    if decoded:
+        images = normalize_nchw(np.stack(decoded))
+    else:
+        h, w = size or decode_rgb(bins[0], f"{path} image 0").shape[:2]
+        images = np.empty((0, 3, h, w), np.float32)
+    return images, np.asarray(issame, dtype=bool), len(bins)
+
+
+def evaluate_embeddings(plain: np.ndarray, flipped: np.ndarray, issame: Sequence[bool],
+                        nrof_folds: int = 10) -> VerificationResult:
+    """Verification result from the embeddings of every image of a set ([2P, D] each), plain and
+    flipped: the same numbers :func:`evaluate_arrays` computes from the images."""
+    return evaluate_pairs(plain + flipped, np.asarray(issame), nrof_folds,
+                          xnorm_embeddings=np.concatenate([plain, flipped], axis=0))
 
 
 def evaluate_arrays(embed_fn: EmbedFn, images_nchw: np.ndarray, issame: Sequence[bool],

@@ -73,9 +73,10 @@ class DynamicLossScaler:
         """``loss * scale`` (float32 scalar)."""
         return loss * paddle.reshape(self.scale, [])
 
-    def unscale_and_check(self, grads: list, chain: CollectiveChain) -> tuple[list, paddle.pir.Value]:
+    def unscale_and_check(self, grads: list, chain: CollectiveChain | None) -> tuple[list, paddle.pir.Value]:
         """Divide ``grads`` (any float dtypes and shapes) by the scale; return them and ``found_inf``:
-        a bool [1] that is True on every rank when any gradient of any rank is inf or NaN."""
+        a bool [1] that is True on every rank when any gradient of any rank is inf or NaN
+        (``chain=None``: of this rank only, not reduced)."""
         # One check per dtype (a pure-float16 backbone has float16 gradients; the kernel takes one).
         unscaled, flags = list(grads), []
         for dtype in dict.fromkeys(g.dtype for g in grads):
@@ -84,10 +85,12 @@ class DynamicLossScaler:
             for i, out in zip(positions, outs):
                 unscaled[i] = out
             flags.append(found)
+        if not flags:
+            return unscaled, paddle.full([1], False, "bool")
         found_inf = flags[0]
         for flag in flags[1:]:
             found_inf = paddle.logical_or(found_inf, flag)
-        if chain.world_size > 1:
+        if chain is not None and chain.world_size > 1:
             found_inf = chain.all_reduce_max(paddle.cast(found_inf, "float32")) > 0
         return unscaled, found_inf
 
@@ -105,3 +108,15 @@ class DynamicLossScaler:
         _C_ops.assign_out_(paddle.where(shrink, paddle.zeros_like(bad), bad), self.bad_steps)
         _C_ops.assign_out_(paddle.where(grow, paddle.zeros_like(good), good), self.good_steps)
         _C_ops.assign_out_(new_scale, self.scale)
+
+
+def nonfinite_flag(values: list) -> paddle.pir.Value:
+    """bool [1]: True when any element of ``values`` (any float dtypes, shapes) is inf or NaN.
+
+    Reads the values only (no in-place op), so the values used afterwards are exactly the
+    ones computed before the check.
+    """
+    if not values:
+        return paddle.full([1], False, "bool")
+    bad = [paddle.reshape(paddle.logical_not(paddle.all(paddle.isfinite(v))), [1]) for v in values]
+    return paddle.reshape(paddle.any(paddle.concat(bad)), [1]) if len(bad) > 1 else bad[0]

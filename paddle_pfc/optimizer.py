@@ -8,7 +8,7 @@ from paddle.autograd.ir_backward import grad as pir_grad
 
 from paddle_pfc.classifier import classifiers_of
 from paddle_pfc.collectives import CollectiveChain
-from paddle_pfc.loss_scaling import DynamicLossScaler, LossScaling
+from paddle_pfc.loss_scaling import DynamicLossScaler, LossScaling, nonfinite_flag
 from paddle_pfc.sparse_update import CenterUpdateRule, append_center_update
 
 _BUCKET_ELEMENTS = 1 << 24  # 64 MiB of float32 per all-reduce
@@ -109,9 +109,30 @@ def _loss_scaler(loss_scaling, heads) -> DynamicLossScaler | None:
     return DynamicLossScaler(loss_scaling)
 
 
+#: What the entries of :func:`nonfinite_flags` stand for, in order.
+NONFINITE_PARTS = ("loss", "backbone gradients", "class-center gradients", "batch-norm statistics")
+
+
+def running_statistics(program) -> list:
+    """The running means and variances that the BatchNorm ops of ``program`` write in its
+    forward pass (their new values, as Values of the program)."""
+    out = []
+    for op in program.global_block().ops:
+        if op.name() in ("pd_op.batch_norm_", "pd_op.batch_norm"):
+            out += [op.result(1), op.result(2)]
+    return out
+
+
+def nonfinite_flags(program: paddle.static.Program) -> paddle.pir.Value | None:
+    """float32 [4] Value of ``program`` built by :func:`minimize` with a finite check: 1.0 where
+    that part (:data:`NONFINITE_PARTS`) held an inf/NaN on any rank at this step (the step was
+    skipped), else 0.0; identical on every rank. None when the program has no check."""
+    return getattr(program, "_paddle_pfc_nonfinite", None)
+
+
 def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
              startup_program: paddle.static.Program | None = None,
-             loss_scaling: LossScaling | bool | None = None) -> list:
+             loss_scaling: LossScaling | bool | None = None, skip_nonfinite: bool = True) -> list:
     """Append backward and updates for ``loss`` to the current main program.
 
     * Data-parallel parameters (the backbone: every trainable parameter except class centers) get
@@ -123,6 +144,13 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
       covers the center gradients too; a step with an inf/NaN gradient on any rank updates
       nothing. ``None`` (default): on when a classifier computes in float16; ``True``: on with
       the default :class:`LossScaling`; ``False``: off.
+    * ``skip_nonfinite`` (default True; always on with loss scaling): a step whose loss or any
+      gradient (backbone or kept centers, on any rank) is inf/NaN updates no parameter and no
+      optimizer state — every update sits in one ``cond`` branch. The new BatchNorm running
+      statistics are checked too (a variance can overflow while the loss stays finite); they are
+      written by the forward pass, outside the branch, so the caller restores them after a
+      skipped step (the trainer does). Cost: one isfinite pass over every gradient and a
+      4-float all-reduce per step. What was non-finite is fetchable as :func:`nonfinite_flags`.
 
     ``loss``: float32 scalar, normally ``LargeScaleClassifier.output_dict['loss']`` (plus any
     terms the user adds; local terms are summed over ranks like the rest). Returns the list of
@@ -131,6 +159,7 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
     program = paddle.static.default_main_program()
     startup = startup_program or paddle.static.default_startup_program()
     heads = classifiers_of(program)
+    statistics = running_statistics(program)
     if not heads:
         raise ValueError("minimize: the current main program holds no LargeScaleClassifier; build "
                          "one (under the same program_guard) before calling minimize")
@@ -160,12 +189,23 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
         summed = _all_reduce_in_buckets(chain, [g for _, g in pairs])
         pairs = [(p, g) for (p, _), g in zip(pairs, summed)]
     found_inf = None
-    if scaler:
-        to_check = [g for _, g in pairs] + [g if g.dtype == paddle.float32 else paddle.cast(g, "float32")
-                                            for g in block_grads]
-        unscaled, found_inf = scaler.unscale_and_check(to_check, chain)
-        pairs = [(p, g) for (p, _), g in zip(pairs, unscaled[:len(pairs)])]
-        block_grads = unscaled[len(pairs):]
+    if scaler or skip_nonfinite:
+        loss_bad = paddle.reshape(paddle.logical_not(paddle.isfinite(loss)), [1])
+        if scaler:
+            backbone, backbone_bad = scaler.unscale_and_check([g for _, g in pairs], None)
+            centers, centers_bad = scaler.unscale_and_check(
+                [g if g.dtype == paddle.float32 else paddle.cast(g, "float32") for g in block_grads], None)
+            pairs = [(p, g) for (p, _), g in zip(pairs, backbone)]
+            block_grads = centers
+        else:
+            backbone_bad = nonfinite_flag([g for _, g in pairs])
+            centers_bad = nonfinite_flag(block_grads)
+        stats_bad = nonfinite_flag(statistics)
+        flags = paddle.concat([paddle.cast(f, "float32") for f in (loss_bad, backbone_bad, centers_bad, stats_bad)])
+        if world_size > 1:  # the center gradients (and so their flag) differ per rank
+            flags = chain.all_reduce_max(flags)
+        program._paddle_pfc_nonfinite = flags
+        found_inf = paddle.reshape(paddle.max(flags) > 0, [1])
     if pairs:
         _broadcast_at_startup(startup, [p for p, _ in pairs], world_size, heads[0].rank)
     lr = learning_rate_value(optimizer)
@@ -180,5 +220,6 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
         apply_updates()
     else:  # a step with an inf/NaN gradient anywhere changes no parameter and no optimizer state
         paddle.static.nn.cond(paddle.logical_not(paddle.reshape(found_inf, [])), apply_updates, None)
-        scaler.append_update(found_inf)
+        if scaler:
+            scaler.append_update(found_inf)
     return pairs

@@ -19,12 +19,27 @@ import paddle
 import paddle_pfc
 from paddle_pfc import checkpoint as ckpt
 from paddle_pfc.backbones import bind_parameters, build_backbone
+from paddle_pfc.barrier import StoreBarrier
 from paddle_pfc.config import Config, dump_config, resolve_lr, resolve_validation_sets
 from paddle_pfc.data.loader import BatchLoader, DistributedBatchSampler, build_dataset
-from paddle_pfc.distributed import current_place, on_gpu
+from paddle_pfc.distributed import all_gather_rows, current_place, on_gpu
 from paddle_pfc.lr import build_schedule
+from paddle_pfc.optimizer import NONFINITE_PARTS, nonfinite_flags
+from paddle_pfc.progress import Progress
 
 log = logging.getLogger("paddle_pfc.train")
+
+
+class OutputDirError(RuntimeError):
+    """A fresh run was pointed at an output folder that already holds checkpoints."""
+
+
+class NonFiniteTrainingError(FloatingPointError):
+    """``train.max_bad_steps`` consecutive steps were skipped as non-finite."""
+
+
+class ValidationSetError(ValueError):
+    """A verification set of ``validation.sets`` cannot be used (names the set and file)."""
 
 
 def setup_logging(output_dir: Path, rank: int) -> None:
@@ -84,9 +99,11 @@ def check_supported(cfg: Config, gpu: bool | None = None) -> None:
             raise ConfigError(f"{key}: float16 needs a GPU (Paddle's CPU kernels have no float16 "
                               "matmul / gather); use bfloat16 on CPU")
     if cfg.train.amp != "none" and not gpu:
-        raise ConfigError(f"train.amp: {cfg.train.amp!r} needs a GPU. On CPU Paddle 3.3's autocast keeps "
-                          "convolutions in float32 (it would change nothing), and bfloat16 kernels need "
-                          "AVX512-BF16; for memory on CPU use classifier.dtype / center_dtype: bfloat16")
+        raise ConfigError(f"train.amp: {cfg.train.amp!r} needs a GPU. Paddle {paddle.__version__}'s CPU build "
+                          "registers no bfloat16 or float16 kernel for conv2d, batch_norm or matmul (whatever "
+                          "the CPU: also with AVX512_BF16), and with FLAGS_use_onednn=1 the autocast program "
+                          "fails at its first cast; for memory on CPU use classifier.dtype / center_dtype: "
+                          "bfloat16 (docs/paddle-notes.md)")
 
 
 def loss_scaling_setting(cfg: Config):
@@ -101,23 +118,69 @@ class Trainer:
     """Builds the programs of one rank from a validated :class:`~paddle_pfc.config.Config` and trains."""
 
     def __init__(self, cfg: Config, rank: int, world_size: int) -> None:
+        """Checks the output folder (resume / overwrite), indexes the data, opens and checks every
+        verification set, builds and initialises the programs — everything that can fail on bad
+        input fails here, before the first step. Ranks meet at a barrier after every phase in
+        which they may diverge (see :meth:`sync`)."""
         check_supported(cfg)
         self.cfg, self.rank, self.world_size = cfg, rank, world_size
         self.output_dir = Path(cfg.train.output_dir)
         self.place = current_place()
         self.exe = paddle.static.Executor(self.place)
         self.scope = paddle.static.global_scope()
+        self._barrier = StoreBarrier(rank, world_size, cfg.train.collective_timeout)
+        self.epoch, self.step_in_epoch, self.global_step = 0, 0, 0
+        self.best_accuracy = -1.0
+        self.bad_steps = self.skipped_steps = 0
+        self._frozen: dict[str, np.ndarray] | None = None  # backbone kept during the frozen steps
+        self._resumed = False
+        self.resume_path = self._resume_decision()
         self._build_data()
+        self.sync("data indexed")
+        self.validation_sets = self._validation_sets()
         self.base_lr = resolve_lr(cfg, world_size)
         self._build_programs()
         self.metrics = MetricsWriter(self.output_dir, rank == 0)
         self.writer = ckpt.CheckpointWriter(self.output_dir / "checkpoints", rank, world_size,
-                                            keep=cfg.train.keep_checkpoints)
-        self.epoch, self.step_in_epoch, self.global_step = 0, 0, 0
-        self.best_accuracy = -1.0
-        self.validation_sets = self._validation_sets()
-        self._loaded_sets: dict[str, tuple] = {}
-        self._frozen: dict[str, np.ndarray] | None = None  # backbone kept during the frozen steps
+                                            keep=cfg.train.keep_checkpoints,
+                                            wait_timeout=cfg.train.collective_timeout)
+
+    def sync(self, phase: str) -> float:
+        """Barrier of every rank after ``phase`` (on the TCP store, ``train.collective_timeout``),
+        so no rank waits inside a gloo collective (30 s limit) while another works alone."""
+        return self._barrier.wait(phase)
+
+    # ----------------------------------------------------------------------------- output folder
+    def _resume_decision(self) -> str | None:
+        """The checkpoint to resume from (``train.resume``: a path, ``auto`` or null), or None.
+
+        ``auto``: the newest complete checkpoint of ``output_dir/checkpoints`` (by the step in its
+        meta.json), else a fresh start. A fresh run into a folder that holds checkpoints is an
+        :class:`OutputDirError` unless ``train.overwrite`` (then rank 0 deletes them).
+        """
+        root = self.output_dir / "checkpoints"
+        resume = self.cfg.train.resume
+        newest = ckpt.latest_checkpoint(root)
+        if resume == "auto":
+            if newest is None:
+                log.info("resume auto: no complete checkpoint in %s, starting fresh", root)
+            return None if newest is None else str(newest)
+        if resume:
+            return str(ckpt.resolve_checkpoint(resume))  # a wrong path fails now, naming it
+        leftovers = sorted(p.name for p in root.glob("step_*")) if root.is_dir() else []
+        if leftovers:
+            if not self.cfg.train.overwrite:
+                found = f"newest complete: {newest.name}" if newest else f"{len(leftovers)} unfinished"
+                raise OutputDirError(
+                    f"{root} already holds checkpoints ({found}). To continue that run, add "
+                    "--resume auto (or -o train.resume=auto); to start over and delete them, add "
+                    "--overwrite (-o train.overwrite=true); or choose another train.output_dir")
+            self.sync("output folder checked")
+            if self.rank == 0:
+                removed = ckpt.remove_checkpoints(root)
+                log.warning("train.overwrite: deleted %d checkpoints of an earlier run in %s", removed, root)
+            self.sync("old checkpoints deleted")
+        return None
 
     # ----------------------------------------------------------------------------- building
     def _build_data(self) -> None:
@@ -131,6 +194,7 @@ class Trainer:
         self.loader = BatchLoader(self.dataset, self.sampler, size, num_workers=d.num_workers,
                                   flip=d.flip, seed=d.seed)
         self.steps_per_epoch = self.sampler.steps_per_epoch
+        self.num_skipped = getattr(self.dataset, "num_skipped", 0)
         self.total_steps = t.epochs * self.steps_per_epoch
         if t.max_steps is not None:
             self.total_steps = min(self.total_steps, t.max_steps)
@@ -163,7 +227,8 @@ class Trainer:
             optimizer = paddle.optimizer.Momentum(self.schedule, momentum=t.momentum,
                                                   weight_decay=t.weight_decay, grad_clip=clip,
                                                   multi_precision=t.amp == "fp16_o2")
-            paddle_pfc.minimize(optimizer, self.loss, loss_scaling=loss_scaling_setting(self.cfg))
+            self.loss_scaling = loss_scaling_setting(self.cfg)
+            paddle_pfc.minimize(optimizer, self.loss, loss_scaling=self.loss_scaling, skip_nonfinite=True)
             self.lr_name = paddle_pfc.optimizer.learning_rate_value(optimizer).name
         # Evaluation program: the same layer in eval mode, reading the training parameters.
         self.eval_main = paddle.static.Program()
@@ -173,11 +238,16 @@ class Trainer:
             eval_images = paddle.static.data("images", [-1, 3, size, size], "float32")
             self.eval_embedding = self.backbone(eval_images)
         self.backbone.train()
+        self.nonfinite = nonfinite_flags(self.main)
+        self.sync("programs built")  # the startup program broadcasts rank 0's parameters (gloo)
         self.exe.run(self.startup)
         self.backbone_names = {key: value.name for key, value in self.backbone.state_dict().items()}
         center_names = {self.head.weight.name, *(v.name for v in self.head.states())}
         skip = center_names | set(self.backbone_names.values()) | {self.lr_name}
         self.state_names = [n for n in ckpt.persistable_names(self.main) if n not in skip]
+        # Written by the forward pass (outside the finite check): restored after a skipped step.
+        self.bn_stat_names = [name for key, name in self.backbone_names.items()
+                              if key.endswith(("._mean", "._variance"))]
 
     def _backbone_forward(self, images):
         """float32 [B, D] embeddings; with ``train.amp`` under Paddle's autocast (GPU; O2 also
@@ -193,7 +263,10 @@ class Trainer:
             embedding = self.backbone(images)
         return paddle.cast(embedding, "float32") if embedding.dtype != paddle.float32 else embedding
 
-    def _validation_sets(self) -> list[tuple[str, str]]:
+    def _validation_sets(self) -> dict[str, tuple]:
+        """``{name: (path, this rank's images, issame, number of images)}``: every set opened and
+        checked now (a wrong path or a broken file is an error before the first step, naming
+        them); each rank decodes only its share of the images."""
         sets = list(resolve_validation_sets(self.cfg))
         pairs = self.cfg.validation.synthetic_pairs
         if pairs:
@@ -207,7 +280,19 @@ class Trainer:
                 write_bin(str(path) + ".tmp", bins, issame)
                 Path(str(path) + ".tmp").replace(path)
             sets.append(("synthetic_val", str(path)))
-        return sets
+            self.sync("synthetic verification set written")
+        from paddle_pfc.evaluation import load_bin_part
+        loaded = {}
+        for name, path in sets:
+            started = time.perf_counter()
+            try:
+                images, issame, total = load_bin_part(path, self.cfg.model.input_size, self.rank, self.world_size)
+            except (OSError, ValueError) as exc:
+                raise ValidationSetError(f"validation.sets {name!r}: {exc}") from exc
+            loaded[name] = (path, images, issame, total)
+            log.info("verification set %s: %s, %d pairs (%d images on this rank, decoded in %.1f s)",
+                     name, path, len(issame), len(images), time.perf_counter() - started)
+        return loaded
 
     # ----------------------------------------------------------------------------- checkpoints
     def _meta(self) -> dict:
@@ -217,11 +302,14 @@ class Trainer:
                 "config": self.cfg.to_dict()}
 
     def save_checkpoint(self) -> None:
+        """Every rank writes its part (nothing non-finite is ever written), then all meet."""
         path = self.writer.save(self.scope, self._meta(), self.backbone_names, self.state_names, [self.head])
         if path is not None:
             log.info("checkpoint %s", path)
+        self.sync(f"checkpoint {self.global_step} written")
 
     def resume(self, path: str) -> None:
+        self._resumed = True
         meta = ckpt.load_checkpoint(
             path, self.scope, self.place, self.backbone_names, self.state_names, [self.head],
             expect={"num_classes": self.cfg.data.num_classes,
@@ -241,26 +329,61 @@ class Trainer:
     def embed(self, images: np.ndarray) -> np.ndarray:
         return self.exe.run(self.eval_main, feed={"images": images}, fetch_list=[self.eval_embedding])[0]
 
+    def _share_bn_statistics(self) -> None:
+        """Give every rank rank 0's BatchNorm running statistics (what checkpoints and ``best/``
+        hold), so every rank's share of a validation is embedded by the same model. Training
+        is unaffected: the forward pass in train mode normalises with batch statistics."""
+        if self.world_size == 1 or not self.bn_stat_names:
+            return
+        values = [ckpt.read_tensor(self.scope, n) for n in self.bn_stat_names]
+        flat = np.concatenate([v.ravel() for v in values]).astype(np.float32)[None]
+        self.sync("batch-norm statistics")
+        rank0 = all_gather_rows(flat, self.exe, self.world_size)[0]
+        offset = 0
+        for name, value in zip(self.bn_stat_names, values):
+            ckpt.write_tensor(self.scope, name, rank0[offset:offset + value.size].reshape(value.shape)
+                              .astype(value.dtype), self.place)
+            offset += value.size
+
     def validate(self) -> dict[str, float]:
-        """Rank 0 evaluates every verification set (the other ranks wait at the next step)."""
-        if self.rank != 0 or not self.validation_sets:
+        """Every rank embeds its share of each verification set (with flips), the embeddings are
+        gathered, and every rank computes the same accuracy; rank 0 logs and saves ``best/``."""
+        if not self.validation_sets:
             return {}
-        from paddle_pfc.evaluation import evaluate_arrays, load_bin
+        from paddle_pfc.evaluation import embed_pairs, evaluate_embeddings, shard_range
+        self._share_bn_statistics()
+        dim, world = self.cfg.model.embedding_size, self.world_size
         results = {}
-        for name, path in self.validation_sets:
-            if path not in self._loaded_sets:  # decoded once, evaluated at every validation
-                self._loaded_sets[path] = load_bin(path, self.cfg.model.input_size)
-            images, issame = self._loaded_sets[path]
-            result = evaluate_arrays(self.embed, images, issame, self.cfg.validation.batch_size,
-                                     nrof_folds=self.cfg.validation.nrof_folds)
+        for name, (path, images, issame, total) in self.validation_sets.items():
+            started = time.perf_counter()
+            with Progress(f"validate {name} (rank {self.rank}: {len(images)} of {total} images)",
+                          total=len(images), unit="images", write=log, enabled=self.rank == 0) as progress:
+                if len(images):
+                    _, both = embed_pairs(self.embed, images, self.cfg.validation.batch_size,
+                                          on_batch=progress.update)
+                else:
+                    both = np.zeros((0, dim), np.float32)
+            counts = [shard_range(total, r, world) for r in range(world)]
+            rows = max(stop - start for start, stop in counts)
+            local = np.zeros((rows, 2 * dim), np.float32)
+            local[:len(images), :dim], local[:len(images), dim:] = both[:len(images)], both[len(images):]
+            self.sync(f"validation {name} embedded")
+            gathered = all_gather_rows(local, self.exe, world)
+            full = np.concatenate([gathered[r * rows:r * rows + stop - start]
+                                   for r, (start, stop) in enumerate(counts)])
+            result = evaluate_embeddings(full[:, :dim], full[:, dim:], issame,
+                                         nrof_folds=self.cfg.validation.nrof_folds)
             results[name] = result.accuracy
-            log.info("[%s][%d] accuracy %.5f +- %.5f  threshold %.3f  xnorm %.3f", name, self.global_step,
-                     result.accuracy, result.accuracy_std, result.threshold, result.xnorm)
+            log.info("[%s][%d] accuracy %.5f +- %.5f  threshold %.3f  xnorm %.3f  (%.1f s on %d ranks)",
+                     name, self.global_step, result.accuracy, result.accuracy_std, result.threshold,
+                     result.xnorm, time.perf_counter() - started, world)
             self.metrics.add(self.global_step, **{f"val/{name}": result.accuracy})
         mean = float(np.mean(list(results.values())))
         if mean > self.best_accuracy:
             self.best_accuracy = mean
-            self._save_best(results)
+            if self.rank == 0:
+                self._save_best(results)
+        self.sync(f"validation {self.global_step} done")
         return results
 
     def _save_best(self, results: dict[str, float]) -> None:
@@ -319,19 +442,55 @@ class Trainer:
         paddle.seed((self.cfg.train.seed * 1_000_003 + self.global_step * 4099 + self.rank) % (2**31 - 1))
 
     def _step(self, images: np.ndarray, labels: np.ndarray) -> float:
-        """One optimizer step on this rank's batch; returns the global loss."""
+        """One optimizer step on this rank's batch; returns the global loss.
+
+        A step whose loss or any gradient is inf/NaN on any rank changes nothing (the program
+        skips every update; the BatchNorm statistics its forward pass moved are restored here)
+        and is counted and logged; ``train.max_bad_steps`` such steps in a row stop training
+        with :class:`NonFiniteTrainingError`. The step counter and data position move on either way.
+        """
         self._seed_step()
         self._keep_backbone_frozen(before_step=True)
-        loss, = paddle_pfc.run(self.exe, self.main, feed={"images": images, "labels": labels},
-                               fetch_list=[self.loss])
+        bn_before = [ckpt.read_tensor(self.scope, n) for n in self.bn_stat_names]
+        loss, flags = paddle_pfc.run(self.exe, self.main, feed={"images": images, "labels": labels},
+                                     fetch_list=[self.loss, self.nonfinite])
         self._keep_backbone_frozen(before_step=False)
         loss = float(loss)
-        if not math.isfinite(loss):
-            raise FloatingPointError(f"loss is {loss} at step {self.global_step}")
+        bad = [part for part, flag in zip(NONFINITE_PARTS, np.ravel(flags)) if flag > 0]
+        if bad:
+            for name, value in zip(self.bn_stat_names, bn_before):
+                ckpt.write_tensor(self.scope, name, value, self.place)
+            self._count_bad_step(loss, bad)
+        elif not math.isfinite(loss):  # cannot happen: the loss is part of the check
+            raise FloatingPointError(f"loss is {loss} at step {self.global_step} but the step was applied")
+        else:
+            self.bad_steps = 0
         self.schedule.step()
         self.global_step += 1
         self.step_in_epoch += 1
         return loss
+
+    def _count_bad_step(self, loss: float, bad: list[str]) -> None:
+        """Log a skipped step; stop after ``train.max_bad_steps`` in a row. With loss scaling a
+        gradient overflow is how the scale finds its level: it counts only at the scale's floor."""
+        self.skipped_steps += 1
+        scale = None
+        if self.loss_scaling:
+            scale = float(ckpt.read_tensor(self.scope, "loss_scaling@scale")[0])
+        counts = not self.loss_scaling or "loss" in bad or scale <= 1.0
+        self.bad_steps = self.bad_steps + 1 if counts else 0
+        what = ", ".join(bad)
+        limit = self.cfg.train.max_bad_steps
+        if self.rank == 0:
+            log.warning("step %d skipped (nothing updated): inf/NaN in %s (loss %s)%s; %d skipped in a "
+                        "row, %d in this run", self.global_step + 1, what, loss,
+                        f", loss scale now {scale:g}" if scale is not None else "", self.bad_steps,
+                        self.skipped_steps)
+        if self.bad_steps >= limit:
+            raise NonFiniteTrainingError(
+                f"step {self.global_step + 1}: {self.bad_steps} consecutive steps skipped, the last with "
+                f"inf/NaN in: {what} (train.max_bad_steps={limit}); nothing was updated by them and the last "
+                "checkpoint is intact. Lower train.lr, check the data, or raise train.max_bad_steps")
 
     def train(self) -> dict:
         """Run until ``train.epochs`` (or ``train.max_steps``); returns the losses and validations."""
@@ -342,15 +501,22 @@ class Trainer:
             log.info("world_size %d, %d images, %d steps/epoch, %d steps, global batch %d, lr %.4g",
                      self.world_size, len(self.dataset), self.steps_per_epoch, self.total_steps,
                      t.batch_size * self.world_size, self.base_lr)
+        if self.resume_path and not self._resumed:
+            self.resume(self.resume_path)
+        self.sync("training starts")
         history = {"loss": [], "val": []}
-        if self.global_step == 0:
+        if self.global_step == 0 and self.cfg.model.pretrained:
             self.init_from_pretrained()
+            self.sync("pretrained backbone loaded")  # center init takes each rank its own time
         if self.global_step == 0 and self.validation_sets:  # the untrained model, for reference
             history["val"].append((0, self.validate()))
         started = window_start = time.perf_counter()
         steps_this_run = window_steps = 0
         try:
             while self.global_step < self.total_steps and self.epoch < t.epochs:
+                if self.num_skipped and self.rank == 0:
+                    log.warning("epoch %d: %d images skipped by data.skip_bad (listed at start-up)",
+                                self.epoch, self.num_skipped)
                 for images, labels in self.loader.epoch(self.epoch, self.step_in_epoch):
                     lr = self.schedule()
                     history["loss"].append(self._step(images, labels))
@@ -382,5 +548,6 @@ class Trainer:
             self.loader.close()
             self.metrics.close()
         if self.rank == 0:
-            log.info("finished: %d steps in %.1f s", steps_this_run, time.perf_counter() - started)
+            log.info("finished: %d steps in %.1f s (%d skipped as non-finite)", steps_this_run,
+                     time.perf_counter() - started, self.skipped_steps)
         return history

@@ -30,3 +30,49 @@ def worker_logs(log_dir: Path) -> str:
     for path in sorted(Path(log_dir).glob("workerlog.*")):
         parts.append(f"--- {path.name}\n" + path.read_text(errors="replace")[-4000:])
     return "\n".join(parts)
+
+
+def launch_cmd(script: Path | str, nproc: int, args: list[str], log_dir: Path,
+               extra: list[str] = ()) -> list[str]:
+    """The ``paddle.distributed.launch`` command line of :func:`launch` (``extra``: more launcher
+    options, e.g. ``--master`` / ``--nnodes`` / ``--rank``)."""
+    return [sys.executable, "-m", "paddle.distributed.launch", "--nproc_per_node", str(nproc), *extra,
+            "--log_dir", str(log_dir), str(script), *args]
+
+
+def launch_env(env_vars: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ, **(env_vars or {}))
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    env.setdefault("GLOG_minloglevel", "2")
+    return env
+
+
+def start_launch(script: Path | str, nproc: int, args: list[str], log_dir: Path,
+                 extra: list[str] = (), env_vars: dict[str, str] | None = None) -> subprocess.Popen:
+    """Start :func:`launch_cmd` in the background (stdout/stderr to ``log_dir/launcher.out``)."""
+    Path(log_dir).mkdir(parents=True, exist_ok=True)
+    out = open(Path(log_dir) / "launcher.out", "w")
+    return subprocess.Popen(launch_cmd(script, nproc, args, log_dir, extra), cwd=REPO, env=launch_env(env_vars),
+                            stdout=out, stderr=subprocess.STDOUT)
+
+
+def children(pid: int) -> list[int]:
+    """Direct child processes of ``pid`` (from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

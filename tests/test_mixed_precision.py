@@ -111,9 +111,11 @@ def test_loss_scaling_checks_center_gradients_and_guards_every_update(dtype, cen
     assert head.native == (native == "on")
     ops = main.global_block().ops
     checks = [op for op in ops if op.name() == "pd_op.check_finite_and_unscale_"]
-    assert len(checks) == 1
-    grads = checks[0].operand_source(0).get_defining_op()  # builtin.combine of every gradient
-    sources = [_producers(grads.operand_source(i)) for i in range(grads.num_operands())]
+    assert len(checks) == 2  # the backbone's gradients, the centers' (each flag reported apart)
+    sources = []
+    for check in checks:
+        grads = check.operand_source(0).get_defining_op()  # builtin.combine of the gradients
+        sources += [_producers(grads.operand_source(i)) for i in range(grads.num_operands())]
     # One backbone gradient plus one per block of kept centers, each from the head's backward.
     assert len(head.chunks) == 3 and len(sources) == 1 + len(head.chunks)
     assert sum("pd_op.pylayer" in s for s in sources) == len(head.chunks), sources

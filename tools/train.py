@@ -2,8 +2,13 @@
 
     python -m paddle.distributed.launch --nproc_per_node 2 tools/train.py -c configs/demo_cpu.yaml
     python tools/train.py -c configs/demo_cpu.yaml -o train.max_steps=20      # one rank
-    ... --resume output/demo/checkpoints        # continue from the latest checkpoint there
+    ... --resume auto          # continue from the newest checkpoint of train.output_dir, or start
+                               # fresh if it has none (the command for a job that may be restarted)
+    ... --resume output/demo/checkpoints        # continue from a given checkpoint (or root)
+    ... --overwrite            # a fresh run into a folder with checkpoints: delete them first
     ... --pretrained output/ms1m/best -o data.num_classes=1000   # fine-tune (docs/finetuning.md)
+
+Errors: each rank prints ``[rank R] Error: cause`` and writes it to ``output_dir/error_rank{R}.txt``.
 """
 from __future__ import annotations
 
@@ -20,15 +25,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_config_args(parser)
     parser.add_argument("--resume", default=None,
-                        help="checkpoint folder, or a checkpoints root (its latest); same as -o train.resume=PATH")
+                        help="'auto' (newest checkpoint of train.output_dir, else fresh), a checkpoint folder, "
+                             "or a checkpoints root (its newest); same as -o train.resume=...")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="fresh run into an output_dir with checkpoints: delete them (train.overwrite=true)")
     parser.add_argument("--pretrained", default=None,
                         help="fine-tune from this backbone (checkpoint, best/ folder, export folder or "
                              ".pdparams); same as -o model.pretrained=PATH")
     args = parser.parse_args(argv)
-    if args.pretrained:
-        args.overrides = list(args.overrides or []) + [f"model.pretrained={args.pretrained}"]
-    if args.resume:
-        args.overrides = list(args.overrides or []) + [f"train.resume={args.resume}"]
+    extra = ([f"train.resume={args.resume}"] if args.resume else []) + \
+        (["train.overwrite=true"] if args.overwrite else []) + \
+        ([f"model.pretrained={args.pretrained}"] if args.pretrained else [])
+    args.overrides = list(args.overrides or []) + extra
+    from paddle_pfc.errors import report_error
     from paddle_pfc.pretrained import PretrainedError
     from paddle_pfc.trainer import Trainer, check_supported, setup_logging
 
@@ -39,16 +48,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
 
-    rank, world_size = paddle_pfc.init_distributed()
-    setup_logging(Path(cfg.train.output_dir), rank)
-    trainer = Trainer(cfg, rank, world_size)
-    if cfg.train.resume:
-        trainer.resume(cfg.train.resume)
+    rank = 0
     try:
-        trainer.train()
-    except PretrainedError as exc:
+        rank, world_size = paddle_pfc.init_distributed(cfg.train.collective_timeout)
+        (Path(cfg.train.output_dir) / f"error_rank{rank}.txt").unlink(missing_ok=True)  # a stale one
+        setup_logging(Path(cfg.train.output_dir), rank)
+        Trainer(cfg, rank, world_size).train()
+    except PretrainedError as exc:  # a bad --pretrained file: a usage error, like a bad config
+        report_error(exc, rank, cfg.train.output_dir)
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:
+        report_error(exc, rank, cfg.train.output_dir)
+        raise
     return 0
 
 

@@ -12,12 +12,16 @@ label ``>= num_classes`` (when given) or a missing image file raises
 """
 from __future__ import annotations
 
+import logging
+
 import os
 from typing import List, Optional, Tuple
 
 import numpy as np
 
 from ._image import SizeLike, as_size, fit_size, read_rgb
+
+_log = logging.getLogger("paddle_pfc.data")
 
 
 def parse_label_file(
@@ -104,6 +108,11 @@ class ImageFolderDataset:
                     continue
                 good.append((path, label))
             samples = good
+        for path, reason in skipped:
+            _log.warning("skip_bad: skipped %s (%s)", path, reason)
+        if skipped:
+            _log.warning("skip_bad: %d of %d images of %s skipped", len(skipped),
+                         len(skipped) + len(samples), self.label_file)
         if not samples:
             raise ValueError(f"{self.label_file}: no usable samples")
         self.samples: List[Tuple[str, int]] = samples

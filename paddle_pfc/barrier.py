@@ -1,0 +1,69 @@
+"""A rank barrier that does not run inside a gloo collective, with a timeout you choose.
+
+gloo (Paddle's CPU backend) gives every collective its own default timeout of 30 s, and Paddle
+3.3 offers no way to change it from Python. A rank that reaches a collective while another rank
+is still busy alone (writing a checkpoint, indexing data, validating) therefore fails after 30 s.
+:class:`StoreBarrier` makes the ranks meet *before* such a collective on Paddle's TCP store (the
+key-value server ``paddle.distributed.launch`` / ``init_parallel_env`` already run on the master
+node): each rank adds its key and polls for the others' keys, for up to ``timeout`` seconds. After
+it every rank enters the next collective within moments of the others.
+"""
+from __future__ import annotations
+
+import time
+
+
+class BarrierTimeout(TimeoutError):
+    """Some ranks did not reach a barrier in time (names the barrier and the missing ranks)."""
+
+
+class StoreBarrier:
+    """Barriers of one job on a key-value store with ``add(key, n) -> int`` (Paddle's TCPStore).
+
+    Every rank must call :meth:`wait` with the same sequence of names (barriers are numbered per
+    ``prefix`` and process, so several objects with one prefix share the numbering). ``world_size
+    == 1``: every call returns at once. ``store=None`` takes the global TCP store created by
+    ``paddle.distributed.init_parallel_env``.
+    """
+
+    _counts: dict[str, int] = {}
+
+    def __init__(self, rank: int, world_size: int, timeout: float = 1800.0, store=None,
+                 prefix: str = "paddle_pfc/barrier") -> None:
+        if timeout <= 0:
+            raise ValueError(f"barrier timeout must be > 0 seconds, got {timeout!r}")
+        self.rank, self.world_size, self.timeout, self.prefix = rank, world_size, timeout, prefix
+        self._store = store
+
+    def _get_store(self):
+        if self._store is None:
+            from paddle.base import core
+
+            self._store = core.create_or_get_global_tcp_store()
+        return self._store
+
+    def wait(self, name: str, timeout: float | None = None) -> float:
+        """Return once every rank called ``wait(name)`` (the n-th barrier of this object on every
+        rank); the seconds spent waiting. :class:`BarrierTimeout` after ``timeout`` seconds."""
+        if self.world_size == 1:
+            return 0.0
+        count = StoreBarrier._counts[self.prefix] = StoreBarrier._counts.get(self.prefix, 0) + 1
+        timeout = self.timeout if timeout is None else timeout
+        store = self._get_store()
+        key = f"{self.prefix}/{count}/{name}"
+        store.add(f"{key}/rank{self.rank}", 1)
+        started = time.monotonic()
+        pending = [r for r in range(self.world_size) if r != self.rank]
+        pause = 0.002
+        while pending:
+            pending = [r for r in pending if store.add(f"{key}/rank{r}", 0) < 1]
+            if not pending:
+                break
+            waited = time.monotonic() - started
+            if waited > timeout:
+                raise BarrierTimeout(
+                    f"rank {self.rank}: ranks {pending} did not reach barrier {name!r} within "
+                    f"{timeout:.0f} s (train.collective_timeout); see their logs")
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
+        return time.monotonic() - started

@@ -1,0 +1,95 @@
+"""A non-finite step changes nothing, in every precision, on 1-3 ranks; the trainer counts, logs
+and stops after train.max_bad_steps; no checkpoint holds inf/NaN; implausible scales are refused."""
+from __future__ import annotations
+
+import pickle
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from launcher import REPO, launch
+from paddle_pfc import checkpoint as ckpt
+from paddle_pfc.config import ConfigError, load_config
+from test_classifier import ARCFACE, COMBINED, check_case, load_ranks, run_world
+from test_mixed_precision import BF16_STORAGE
+
+TRAIN = REPO / "tools" / "train.py"
+CONFIG = REPO / "tests" / "train_tiny.yaml"
+
+
+def make_cases(world_size: int) -> list[dict]:
+    classes = {1: 13, 2: 37, 3: 31}[world_size]
+    base = dict(batch=4, dim=16, in_dim=12, steps=3, lr=0.2, momentum=0.9, weight_decay=5e-4, scale=16.0,
+                optimizer="momentum", margins=ARCFACE, num_classes=classes * 2, sample_ratio=0.5, chunk_rows=3)
+    last_row = 4 * world_size - 1  # a sample of the last rank
+    return [
+        # float32, no loss scaling: the guard of minimize (skip_nonfinite, on by default).
+        dict(base, name="float32_inf_skips_step", seed=21, inject_inf=[1, last_row], skipped_steps=[1]),
+        # bfloat16 operands and center storage.
+        dict(base, name="bfloat16_inf_skips_step", seed=22, dtype="bfloat16", center_dtype="bfloat16",
+             tolerance=BF16_STORAGE, margins=COMBINED, inject_inf=[0, 0], skipped_steps=[0]),
+    ]
+
+
+@pytest.mark.parametrize("world_size", [1, pytest.param(2, marks=pytest.mark.multirank),
+                                        pytest.param(3, marks=pytest.mark.multirank)])
+def test_injected_nonfinite_step_changes_no_parameter_or_state(world_size, tmp_path_factory):
+    out, cases = run_world(world_size, tmp_path_factory, tag="nonfinite", cases_for=make_cases)
+    for case in cases:
+        # check_case: the skipped step leaves centers, backbone and both momenta bit-identical on
+        # every rank; the steps around it match the float64 reference.
+        check_case(case, load_ranks(out, case["name"], world_size), world_size)
+
+
+def _checkpoint_arrays(folder: Path) -> dict[str, np.ndarray]:
+    arrays = {}
+    for name in ("backbone.pdparams", "states.pdstates"):
+        with open(folder / name, "rb") as f:
+            arrays.update({f"{name}:{k}": np.asarray(v) for k, v in pickle.load(f).items()})
+    for path in sorted((folder / "centers").glob("*.npy")):
+        arrays[path.name] = np.load(path)
+    return arrays
+
+
+@pytest.mark.multirank
+def test_trainer_skips_counts_and_stops_on_nonfinite_steps_and_never_saves_them(tmp_path):
+    out = tmp_path / "run"
+    proc = launch(TRAIN, 2, ["-c", str(CONFIG), "-o", "train.lr=1e6", "-o", "train.max_steps=16",
+                             "-o", "train.checkpoint_every_steps=1", "-o", "train.keep_checkpoints=30",
+                             "-o", "train.max_bad_steps=3", "-o", f"train.output_dir={out}"],
+                  tmp_path / "log", check=False)
+    assert proc.returncode != 0
+    skipped = [int(s) for s in re.findall(r"step (\d+) skipped \(nothing updated\)", (out / "train.log").read_text())]
+    assert len(skipped) == 3 and skipped == list(range(skipped[0], skipped[0] + 3)), skipped
+    first = skipped[0]
+    assert first > 1  # lr 1e6 takes a few steps to overflow
+    for rank in range(2):  # every rank stops with the same error, naming the step and the cause
+        error = (out / f"error_rank{rank}.txt").read_text().splitlines()[0]
+        assert f"[rank {rank}] NonFiniteTrainingError: step {first + 2}:" in error
+        assert "inf/NaN in:" in error and "train.max_bad_steps=3" in error
+    root = out / "checkpoints"
+    saved = {step: folder for step, folder in ckpt.complete_checkpoints(root)}
+    assert sorted(saved) == list(range(1, first + 2))  # the last bad step stops before saving
+    for step, folder in saved.items():
+        for key, value in _checkpoint_arrays(folder).items():
+            if np.issubdtype(value.dtype, np.floating):
+                assert np.isfinite(value).all(), (step, key)
+    good = _checkpoint_arrays(saved[first - 1])
+    for step in (first, first + 1):  # the skipped steps changed nothing at all, bit for bit
+        after = _checkpoint_arrays(saved[step])
+        assert after.keys() == good.keys()
+        for key in good:
+            np.testing.assert_array_equal(after[key], good[key], err_msg=f"step {step}: {key}")
+
+
+@pytest.mark.parametrize("override, key", [("loss.scale=1e30", "loss.scale"),
+                                           ("train.init_loss_scaling=1e30", "train.init_loss_scaling"),
+                                           ("train.init_loss_scaling=0.5", "train.init_loss_scaling"),
+                                           ("train.max_bad_steps=0", "train.max_bad_steps"),
+                                           ("train.collective_timeout=0", "train.collective_timeout")])
+def test_implausible_settings_are_refused_naming_the_key(override, key):
+    with pytest.raises(ConfigError, match=re.escape(key)):
+        load_config(None, ["data.num_classes=10", override])
+    load_config(None, ["data.num_classes=10", "loss.scale=64", "train.init_loss_scaling=65536"])  # insightface's values pass

@@ -1,0 +1,89 @@
+"""Re-running a crashed job: ``--resume auto`` continues bit-exactly, a fresh run into the same
+folder is refused with what to do, pruning and ``latest`` follow the steps in meta.json."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from launcher import REPO, children, launch, start_launch, worker_logs
+from paddle_pfc import checkpoint as ckpt
+
+TRAIN = REPO / "tools" / "train.py"
+CONFIG = REPO / "tests" / "train_tiny.yaml"
+STEPS = 12
+
+
+def command(output_dir: Path, *extra: str) -> list[str]:
+    return ["-c", str(CONFIG), "-o", f"train.max_steps={STEPS}", "-o", f"train.output_dir={output_dir}",
+            "-o", "train.checkpoint_every_steps=2", "-o", "train.keep_checkpoints=2", *extra]
+
+
+def losses(output_dir: Path) -> dict[int, float]:
+    """{step: loss} from metrics.jsonl (a re-run appends: its lines win)."""
+    out = {}
+    for line in (output_dir / "metrics.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if "loss" in record:
+            out[record["step"]] = record["loss"]
+    return out
+
+
+@pytest.mark.multirank
+def test_crashed_job_rerun_with_resume_auto_continues_bit_exactly(tmp_path):
+    reference = tmp_path / "reference"
+    launch(TRAIN, 2, command(reference), tmp_path / "log_reference")
+    expected = losses(reference)
+    assert sorted(expected) == list(range(1, STEPS + 1))
+
+    # The job script's command, killed (a rank dies) once a checkpoint of step >= 4 is complete.
+    run = tmp_path / "run"
+    job = command(run, "--resume", "auto")
+    launcher = start_launch(TRAIN, 2, job, tmp_path / "log_crash")
+    deadline = time.monotonic() + 240
+    while launcher.poll() is None and time.monotonic() < deadline:
+        newest = ckpt.latest_checkpoint(run / "checkpoints")
+        if newest is not None and ckpt.read_meta(newest)["global_step"] >= 4:
+            break
+        time.sleep(0.05)
+    workers = children(launcher.pid)
+    assert launcher.poll() is None and len(workers) == 2, worker_logs(tmp_path / "log_crash")
+    os.kill(max(workers), signal.SIGKILL)
+    assert launcher.wait(timeout=120) != 0
+    crashed_at = ckpt.read_meta(ckpt.latest_checkpoint(run / "checkpoints"))["global_step"]
+    assert 4 <= crashed_at < STEPS
+
+    # Re-running it without --resume is refused, naming the way out, and changes nothing.
+    fresh = launch(TRAIN, 2, command(run), tmp_path / "log_fresh", check=False)
+    assert fresh.returncode != 0
+    error = (run / "error_rank0.txt").read_text()
+    assert "already holds checkpoints" in error and "--resume auto" in error and "--overwrite" in error
+    assert ckpt.read_meta(ckpt.latest_checkpoint(run / "checkpoints"))["global_step"] == crashed_at
+
+    # The same command again: resumes from the newest checkpoint and repeats the reference.
+    launch(TRAIN, 2, job, tmp_path / "log_rerun")
+    assert "resumed from" in (run / "train.log").read_text()
+    assert losses(run) == expected  # every step, bit for bit (json keeps float64 exactly)
+    names = sorted(p.name for p in (run / "checkpoints").glob("step_*"))
+    assert names == ["step_000000010", "step_000000012"]
+    assert (run / "checkpoints" / "latest").read_text() == "step_000000012"
+    assert not (run / "error_rank0.txt").exists()
+
+
+def test_newest_checkpoint_is_found_by_recorded_step_not_by_name_or_stale_pointer(tmp_path):
+    root = tmp_path / "checkpoints"
+    for name, step in (("step_000000040", 40), ("step_000000008", 8), ("zzz_not_a_checkpoint", 99)):
+        (root / name).mkdir(parents=True)
+        ckpt.write_meta(root / name, {"global_step": step}, world_size=1, num_heads=1)
+    (root / "step_000000050.partial").mkdir()                 # an unfinished write
+    (root / "latest").write_text("step_000000099")            # names a deleted folder
+    assert ckpt.latest_checkpoint(root) == root / "step_000000040"
+    assert ckpt.resolve_checkpoint(root) == root / "step_000000040"
+    (root / "latest").write_text("step_000000008")            # an older one than the newest
+    assert ckpt.latest_checkpoint(root) == root / "step_000000040"
+    assert [s for s, _ in ckpt.complete_checkpoints(root)] == [8, 40]
+    assert ckpt.remove_checkpoints(root) == 3 and ckpt.latest_checkpoint(root) is None

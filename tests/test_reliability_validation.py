@@ -1,0 +1,94 @@
+"""Validation on every rank (each embeds its share, embeddings gathered): the same result as one
+rank; verification sets checked at start-up; progress lines; the 2-rank figure of issue 9."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from launcher import REPO, launch
+from paddle_pfc.data.bin_set import write_bin
+from paddle_pfc.data.synthetic import make_verification_set
+
+TRAIN = REPO / "tools" / "train.py"
+CONFIG = REPO / "tests" / "train_tiny.yaml"
+
+
+def write_set(path: Path, pairs: int, size: int = 32) -> Path:
+    bins, issame = make_verification_set(12, pairs, size, seed=5)
+    write_bin(str(path), bins, issame)
+    return path
+
+
+def validations(output_dir: Path, name: str) -> dict[int, float]:
+    out = {}
+    for line in (output_dir / "metrics.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if f"val/{name}" in record:
+            out[record["step"]] = record[f"val/{name}"]
+    return out
+
+
+@pytest.mark.multirank
+def test_two_rank_validation_equals_one_rank_validation_of_the_checkpoint(tmp_path):
+    bin_path = write_set(tmp_path / "pairs.bin", 301)  # 602 images: 301 per rank
+    out = tmp_path / "run"
+    launch(TRAIN, 2, ["-c", str(CONFIG), "-o", "train.max_steps=2", "-o", "train.checkpoint_every_steps=2",
+                      "-o", f"validation.sets=[{{name: pairs, path: {bin_path}}}]", "-o", "validation.nrof_folds=5",
+                      "-o", f"train.output_dir={out}"], tmp_path / "log")
+    log = (out / "train.log").read_text()
+    assert "validate pairs (rank 0: 301 of 602 images): 301/301 (100%)" in log  # the progress line
+    got = validations(out, "pairs")
+    assert sorted(got) == [0, 2]
+    reference = tmp_path / "reference.json"
+    proc = subprocess.run([sys.executable, "tools/validate.py", "--checkpoint", str(out / "checkpoints" / "step_000000002"),
+                           "--bin", str(bin_path), "--nrof-folds", "5", "--batch-size", "32", "--json", str(reference)],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    expected = json.loads(reference.read_text())["sets"]["pairs"]
+    assert got[2] == expected["accuracy"]
+    assert f"threshold {expected['threshold']:.3f}  xnorm {expected['xnorm']:.3f}" in log
+
+
+def test_wrong_verification_path_fails_before_the_first_step_naming_it(tmp_path):
+    missing = tmp_path / "no_such_dir" / "lfw.bin"
+    broken = tmp_path / "broken.bin"
+    broken.write_bytes(b"not a pickle")
+    for name, path in (("lfw", missing), ("cfp", broken)):
+        out = tmp_path / name
+        proc = subprocess.run([sys.executable, "tools/train.py", "-c", str(CONFIG), "-o", "train.max_steps=2",
+                               "-o", f"validation.sets=[{{name: {name}, path: {path}}}]",
+                               "-o", f"train.output_dir={out}"], cwd=REPO, capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode != 0
+        summary = (out / "error_rank0.txt").read_text().splitlines()[0]
+        assert f"[rank 0] ValidationSetError: validation.sets '{name}': {path}" in summary, summary
+        assert summary.split(" ", 2)[2] in proc.stderr  # the same line, without the time stamp
+        assert "step 1/" not in (out / "train.log").read_text()
+        assert not (out / "checkpoints").exists() or not list((out / "checkpoints").iterdir())
+
+
+@pytest.mark.multirank
+def test_validation_longer_than_gloo_timeout_on_two_ranks_completes(tmp_path):
+    """Issue 9: a 45 s validation on rank 0 killed rank 1 after gloo's 30 s. Here a 6,000-pair set
+    (12,000 images, 6,000 per rank: 95 s per validation measured on a loaded 2-core machine)
+    is validated at step 2, training goes on to step 3, which validates again."""
+    bin_path = write_set(tmp_path / "big.bin", 6000)
+    out = tmp_path / "run"
+    common = ["-c", str(CONFIG), "-o", "train.checkpoint_every_steps=1", "-o", f"train.output_dir={out}",
+              "--resume", "auto"]
+    launch(TRAIN, 2, [*common, "-o", "train.max_steps=1"], tmp_path / "log_first")  # no validation yet
+    # Resumed at step 1 (so no step-0 validation): validates at step 2, trains step 3 (gloo
+    # collectives right after the long phase), validates at the end.
+    launch(TRAIN, 2, [*common, "-o", "train.max_steps=3", "-o", "validation.every_steps=2",
+                      "-o", f"validation.sets=[{{name: big, path: {bin_path}}}]", "-o", "validation.batch_size=128"],
+           tmp_path / "log_second", timeout=900)
+    log = (out / "train.log").read_text()
+    line = next(l for l in log.splitlines() if "[big][2] accuracy" in l)
+    seconds = float(line.rsplit("(", 1)[1].split(" s on 2 ranks")[0])
+    assert seconds > 30, f"test premise: the validation must outlast gloo's 30 s, took {seconds} s; use a bigger set"
+    assert "step 3/3" in log and "[big][3] accuracy" in log
+    assert (out / "checkpoints" / "step_000000003" / "meta.json").exists()

@@ -1,0 +1,36 @@
+"""Run by tests under ``paddle.distributed.launch``: rank 0 works alone for ``--alone`` seconds
+(as a long validation or checkpoint write would), then every rank all-gathers its rank number —
+with or without meeting at :func:`paddle_pfc.distributed.barrier` first."""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import paddle
+
+import paddle_pfc
+from paddle_pfc.distributed import all_gather_rows, barrier
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--alone", type=float, required=True)
+    parser.add_argument("--barrier", action="store_true")
+    args = parser.parse_args()
+    rank, world = paddle_pfc.init_distributed(collective_timeout=120)
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    all_gather_rows(np.full((1, 2), -1.0), exe, world)  # the communicator works before
+    if rank == 0:
+        deadline = time.monotonic() + args.alone
+        while time.monotonic() < deadline:  # busy, like real work (not asleep in a collective)
+            np.linalg.svd(np.random.default_rng(0).standard_normal((200, 200)))
+    waited = barrier("rank 0 worked alone") if args.barrier else 0.0
+    gathered = all_gather_rows(np.full((1, 2), float(rank)), exe, world)
+    np.savez(Path(args.out) / f"rank{rank}.npz", gathered=gathered, waited=waited)
+
+
+if __name__ == "__main__":
+    main()
