@@ -76,3 +76,16 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def metrics_losses(output_dir: Path) -> dict[int, float]:
+    """{step: loss} from a training run's ``output_dir/metrics.jsonl`` (a re-run appends: its
+    lines win)."""
+    import json
+
+    out = {}
+    for line in (Path(output_dir) / "metrics.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if "loss" in record:
+            out[record["step"]] = record["loss"]
+    return out

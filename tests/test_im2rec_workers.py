@@ -79,4 +79,5 @@ def test_bad_image_skipped_or_named(tmp_path):
     ok = im2rec("--root", str(root), "--output", str(tmp_path / "skip"), "--workers", "2", "--skip-bad")
     serial = im2rec("--root", str(root), "--output", str(tmp_path / "skip0"), "--workers", "0", "--skip-bad")
     assert ok.returncode == 0 and "(1 skipped)" in ok.stdout, ok.stderr
+    assert serial.returncode == 0 and "(1 skipped)" in serial.stdout, serial.stderr
     assert files(tmp_path / "skip") == files(tmp_path / "skip0")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher import REPO, launch, start_launch, worker_logs
+from launcher import REPO, launch, start_launch, worker_logs, metrics_losses as losses
 
 TRAIN = REPO / "tools" / "train.py"
 CONFIG = REPO / "tests" / "train_tiny.yaml"
@@ -20,15 +20,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def losses(output_dir: Path) -> dict[int, float]:
-    out = {}
-    for line in (output_dir / "metrics.jsonl").read_text().splitlines():
-        record = json.loads(line)
-        if "loss" in record:
-            out[record["step"]] = record["loss"]
-    return out
 
 
 def two_nodes(tmp: Path, tag: str, args: list[str]) -> None:

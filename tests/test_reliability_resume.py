@@ -2,7 +2,6 @@
 folder is refused with what to do, pruning and ``latest`` follow the steps in meta.json."""
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
@@ -10,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher import REPO, children, launch, start_launch, worker_logs
+from launcher import REPO, children, launch, start_launch, worker_logs, metrics_losses as losses
 from paddle_pfc import checkpoint as ckpt
 
 TRAIN = REPO / "tools" / "train.py"
@@ -21,16 +20,6 @@ STEPS = 12
 def command(output_dir: Path, *extra: str) -> list[str]:
     return ["-c", str(CONFIG), "-o", f"train.max_steps={STEPS}", "-o", f"train.output_dir={output_dir}",
             "-o", "train.checkpoint_every_steps=2", "-o", "train.keep_checkpoints=2", *extra]
-
-
-def losses(output_dir: Path) -> dict[int, float]:
-    """{step: loss} from metrics.jsonl (a re-run appends: its lines win)."""
-    out = {}
-    for line in (output_dir / "metrics.jsonl").read_text().splitlines():
-        record = json.loads(line)
-        if "loss" in record:
-            out[record["step"]] = record["loss"]
-    return out
 
 
 @pytest.mark.multirank

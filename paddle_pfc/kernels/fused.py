@@ -35,7 +35,6 @@ their collectives after the chain's last one and record their outputs as the new
 """
 from __future__ import annotations
 
-import paddle
 from paddle import _C_ops
 
 from paddle_pfc.collectives import CollectiveChain
