@@ -386,3 +386,14 @@ def test_build_dataset_and_label_range(small_folder, tmp_path):
     sampler = DistributedBatchSampler(len(ds), 5, 0, 1, seed=0)
     x, y = next(BatchLoader(ds, sampler, image_size=112).epoch(0))
     assert x.shape == (5, 3, 112, 112) and sorted(y.tolist()) == sorted(sampler.epoch_permutation(0)[:5].tolist())
+
+
+def test_image_folder_indexing_logs_progress(small_folder, caplog):
+    """Checking a label file's images is a long operation on millions of files: it reports."""
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="paddle_pfc.data"):
+        ImageFolderDataset(small_folder)
+    lines = [r.getMessage() for r in caplog.records if r.name == "paddle_pfc.data"]
+    assert any(line.startswith("index ") and "label.txt: 10/10 (100%)" in line and "lines/s" in line
+               for line in lines), lines

@@ -19,6 +19,8 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
+from paddle_pfc.progress import Progress
+
 from ._image import SizeLike, as_size, fit_size, read_rgb
 
 _log = logging.getLogger("paddle_pfc.data")
@@ -35,6 +37,8 @@ def parse_label_file(
 
     Returns ``(samples, skipped)``: ``samples`` is a list of ``(absolute_path, label)``;
     ``skipped`` lists ``(path, reason)`` of missing files dropped when ``skip_missing``.
+    Checking millions of files takes a while: a progress line is logged every 10 s and at the
+    end (logger ``paddle_pfc.data``).
     """
     root = os.path.dirname(os.path.abspath(label_file)) if root is None else root
     try:
@@ -48,30 +52,43 @@ def parse_label_file(
         raise ValueError(f"{label_file}: not UTF-8 text ({e})") from e
     samples: List[Tuple[str, int]] = []
     skipped: List[Tuple[str, str]] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        s = line.strip()
-        if not s:
-            continue
-        parts = s.rsplit(None, 1)
-        if len(parts) != 2:
-            raise ValueError(f"{label_file}, line {lineno}: malformed line {line!r} "
-                             "(expected 'relative/path<TAB>label')")
-        rel, lab = parts
-        try:
-            label = int(lab)
-        except ValueError:
-            raise ValueError(f"{label_file}, line {lineno}: label {lab!r} is not an integer") from None
-        if label < 0 or (num_classes is not None and label >= num_classes):
-            rng = f"[0, {num_classes})" if num_classes is not None else "[0, inf)"
-            raise ValueError(f"{label_file}, line {lineno}: label {label} outside {rng}")
-        path = os.path.join(root, rel)
-        if check_files and not os.path.isfile(path):
-            if skip_missing:
-                skipped.append((path, f"{label_file}, line {lineno}: file not found"))
+    lines = text.splitlines()
+    with Progress(f"index {label_file}", len(lines), "lines", write=_log) as progress:
+        for lineno, line in enumerate(lines, start=1):
+            progress.update()
+            entry = _parse_line(line, lineno, label_file, num_classes)
+            if entry is None:
                 continue
-            raise ValueError(f"{label_file}, line {lineno}: image file {rel!r} not found ({path})")
-        samples.append((path, label))
+            rel, label = entry
+            path = os.path.join(root, rel)
+            if check_files and not os.path.isfile(path):
+                if skip_missing:
+                    skipped.append((path, f"{label_file}, line {lineno}: file not found"))
+                    continue
+                raise ValueError(f"{label_file}, line {lineno}: image file {rel!r} not found ({path})")
+            samples.append((path, label))
     return samples, skipped
+
+
+def _parse_line(line: str, lineno: int, label_file: str, num_classes: Optional[int]) -> Tuple[str, int] | None:
+    """``(relative path, label)`` of line ``lineno`` of ``label_file``, None for a blank line;
+    ValueError naming the file and line otherwise."""
+    s = line.strip()
+    if not s:
+        return None
+    parts = s.rsplit(None, 1)
+    if len(parts) != 2:
+        raise ValueError(f"{label_file}, line {lineno}: malformed line {line!r} "
+                         "(expected 'relative/path<TAB>label')")
+    rel, lab = parts
+    try:
+        label = int(lab)
+    except ValueError:
+        raise ValueError(f"{label_file}, line {lineno}: label {lab!r} is not an integer") from None
+    if label < 0 or (num_classes is not None and label >= num_classes):
+        rng = f"[0, {num_classes})" if num_classes is not None else "[0, inf)"
+        raise ValueError(f"{label_file}, line {lineno}: label {label} outside {rng}")
+    return rel, label
 
 
 class ImageFolderDataset:
