@@ -100,8 +100,9 @@ class LargeScaleClassifier:
     ``output_dict['loss']``: float32 scalar, the mean loss over the global batch, equal on every
     rank. ``output_dict['sampled_class_index']`` (``sample_ratio < 1``): int64 [S], this rank's kept
     centers as indices local to its shard — ascending on the composite road; on the fused road in
-    the kernel's order (this shard's positives ascending, then the random negatives). Train with :func:`paddle_pfc.minimize`, which updates
-    the kept rows of ``weight`` sparsely; Paddle's own ``optimizer.minimize`` does not.
+    the kernel's order (this shard's positives ascending, then the random negatives). Train with
+    :func:`paddle_pfc.minimize`, which updates the kept rows of ``weight`` sparsely; Paddle's own
+    ``optimizer.minimize`` does not.
     """
 
     def __init__(self, feature, label, rank: int, world_size: int, num_classes: int,
@@ -205,7 +206,7 @@ class LargeScaleClassifier:
         else:
             if self.fused:
                 sample = sampling.sample_shard_fused(total_label, self.class_start, self.num_local,
-                                                       self.num_sample, self.rank, self.world_size,
+                                                     self.num_sample, self.rank, self.world_size,
                                                      self._fused_kernels, self.chain)
                 global_target = sample.global_target
             else:
