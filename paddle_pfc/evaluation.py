@@ -144,9 +144,11 @@ def evaluate_embeddings(plain: np.ndarray, flipped: np.ndarray, issame: Sequence
 
 def evaluate_arrays(embed_fn: EmbedFn, images_nchw: np.ndarray, issame: Sequence[bool],
                     batch_size: int = 64, nrof_folds: int = 10) -> VerificationResult:
-    """Verification result of already loaded pairs (see :func:`load_bin`)."""
-    summed, both = embed_pairs(embed_fn, images_nchw, batch_size)
-    return evaluate_pairs(summed, np.asarray(issame), nrof_folds, xnorm_embeddings=both)
+    """Verification result of already loaded pairs (see :func:`load_bin`): the images embedded
+    here, then :func:`evaluate_embeddings` (the one protocol, as validation during training)."""
+    _, both = embed_pairs(embed_fn, images_nchw, batch_size)
+    count = len(both) // 2
+    return evaluate_embeddings(both[:count], both[count:], issame, nrof_folds)
 
 
 def evaluate_bin(embed_fn: EmbedFn, bin_path: Union[str, os.PathLike], image_size=112,
