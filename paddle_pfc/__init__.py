@@ -3,16 +3,44 @@
 Public API: :func:`init_distributed`, :class:`LargeScaleClassifier`, :func:`minimize` (with
 :class:`LossScaling`), :func:`run`, :func:`configure_process` (CPU math-library and allocator
 settings; :func:`init_distributed` applies them), :func:`plan` / :func:`max_classes` (memory
-per rank). Importing the package changes nothing in the process.
+per rank).
+
+Layers: :mod:`paddle_pfc.head` (the classifier and its math), :mod:`paddle_pfc.kernels` (native CPU
+ops, fused GPU kernels and their emulations), :mod:`paddle_pfc.engine` (config, trainer,
+checkpoints, processes), :mod:`paddle_pfc.data`, :mod:`paddle_pfc.backbones`,
+:mod:`paddle_pfc.evaluation`, :mod:`paddle_pfc.deploy`.
+
+Importing the package changes nothing in the process and loads nothing: the names below are
+imported on first use (so ``paddle_pfc.head.planner`` works without Paddle installed).
 """
-from paddle_pfc.classifier import LargeScaleClassifier, class_split
-from paddle_pfc.distributed import init_distributed
-from paddle_pfc.loss_scaling import LossScaling
-from paddle_pfc.optimizer import minimize
-from paddle_pfc.planner import max_classes, plan
-from paddle_pfc.runner import LabelRangeError, run
-from paddle_pfc.runtime import configure_process
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
-__all__ = ["LargeScaleClassifier", "class_split", "init_distributed", "minimize", "LossScaling", "run",
-           "LabelRangeError", "configure_process", "plan", "max_classes", "__version__"]
+
+_PUBLIC = {
+    "LargeScaleClassifier": "paddle_pfc.head.classifier",
+    "class_split": "paddle_pfc.head.classifier",
+    "init_distributed": "paddle_pfc.engine.distributed",
+    "LossScaling": "paddle_pfc.head.loss_scaling",
+    "minimize": "paddle_pfc.head.optimizer",
+    "plan": "paddle_pfc.head.planner",
+    "max_classes": "paddle_pfc.head.planner",
+    "run": "paddle_pfc.engine.runner",
+    "LabelRangeError": "paddle_pfc.engine.runner",
+    "configure_process": "paddle_pfc.engine.runtime",
+}
+__all__ = [*_PUBLIC, "__version__"]
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        value = getattr(importlib.import_module(_PUBLIC[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'paddle_pfc' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])

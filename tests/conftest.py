@@ -15,7 +15,7 @@ def pytest_configure(config):
     # The native CPU kernels are part of what is tested: a failed build is an error here (not the
     # silent fallback of the default "auto"), and it happens once, before any rank is launched.
     os.environ.setdefault("PADDLE_PFC_NATIVE", "on")
-    from paddle_pfc import native_ops
+    from paddle_pfc.kernels import native_ops
 
     native_ops.kernels()
 
@@ -99,11 +99,12 @@ def small_folder(tmp_path_factory) -> Path:
 def small_lfw(tmp_path_factory) -> Path:
     """A 10-pair ``.bin`` verification set of 112x112 JPEGs named ``small_lfw.bin``:
     ``../shared/data/small_lfw.bin`` (real faces) when present, else one written by
-    ``paddle_pfc.data.write_bin`` from synthetic identities."""
+    ``paddle_pfc.evaluation.bin_set.write_bin`` from synthetic identities."""
     shared = SHARED_DATA / "small_lfw.bin"
     if shared.is_file():
         return shared
-    from paddle_pfc.data import make_verification_set, write_bin
+    from paddle_pfc.data import make_verification_set
+    from paddle_pfc.evaluation.bin_set import write_bin
 
     path = tmp_path_factory.mktemp("bin") / "small_lfw.bin"
     bins, issame = make_verification_set(num_identities=8, num_pairs=10, image_size=112, seed=5)

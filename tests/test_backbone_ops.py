@@ -6,7 +6,7 @@ import paddle
 import pytest
 from paddle.autograd.ir_backward import grad as pir_grad
 
-from paddle_pfc import native_ops
+from paddle_pfc.kernels import native_ops
 from paddle_pfc.backbones.native_layers import DepthwiseConv2D, PReLU
 
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import paddle_pfc
-from paddle_pfc.checkpoint import CheckpointError, latest_checkpoint, reshard_rows
-from paddle_pfc.config import load_config
-from paddle_pfc.trainer import Trainer
+from paddle_pfc.engine.checkpoint import CheckpointError, latest_checkpoint, reshard_rows
+from paddle_pfc.engine.config import load_config
+from paddle_pfc.engine.trainer import Trainer
 
 from launcher import REPO
 

@@ -1,4 +1,4 @@
-"""Tests for paddle_pfc.config (schema, overrides, errors, lr rule, shipped configs)."""
+"""Tests for paddle_pfc.engine.config (schema, overrides, errors, lr rule, shipped configs)."""
 import argparse
 import copy
 import pickle
@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from paddle_pfc import config as config_mod
-from paddle_pfc.config import (
+from paddle_pfc.engine import config as config_mod
+from paddle_pfc.engine.config import (
     BACKBONES, Config, ConfigError, add_config_args, config_from_args, config_from_dict,
     default_config_dict, dump_config, load_config, resolve_lr, resolve_validation_sets,
 )

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from paddle_pfc.data import (BatchLoader, DistributedBatchSampler, ImageFolderDataset, RecordDataset,
-                             SyntheticFaces, build_dataset, flip_mask, load_bin, make_verification_set, read_bin,
-                             write_bin, write_insightface_rec)
+                             SyntheticFaces, build_dataset, flip_mask, make_verification_set, write_insightface_rec)
+from paddle_pfc.evaluation.bin_set import load_bin, read_bin, write_bin
 from paddle_pfc.data import recordio
 from paddle_pfc.data.synthetic import _prototype
 

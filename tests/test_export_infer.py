@@ -11,10 +11,10 @@ import cv2
 import numpy as np
 import pytest
 
-from paddle_pfc import evaluation
-from paddle_pfc.export import (EvalProgram, backbone_state_from_scope, check_onnx, export_backbone,
+from paddle_pfc.evaluation import validation as evaluation
+from paddle_pfc.deploy.export import (EvalProgram, backbone_state_from_scope, check_onnx, export_backbone,
                                export_onnx, load_state_file, random_state, read_export_meta)
-from paddle_pfc.inference import FaceEmbedder
+from paddle_pfc.deploy.inference import FaceEmbedder
 
 REPO = Path(__file__).resolve().parents[1]
 SIZE, EMB = 32, 64

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from paddle_pfc.face_align import ARCFACE_TEMPLATE, align_face, similarity_transform, template_points
+from paddle_pfc.evaluation.face_align import ARCFACE_TEMPLATE, align_face, similarity_transform, template_points
 
 
 def similarity(angle_deg: float, scale: float, tx: float, ty: float) -> np.ndarray:

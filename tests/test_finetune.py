@@ -57,7 +57,7 @@ def pretrained(tmp_path_factory):
 
 
 def test_every_source_reads_the_same_backbone(pretrained):
-    from paddle_pfc.pretrained import read_pretrained
+    from paddle_pfc.engine.pretrained import read_pretrained
 
     _, ckpt, export = pretrained
     from_ckpt = read_pretrained(ckpt)  # a checkpoints root: its latest
@@ -74,8 +74,8 @@ def test_every_source_reads_the_same_backbone(pretrained):
 
 
 def test_strict_checks_name_the_problem(pretrained, tmp_path):
-    from paddle_pfc.export import export_backbone, random_state
-    from paddle_pfc.pretrained import Pretrained, PretrainedError, check_pretrained, read_pretrained
+    from paddle_pfc.deploy.export import export_backbone, random_state
+    from paddle_pfc.engine.pretrained import Pretrained, PretrainedError, check_pretrained, read_pretrained
 
     _, ckpt, _ = pretrained
     pre = read_pretrained(ckpt)
@@ -101,7 +101,7 @@ def test_strict_checks_name_the_problem(pretrained, tmp_path):
 
 
 def test_config_rules():
-    from paddle_pfc.config import ConfigError, load_config
+    from paddle_pfc.engine.config import ConfigError, load_config
 
     with pytest.raises(ConfigError, match="classifier.center_init: mean_embedding needs model.pretrained"):
         load_config(CONFIG, ["classifier.center_init=mean_embedding"])
@@ -135,7 +135,7 @@ def test_finetuning_beats_training_from_scratch(pretrained):
 
 
 def test_frozen_backbone_and_resume_inside_the_freeze(pretrained):
-    import paddle_pfc.checkpoint as ckpt_mod
+    import paddle_pfc.engine.checkpoint as ckpt_mod
 
     tmp, ckpt, _ = pretrained
     common = ["data.seed=11", "data.num_classes=16", "train.max_steps=8", "train.checkpoint_every_steps=2",
@@ -160,9 +160,9 @@ def test_frozen_backbone_and_resume_inside_the_freeze(pretrained):
 
 
 def test_mean_embedding_centers_against_reference_and_shards():
-    from paddle_pfc.classifier import class_split
+    from paddle_pfc.head.classifier import class_split
     from paddle_pfc.data.synthetic import SyntheticFaces
-    from paddle_pfc.pretrained import class_indices, mean_embedding_centers
+    from paddle_pfc.engine.pretrained import class_indices, mean_embedding_centers
 
     ds = SyntheticFaces(7, samples_per_class=5, image_size=16, seed=2)
     proj = np.random.default_rng(0).normal(size=(3 * 16 * 16, 6))
@@ -193,7 +193,7 @@ def test_mean_embedding_centers_against_reference_and_shards():
 def test_two_ranks_mean_embedding_centers_and_freeze(pretrained, tmp_path):
     """2 ranks: each rank initialises its own center shard from its classes' mean embeddings; the
     frozen backbone is the pretrained one on both ranks; the run goes on after the freeze."""
-    import paddle_pfc.checkpoint as ckpt_mod
+    import paddle_pfc.engine.checkpoint as ckpt_mod
     from launcher import launch
 
     _, ckpt, _ = pretrained

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from launcher import REPO, launch
-from paddle_pfc import ijb, roc
-from paddle_pfc.face_align import template_points
+from paddle_pfc.evaluation import ijb, roc
+from paddle_pfc.evaluation.face_align import template_points
 
 SIZE = 32
 FARS = [0.01, 0.05, 0.1, 0.2, 0.5]
@@ -69,7 +69,7 @@ def build_ijb(root: Path, prefix: str = "ijbc", identities: int = 8, templates_p
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory) -> Path:
-    from paddle_pfc.export import export_backbone, random_state
+    from paddle_pfc.deploy.export import export_backbone, random_state
 
     out = tmp_path_factory.mktemp("model")
     export_backbone("mobilefacenet", 16, SIZE, random_state("mobilefacenet", 16, SIZE, seed=3), out)
@@ -85,7 +85,7 @@ def ijb_set(tmp_path_factory):
 
 def reference_features(root: Path, truth, model_dir: Path) -> np.ndarray:
     """Each face aligned by the known inverse of its warp, embedded + flipped with Paddle Inference."""
-    from paddle_pfc.inference import FaceEmbedder
+    from paddle_pfc.deploy.inference import FaceEmbedder
 
     emb = FaceEmbedder(model_dir)
     out = []
@@ -145,7 +145,7 @@ def test_roc_matches_brute_force():
 
 
 def test_protocol_arithmetic_against_independent_reference(ijb_set, model_dir):
-    from paddle_pfc.inference import FaceEmbedder
+    from paddle_pfc.deploy.inference import FaceEmbedder
 
     root, truth, pairs = ijb_set
     protocol = ijb.read_protocol(root)

@@ -1,12 +1,12 @@
-"""The native CPU kernels (paddle_pfc/csrc/center_ops.cc) against float64 numpy, in static programs."""
+"""The native CPU kernels (paddle_pfc/kernels/csrc/center_ops.cc) against float64 numpy, in static programs."""
 from __future__ import annotations
 
 import numpy as np
 import paddle
 import pytest
 
-from paddle_pfc import native_ops
-from paddle_pfc.host_dtypes import from_float32, to_float32
+from paddle_pfc.kernels import native_ops
+from paddle_pfc.head.host_dtypes import from_float32, to_float32
 
 RNG = np.random.default_rng(7)
 

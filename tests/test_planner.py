@@ -1,12 +1,12 @@
-"""Fast tests of paddle_pfc.planner (pure arithmetic, no paddle launch)."""
+"""Fast tests of paddle_pfc.head.planner (pure arithmetic, no paddle launch)."""
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from paddle_pfc import planner
-from paddle_pfc.planner import PROCESS_OVERHEAD, max_classes, parse_bytes, plan
+from paddle_pfc.head import planner
+from paddle_pfc.head.planner import PROCESS_OVERHEAD, max_classes, parse_bytes, plan
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -9,10 +9,10 @@ import os
 import numpy as np
 import pytest
 
-from paddle_pfc import checkpoint as ckpt
+from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.data._image import encode_jpeg
 from paddle_pfc.data.image_folder import ImageFolderDataset
-from paddle_pfc.errors import error_summary, report_error
+from paddle_pfc.engine.errors import error_summary, report_error
 
 
 def test_error_summary_is_one_line_with_rank_type_cause_and_place(tmp_path, capsys):

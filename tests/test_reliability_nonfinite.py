@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from launcher import REPO, launch
-from paddle_pfc import checkpoint as ckpt
-from paddle_pfc.config import ConfigError, load_config
+from paddle_pfc.engine import checkpoint as ckpt
+from paddle_pfc.engine.config import ConfigError, load_config
 from test_classifier import ARCFACE, COMBINED, check_case, load_ranks, run_world
 from test_mixed_precision import BF16_STORAGE
 

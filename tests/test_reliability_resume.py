@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from launcher import REPO, children, launch, start_launch, worker_logs, metrics_losses as losses
-from paddle_pfc import checkpoint as ckpt
+from paddle_pfc.engine import checkpoint as ckpt
 
 TRAIN = REPO / "tools" / "train.py"
 CONFIG = REPO / "tests" / "train_tiny.yaml"

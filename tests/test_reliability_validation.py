@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from launcher import REPO, launch
-from paddle_pfc.data.bin_set import write_bin
+from paddle_pfc.evaluation.bin_set import write_bin
 from paddle_pfc.data.synthetic import make_verification_set
 
 TRAIN = REPO / "tools" / "train.py"

@@ -134,7 +134,7 @@ def tool(*args: str) -> str:
 def test_export_and_validate_a_trained_checkpoint(base_run, small_lfw, tmp_path):
     """Issue 4 end to end: the exported model reproduces the training eval program, and
     tools/validate.py reproduces the validation run during training, for the same weights."""
-    from paddle_pfc.inference import FaceEmbedder
+    from paddle_pfc.deploy.inference import FaceEmbedder
 
     tmp, ranks = base_run
     checkpoint = tmp / "runs" / "base" / "checkpoints" / "step_000000024"

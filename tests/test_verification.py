@@ -1,10 +1,10 @@
-"""Tests for paddle_pfc.verification (insightface 10-fold verification protocol)."""
+"""Tests for paddle_pfc.evaluation.verification (insightface 10-fold verification protocol)."""
 import math
 
 import numpy as np
 import pytest
 
-from paddle_pfc.verification import THRESHOLDS, VerificationResult, evaluate_pairs, kfold_splits
+from paddle_pfc.evaluation.verification import THRESHOLDS, VerificationResult, evaluate_pairs, kfold_splits
 
 
 # ---------------------------------------------------------------------------

@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         _worker(args)
         return 0
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from paddle_pfc.device import cpu_summary
+    from paddle_pfc.engine.device import cpu_summary
 
     sides = ["paddle"] + (["torch"] if args.insightface else [])
     steps: dict[str, list[float]] = {side: [] for side in sides}

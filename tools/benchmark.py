@@ -48,10 +48,10 @@ each in a fresh scope. Per configuration rank 0 prints ONE JSON line (and append
   ``minor_faults_per_step`` (getrusage). A sys time close to the user time means the step is
   paying for page faults of freshly mmapped temporaries.
 * ``--malloc {default,speed,memory}`` (default: ``$PADDLE_PFC_MALLOC``) picks glibc's handling
-  of freed buffers, see ``paddle_pfc.runtime``: ``speed`` keeps them (fewest page faults,
+  of freed buffers, see ``paddle_pfc.engine.runtime``: ``speed`` keeps them (fewest page faults,
   more RSS), ``memory`` returns them (RSS = live tensors). ``malloc`` in the record says which.
 * ``native_kernels``: whether the head ran its native CPU kernels (``PADDLE_PFC_NATIVE``, see
-  ``paddle_pfc.native_ops``; ``off`` measures Paddle's own kernels).
+  ``paddle_pfc.kernels.native_ops``; ``off`` measures Paddle's own kernels).
 
 Nothing large is fed inside the timed loop: the features [B, D] (or images) and labels [B] of
 each step are generated before the loop (a few distinct batches, cycled).
@@ -73,8 +73,8 @@ import numpy as np
 
 import _checkout  # noqa: F401  (this checkout's paddle_pfc first on sys.path)
 import paddle_pfc  # noqa: F401
-from paddle_pfc.device import cpu_summary  # noqa: E402
-from paddle_pfc.runtime import MALLOC_MODES  # noqa: E402
+from paddle_pfc.engine.device import cpu_summary  # noqa: E402
+from paddle_pfc.engine.runtime import MALLOC_MODES  # noqa: E402
 import paddle
 from paddle import _C_ops
 
@@ -269,7 +269,7 @@ def make_optimizer(args, batch_size: int, world_size: int) -> paddle.optimizer.O
     base learning rate: the schedule does not change a step's cost)."""
     if args.mode == "head":
         return paddle.optimizer.Momentum(0.1, momentum=0.9, weight_decay=5e-4)
-    from paddle_pfc.config import load_config, resolve_lr
+    from paddle_pfc.engine.config import load_config, resolve_lr
 
     cfg = load_config(args.config, [f"train.batch_size={batch_size}", "data.num_classes=1"]
                       if args.config is None else [f"train.batch_size={batch_size}"])

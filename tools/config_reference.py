@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Write ``docs/configuration.md``: every config key with its type, default, allowed values and
-meaning, generated from the schema (``paddle_pfc.config.SCHEMA``), so the reference cannot drift.
+meaning, generated from the schema (``paddle_pfc.engine.config.SCHEMA``), so the reference cannot drift.
 
     python tools/config_reference.py            # rewrite docs/configuration.md
     python tools/config_reference.py --check    # exit 1 if the file is out of date
@@ -12,12 +12,12 @@ import sys
 from pathlib import Path
 
 import _checkout  # noqa: F401  (this checkout's paddle_pfc first on sys.path)
-from paddle_pfc.config import SCHEMA, Field  # noqa: E402
+from paddle_pfc.engine.config import SCHEMA, Field  # noqa: E402
 
 TARGET = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
 HEADER = """# Configuration reference
 
-Generated from the schema in `paddle_pfc/config.py` by `python tools/config_reference.py`
+Generated from the schema in `paddle_pfc/engine/config.py` by `python tools/config_reference.py`
 (a test fails when this file is out of date). Configs are YAML files passed with `-c FILE`
 and `-o section.key=value` overrides; a file may start from another with `_base_: FILE`
 (the shipped recipes are deltas over `configs/base.yaml`). Every key is checked before

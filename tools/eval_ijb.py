@@ -8,7 +8,7 @@ Usage (from the repo root)::
     python -m paddle.distributed.launch --nproc_per_node 4 tools/eval_ijb.py --model DIR --root ... --out ...
 
 ``--root`` holds insightface's release layout (``meta/ijbc_*.txt`` or ``meta/ijbb_*.txt`` and
-``loose_crop/``). Protocol: paddle_pfc/ijb.py (insightface's defaults: flip, no per-image
+``loose_crop/``). Protocol: paddle_pfc/evaluation/ijb.py (insightface's defaults: flip, no per-image
 normalisation, detector-score weighting; ``--normalize-images`` / ``--no-detector-score`` /
 ``--no-flip`` change them). Writes ``OUT/roc.csv``, ``OUT/roc.png``, ``OUT/result.json`` and prints
 the TAR@FAR table. Several ranks: each embeds a contiguous share of the faces and writes
@@ -26,8 +26,8 @@ import _checkout  # noqa: E402,F401  (this checkout's paddle_pfc first on sys.pa
 
 import numpy as np  # noqa: E402
 
-from paddle_pfc import ijb, roc  # noqa: E402
-from paddle_pfc.progress import Progress  # noqa: E402
+from paddle_pfc.evaluation import ijb, roc  # noqa: E402
+from paddle_pfc.engine.progress import Progress  # noqa: E402
 
 
 def parse_args(argv=None):

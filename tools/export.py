@@ -8,7 +8,7 @@ Usage (from the repo root)::
     python tools/export.py --random-init --backbone mobilefacenet --input-size 112 --out DIR
 
 Writes ``DIR/model.json`` + ``DIR/model.pdiparams`` + ``DIR/export.json`` (float16:
-``model.pdmodel``, see paddle_pfc/export.py).  The model input is float32 NCHW RGB
+``model.pdmodel``, see paddle_pfc/deploy/export.py).  The model input is float32 NCHW RGB
 normalized ``(x - 127.5) / 128`` (NOT inside the model; recorded in export.json).
 Architecture: ``--checkpoint`` carries its config; otherwise ``-c/--config`` (its
 ``model`` section) and/or ``--backbone/--embedding-size/--input-size/--dropout``
@@ -27,8 +27,8 @@ import _checkout  # noqa: E402,F401  (this checkout's paddle_pfc first on sys.pa
 
 import numpy as np  # noqa: E402
 
-from paddle_pfc import export as pexport  # noqa: E402
-from paddle_pfc.progress import Progress  # noqa: E402
+from paddle_pfc.deploy import export as pexport  # noqa: E402
+from paddle_pfc.engine.progress import Progress  # noqa: E402
 
 ONNX_TOLERANCE = 1e-4
 PADDLE_TOLERANCE = 1e-5
@@ -64,7 +64,7 @@ def resolve_model(args):
         ckpt_model, state = pexport.model_from_checkpoint(args.checkpoint)
         model.update(ckpt_model)
     elif args.config:
-        from paddle_pfc.config import load_config
+        from paddle_pfc.engine.config import load_config
 
         cfg = load_config(args.config, args.override)
         model.update({"backbone": cfg.model.backbone, "embedding_size": cfg.model.embedding_size,
@@ -124,7 +124,7 @@ def main(argv=None) -> int:
     print("model input: float32 NCHW RGB normalized (x - 127.5) / 128 (not inside the model)")
     rc = 0
     if args.dtype == "float32":
-        from paddle_pfc.inference import FaceEmbedder
+        from paddle_pfc.deploy.inference import FaceEmbedder
 
         h, w = prog.input_size
         x = np.random.RandomState(1).uniform(-1, 1, (4, 3, h, w)).astype(np.float32)

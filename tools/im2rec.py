@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 from paddle_pfc.data._image import as_size, encode_jpeg, fit_size, read_rgb  # noqa: E402
 from paddle_pfc.data.image_folder import parse_label_file  # noqa: E402
 from paddle_pfc.data.recordio import write_insightface_rec  # noqa: E402
-from paddle_pfc.progress import Progress  # noqa: E402
+from paddle_pfc.engine.progress import Progress  # noqa: E402
 
 CHUNK = 64  # images per task handed to a worker
 

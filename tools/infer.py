@@ -24,7 +24,7 @@ import _checkout  # noqa: E402,F401  (this checkout's paddle_pfc first on sys.pa
 
 import numpy as np  # noqa: E402
 
-from paddle_pfc.inference import FaceEmbedder, expand_image_paths, l2_normalize  # noqa: E402
+from paddle_pfc.deploy.inference import FaceEmbedder, expand_image_paths, l2_normalize  # noqa: E402
 
 
 def parse_args(argv=None):

@@ -1,32 +1,22 @@
-"""Plan the per-rank memory of a Partial FC head (paddle_pfc.planner), or invert it.
+"""Plan the per-rank memory of a Partial FC head (paddle_pfc.head.planner), or invert it.
 
     python tools/plan.py --num-classes 1000000 --world-size 2 --sample-ratio 0.1
     python tools/plan.py --num-classes 1000000,4000000 --world-size 2 --sample-ratio 0.1,1.0
     python tools/plan.py --max-classes --memory 11GiB --world-size 8 --sample-ratio 0.1
 
-Imports only the planner (no paddle), so it runs anywhere in a fraction of a second.
+Imports only the planner (no paddle: the package loads nothing at import), so it runs anywhere
+in a fraction of a second.
 """
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import itertools
 import json
 import sys
-from pathlib import Path
+
+from paddle_pfc.head import planner
 
 
-def _load_planner():
-    """paddle_pfc.planner without importing paddle_pfc/__init__ (which loads paddle)."""
-    path = Path(__file__).resolve().parents[1] / "paddle_pfc" / "planner.py"
-    spec = importlib.util.spec_from_file_location("paddle_pfc_planner", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-planner = _load_planner()
 
 
 def _list(kind):

@@ -141,8 +141,8 @@ def run_road(spec: RoadSpec, rank: int, world_size: int, place):
     import paddle
 
     import paddle_pfc
-    from paddle_pfc.collectives import CollectiveChain
-    from paddle_pfc.host_dtypes import convert, to_float32
+    from paddle_pfc.head.collectives import CollectiveChain
+    from paddle_pfc.head.host_dtypes import convert, to_float32
 
     num_classes, inputs, labels, centers, backbone = problem(world_size)
     shards = split(num_classes, world_size)
@@ -279,9 +279,9 @@ def main(argv=None) -> int:
     import paddle
 
     import paddle_pfc
-    from paddle_pfc import native_ops
-    from paddle_pfc.device import device_info
-    from paddle_pfc.distributed import current_place
+    from paddle_pfc.kernels import native_ops
+    from paddle_pfc.engine.device import device_info
+    from paddle_pfc.engine.distributed import current_place
 
     rank, world_size = paddle_pfc.init_distributed()
     place = current_place()

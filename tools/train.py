@@ -18,7 +18,7 @@ from pathlib import Path
 
 import _checkout  # noqa: E402,F401  (this checkout's paddle_pfc first on sys.path)
 import paddle_pfc  # noqa: E402
-from paddle_pfc.config import ConfigError, add_config_args, config_from_args  # noqa: E402
+from paddle_pfc.engine.config import ConfigError, add_config_args, config_from_args  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,9 +37,9 @@ def main(argv: list[str] | None = None) -> int:
         (["train.overwrite=true"] if args.overwrite else []) + \
         ([f"model.pretrained={args.pretrained}"] if args.pretrained else [])
     args.overrides = list(args.overrides or []) + extra
-    from paddle_pfc.errors import report_error
-    from paddle_pfc.pretrained import PretrainedError
-    from paddle_pfc.trainer import Trainer, check_supported, setup_logging
+    from paddle_pfc.engine.errors import report_error
+    from paddle_pfc.engine.pretrained import PretrainedError
+    from paddle_pfc.engine.trainer import Trainer, check_supported, setup_logging
 
     try:
         cfg = config_from_args(args)

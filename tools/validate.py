@@ -6,7 +6,7 @@ Usage (from the repo root)::
     python tools/validate.py --model DIR|model.onnx --bin lfw.bin cfp_fp.bin agedb_30.bin [--json out.json]
     python tools/validate.py --checkpoint CKPT_DIR --bin lfw.bin
 
-Same protocol as validation during training (paddle_pfc.evaluation): embedding =
+Same protocol as validation during training (paddle_pfc.evaluation.validation): embedding =
 emb(image) + emb(flipped image), 10-fold accuracy on squared L2 distance of unit
 vectors, xnorm = mean raw-embedding norm.  Prints one table (set, pairs,
 accuracy +- std, threshold as squared distance and as cosine 1 - t/2, xnorm) and
@@ -24,9 +24,9 @@ import time
 
 import _checkout  # noqa: E402,F401  (this checkout's paddle_pfc first on sys.path)
 
-from paddle_pfc.evaluation import distance_to_cosine, embed_pairs, load_bin  # noqa: E402
-from paddle_pfc.progress import Progress  # noqa: E402
-from paddle_pfc.verification import evaluate_pairs  # noqa: E402
+from paddle_pfc.evaluation.validation import distance_to_cosine, embed_pairs, load_bin  # noqa: E402
+from paddle_pfc.engine.progress import Progress  # noqa: E402
+from paddle_pfc.evaluation.verification import evaluate_pairs  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -63,11 +63,11 @@ def evaluate_set(embed_fn, path: str, name: str, input_size, args):
 def build_embed_fn(args):
     """(embed_fn, input_size, description) for --model or --checkpoint."""
     if args.model:
-        from paddle_pfc.inference import FaceEmbedder
+        from paddle_pfc.deploy.inference import FaceEmbedder
 
         emb = FaceEmbedder(args.model, device=args.device, batch_size=args.batch_size)
         return emb.forward, emb.input_size, f"{emb.backend}:{emb.model_files[0]}"
-    from paddle_pfc.export import EvalProgram, model_from_checkpoint
+    from paddle_pfc.deploy.export import EvalProgram, model_from_checkpoint
 
     model, state = model_from_checkpoint(args.checkpoint)
     prog = EvalProgram(model["backbone"], model["embedding_size"], model["input_size"], state,
@@ -92,7 +92,7 @@ def main(argv=None) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 2
         if args.plot:
-            from paddle_pfc.roc import verification_curves
+            from paddle_pfc.evaluation.roc import verification_curves
 
             fpr, tpr, folds[name] = verification_curves(summed, issame, args.nrof_folds)
             curves[name] = (fpr, tpr)
@@ -112,7 +112,7 @@ def main(argv=None) -> int:
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)))
     if args.plot:
-        from paddle_pfc.roc import plot_verification
+        from paddle_pfc.evaluation.roc import plot_verification
 
         plot_verification(args.plot, curves, folds)
         print(f"wrote {args.plot}")

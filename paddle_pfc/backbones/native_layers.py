@@ -3,7 +3,7 @@
 :class:`PReLU` and :class:`DepthwiseConv2D` are Paddle's ``nn.PReLU`` and ``nn.Conv2D`` (same
 parameters, initialisation and state-dict names, so checkpoints and exported models are
 unchanged), except that in a static *training* program on CPU they call
-:func:`paddle_pfc.native_ops.prelu` / :func:`~paddle_pfc.native_ops.depthwise_conv2d` when the
+:func:`paddle_pfc.kernels.native_ops.prelu` / :func:`~paddle_pfc.kernels.native_ops.depthwise_conv2d` when the
 native kernels are available (``PADDLE_PFC_NATIVE``). Paddle 3.3's CPU kernels for these two ops
 took half of mobilefacenet's training step (``docs/paddle-notes.md``). Evaluation programs (the
 layer in eval mode: validation, export), dynamic mode and GPU programs use Paddle's ops, so an
@@ -14,7 +14,7 @@ from __future__ import annotations
 import paddle
 from paddle import nn
 
-from paddle_pfc import native_ops
+from paddle_pfc.kernels import native_ops
 
 
 def native_layers_active(layer: nn.Layer, x) -> bool:

@@ -194,7 +194,7 @@ def make_verification_set(num_identities: int, num_pairs: int, image_size: SizeL
     (pair ``k`` is ``bins[2k], bins[2k+1]``), ``issame`` = ``num_pairs`` bools,
     ``ceil(num_pairs/2)`` True and the rest False, in a seeded random order.
     Same-pairs are two different jitters of one identity; different-pairs use
-    two distinct identities. Save with :func:`paddle_pfc.data.bin_set.write_bin`.
+    two distinct identities. Save with :func:`paddle_pfc.evaluation.bin_set.write_bin`.
     """
     if num_identities < 2:
         raise ValueError("make_verification_set needs num_identities >= 2")

@@ -1,9 +1,9 @@
 """Which road the Partial FC head takes, and the fused kernels behind one interface.
 
-Two roads compute the same loss and the same update (see :mod:`paddle_pfc.margin_softmax`):
+Two roads compute the same loss and the same update (see :mod:`paddle_pfc.head.margin_softmax`):
 
 * ``composite``: the block-wise head of plain ops with a hand-written backward (on CPU with the
-  native kernels of :mod:`paddle_pfc.native_ops` when they build; on GPU with Paddle's kernels only).
+  native kernels of :mod:`paddle_pfc.kernels.native_ops` when they build; on GPU with Paddle's kernels only).
 * ``fused``: one block and Paddle's two fused GPU kernels, ``class_center_sample`` and
   ``margin_cross_entropy`` (:mod:`paddle_pfc.kernels.fused`). On a machine without a GPU the same
   Python path runs with *emulations* of those kernels (:mod:`paddle_pfc.kernels.emulated`),

@@ -5,7 +5,7 @@ sources): output shapes and dtypes, the remapped label, the kept centers' order 
 ascending, then random negatives), the cross-rank softmax normaliser, the per-sample loss, the
 softmax, and the exact backward of ``margin_cross_entropy_grad`` (attached with
 ``static_pylayer``), including the unclipped ``acos`` and the division by ``sqrt(1 - x^2)``.
-Their collectives are the head's ordered ones (:class:`~paddle_pfc.collectives.CollectiveChain`),
+Their collectives are the head's ordered ones (:class:`~paddle_pfc.head.collectives.CollectiveChain`),
 the same reductions the kernels issue on their communicator.
 
 Not reproduced: the random stream (curand vs Paddle's CPU generator: which negatives are drawn
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import paddle
 
-from paddle_pfc.collectives import CollectiveChain, zero_depending_on
+from paddle_pfc.head.collectives import CollectiveChain, zero_depending_on
 from paddle_pfc.kernels.fused import FusedKernels
 
 _TINY = 1e-8  # the kernels' test for "margin1 == 1", "margin2 == 0", "margin3 == 0", "scale == 1"

@@ -30,14 +30,14 @@ ranks, each holding a shard of ``num_classes`` (local) class centers, shards in 
   * g * m1 * sin(m1 * acos(x) + m2) / sqrt(1 - x^2)`` (the factor only with a non-trivial m1/m2;
   at x = ±1 it divides by zero: inf/NaN) — the local shard's part of the gradient, nothing summed.
 
-The head passes its :class:`~paddle_pfc.collectives.CollectiveChain`: the implementations order
+The head passes its :class:`~paddle_pfc.head.collectives.CollectiveChain`: the implementations order
 their collectives after the chain's last one and record their outputs as the new last one.
 """
 from __future__ import annotations
 
 from paddle import _C_ops
 
-from paddle_pfc.collectives import CollectiveChain
+from paddle_pfc.head.collectives import CollectiveChain
 
 
 class FusedKernels:

@@ -1,6 +1,6 @@
 """Run by tests under ``paddle.distributed.launch``: rank 0 works alone for ``--alone`` seconds
 (as a long validation or checkpoint write would), then every rank all-gathers its rank number —
-with or without meeting at :func:`paddle_pfc.distributed.barrier` first."""
+with or without meeting at :func:`paddle_pfc.engine.distributed.barrier` first."""
 from __future__ import annotations
 
 import argparse
@@ -11,7 +11,7 @@ import numpy as np
 import paddle
 
 import paddle_pfc
-from paddle_pfc.distributed import all_gather_rows, barrier
+from paddle_pfc.engine.distributed import all_gather_rows, barrier
 
 
 def main() -> None:

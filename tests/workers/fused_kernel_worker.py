@@ -11,9 +11,9 @@ import numpy as np
 import paddle
 
 import paddle_pfc
-from paddle_pfc.classifier import class_split
-from paddle_pfc.collectives import CollectiveChain
-from paddle_pfc.distributed import current_place
+from paddle_pfc.head.classifier import class_split
+from paddle_pfc.head.collectives import CollectiveChain
+from paddle_pfc.engine.distributed import current_place
 from paddle_pfc.kernels import fused_kernels
 
 

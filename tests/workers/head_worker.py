@@ -10,8 +10,8 @@ import numpy as np
 import paddle
 
 import paddle_pfc
-from paddle_pfc.distributed import current_place
-from paddle_pfc.host_dtypes import convert, to_float32
+from paddle_pfc.engine.distributed import current_place
+from paddle_pfc.head.host_dtypes import convert, to_float32
 
 
 def case_data(case: dict, world_size: int):

@@ -11,8 +11,8 @@ import paddle
 
 import paddle_pfc
 from paddle_pfc.backbones import bind_parameters
-from paddle_pfc.config import load_config
-from paddle_pfc.trainer import Trainer, setup_logging
+from paddle_pfc.engine.config import load_config
+from paddle_pfc.engine.trainer import Trainer, setup_logging
 
 
 def probe_loss(trainer: Trainer, images: np.ndarray, labels: np.ndarray) -> float:

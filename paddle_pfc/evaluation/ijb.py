@@ -10,14 +10,14 @@ Layout of ``root`` (``P`` = ``ijbc`` or ``ijbb``)::
 Protocol (as insightface's ``arcface_torch/eval_ijbc.py`` with its defaults):
 
 1. every face is aligned with its 5 landmarks to the 112×112 ArcFace template
-   (:mod:`paddle_pfc.face_align`, scaled to the model's input size) and embedded with its
+   (:mod:`paddle_pfc.evaluation.face_align`, scaled to the model's input size) and embedded with its
    horizontal flip: ``f = emb(img) + emb(flip(img))`` (``flip=False``: ``emb(img)``);
 2. ``normalize_images=False`` (insightface's "N1"): ``f`` keeps its norm (``True``: L2
    normalised); ``detector_weighting=True`` ("D1"): ``f`` is multiplied by the detector score;
 3. per template: faces of one media are averaged, the media means are summed, the template
    feature is L2 normalised;
 4. a pair's score is the cosine of its two template features; the ROC and TAR@FAR come from
-   :mod:`paddle_pfc.roc`.
+   :mod:`paddle_pfc.evaluation.roc`.
 
 Image order for embedding (and for sharding over ranks) is the order of ``P_face_tid_mid.txt``.
 """
@@ -30,7 +30,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from paddle_pfc import roc
+from paddle_pfc.evaluation import roc
 
 __all__ = ["IJBError", "IJBProtocol", "IJBResult", "detect_prefix", "read_protocol", "load_aligned",
            "embed_faces", "face_features", "template_features", "pair_scores", "evaluate_features",
@@ -170,7 +170,7 @@ def shard(n: int, rank: int, world_size: int) -> tuple[int, int]:
 def load_aligned(protocol: IJBProtocol, index: int, size: int) -> np.ndarray:
     """Face ``index`` decoded (RGB) and aligned to ``size``×``size``."""
     from paddle_pfc.data._image import read_rgb
-    from paddle_pfc.face_align import align_face
+    from paddle_pfc.evaluation.face_align import align_face
 
     path = protocol.image_dir / protocol.images[index]
     if not path.is_file():
@@ -187,7 +187,7 @@ def embed_faces(protocol: IJBProtocol, embed_fn: Callable[[np.ndarray], np.ndarr
                 progress=None) -> np.ndarray:
     """``[n, D]`` float32 features of faces ``indices`` (default all): ``emb(img) + emb(flip(img))``
     (or ``emb(img)``). ``embed_fn``: normalized NCHW float32 batch -> raw embeddings.
-    ``progress``: a :class:`paddle_pfc.progress.Progress` updated per batch."""
+    ``progress``: a :class:`paddle_pfc.engine.progress.Progress` updated per batch."""
     from paddle_pfc.data._image import normalize_nchw
 
     indices = np.arange(len(protocol.images)) if indices is None else np.asarray(indices, np.int64)

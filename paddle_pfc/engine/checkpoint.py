@@ -31,9 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-from paddle_pfc.host_dtypes import HOST_DTYPES, convert
+from paddle_pfc.head.host_dtypes import HOST_DTYPES, convert
 
-from paddle_pfc.classifier import class_split
+from paddle_pfc.head.classifier import class_split
 
 FORMAT = "paddle_pfc.checkpoint/1"
 LATEST = "latest"

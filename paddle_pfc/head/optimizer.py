@@ -6,10 +6,10 @@ import math
 import paddle
 from paddle.autograd.ir_backward import grad as pir_grad
 
-from paddle_pfc.classifier import classifiers_of
-from paddle_pfc.collectives import CollectiveChain
-from paddle_pfc.loss_scaling import DynamicLossScaler, LossScaling, nonfinite_flag
-from paddle_pfc.sparse_update import CenterUpdateRule, append_center_update
+from paddle_pfc.head.classifier import classifiers_of
+from paddle_pfc.head.collectives import CollectiveChain
+from paddle_pfc.head.loss_scaling import DynamicLossScaler, LossScaling, nonfinite_flag
+from paddle_pfc.head.sparse_update import CenterUpdateRule, append_center_update
 
 _BUCKET_ELEMENTS = 1 << 24  # 64 MiB of float32 per all-reduce
 
@@ -139,8 +139,8 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
       the gradient of the global loss — their local gradients summed over ranks, in ordered
       buckets — and Paddle's own ``optimizer.apply_gradients`` (its LR scheduler, momentum, weight
       decay and grad clip, identical on every rank). They are synchronised from rank 0 at start-up.
-    * Each classifier's kept centers get the same rule sparsely (:mod:`paddle_pfc.sparse_update`).
-    * ``loss_scaling`` (:mod:`paddle_pfc.loss_scaling`): dynamic loss scaling whose finite check
+    * Each classifier's kept centers get the same rule sparsely (:mod:`paddle_pfc.head.sparse_update`).
+    * ``loss_scaling`` (:mod:`paddle_pfc.head.loss_scaling`): dynamic loss scaling whose finite check
       covers the center gradients too; a step with an inf/NaN gradient on any rank updates
       nothing. ``None`` (default): on when a classifier computes in float16; ``True``: on with
       the default :class:`LossScaling`; ``False``: off.

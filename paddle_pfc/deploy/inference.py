@@ -3,7 +3,7 @@
 ``FaceEmbedder(model, device="cpu", batch_size=64).embed(images)`` returns
 L2-normalized float32 embeddings ``[n, D]`` (cosine similarity = dot product).
 
-``model``: a directory written by :func:`paddle_pfc.export.export_backbone`
+``model``: a directory written by :func:`paddle_pfc.deploy.export.export_backbone`
 (``model.json`` -- or ``model.pdmodel`` for float16 exports -- + ``model.pdiparams``
 + ``export.json``; a directory holding only
 ``model.onnx`` is run with onnxruntime), or a path to a ``.onnx`` file (its
@@ -41,7 +41,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from paddle_pfc.data._image import decode_rgb, fit_size
-from paddle_pfc.export import (LEGACY_MODEL_FILE, META_FILE, MODEL_FILE, NORMALIZATION, ONNX_FILE, PARAMS_FILE,
+from paddle_pfc.deploy.export import (LEGACY_MODEL_FILE, META_FILE, MODEL_FILE, NORMALIZATION, ONNX_FILE, PARAMS_FILE,
                                read_export_meta)
 
 __all__ = ["FaceEmbedder", "IMAGE_EXTENSIONS", "expand_image_paths", "l2_normalize", "read_image"]
@@ -262,7 +262,7 @@ class FaceEmbedder:
 
     def forward(self, batch_nchw: np.ndarray) -> np.ndarray:
         """Raw (un-normalized) embeddings of an already normalized float ``[n, 3, H, W]``
-        batch, run in chunks of ``batch_size``.  An ``embed_fn`` for :mod:`paddle_pfc.evaluation`."""
+        batch, run in chunks of ``batch_size``.  An ``embed_fn`` for :mod:`paddle_pfc.evaluation.validation`."""
         x = np.asarray(batch_nchw)
         h, w = self.input_size
         if x.ndim != 4 or x.shape[1:] != (3, h, w):

@@ -184,8 +184,8 @@ def verification_curves(embeddings: np.ndarray, issame, nrof_folds: int = 10
                         ) -> tuple[np.ndarray, np.ndarray, list[float]]:
     """``(fpr, tpr, fold_accuracies)`` of ``[2P, D]`` flip-summed pair embeddings: the ROC of
     the cosine similarity of each pair, and the test accuracy of each fold of the protocol of
-    :func:`paddle_pfc.verification.evaluate_pairs` (their mean is its ``accuracy``)."""
-    from paddle_pfc.verification import THRESHOLDS, kfold_splits
+    :func:`paddle_pfc.evaluation.verification.evaluate_pairs` (their mean is its ``accuracy``)."""
+    from paddle_pfc.evaluation.verification import THRESHOLDS, kfold_splits
 
     emb = np.asarray(embeddings, np.float64)
     same = np.asarray(issame, bool)

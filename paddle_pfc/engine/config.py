@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import yaml
 
-from paddle_pfc.planner import DTYPE_BYTES
+from paddle_pfc.head.planner import DTYPE_BYTES
 
 __all__ = [
     "BACKBONES", "DTYPES", "AMP_MODES", "DATA_KINDS", "LR_SCHEDULES", "SCHEMA",
@@ -150,7 +150,7 @@ SCHEMA: dict[str, dict[str, Field]] = {
         "input_size": Field("int", 112, "input image side (pixels)", check=_input_size),
         # Fine-tuning: initialise the backbone from a checkpoint folder, a checkpoints root, a
         # best/ folder, an exported model folder or a .pdparams/.npz state dict (see
-        # paddle_pfc/pretrained.py); the class centers start fresh. Ignored when resuming.
+        # paddle_pfc/engine/pretrained.py); the class centers start fresh. Ignored when resuming.
         "pretrained": Field("str", None, "pretrained backbone to fine-tune from", nullable=True),
     },
     "loss": {

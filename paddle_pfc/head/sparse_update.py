@@ -17,7 +17,7 @@ With a 2-byte ``center_dtype`` (bfloat16 / float16 storage of the centers and th
 rows, momentum and gradient of a block are widened to float32, updated in float32 and rounded to
 the storage dtype once, on write-back.
 
-On CPU, when the native kernels are built (:mod:`paddle_pfc.native_ops`), each block is one
+On CPU, when the native kernels are built (:mod:`paddle_pfc.kernels.native_ops`), each block is one
 ``sparse_update_`` that applies the same rule straight to the shard's rows (no gather, no
 scatter, no float32 copy of 2-byte rows).
 """
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import paddle
 from paddle import _C_ops
 
-from paddle_pfc import native_ops
+from paddle_pfc.kernels import native_ops
 
 
 @dataclass(frozen=True)
@@ -107,11 +107,11 @@ def append_center_update(weight, velocity, chunks, grads, lr, rule: CenterUpdate
                          native: bool = False) -> None:
     """Append the in-place update of the kept rows of ``weight`` (and ``velocity``).
 
-    ``chunks``: the classifier's :class:`~paddle_pfc.classifier.CenterChunk` blocks (rows
+    ``chunks``: the classifier's :class:`~paddle_pfc.head.classifier.CenterChunk` blocks (rows
     ``chunk.index`` of the shard, value ``chunk.centers``); ``grads``: their gradients, each
     computed after every other read of its block (``margin_softmax_loss`` guarantees it), so a
     float32 block that is a copy of the shard's rows is updated in place. ``native``: one
-    :func:`paddle_pfc.native_ops.sparse_update_` per block, straight on the shard's rows (CPU).
+    :func:`paddle_pfc.kernels.native_ops.sparse_update_` per block, straight on the shard's rows (CPU).
     """
     if native:
         for chunk, grad in zip(chunks, grads):

@@ -7,13 +7,14 @@ from dataclasses import dataclass
 
 import paddle
 
-from paddle_pfc import native_ops, sampling
+from paddle_pfc.kernels import native_ops
+from paddle_pfc.head import sampling
 from paddle_pfc.kernels import choose_road, fused_kernels
-from paddle_pfc.collectives import CollectiveChain
-from paddle_pfc.distributed import on_gpu
-from paddle_pfc.sparse_update import create_velocity
-from paddle_pfc.margin_softmax import check_margins, margin_softmax_loss, margin_softmax_loss_fused
-from paddle_pfc.planner import DTYPE_BYTES, block_rows
+from paddle_pfc.head.collectives import CollectiveChain
+from paddle_pfc.engine.distributed import on_gpu
+from paddle_pfc.head.sparse_update import create_velocity
+from paddle_pfc.head.margin_softmax import check_margins, margin_softmax_loss, margin_softmax_loss_fused
+from paddle_pfc.head.planner import DTYPE_BYTES, block_rows
 
 CENTER_INIT_STD = 0.01  # arcface_torch's normal(0, 0.01) initialisation of class centers
 DTYPES = tuple(DTYPE_BYTES)  # float32, bfloat16, float16 (GPU only)
@@ -81,20 +82,20 @@ class LargeScaleClassifier:
       rank, a run-time check that every gathered label lies in ``[0, num_classes)``,
     * with ``sample_ratio < 1``: the kept centers of this shard (all positives + random negatives up
       to ``num_sample = max(1, int(sample_ratio * num_local))``),
-    * the margin softmax loss of the global batch (``paddle_pfc.margin_softmax``).
+    * the margin softmax loss of the global batch (``paddle_pfc.head.margin_softmax``).
 
     ``dtype``: operand dtype of the head's products (float32, bfloat16, or float16 on GPU); the
     logits, softmax, margin and loss are float32. ``center_dtype``: storage dtype of ``weight`` and
     its momentum (float32, bfloat16, or float16 on GPU); the update of the kept rows is float32
     arithmetic on widened copies, rounded once when written back. ``chunk_rows``: rows per block of
-    kept centers on the composite road (default: :func:`paddle_pfc.planner.block_rows`); the fused
+    kept centers on the composite road (default: :func:`paddle_pfc.head.planner.block_rows`); the fused
     road uses one block.
     ``kernels``: the road (:mod:`paddle_pfc.kernels`): ``"auto"`` (fused on GPU, composite on CPU),
     ``"fused"`` (Paddle's fused ``class_center_sample`` / ``margin_cross_entropy``; emulated on a
     machine without a GPU), ``"composite"`` (the block-wise head); ``None``: ``$PADDLE_PFC_KERNELS``,
     default auto. Attributes: ``kernels`` (``"fused"`` or ``"composite"``, the road taken),
     ``emulated`` (True when the fused kernels are the CPU emulations), ``native`` (True when the
-    composite CPU head runs its per-block work in the native kernels of :mod:`paddle_pfc.native_ops`,
+    composite CPU head runs its per-block work in the native kernels of :mod:`paddle_pfc.kernels.native_ops`,
     ``PADDLE_PFC_NATIVE``; False for Paddle's own kernels and on GPU).
 
     ``output_dict['loss']``: float32 scalar, the mean loss over the global batch, equal on every
@@ -120,7 +121,7 @@ class LargeScaleClassifier:
         self.fused = self.kernels == "fused"
         self._fused_kernels = fused_kernels(self.emulated) if self.fused else None
         # CPU composite road: the per-block center work in native kernels when they build
-        # (paddle_pfc.native_ops); never on GPU, never on the fused road.
+        # (paddle_pfc.kernels.native_ops); never on GPU, never on the fused road.
         self.native = not gpu and not self.fused and native_ops.kernels() is not None
         self.dtype, self.center_dtype, self.chunk_rows = dtype, center_dtype, chunk_rows
         self.rank, self.world_size, self.num_classes = rank, world_size, num_classes

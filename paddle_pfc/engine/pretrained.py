@@ -30,7 +30,7 @@ import numpy as np
 __all__ = ["PretrainedError", "Pretrained", "read_pretrained", "check_pretrained", "load_into_scope",
            "class_indices", "mean_embedding_centers"]
 
-log = logging.getLogger("paddle_pfc.pretrained")
+log = logging.getLogger("paddle_pfc.engine.pretrained")
 
 
 class PretrainedError(ValueError):
@@ -61,7 +61,7 @@ def _input_side(value) -> int | None:
 
 
 def _from_checkpoint(path: Path) -> Pretrained:
-    from paddle_pfc import checkpoint as ckpt
+    from paddle_pfc.engine import checkpoint as ckpt
 
     try:
         config, state = ckpt.load_backbone_state(path)
@@ -76,7 +76,7 @@ def _from_export(path: Path, meta: dict) -> Pretrained:
     """Parameters of an exported model, keyed by structured name (see the module doc)."""
     import paddle
 
-    from paddle_pfc import export as pexport
+    from paddle_pfc.deploy import export as pexport
 
     for key in ("backbone", "embedding_size", "input_size"):
         if key not in meta:
@@ -107,7 +107,7 @@ def _from_export(path: Path, meta: dict) -> Pretrained:
                                   f"{pexport.PARAMS_FILE}; was it exported by another paddle_pfc version?")
         state[key] = np.array(var.get_tensor())
     # The name mapping is only trusted once it reproduces the exported model's output.
-    from paddle_pfc.inference import FaceEmbedder
+    from paddle_pfc.deploy.inference import FaceEmbedder
 
     check = pexport.EvalProgram(backbone, dim, size, state)
     x = np.random.default_rng(0).uniform(-1, 1, (2, 3, size, size)).astype(np.float32)
@@ -119,7 +119,7 @@ def _from_export(path: Path, meta: dict) -> Pretrained:
 
 
 def _from_file(path: Path) -> Pretrained:
-    from paddle_pfc import export as pexport
+    from paddle_pfc.deploy import export as pexport
 
     try:
         state = pexport.load_state_file(path)
@@ -130,7 +130,7 @@ def _from_file(path: Path) -> Pretrained:
 
 def read_pretrained(path: str | Path) -> Pretrained:
     """Read a pretrained backbone from any source listed in the module doc."""
-    from paddle_pfc.export import read_export_meta
+    from paddle_pfc.deploy.export import read_export_meta
 
     path = Path(path).expanduser()
     if path.is_file():
@@ -187,7 +187,7 @@ def check_pretrained(pre: Pretrained, backbone: str, embedding_size: int, input_
 def load_into_scope(path: str | Path, model_cfg, scope, place, backbone_names: Mapping[str, str]) -> Pretrained:
     """Read ``path`` and write the backbone into ``scope`` (variables ``backbone_names``:
     structured name -> variable name), after :func:`check_pretrained` against ``model_cfg``."""
-    from paddle_pfc.checkpoint import read_tensor, write_tensor
+    from paddle_pfc.engine.checkpoint import read_tensor, write_tensor
 
     pre = read_pretrained(path)
     expected = {}

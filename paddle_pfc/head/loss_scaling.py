@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import paddle
 from paddle import _C_ops
 
-from paddle_pfc.collectives import CollectiveChain
+from paddle_pfc.head.collectives import CollectiveChain
 
 
 @dataclass(frozen=True)

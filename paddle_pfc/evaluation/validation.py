@@ -6,11 +6,11 @@ THE one implementation used by validation during training and by
 * ``embed_fn(batch) -> np.ndarray [n, D]`` maps a float32 NCHW batch, RGB,
   normalized ``(x - 127.5) / 128`` (the training input), to the model's raw
   (un-normalized) embeddings.  Examples: the trainer's eval program
-  (``paddle_pfc.export.EvalProgram``), or ``paddle_pfc.inference.FaceEmbedder.forward``.
+  (``paddle_pfc.deploy.export.EvalProgram``), or ``paddle_pfc.deploy.inference.FaceEmbedder.forward``.
 * A face's embedding is ``emb(image) + emb(horizontally flipped image)``
   (insightface "Accuracy-Flip"); ``xnorm`` is the mean L2 norm of the plain and
   flipped embeddings taken individually, before summing (as insightface).
-* Accuracy / threshold come from :func:`paddle_pfc.verification.evaluate_pairs`
+* Accuracy / threshold come from :func:`paddle_pfc.evaluation.verification.evaluate_pairs`
   (10-fold protocol on squared L2 distance of unit vectors; a distance
   threshold ``t`` equals a cosine-similarity threshold ``1 - t / 2``).
 
@@ -24,7 +24,7 @@ from typing import Callable, Sequence, Tuple, Union
 
 import numpy as np
 
-from paddle_pfc.verification import VerificationResult, evaluate_pairs
+from paddle_pfc.evaluation.verification import VerificationResult, evaluate_pairs
 
 __all__ = ["EmbedFn", "embed_pairs", "load_bin", "load_bin_part", "shard_range", "evaluate_arrays",
            "evaluate_embeddings", "evaluate_bin", "distance_to_cosine"]
@@ -82,11 +82,11 @@ def load_bin(path: Union[str, os.PathLike], image_size=112) -> Tuple[np.ndarray,
 
     Images are decoded to RGB, resized to ``image_size`` (int or ``(H, W)``) when
     they differ, and normalized ``(x - 127.5) / 128``.  Pair ``k`` is images
-    ``2k, 2k+1``.  Uses the data layer's reader (:mod:`paddle_pfc.data.bin_set`);
+    ``2k, 2k+1``.  Uses the data layer's reader (:mod:`paddle_pfc.evaluation.bin_set`);
     ``ValueError`` naming the file for unreadable / malformed sets.
     NOTE: ``.bin`` files are pickles: only load files you trust.
     """
-    from paddle_pfc.data.bin_set import load_bin as _load_bin
+    from paddle_pfc.evaluation.bin_set import load_bin as _load_bin
 
     path = os.fspath(path)
     if not os.path.isfile(path):
@@ -115,7 +115,7 @@ def load_bin_part(path: Union[str, os.PathLike], image_size=112, rank: int = 0,
     of a validation decode its share only.
     """
     from paddle_pfc.data._image import as_size, decode_rgb, fit_size, normalize_nchw
-    from paddle_pfc.data.bin_set import read_bin
+    from paddle_pfc.evaluation.bin_set import read_bin
 
     path = os.fspath(path)
     if not os.path.isfile(path):

@@ -1,7 +1,7 @@
 // CPU kernels for backbone ops whose Paddle 3.3 CPU kernels are far below memory speed. Profiled on
 // mobilefacenet at 112x112 (2026-11-23, AMD EPYC Zen 4): Paddle's prelu forward and backward took
 // 33 % of a training step's CPU time, more than all its convolutions' forward; its depthwise
-// convolutions another 17 %. Built on first use by paddle_pfc/native_ops.py; the Python module
+// convolutions another 17 %. Built on first use by paddle_pfc/kernels/native_ops.py; the Python module
 // states the contracts.
 #include <cstdint>
 #include <vector>

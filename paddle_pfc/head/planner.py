@@ -29,7 +29,7 @@ The model (all sizes per rank, for the largest shard, i.e. rank 0 of the balance
     total              = sum of the above
 
 The persistable terms are exact; so are the held buffers (see
-``paddle_pfc.margin_softmax.margin_softmax_loss`` and ``paddle_pfc.sparse_update``). The counts
+``paddle_pfc.head.margin_softmax.margin_softmax_loss`` and ``paddle_pfc.head.sparse_update``). The counts
 ``k_RD`` / ``k_NR`` / ``k_ND`` / ``k_int`` / ``k_exec`` were fitted to the allocator's peak and the
 peak RSS measured with ``tools/benchmark.py`` (see README). The plan is of the peak RSS with
 ``PADDLE_PFC_MALLOC=memory`` (freed buffers are returned, so the RSS follows the live tensors);

@@ -10,7 +10,7 @@ Layout of an exported model directory::
 Model contract: input ``images`` float32 ``[N, 3, H, W]`` (dynamic ``N``), RGB,
 ALREADY NORMALIZED ``(x - 127.5) / 128`` -- the normalization is NOT inside the
 model (it is the training input as is; ``export.json["normalization"]`` documents
-it and :class:`paddle_pfc.inference.FaceEmbedder` applies it).  Output: one
+it and :class:`paddle_pfc.deploy.inference.FaceEmbedder` applies it).  Output: one
 float32 ``[N, embedding_size]`` raw embedding (not L2-normalized).  The
 backbone is built in eval mode: BatchNorm uses its running statistics, dropout
 is off.  No face detection/alignment is part of the model: feed aligned crops.
@@ -33,7 +33,7 @@ neither reads PIR ``.json`` nor converts anything on a CPU build (measured, 3.3.
 ``serving`` (one line on where it runs), ``paddle_version``, ``paddle_pfc_version``.
 
 Main entry points: :func:`export_backbone`, :class:`EvalProgram` (an in-memory
-eval program; also an ``embed_fn`` for :mod:`paddle_pfc.evaluation`),
+eval program; also an ``embed_fn`` for :mod:`paddle_pfc.evaluation.validation`),
 :func:`backbone_state_from_scope`, :func:`export_onnx`, :func:`check_onnx`.
 """
 from __future__ import annotations
@@ -116,7 +116,7 @@ class EvalProgram:
     works whether the caller is in dynamic or static mode (e.g. inside a trainer).
     ``prog(batch)`` runs float32 NCHW normalized images -> raw embeddings
     ``[n, D]`` float32, so an ``EvalProgram`` is an ``embed_fn`` for
-    :mod:`paddle_pfc.evaluation`.  ``save(out_dir)`` writes the inference model.
+    :mod:`paddle_pfc.evaluation.validation`.  ``save(out_dir)`` writes the inference model.
     """
 
     def __init__(self, backbone_name: str, embedding_size: int, input_size,
@@ -283,7 +283,7 @@ def export_backbone(backbone_name: str, embedding_size: int, input_size, state: 
     """Export a backbone with parameters ``state`` to ``out_dir`` (see the module doc).
 
     ``state``: ``{structured state_dict name: array}``, e.g. from
-    :func:`backbone_state_from_scope` or ``paddle_pfc.checkpoint.load_backbone_state``.
+    :func:`backbone_state_from_scope` or ``paddle_pfc.engine.checkpoint.load_backbone_state``.
     Strict matching (``ValueError`` naming missing / unexpected / wrongly-shaped keys).
     Returns ``Path(out_dir)``.
     """
@@ -372,7 +372,7 @@ def check_onnx(model_dir: PathLike, onnx_file: Optional[PathLike] = None, batch:
                seed: int = 0) -> float:
     """Max abs difference between onnxruntime's and Paddle Inference's raw embeddings of
     the model in ``model_dir`` on a random normalized batch (CPU)."""
-    from paddle_pfc.inference import FaceEmbedder
+    from paddle_pfc.deploy.inference import FaceEmbedder
 
     onnx_file = Path(onnx_file) if onnx_file is not None else Path(model_dir) / ONNX_FILE
     pd = FaceEmbedder(model_dir, device="cpu")
@@ -384,16 +384,16 @@ def check_onnx(model_dir: PathLike, onnx_file: Optional[PathLike] = None, batch:
 
 def model_from_checkpoint(ckpt_dir: PathLike):
     """``(model_args, state)`` of a training checkpoint, via
-    ``paddle_pfc.checkpoint.load_backbone_state(ckpt_dir) -> (config_dict, state)``.
+    ``paddle_pfc.engine.checkpoint.load_backbone_state(ckpt_dir) -> (config_dict, state)``.
 
     ``model_args`` = ``{"backbone", "embedding_size", "input_size", "dropout"}`` taken
     from ``config_dict["model"]``.  ``RuntimeError`` with a clear message while the
     checkpoint module does not exist.
     """
     try:
-        from paddle_pfc.checkpoint import load_backbone_state
+        from paddle_pfc.engine.checkpoint import load_backbone_state
     except ImportError as e:
-        raise RuntimeError("--checkpoint needs paddle_pfc.checkpoint.load_backbone_state, which this "
+        raise RuntimeError("--checkpoint needs paddle_pfc.engine.checkpoint.load_backbone_state, which this "
                            f"version of paddle_pfc does not provide ({e}); export with --weights "
                            "FILE.npz|.pdparams instead") from e
     config, state = load_backbone_state(os.fspath(ckpt_dir))

@@ -22,7 +22,7 @@ the running machine, never assumed:
   the RSS holds about 1 GiB more than the tensors need (fragmentation across the executor's
   thread arenas).
 * ``memory``: mmap and trim thresholds at 1 MiB, so every large buffer is returned to the kernel
-  when freed: the RSS follows the live tensors (what :mod:`paddle_pfc.planner` plans), at the
+  when freed: the RSS follows the live tensors (what :mod:`paddle_pfc.head.planner` plans), at the
   price of a page fault per fresh page. For runs that must fit.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ from __future__ import annotations
 import ctypes
 import os
 
-from paddle_pfc.device import cpu_info
+from paddle_pfc.engine.device import cpu_info
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 #: (mmap threshold, trim threshold) in bytes per mode; 32 MiB is glibc's largest mmap threshold.

@@ -17,15 +17,15 @@ import numpy as np
 import paddle
 
 import paddle_pfc
-from paddle_pfc import checkpoint as ckpt
+from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.backbones import bind_parameters, build_backbone
-from paddle_pfc.barrier import StoreBarrier
-from paddle_pfc.config import Config, dump_config, resolve_lr, resolve_validation_sets
+from paddle_pfc.engine.barrier import StoreBarrier
+from paddle_pfc.engine.config import Config, dump_config, resolve_lr, resolve_validation_sets
 from paddle_pfc.data.loader import BatchLoader, DistributedBatchSampler, build_dataset
-from paddle_pfc.distributed import all_gather_rows, current_place, on_gpu
-from paddle_pfc.lr import build_schedule
-from paddle_pfc.optimizer import NONFINITE_PARTS, nonfinite_flags
-from paddle_pfc.progress import Progress
+from paddle_pfc.engine.distributed import all_gather_rows, current_place, on_gpu
+from paddle_pfc.engine.lr import build_schedule
+from paddle_pfc.head.optimizer import NONFINITE_PARTS, nonfinite_flags
+from paddle_pfc.engine.progress import Progress
 
 log = logging.getLogger("paddle_pfc.train")
 
@@ -87,7 +87,7 @@ AMP_LEVELS = {"bf16": ("O1", "bfloat16"), "fp16_o1": ("O1", "float16"), "fp16_o2
 
 def check_supported(cfg: Config, gpu: bool | None = None) -> None:
     """Reject config values this build cannot run, naming the key (never ignore them)."""
-    from paddle_pfc.config import ConfigError
+    from paddle_pfc.engine.config import ConfigError
 
     gpu = on_gpu() if gpu is None else gpu
     if cfg.data.skip_bad and cfg.data.kind != "folder":
@@ -115,7 +115,7 @@ def loss_scaling_setting(cfg: Config):
 
 
 class Trainer:
-    """Builds the programs of one rank from a validated :class:`~paddle_pfc.config.Config` and trains."""
+    """Builds the programs of one rank from a validated :class:`~paddle_pfc.engine.config.Config` and trains."""
 
     def __init__(self, cfg: Config, rank: int, world_size: int) -> None:
         """Checks the output folder (resume / overwrite), indexes the data, opens and checks every
@@ -229,7 +229,7 @@ class Trainer:
                                                   multi_precision=t.amp == "fp16_o2")
             self.loss_scaling = loss_scaling_setting(self.cfg)
             paddle_pfc.minimize(optimizer, self.loss, loss_scaling=self.loss_scaling, skip_nonfinite=True)
-            self.lr_name = paddle_pfc.optimizer.learning_rate_value(optimizer).name
+            self.lr_name = paddle_pfc.head.optimizer.learning_rate_value(optimizer).name
         # Evaluation program: the same layer in eval mode, reading the training parameters.
         self.eval_main = paddle.static.Program()
         self.backbone.eval()
@@ -270,7 +270,7 @@ class Trainer:
         sets = list(resolve_validation_sets(self.cfg))
         pairs = self.cfg.validation.synthetic_pairs
         if pairs:
-            from paddle_pfc.data.bin_set import write_bin
+            from paddle_pfc.evaluation.bin_set import write_bin
             from paddle_pfc.data.synthetic import make_verification_set
             path = self.output_dir / "synthetic_val.bin"
             if self.rank == 0 and not path.exists():
@@ -281,7 +281,7 @@ class Trainer:
                 Path(str(path) + ".tmp").replace(path)
             sets.append(("synthetic_val", str(path)))
             self.sync("synthetic verification set written")
-        from paddle_pfc.evaluation import load_bin_part
+        from paddle_pfc.evaluation.validation import load_bin_part
         loaded = {}
         for name, path in sets:
             started = time.perf_counter()
@@ -350,7 +350,7 @@ class Trainer:
         gathered, and every rank computes the same accuracy; rank 0 logs and saves ``best/``."""
         if not self.validation_sets:
             return {}
-        from paddle_pfc.evaluation import embed_pairs, evaluate_embeddings, shard_range
+        from paddle_pfc.evaluation.validation import embed_pairs, evaluate_embeddings, shard_range
         self._share_bn_statistics()
         dim, world = self.cfg.model.embedding_size, self.world_size
         results = {}
@@ -398,7 +398,7 @@ class Trainer:
         """``model.pretrained`` into the backbone and, with ``classifier.center_init:
         mean_embedding``, this rank's centers from its classes' mean embeddings (a fresh run only:
         a resumed run takes everything from its checkpoint)."""
-        from paddle_pfc import pretrained
+        from paddle_pfc.engine import pretrained
 
         path = self.cfg.model.pretrained
         if not path:
@@ -406,7 +406,7 @@ class Trainer:
         pre = pretrained.load_into_scope(path, self.cfg.model, self.scope, self.place, self.backbone_names)
         log.info("backbone initialised from %s (%s)", pre.source, pre.kind)
         if self.cfg.classifier.center_init == "mean_embedding":
-            from paddle_pfc.progress import Progress
+            from paddle_pfc.engine.progress import Progress
 
             head, c = self.head, self.cfg.classifier
             total = min(len(self.dataset), head.num_local * c.center_init_images)
@@ -415,7 +415,7 @@ class Trainer:
                 centers = pretrained.mean_embedding_centers(
                     self.embed, self.dataset, head.class_start, head.num_local, c.center_init_images,
                     self.cfg.model.input_size, 1.0, self.cfg.validation.batch_size, progress)
-            from paddle_pfc.host_dtypes import convert
+            from paddle_pfc.head.host_dtypes import convert
             ckpt.write_tensor(self.scope, head.weight.name, convert(centers.astype(np.float32),
                                                                     head.center_dtype), self.place)
 

@@ -19,7 +19,7 @@ Two implementations with one contract:
   aliased rather than copied, and the backward reuses the forward's softmax in place, so a step
   costs the three [N, D] x [D, S] products plus O(S*D + N*S) passes over cached blocks. With
   ``native`` the per-block passes after each product are single native CPU kernels
-  (:mod:`paddle_pfc.native_ops`), the same arithmetic as the Paddle ops they replace.
+  (:mod:`paddle_pfc.kernels.native_ops`), the same arithmetic as the Paddle ops they replace.
 * :func:`margin_softmax_loss_fused` (the fused road, GPU by default): the fused
   ``margin_cross_entropy`` kernel with the communicator (Paddle's, or its emulation on a machine
   without a GPU, :mod:`paddle_pfc.kernels`), the rest differentiated by Paddle.
@@ -34,9 +34,9 @@ import math
 import paddle
 from paddle import _C_ops
 
-from paddle_pfc import native_ops
-from paddle_pfc.collectives import CollectiveChain, zero_depending_on
-from paddle_pfc.distributed import on_gpu
+from paddle_pfc.kernels import native_ops
+from paddle_pfc.head.collectives import CollectiveChain, zero_depending_on
+from paddle_pfc.engine.distributed import on_gpu
 
 _NORM_EPS = 1e-12
 
@@ -129,7 +129,7 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
       :func:`as_float32_operand`). Norms, logits, softmax, margin and loss are float32.
     reload_chunk: optional ``k -> [c_k, D]`` value equal to block k, built in the backward (e.g. a
       fresh gather from the shard), so that the forward's block need not stay alive until then.
-    native: use :mod:`paddle_pfc.native_ops` (CPU kernels) for the row norms, the per-block
+    native: use :mod:`paddle_pfc.kernels.native_ops` (CPU kernels) for the row norms, the per-block
       softmax, its gradient and the tangent projection; the same values up to float32 rounding
       order.
 
@@ -142,7 +142,7 @@ def margin_softmax_loss(feature: paddle.pir.Value, center_chunks: list, chunk_st
     Memory: per block one [N, c_k] float32 softmax is kept from the forward to the backward (and
     the block itself unless ``reload_chunk`` is given); every other temporary is one block in
     size, so blocks under glibc's mmap threshold can reuse heap memory step after step instead of
-    faulting fresh pages in (``PADDLE_PFC_MALLOC=speed``, see ``paddle_pfc.runtime``).
+    faulting fresh pages in (``PADDLE_PFC_MALLOC=speed``, see ``paddle_pfc.engine.runtime``).
     """
     x = _detached(feature)
     inv_x_norm = paddle.unsqueeze(_inverse_row_norm(x, native), 1)                           # [N,1]

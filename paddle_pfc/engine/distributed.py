@@ -8,7 +8,7 @@ import sys
 
 import paddle
 
-from paddle_pfc.runtime import configure_process
+from paddle_pfc.engine.runtime import configure_process
 
 _state: dict[str, int] = {}
 
@@ -53,7 +53,7 @@ def init_distributed(collective_timeout: float | None = None) -> tuple[int, int]
     (gloo on CPU, NCCL on GPU) while still in dynamic mode, then switches to static mode and calls
     ``fleet.init(is_collective=True)`` — the order Paddle 3.3 needs for static collectives. Started
     by plain ``python`` it is a single rank. The first call also applies
-    :func:`paddle_pfc.runtime.configure_process` (MKL on AMD CPUs, the ``speed`` malloc mode
+    :func:`paddle_pfc.engine.runtime.configure_process` (MKL on AMD CPUs, the ``speed`` malloc mode
     unless ``$PADDLE_PFC_MALLOC`` says otherwise). Idempotent: later calls return the same pair.
 
     ``collective_timeout`` (seconds, default :data:`DEFAULT_COLLECTIVE_TIMEOUT`): the NCCL
@@ -86,7 +86,7 @@ def init_distributed(collective_timeout: float | None = None) -> tuple[int, int]
 
         fleet.init(is_collective=True)
     _state.update(rank=rank, world_size=world_size)
-    from paddle_pfc.barrier import StoreBarrier
+    from paddle_pfc.engine.barrier import StoreBarrier
 
     _barrier[0] = StoreBarrier(rank, world_size, timeout)
     return rank, world_size
@@ -97,7 +97,7 @@ _barrier: list = [None]
 
 def barrier(name: str, timeout: float | None = None) -> float:
     """Wait until every rank reached ``barrier(name)`` (outside any gloo collective, on the TCP
-    store; see :mod:`paddle_pfc.barrier`). Returns the seconds waited; a no-op on one rank or
+    store; see :mod:`paddle_pfc.engine.barrier`). Returns the seconds waited; a no-op on one rank or
     before :func:`init_distributed`."""
     if _barrier[0] is None:
         return 0.0
