@@ -13,7 +13,7 @@ from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ._image import SizeLike, as_size, decode_rgb, fit_size, normalize_nchw
+from paddle_pfc.data._image import SizeLike, as_size, decode_rgb, fit_size, normalize_nchw
 
 
 class VerificationSet(NamedTuple):
