@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from paddle_pfc.engine import config as config_mod
+from paddle_pfc.engine.config import schema as config_mod
 from paddle_pfc.engine.config import (
     BACKBONES, Config, ConfigError, add_config_args, config_from_args, config_from_dict,
     default_config_dict, dump_config, load_config, resolve_lr, resolve_validation_sets,
@@ -266,6 +266,18 @@ def test_file_errors(tmp_path):
 def test_backbone_tuple_is_extensible(monkeypatch):
     monkeypatch.setattr(config_mod, "BACKBONES", BACKBONES + ("vit_t",))
     assert load_config(None, MIN + ["model.backbone=vit_t"]).model.backbone == "vit_t"
+
+
+def test_backbones_are_the_registry_names():
+    """The config keeps its own tuple because importing the registry imports Paddle; they agree."""
+    import subprocess
+    import sys
+
+    from paddle_pfc import backbones
+
+    assert BACKBONES == backbones.BACKBONES
+    code = "import sys, paddle_pfc.engine.config; assert 'paddle' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], cwd=CONFIG_DIR.parent, check=True, timeout=120)
 
 
 # --------------------------------------------------------------------------- lr rule

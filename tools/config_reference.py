@@ -1,6 +1,7 @@
 #!/usr/bin/env python
 """Write ``docs/configuration.md``: every config key with its type, default, allowed values and
-meaning, generated from the schema (``paddle_pfc.engine.config.SCHEMA``), so the reference cannot drift.
+meaning, generated from the schema (the section dataclasses of ``paddle_pfc.engine.config.schema``), so
+the reference cannot drift.
 
     python tools/config_reference.py            # rewrite docs/configuration.md
     python tools/config_reference.py --check    # exit 1 if the file is out of date
@@ -17,9 +18,9 @@ from paddle_pfc.engine.config import SCHEMA, Field  # noqa: E402
 TARGET = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
 HEADER = """# Configuration reference
 
-Generated from the schema in `paddle_pfc/engine/config.py` by `python tools/config_reference.py`
-(a test fails when this file is out of date). Configs are YAML files passed with `-c FILE`
-and `-o section.key=value` overrides; a file may start from another with `_base_: FILE`
+Generated from the section dataclasses in `paddle_pfc/engine/config/schema.py` by
+`python tools/config_reference.py` (a test fails when this file is out of date). Configs are YAML
+files passed with `-c FILE` and `-o section.key=value` overrides; a file may start from another with `_base_: FILE`
 (the shipped recipes are deltas over `configs/base.yaml`). Every key is checked before
 anything runs: an unknown key (with a "did you mean"), a wrong type or an impossible value is
 an error naming the dotted key.
@@ -39,8 +40,8 @@ def _value(value) -> str:
 def _row(key: str, field: Field) -> str:
     default = "*required*" if field.required else f"`{_value(field.default)}`"
     kind = field.kind + (" or null" if field.nullable else "")
-    choices = field.choices() if callable(field.choices) else field.choices
-    allowed = ", ".join(f"`{c}`" for c in choices) if choices else ""
+    choices = field.allowed()
+    allowed = ", ".join(f"`{c}`" for c in choices) if choices else field.check.text if field.check else ""
     return f"| `{key}` | {kind} | {default} | {allowed} | {field.doc} |"
 
 

@@ -1,0 +1,193 @@
+"""Validation of a raw nested mapping against the schema: types, choices, ranges, cross-field rules.
+
+Contract: :func:`validate` checks EVERYTHING and raises one :class:`ConfigError` listing every
+problem, each as ``"dotted.key: problem"``; otherwise it returns the fully populated nested dict
+(defaults filled in, ``data.image_size`` defaulted to ``model.input_size``). Types are strict:
+``bool`` is not an int, a string is not a number; an int is accepted (and converted) where a float
+is expected; floats must be finite. Unknown sections and keys get a "did you mean" when one is close.
+"""
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .schema import SCHEMA, Field
+
+
+class ConfigError(ValueError):
+    """Invalid configuration.  ``errors`` holds one ``"dotted.key: problem"`` line per problem."""
+
+    def __init__(self, errors: str | Sequence[str]):
+        self.errors = [errors] if isinstance(errors, str) else list(errors)
+        if len(self.errors) == 1:
+            msg = f"invalid config: {self.errors[0]}"
+        else:
+            msg = f"invalid config ({len(self.errors)} problems):\n  " + "\n  ".join(self.errors)
+        super().__init__(msg)
+
+
+def describe(v: Any) -> str:
+    """``type (repr)`` of a value, the repr cut at 40 characters."""
+    r = repr(v)
+    return f"{type(v).__name__} ({r if len(r) <= 40 else r[:37] + '...'})"
+
+
+def _suggest(name: str, candidates: Iterable[str]) -> str:
+    m = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f"; did you mean {m[0]!r}?" if m else ""
+
+
+def _suggest_or_owner(name: str, candidates: Iterable[str]) -> str:
+    """A close candidate, else the ``section.name`` that holds ``name``."""
+    hint = _suggest(name, candidates)
+    owners = [s for s in SCHEMA if name in SCHEMA[s]]
+    return hint or (f"; did you mean {owners[0] + '.' + name!r}?" if owners else "")
+
+
+def unknown_key_msg(section: str, key: str) -> str:
+    valid = SCHEMA[section]
+    return f"{section}.{key}: unknown key{_suggest_or_owner(key, valid)} (valid: {', '.join(valid)})"
+
+
+def unknown_section_msg(section: str) -> str:
+    return f"{section}: unknown section{_suggest_or_owner(str(section), SCHEMA)} (valid: {', '.join(SCHEMA)})"
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+#: kind -> (type test, what the error says was expected).
+_TYPES = {
+    "int": (_is_int, "int"),
+    "float": (lambda v: _is_int(v) or isinstance(v, float), "float"),
+    "bool": (lambda v: isinstance(v, bool), "bool (true/false)"),
+    "str": (lambda v: isinstance(v, str), "str"),
+    "int_list": (lambda v: isinstance(v, (list, tuple)) and all(_is_int(x) for x in v), "a list of ints"),
+}
+_VAL_SET_KEYS = ("name", "path")
+
+
+def _coerce(key: str, f: Field, v: Any, errors: list[str]) -> Any:
+    """Type-check/convert one value; returns the value, or None after appending an error."""
+    if v is None:
+        if not f.nullable:
+            errors.append(f"{key}: must not be null")
+        return None
+    if f.kind == "val_sets":
+        return _coerce_val_sets(key, v, errors)
+    is_kind, expected = _TYPES[f.kind]
+    if not is_kind(v):
+        errors.append(f"{key}: expected {expected}, got {describe(v)}")
+        return None
+    if f.kind == "float":
+        v = float(v)
+        if not math.isfinite(v):
+            errors.append(f"{key}: must be finite, got {v!r}")
+            return None
+    elif f.kind == "int_list":
+        v = list(v)
+    choices = f.allowed()
+    if choices is not None and v not in choices:
+        errors.append(f"{key}: must be one of {', '.join(map(str, choices))}; got {v!r}"
+                      + (_suggest(v, choices) if isinstance(v, str) else ""))
+        return None
+    problem = f.check(v) if f.check is not None else None
+    if problem:
+        errors.append(f"{key}: {problem}")
+        return None
+    return v
+
+
+def _coerce_val_sets(key: str, v: Any, errors: list[str]) -> list[dict] | None:
+    if not isinstance(v, (list, tuple)):
+        errors.append(f"{key}: expected a list of {{name, path}} mappings, got {describe(v)}")
+        return None
+    out, names = [], set()
+    for i, item in enumerate(v):
+        k = f"{key}[{i}]"
+        if not isinstance(item, Mapping):
+            errors.append(f"{k}: expected a mapping with keys name, path; got {describe(item)}")
+            continue
+        problems = [f"{k}.{extra}: unknown key{_suggest(str(extra), _VAL_SET_KEYS)} (valid: name, path)"
+                    for extra in item if extra not in _VAL_SET_KEYS]
+        problems += [f"{k}.{req}: expected a non-empty str, got {describe(item.get(req))}"
+                     for req in _VAL_SET_KEYS if not isinstance(item.get(req), str) or not item.get(req)]
+        if problems:
+            errors.extend(problems)
+        elif item["name"] in names:
+            errors.append(f"{k}.name: duplicate validation set name {item['name']!r}")
+        else:
+            names.add(item["name"])
+            out.append({"name": item["name"], "path": item["path"]})
+    return out
+
+
+def _failed(errors: list[str]) -> set[str]:
+    return {e.split(":", 1)[0] for e in errors}
+
+
+def _cross_checks(c: dict, errors: list[str]) -> None:
+    """Rules spanning several keys; only run on keys that passed their own checks."""
+    m, d, t, v = c["model"], c["data"], c["train"], c["validation"]
+    if m["input_size"] is not None:
+        if d["image_size"] is None and "data.image_size" not in _failed(errors):
+            d["image_size"] = m["input_size"]
+        elif d["image_size"] is not None and d["image_size"] != m["input_size"]:
+            errors.append(f"data.image_size: must equal model.input_size "
+                          f"(data.image_size={d['image_size']}, model.input_size={m['input_size']})")
+    if d["kind"] in ("folder", "rec") and d["root"] is None and "data.root" not in _failed(errors):
+        errors.append(f"data.root: required when data.kind is {d['kind']!r}")
+    if v["synthetic_pairs"] and d["kind"] not in (None, "synthetic"):
+        errors.append(f"validation.synthetic_pairs: only supported with data.kind 'synthetic' "
+                      f"(data.kind={d['kind']!r}); set it to 0")
+    if c["classifier"]["center_init"] == "mean_embedding" and m["pretrained"] is None \
+            and "model.pretrained" not in _failed(errors):
+        errors.append("classifier.center_init: mean_embedding needs model.pretrained (the embeddings "
+                      "of a random backbone carry no identity)")
+    epochs = t["epochs"]
+    if epochs is not None and t["warmup_epochs"] is not None and t["warmup_epochs"] >= epochs:
+        errors.append(f"train.warmup_epochs: must be < train.epochs "
+                      f"({t['warmup_epochs']} >= {epochs})")
+    if t["lr_schedule"] == "step" and t["decay_epochs"] is not None:
+        de = t["decay_epochs"]
+        if not de:
+            errors.append("train.decay_epochs: must be non-empty when train.lr_schedule is 'step'")
+        elif any(b <= a for a, b in zip(de, de[1:])):
+            errors.append(f"train.decay_epochs: must be strictly increasing, got {de}")
+        elif epochs is not None and (de[0] < 1 or de[-1] >= epochs):
+            errors.append(f"train.decay_epochs: each must be in [1, train.epochs={epochs}), got {de}")
+
+
+def validate(raw: Any) -> dict:
+    """Validate a nested mapping against SCHEMA; returns the fully populated nested dict."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"<root>: expected a mapping of sections, got {describe(raw)}")
+    errors = [unknown_section_msg(section) for section in raw if section not in SCHEMA]
+    out: dict[str, dict] = {}
+    for section, fields in SCHEMA.items():
+        given = raw.get(section)
+        if given is None:
+            given = {}
+        if not isinstance(given, Mapping):
+            errors.append(f"{section}: expected a mapping, got {describe(given)}")
+            given = {}
+        errors += [unknown_key_msg(section, str(key)) for key in given if key not in fields]
+        sec = out[section] = {}
+        for key, f in fields.items():
+            dotted = f"{section}.{key}"
+            if key in given:
+                sec[key] = _coerce(dotted, f, given[key], errors)
+            else:
+                sec[key] = f.default_value()
+                if f.required:
+                    errors.append(f"{dotted}: required (no default); set it in the config "
+                                  f"or with -o {dotted}=...")
+    _cross_checks(out, errors)
+    if errors:
+        raise ConfigError(errors)
+    return out

@@ -1,0 +1,189 @@
+"""Reading configs: YAML files with ``_base_:`` inheritance, ``-o key=value`` overrides, argparse glue.
+
+Contract:
+  * YAML is read with a ``yaml.SafeLoader`` subclass that also resolves exponent floats without a
+    dot (``5e-4``; plain PyYAML gives the string ``"5e-4"``) and rejects duplicate keys.
+  * A top-level ``_base_: other.yaml`` (relative to the file) is read first and the file's keys
+    are merged over it, section by section (a list replaces the base's list). Bases may have
+    bases; a cycle is an error.
+  * ``-o key=value``: ``value`` is parsed as YAML (``-o train.lr=0.2``, ``-o train.lr=null``,
+    ``-o validation.sets=[{name: lfw, path: lfw.bin}]``, ``-o train={epochs: 3}`` merges into the
+    section). For string-typed keys a scalar that YAML reads as a number/bool is kept as the raw
+    text (``-o train.output_dir=2024`` gives ``"2024"``). Overrides apply in order.
+  * Every entry point validates everything (:func:`.checks.validate`) and raises
+    :class:`ConfigError` naming every offending key.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from .checks import ConfigError, describe, unknown_key_msg, unknown_section_msg, validate
+from .schema import SCHEMA, Config
+
+BASE_KEY = "_base_"
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader + exponent floats without a dot (``5e-4``) + duplicate-key check."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            self.flatten_mapping(node)
+            seen = set()
+            for key_node, _ in node.value:
+                if isinstance(key_node, yaml.ScalarNode):
+                    if key_node.value in seen:
+                        raise ConfigError(f"{key_node.value}: duplicate key "
+                                          f"(line {key_node.start_mark.line + 1})")
+                    seen.add(key_node.value)
+        return super().construct_mapping(node, deep=deep)
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def _yaml_load(text: str, source: str) -> Any:
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{source}: invalid YAML: {e}") from None
+
+
+def _merged(base: dict, delta: dict) -> dict:
+    """``delta`` over ``base``: sections merge key by key; any other value (lists too) replaces."""
+    out = dict(base)
+    for key, value in delta.items():
+        nested = isinstance(value, dict) and isinstance(out.get(key), dict)
+        out[key] = _merged(out[key], value) if nested else value
+    return out
+
+
+def _read_with_bases(path: str | os.PathLike, chain: tuple[str, ...]) -> Any:
+    """The raw mapping of YAML ``path``; a top-level ``_base_: FILE`` (relative to ``path``'s
+    folder) is read first, recursively, and ``path``'s own keys are merged over it."""
+    real = os.path.realpath(path)
+    if real in chain:
+        raise ConfigError(f"{path}: {BASE_KEY} cycle: " + " -> ".join([*chain, real]))
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as e:
+        where = f"{chain[-1]}: {BASE_KEY}: " if chain else ""
+        raise ConfigError(f"{where}{path}: cannot read config file ({e.strerror or e})") from None
+    raw = _yaml_load(text, str(path))
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or BASE_KEY not in raw:
+        return raw
+    base = raw.pop(BASE_KEY)
+    if not isinstance(base, str) or not base:
+        raise ConfigError(f"{path}: {BASE_KEY} must be the path of a config file, got {describe(base)}")
+    base_path = os.path.join(os.path.dirname(os.path.abspath(path)), os.path.expanduser(base))
+    base_raw = _read_with_bases(base_path, (*chain, real))
+    if not isinstance(base_raw, dict):
+        raise ConfigError(f"{base_path}: expected a mapping of sections, got {describe(base_raw)}")
+    return _merged(base_raw, raw)
+
+
+def _apply_override(raw: dict, override: str) -> None:
+    """Set ``section.key=value`` (or merge ``section={...}``) into ``raw``, checking the key."""
+    if not isinstance(override, str) or "=" not in override:
+        raise ConfigError(f"{override}: override must look like 'section.key=value'")
+    dotted, text = override.split("=", 1)
+    dotted = dotted.strip()
+    parts = dotted.split(".")
+    if not dotted or any(not p for p in parts):
+        raise ConfigError(f"{dotted or '<empty>'}: malformed override key in {override!r}")
+    section = parts[0]
+    if section not in SCHEMA:
+        raise ConfigError(unknown_section_msg(section))
+    value = _yaml_load(text, dotted) if text.strip() else None
+    sec = raw.get(section)
+    if sec is None:
+        sec = raw[section] = {}
+    if len(parts) > 1:
+        key = parts[1]
+        if key not in SCHEMA[section]:
+            raise ConfigError(unknown_key_msg(section, key))
+        if len(parts) > 2:
+            raise ConfigError(f"{section}.{key}: cannot override inside this value "
+                              f"({dotted!r}); give the whole value, e.g. -o {section}.{key}=[...]")
+        if SCHEMA[section][key].kind == "str" and isinstance(value, (bool, int, float)):
+            value = text.strip()  # keep e.g. '2024' as a string for str keys
+    elif not isinstance(value, Mapping):
+        raise ConfigError(f"{section}: a section override needs a mapping value, got {describe(value)}")
+    if not isinstance(sec, dict):
+        raise ConfigError(f"{section}: expected a mapping, got {describe(sec)}")
+    if len(parts) > 1:
+        sec[parts[1]] = value
+    else:
+        sec.update(value)
+
+
+def _plain(v: Any) -> Any:
+    """Deep copy as plain dicts/lists (a Config or its sections included: they are Mappings)."""
+    if isinstance(v, Mapping):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+def default_config_dict() -> dict:
+    """Schema defaults as a nested dict (required keys are ``None``)."""
+    return {s: {k: f.default_value() for k, f in fields.items()} for s, fields in SCHEMA.items()}
+
+
+def config_from_dict(data: Mapping | None, overrides: Sequence[str] = ()) -> Config:
+    """Validate ``data`` (e.g. a checkpoint's saved ``cfg.to_dict()``) plus overrides."""
+    raw = _plain(data) if data is not None else {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"<root>: expected a mapping of sections, got {describe(raw)}")
+    for ov in overrides or ():
+        _apply_override(raw, ov)
+    return Config.from_validated(validate(raw))
+
+
+def load_config(path: str | os.PathLike | None, overrides: Sequence[str] = ()) -> Config:
+    """Load YAML ``path`` (or only defaults if None), apply ``dotted.key=value``
+    overrides in order, validate everything, and return a read-only Config.
+
+    Raises:
+        ConfigError: unreadable/invalid file, bad override syntax, unknown
+            section/key (with suggestion), wrong type, out-of-range value, or a
+            violated cross-field rule; the message names every offending key.
+    """
+    raw: Any = _read_with_bases(path, ()) if path is not None else {}
+    return config_from_dict(raw, overrides)
+
+
+def add_config_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add ``-c/--config PATH`` and repeatable ``-o/--override KEY=VALUE`` (dest ``overrides``)."""
+    parser.add_argument("-c", "--config", default=None, metavar="PATH",
+                        help="YAML config file (default: schema defaults only)")
+    parser.add_argument("-o", "--override", dest="overrides", action="append", default=[],
+                        metavar="KEY=VALUE",
+                        help="override a config value, e.g. -o train.lr=0.2 (repeatable; "
+                             "VALUE is parsed as YAML)")
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> Config:
+    """``load_config(args.config, args.overrides)`` for a parser set up by :func:`add_config_args`."""
+    return load_config(args.config, getattr(args, "overrides", None) or [])
+
+
+def dump_config(cfg: Config, path: str | os.PathLike) -> None:
+    """Write ``cfg`` as YAML to ``path`` (readable back with :func:`load_config`)."""
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(cfg.to_yaml())

@@ -1,0 +1,300 @@
+"""The config schema: one frozen dataclass per section, each field with its type, default, check and doc.
+
+Contract:
+  * A field's type is its annotation (``int``, ``float``, ``bool``, ``str``, ``X | None`` = nullable,
+    ``tuple[int, ...]`` = a list of ints, ``tuple[ValSet, ...]`` = verification sets); its default is
+    the dataclass default (none = required); ``doc``, ``check`` (a :class:`Check`) and ``choices``
+    are in the field's metadata. :data:`SCHEMA` is the same information as :class:`Field` records,
+    read by the validator and by ``tools/config_reference.py``.
+  * Instances are the validated, read-only config: attribute access (``cfg.train.lr``), read-only
+    Mapping access (``cfg["train"]["lr"]``, iteration over keys, equality with any Mapping of the
+    same content), lists as tuples; ``to_dict()`` / ``to_yaml()`` give plain mutable data. They
+    pickle and deep-copy (the trainer's subprocesses receive them).
+"""
+import dataclasses
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, get_args
+
+import yaml
+
+from paddle_pfc.head.planner import DTYPE_BYTES
+
+#: Backbone names accepted by ``model.backbone``: the names of the registry in
+#: ``paddle_pfc.backbones`` (a test checks they are equal; importing it here would import Paddle).
+#: Read at validation time, so extending this tuple is enough to allow a new backbone.
+BACKBONES: tuple[str, ...] = (
+    "iresnet18", "iresnet34", "iresnet50", "iresnet100", "iresnet200", "mobilefacenet",
+)
+DTYPES: tuple[str, ...] = tuple(DTYPE_BYTES)
+AMP_MODES: tuple[str, ...] = ("none", "bf16", "fp16_o1", "fp16_o2")
+DATA_KINDS: tuple[str, ...] = ("synthetic", "folder", "rec")
+LR_SCHEDULES: tuple[str, ...] = ("polynomial", "cosine", "step")
+
+
+@dataclass(frozen=True)
+class Check:
+    """A value rule: ``ok(v)`` says whether ``v`` passes; ``text`` completes "must be ..." in the
+    error (``"must be >= 1, got 0"``) and is shown in the configuration reference."""
+
+    text: str
+    ok: Callable[[Any], bool]
+
+    def __call__(self, value: Any) -> str | None:
+        """The problem with ``value``, or None when it passes."""
+        return None if self.ok(value) else f"must be {self.text}, got {value!r}"
+
+
+def ge(lo: float) -> Check:
+    return Check(f">= {lo}", lambda v: v >= lo)
+
+
+def gt(lo: float) -> Check:
+    return Check(f"> {lo}", lambda v: v > lo)
+
+
+def within(lo: float, hi: float, bounds: str) -> Check:
+    """``lo .. hi`` with ``bounds`` one of ``"[)"``, ``"(]"``, ``"()"`` (closed / open ends)."""
+    lo_ok = (lambda v: v >= lo) if bounds[0] == "[" else (lambda v: v > lo)
+    hi_ok = (lambda v: v <= hi) if bounds[1] == "]" else (lambda v: v < hi)
+    return Check(f"in {bounds[0]}{lo}, {hi}{bounds[1]}", lambda v: lo_ok(v) and hi_ok(v))
+
+
+def setting(default: Any, doc: str, check: Check | None = None,
+            choices: tuple | Callable[[], tuple] | None = None) -> Any:
+    """A schema field: ``default`` (``MISSING`` = required), ``doc``, optional ``check`` / ``choices``."""
+    return field(default=default, metadata={"doc": doc, "check": check, "choices": choices})
+
+
+def _backbones() -> tuple[str, ...]:
+    return BACKBONES
+
+
+class Section(Mapping):
+    """Base of the section dataclasses: read-only attribute and Mapping access to the fields."""
+
+    _prefix = ""  # dotted prefix of the keys, for error messages
+
+    def __getattr__(self, name: str) -> Any:  # only reached for names that are not fields
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise AttributeError(f"config has no key {self._prefix + name!r}")
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.__dataclass_fields__:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self):
+        return iter(self.__dataclass_fields__)
+
+    def __len__(self) -> int:
+        return len(self.__dataclass_fields__)
+
+    def to_dict(self) -> dict:
+        """Deep, mutable copy as plain dicts/lists."""
+        return {k: _thaw(v) for k, v in self.items()}
+
+    def to_yaml(self) -> str:
+        """YAML text (key order preserved) that ``load_config`` reads back identically."""
+        return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=False)
+
+
+def _thaw(v: Any) -> Any:
+    if isinstance(v, Section):
+        return v.to_dict()
+    if isinstance(v, tuple):
+        return [_thaw(x) for x in v]
+    return v
+
+
+section = dataclass(frozen=True, eq=False, kw_only=True)  # eq: Mapping's (content) equality
+
+
+@section
+class ValSet(Section):
+    """One verification set of ``validation.sets``."""
+
+    _prefix = "validation.sets."
+    name: str
+    path: str
+
+
+@section
+class ModelConfig(Section):
+    _prefix = "model."
+    backbone: str = setting("iresnet50", "backbone architecture", choices=_backbones)
+    embedding_size: int = setting(512, "embedding dimension (backbone output, class-center width)", ge(1))
+    dropout: float = setting(0.0, "dropout probability before the embedding layer (insightface: 0)",
+                             within(0.0, 1.0, "[)"))
+    input_size: int = setting(112, "input image side (pixels; the backbones have four stride-2 stages)",
+                              Check("a multiple of 16 and >= 16", lambda v: v >= 16 and v % 16 == 0))
+    pretrained: str | None = setting(
+        None, "pretrained backbone to fine-tune from: a checkpoint folder or root, a best/ or exported "
+        "model folder, a .pdparams/.npz state dict (see paddle_pfc/engine/pretrained.py); the class "
+        "centers start fresh; ignored when resuming")
+
+
+@section
+class LossConfig(Section):
+    """Combined margin logit ``s * (cos(m1 * theta + m2) - m3)``: ArcFace (1, 0.5, 0), CosFace (1, 0, 0.4)."""
+
+    _prefix = "loss."
+    margin1: float = setting(1.0, "multiplicative angular margin m1", gt(0.0))
+    margin2: float = setting(0.5, "additive angular margin m2 (ArcFace)")
+    margin3: float = setting(0.0, "additive cosine margin m3 (CosFace)")
+    scale: float = setting(64.0, "logit scale s (insightface: 30-64; far larger saturates the softmax)",
+                           within(0.0, 1024.0, "(]"))
+
+
+@section
+class ClassifierConfig(Section):
+    _prefix = "classifier."
+    sample_ratio: float = setting(1.0, "Partial FC sampling ratio: fraction of class centers kept per step "
+                                  "(positives always kept)", within(0.0, 1.0, "(]"))
+    dtype: str = setting("float32", "classifier product dtype (logits, softmax and loss stay float32; "
+                         "float16 on GPU only)", choices=DTYPES)
+    center_dtype: str = setting("float32", "class-center (and momentum) storage dtype; the update is "
+                                "float32 arithmetic", choices=DTYPES)
+    center_init: str = setting("random", "class-center initialisation; mean_embedding: the mean normalised "
+                               "embedding of the class's images under model.pretrained (required)",
+                               choices=("random", "mean_embedding"))
+    center_init_images: int = setting(16, "images per class for center_init (the first ones)", ge(1))
+    kernels: str = setting("auto", "classifier kernels: auto = fused on GPU, composite on CPU; fused on CPU "
+                           "emulates the GPU kernels", choices=("auto", "fused", "composite"))
+
+
+@section
+class DataConfig(Section):
+    _prefix = "data."
+    kind: str = setting("synthetic", "dataset kind: generated identities, root/<class>/<img> folders or "
+                        "MXNet RecordIO (train.rec/train.idx)", choices=DATA_KINDS)
+    root: str | None = setting(None, "dataset root directory, also of the validation .bin files; required "
+                               "for folder/rec")
+    num_classes: int = setting(MISSING, "number of identities", ge(1))
+    samples_per_class: int = setting(20, "synthetic images per identity", ge(1))
+    image_size: int | None = setting(None, "image side (null = model.input_size, which it must equal)", ge(1))
+    num_workers: int = setting(2, "loader workers per rank (0 = load in the main process)", ge(0))
+    flip: bool = setting(True, "random horizontal flip")
+    skip_bad: bool = setting(False, "skip corrupt images instead of failing")
+    seed: int = setting(0, "data seed (shuffling, synthetic generation)")
+
+
+@section
+class TrainConfig(Section):
+    _prefix = "train."
+    epochs: int = setting(20, "training epochs", ge(1))
+    batch_size: int = setting(128, "per-rank batch size (global batch = batch_size * world size)", ge(1))
+    lr: float | None = setting(None, "base learning rate (null = 0.1*global_batch/512)", gt(0.0))
+    lr_schedule: str = setting("polynomial", "lr schedule after warmup (polynomial: insightface's)",
+                               choices=LR_SCHEDULES)
+    poly_power: float = setting(2.0, "polynomial decay power", gt(0.0))
+    warmup_epochs: float = setting(0.0, "linear warmup epochs, from 0 to lr (fractional allowed)", ge(0.0))
+    decay_epochs: tuple[int, ...] = setting((), "step-schedule decay epochs")
+    lr_decay_factor: float = setting(0.1, "step-schedule decay factor", within(0.0, 1.0, "()"))
+    momentum: float = setting(0.9, "SGD momentum", within(0.0, 1.0, "[)"))
+    weight_decay: float = setting(5e-4, "weight decay (backbone and class centers)", ge(0.0))
+    grad_clip: float | None = setting(5.0, "backbone grad-norm clip (arcface_torch: 5; null = off)", gt(0.0))
+    amp: str = setting("none", "backbone mixed precision mode (GPU; fp16_o2: float16 weights, float32 "
+                       "master weights)", choices=AMP_MODES)
+    loss_scaling: str = setting("auto", "dynamic loss scaling (auto = on with float16 amp or classifier)",
+                                choices=("auto", "on", "off"))
+    init_loss_scaling: float = setting(
+        65536.0, "initial loss scale (halved on overflow, doubled after 2000 good steps)",
+        Check("in [1, 2^24 = 16777216] (Paddle and torch start at 2^15-2^16)", lambda v: 1.0 <= v <= 2.0**24))
+    seed: int = setting(2048, "training seed (parameter init, dropout)")
+    log_every: int = setting(10, "log interval (steps)", ge(1))
+    output_dir: str = setting("output", "output directory (logs, checkpoints, the echoed config)")
+    checkpoint_every_steps: int = setting(0, "checkpoint interval (steps; 0 = at the end of each epoch only)",
+                                          ge(0))
+    keep_checkpoints: int = setting(3, "checkpoints to keep", ge(1))
+    resume: str | None = setting(None, "checkpoint to resume from: a checkpoint folder, a checkpoints root "
+                                 "(its newest complete one), auto (the newest in output_dir, else a fresh "
+                                 "start) or null (a fresh start)")
+    overwrite: bool = setting(False, "delete existing checkpoints of output_dir on a fresh run")
+    max_bad_steps: int = setting(5, "consecutive non-finite steps before stopping", ge(1))
+    collective_timeout: float = setting(1800.0, "rank wait timeout (seconds; also NCCL's)", gt(0.0))
+    freeze_backbone_steps: int = setting(0, "steps training the head alone (backbone and its BatchNorm "
+                                         "statistics kept)", ge(0))
+    max_steps: int | None = setting(None, "hard step limit", ge(1))
+
+
+@section
+class ValidationConfig(Section):
+    _prefix = "validation."
+    sets: tuple[ValSet, ...] = setting((), "verification sets [{name, path}] (a relative path is under "
+                                       "data.root)")
+    every_steps: int = setting(2000, "validation interval (steps; 0 = at the end of each epoch only)", ge(0))
+    batch_size: int = setting(128, "validation batch size", ge(1))
+    nrof_folds: int = setting(10, "verification folds", ge(1))
+    synthetic_pairs: int = setting(0, "held-out synthetic verification pairs (synthetic data only)", ge(0))
+
+
+@section
+class Config(Section):
+    """A validated configuration (see the package docstring); build it with ``load_config``."""
+
+    model: ModelConfig
+    loss: LossConfig
+    classifier: ClassifierConfig
+    data: DataConfig
+    train: TrainConfig
+    validation: ValidationConfig
+
+    @classmethod
+    def from_validated(cls, data: Mapping[str, Mapping[str, Any]]) -> "Config":
+        """The Config of a fully validated nested dict (lists become tuples)."""
+        def value(f: "Field", v: Any) -> Any:
+            if f.kind == "val_sets":
+                return tuple(ValSet(**s) for s in v)
+            return tuple(v) if f.kind == "int_list" else v
+        return cls(**{s: SECTIONS[s](**{k: value(f, data[s][k]) for k, f in keys.items()})
+                      for s, keys in SCHEMA.items()})
+
+
+@dataclass(frozen=True)
+class Field:
+    """One config key as the validator sees it: ``kind`` is ``int | float | bool | str | int_list |
+    val_sets``; ``default`` is ``MISSING`` for a required key."""
+
+    kind: str
+    default: Any
+    doc: str
+    nullable: bool = False
+    choices: tuple | Callable[[], tuple] | None = None
+    check: Check | None = None
+
+    @property
+    def required(self) -> bool:
+        """True when the key has no default and must be given."""
+        return self.default is MISSING
+
+    def allowed(self) -> tuple | None:
+        """The allowed values, or None for any value of the kind."""
+        return self.choices() if callable(self.choices) else self.choices
+
+    def default_value(self) -> Any:
+        """The default as the validator fills it in (a fresh list for list kinds; None if required)."""
+        if self.required:
+            return None
+        return list(self.default) if isinstance(self.default, tuple) else self.default
+
+
+_KINDS = {int: "int", float: "float", bool: "bool", str: "str",
+          tuple[int, ...]: "int_list", tuple[ValSet, ...]: "val_sets"}
+
+
+def _field(f: dataclasses.Field) -> Field:
+    kind, nullable = f.type, False
+    if isinstance(kind, types.UnionType):
+        (kind,), nullable = [t for t in get_args(kind) if t is not type(None)], True
+    meta = f.metadata
+    return Field(_KINDS[kind], f.default, meta["doc"], nullable, meta["choices"], meta["check"])
+
+
+#: Section name -> its dataclass, in config order.
+SECTIONS: dict[str, type[Section]] = {f.name: f.type for f in fields(Config)}
+#: Section name -> key -> :class:`Field`, in config order.
+SCHEMA: dict[str, dict[str, Field]] = {
+    s: {f.name: _field(f) for f in fields(cls)} for s, cls in SECTIONS.items()}
