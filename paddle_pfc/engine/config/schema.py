@@ -74,7 +74,7 @@ def _backbones() -> tuple[str, ...]:
 class Section(Mapping):
     """Base of the section dataclasses: read-only attribute and Mapping access to the fields."""
 
-    _prefix = ""  # dotted prefix of the keys, for error messages
+    _prefix = ""  # dotted prefix of the keys, for error messages (set for the sections below)
 
     def __getattr__(self, name: str) -> Any:  # only reached for names that are not fields
         if name.startswith("_"):
@@ -123,7 +123,6 @@ class ValSet(Section):
 
 @section
 class ModelConfig(Section):
-    _prefix = "model."
     backbone: str = setting("iresnet50", "backbone architecture", choices=_backbones)
     embedding_size: int = setting(512, "embedding dimension (backbone output, class-center width)", ge(1))
     dropout: float = setting(0.0, "dropout probability before the embedding layer (insightface: 0)",
@@ -139,8 +138,6 @@ class ModelConfig(Section):
 @section
 class LossConfig(Section):
     """Combined margin logit ``s * (cos(m1 * theta + m2) - m3)``: ArcFace (1, 0.5, 0), CosFace (1, 0, 0.4)."""
-
-    _prefix = "loss."
     margin1: float = setting(1.0, "multiplicative angular margin m1", gt(0.0))
     margin2: float = setting(0.5, "additive angular margin m2 (ArcFace)")
     margin3: float = setting(0.0, "additive cosine margin m3 (CosFace)")
@@ -150,7 +147,6 @@ class LossConfig(Section):
 
 @section
 class ClassifierConfig(Section):
-    _prefix = "classifier."
     sample_ratio: float = setting(1.0, "Partial FC sampling ratio: fraction of class centers kept per step "
                                   "(positives always kept)", within(0.0, 1.0, "(]"))
     dtype: str = setting("float32", "classifier product dtype (logits, softmax and loss stay float32; "
@@ -167,7 +163,6 @@ class ClassifierConfig(Section):
 
 @section
 class DataConfig(Section):
-    _prefix = "data."
     kind: str = setting("synthetic", "dataset kind: generated identities, root/<class>/<img> folders or "
                         "MXNet RecordIO (train.rec/train.idx)", choices=DATA_KINDS)
     root: str | None = setting(None, "dataset root directory, also of the validation .bin files; required "
@@ -183,7 +178,6 @@ class DataConfig(Section):
 
 @section
 class TrainConfig(Section):
-    _prefix = "train."
     epochs: int = setting(20, "training epochs", ge(1))
     batch_size: int = setting(128, "per-rank batch size (global batch = batch_size * world size)", ge(1))
     lr: float | None = setting(None, "base learning rate (null = 0.1*global_batch/512)", gt(0.0))
@@ -222,7 +216,6 @@ class TrainConfig(Section):
 
 @section
 class ValidationConfig(Section):
-    _prefix = "validation."
     sets: tuple[ValSet, ...] = setting((), "verification sets [{name, path}] (a relative path is under "
                                        "data.root)")
     every_steps: int = setting(2000, "validation interval (steps; 0 = at the end of each epoch only)", ge(0))
@@ -295,6 +288,8 @@ def _field(f: dataclasses.Field) -> Field:
 
 #: Section name -> its dataclass, in config order.
 SECTIONS: dict[str, type[Section]] = {f.name: f.type for f in fields(Config)}
+for _name, _cls in SECTIONS.items():
+    _cls._prefix = f"{_name}."
 #: Section name -> key -> :class:`Field`, in config order.
 SCHEMA: dict[str, dict[str, Field]] = {
     s: {f.name: _field(f) for f in fields(cls)} for s, cls in SECTIONS.items()}
