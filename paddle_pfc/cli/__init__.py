@@ -16,6 +16,7 @@ paddle-pfc-plan        :mod:`.plan`                memory per rank of a head (no
 paddle-pfc-selfcheck   :mod:`.selfcheck`           every road of the head against float64
 =====================  ==========================  ==================================================
 
-Importing a module here imports nothing heavy (no Paddle, NumPy or OpenCV): arguments are parsed
-and the work is imported inside ``main``.
+Importing a module here imports nothing heavy (no Paddle or OpenCV; NumPy only in ``selfcheck``,
+whose reference math is module-level): arguments are parsed and the work is imported inside
+``main``. ``plan`` never imports Paddle.
 """

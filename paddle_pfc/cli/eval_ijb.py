@@ -20,6 +20,7 @@ import json
 import os
 import sys
 import time
+from typing import Callable
 
 from paddle_pfc.engine.progress import Progress
 
@@ -53,7 +54,7 @@ def rank_and_world() -> tuple[int, int]:
     return int(os.environ.get("PADDLE_TRAINER_ID", "0")), int(os.environ.get("PADDLE_TRAINERS_NUM", "1"))
 
 
-def embedder(args: argparse.Namespace):
+def embedder(args: argparse.Namespace) -> tuple[Callable, int, str]:
     """(embed_fn, input side, description)."""
     from paddle_pfc.cli.validate import build_embed_fn
 

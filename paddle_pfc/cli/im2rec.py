@@ -80,18 +80,17 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--quality must be in 1..100")
     if args.workers < 0:
         ap.error("--workers must be >= 0")
+    import numpy as np
+
     from paddle_pfc.data._image import as_size
+    from paddle_pfc.data.image_folder import parse_label_file
+    from paddle_pfc.data.recordio import write_insightface_rec
 
     size = None
     if args.image_size is not None:
         if len(args.image_size) not in (1, 2):
             ap.error("--image-size takes S or H W")
         size = as_size(args.image_size[0] if len(args.image_size) == 1 else tuple(args.image_size))
-
-    import numpy as np
-
-    from paddle_pfc.data.image_folder import parse_label_file
-    from paddle_pfc.data.recordio import write_insightface_rec
 
     t0 = time.time()
     root = os.path.abspath(args.root)

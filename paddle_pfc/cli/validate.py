@@ -20,8 +20,11 @@ import json
 import os
 import sys
 import time
+from typing import Any, Callable
 
 from paddle_pfc.engine.progress import Progress
+
+EmbedFn = Callable[[Any], Any]  # normalized float32 NCHW batch -> raw embeddings [n, D]
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -39,7 +42,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def evaluate_set(embed_fn, path: str, name: str, input_size, args: argparse.Namespace):
+def evaluate_set(embed_fn: EmbedFn, path: str, name: str, input_size: tuple[int, int],
+                 args: argparse.Namespace) -> tuple:
     """(VerificationResult, flip-summed embeddings, issame) of one .bin set, with progress lines."""
     from paddle_pfc.evaluation.validation import embed_pairs, load_bin
     from paddle_pfc.evaluation.verification import evaluate_pairs
@@ -58,7 +62,7 @@ def evaluate_set(embed_fn, path: str, name: str, input_size, args: argparse.Name
     return evaluate_pairs(summed, issame, args.nrof_folds, xnorm_embeddings=both), summed, issame
 
 
-def build_embed_fn(args: argparse.Namespace):
+def build_embed_fn(args: argparse.Namespace) -> tuple[EmbedFn, tuple[int, int], str]:
     """(embed_fn, input_size, description) for --model or --checkpoint (also used by eval_ijb)."""
     if args.model:
         from paddle_pfc.deploy.inference import FaceEmbedder

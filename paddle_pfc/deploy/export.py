@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Dict, Mapping
+from typing import Dict, Iterator, Mapping, Sequence, Union
 
 import numpy as np
 import paddle
@@ -46,9 +46,11 @@ __all__ = [
     "random_state",
 ]
 
+InputSize = Union[int, Sequence[int]]  # S or (H, W)
+
 
 @contextlib.contextmanager
-def _static_mode():
+def _static_mode() -> Iterator[None]:
     """Static (PIR) mode inside the block; the caller's mode is restored after."""
     was_dynamic = paddle.in_dynamic_mode()
     if was_dynamic:
@@ -61,7 +63,7 @@ def _static_mode():
 
 
 @contextlib.contextmanager
-def _default_dtype(dtype: str):
+def _default_dtype(dtype: str) -> Iterator[None]:
     old = paddle.get_default_dtype()
     paddle.set_default_dtype(dtype)
     try:
@@ -95,9 +97,9 @@ class EvalProgram:
     :mod:`paddle_pfc.evaluation.validation`.  ``save(out_dir)`` writes the inference model.
     """
 
-    def __init__(self, backbone_name: str, embedding_size: int, input_size,
+    def __init__(self, backbone_name: str, embedding_size: int, input_size: InputSize,
                  state: Mapping[str, object], dropout: float = 0.0, dtype: str = "float32",
-                 place=None):
+                 place=None) -> None:
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
         if not isinstance(state, Mapping):
@@ -130,7 +132,7 @@ class EvalProgram:
             self._set_state(state)
             self._exe = paddle.static.Executor(self.place)
 
-    def _ir_guard(self):
+    def _ir_guard(self) -> contextlib.AbstractContextManager:
         return paddle.pir_utils.OldIrGuard() if self.legacy_ir else contextlib.nullcontext()
 
     @property
@@ -175,10 +177,6 @@ class EvalProgram:
             tensor = self.scope.var(value.name).get_tensor()
             tensor.set(np.ascontiguousarray(arr, dtype=np_dtype), self.place)
 
-    def state(self) -> Dict[str, np.ndarray]:
-        """Current parameters as ``{structured name: numpy array}`` (copies)."""
-        return {k: np.array(self.scope.find_var(v.name).get_tensor()) for k, v in self._values.items()}
-
     # ------------------------------------------------------------------ run / save
     def __call__(self, batch: np.ndarray) -> np.ndarray:
         batch = np.ascontiguousarray(batch, dtype=np.float32)
@@ -213,7 +211,7 @@ class EvalProgram:
         return out
 
 
-def export_backbone(backbone_name: str, embedding_size: int, input_size, state: Mapping[str, object],
+def export_backbone(backbone_name: str, embedding_size: int, input_size: InputSize, state: Mapping[str, object],
                     out_dir: PathLike, dropout: float = 0.0, dtype: str = "float32") -> Path:
     """Export a backbone with parameters ``state`` to ``out_dir`` (see the module doc).
 
@@ -266,7 +264,7 @@ def load_state_file(path: PathLike) -> Dict[str, np.ndarray]:
     raise ValueError(f"{path}: unsupported weights file (expected .npz or .pdparams)")
 
 
-def model_from_checkpoint(ckpt_dir: PathLike):
+def model_from_checkpoint(ckpt_dir: PathLike) -> tuple[dict, Dict[str, np.ndarray]]:
     """``(model_args, state)`` of a training checkpoint, via
     ``paddle_pfc.engine.checkpoint.load_backbone_state(ckpt_dir) -> (config_dict, state)``.
 
@@ -290,7 +288,7 @@ def model_from_checkpoint(ckpt_dir: PathLike):
     return args, state
 
 
-def random_state(backbone_name: str, embedding_size: int, input_size, seed: int = 0,
+def random_state(backbone_name: str, embedding_size: int, input_size: InputSize, seed: int = 0,
                  dropout: float = 0.0) -> Dict[str, np.ndarray]:
     """A random backbone state with O(1) activations, for tests and smoke runs:
     conv/linear weights ``N(0, 1 / sqrt(fan_in))``, PReLU slopes 0.25, BN scale
