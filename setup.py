@@ -10,6 +10,13 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(include=["paddle_pfc", "paddle_pfc.*"]),
     package_data={"paddle_pfc.kernels": ["csrc/*.cc"]},  # built on first use (paddle_pfc.kernels.native_ops)
+    entry_points={
+        # Each is paddle_pfc.cli.<module>:main, also run by tools/<module>.py.
+        "console_scripts": [
+            f"paddle-pfc-{name.replace('_', '-')}=paddle_pfc.cli.{name}:main"
+            for name in ("train", "export", "infer", "validate", "eval_ijb", "im2rec", "plan", "selfcheck")
+        ],
+    },
     install_requires=[
         "numpy>=1.23",
         "PyYAML>=6.0",

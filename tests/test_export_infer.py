@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import importlib.util
-import sys
 import json
 import shutil
 from pathlib import Path
@@ -225,9 +224,7 @@ def test_bad_model_files(mbf, tmp_path):
 
 # ------------------------------------------------------------------ tools
 def _tool(name):
-    """Load tools/<name>.py as a module, with tools/ on sys.path as when run as a script."""
-    if str(REPO / "tools") not in sys.path:
-        sys.path.insert(0, str(REPO / "tools"))
+    """Load tools/<name>.py as a module (not as __main__: its ``main`` is not run)."""
     spec = importlib.util.spec_from_file_location(f"_tool_{name}", REPO / "tools" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

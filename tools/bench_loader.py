@@ -30,12 +30,10 @@ import time
 import cv2
 import numpy as np
 
-import _checkout  # noqa: F401  (this checkout's paddle_pfc first on sys.path)
 from paddle_pfc.data import BatchLoader, DistributedBatchSampler, RecordDataset, SyntheticFaces, flip_mask
 from paddle_pfc.data._image import encode_jpeg
 from paddle_pfc.data.recordio import unpack, write_insightface_rec
 from paddle_pfc.engine.device import cpu_summary
-
 
 
 def write_rec(folder: str, num_images: int, size: int) -> None:

@@ -71,7 +71,6 @@ import time
 
 import numpy as np
 
-import _checkout  # noqa: F401  (this checkout's paddle_pfc first on sys.path)
 import paddle_pfc  # noqa: F401
 from paddle_pfc.engine.device import cpu_summary  # noqa: E402
 from paddle_pfc.engine.runtime import MALLOC_MODES  # noqa: E402

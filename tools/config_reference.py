@@ -12,8 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-import _checkout  # noqa: F401  (this checkout's paddle_pfc first on sys.path)
-from paddle_pfc.engine.config import SCHEMA, Field  # noqa: E402
+from paddle_pfc.engine.config import SCHEMA, Field
 
 TARGET = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
 HEADER = """# Configuration reference

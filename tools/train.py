@@ -1,68 +1,11 @@
 """Train a face recognizer with Partial FC.
 
-    python -m paddle.distributed.launch --nproc_per_node 2 tools/train.py -c configs/demo_cpu.yaml
-    python tools/train.py -c configs/demo_cpu.yaml -o train.max_steps=20      # one rank
-    ... --resume auto          # continue from the newest checkpoint of train.output_dir, or start
-                               # fresh if it has none (the command for a job that may be restarted)
-    ... --resume output/demo/checkpoints        # continue from a given checkpoint (or root)
-    ... --overwrite            # a fresh run into a folder with checkpoints: delete them first
-    ... --pretrained output/ms1m/best -o data.num_classes=1000   # fine-tune (docs/finetuning.md)
-
-Errors: each rank prints ``[rank R] Error: cause`` and writes it to ``output_dir/error_rank{R}.txt``.
+The command lives in ``paddle_pfc/cli/train.py`` (options: ``--help``); installed, it is also the
+``paddle-pfc-train`` command.
 """
-from __future__ import annotations
-
-import argparse
 import sys
-from pathlib import Path
 
-import _checkout  # noqa: E402,F401  (this checkout's paddle_pfc first on sys.path)
-import paddle_pfc  # noqa: E402
-from paddle_pfc.engine.config import ConfigError, add_config_args, config_from_args  # noqa: E402
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_config_args(parser)
-    parser.add_argument("--resume", default=None,
-                        help="'auto' (newest checkpoint of train.output_dir, else fresh), a checkpoint folder, "
-                             "or a checkpoints root (its newest); same as -o train.resume=...")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="fresh run into an output_dir with checkpoints: delete them (train.overwrite=true)")
-    parser.add_argument("--pretrained", default=None,
-                        help="fine-tune from this backbone (checkpoint, best/ folder, export folder or "
-                             ".pdparams); same as -o model.pretrained=PATH")
-    args = parser.parse_args(argv)
-    extra = ([f"train.resume={args.resume}"] if args.resume else []) + \
-        (["train.overwrite=true"] if args.overwrite else []) + \
-        ([f"model.pretrained={args.pretrained}"] if args.pretrained else [])
-    args.overrides = list(args.overrides or []) + extra
-    from paddle_pfc.engine.errors import report_error
-    from paddle_pfc.engine.pretrained import PretrainedError
-    from paddle_pfc.engine.trainer import Trainer, check_supported, setup_logging
-
-    try:
-        cfg = config_from_args(args)
-        check_supported(cfg)
-    except ConfigError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
-        return 2
-
-    rank = 0
-    try:
-        rank, world_size = paddle_pfc.init_distributed(cfg.train.collective_timeout)
-        (Path(cfg.train.output_dir) / f"error_rank{rank}.txt").unlink(missing_ok=True)  # a stale one
-        setup_logging(Path(cfg.train.output_dir), rank)
-        Trainer(cfg, rank, world_size).train()
-    except PretrainedError as exc:  # a bad --pretrained file: a usage error, like a bad config
-        report_error(exc, rank, cfg.train.output_dir)
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:
-        report_error(exc, rank, cfg.train.output_dir)
-        raise
-    return 0
-
+from paddle_pfc.cli.train import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,19 +1,9 @@
-"""Export a trained backbone as a Paddle Inference model (and ONNX).
+"""Export a trained backbone as a Paddle Inference model; backbone states for it.
 
-Layout of an exported model directory::
-
-    out_dir/model.json        PIR program (paddle.static.save_inference_model)
-    out_dir/model.pdiparams   parameters
-    out_dir/export.json       how to feed it (see below)
-    out_dir/model.onnx        only with export_onnx / ``tools/export.py --format onnx``
-
-Model contract: input ``images`` float32 ``[N, 3, H, W]`` (dynamic ``N``), RGB,
-ALREADY NORMALIZED ``(x - 127.5) / 128`` -- the normalization is NOT inside the
-model (it is the training input as is; ``export.json["normalization"]`` documents
-it and :class:`paddle_pfc.deploy.inference.FaceEmbedder` applies it).  Output: one
-float32 ``[N, embedding_size]`` raw embedding (not L2-normalized).  The
-backbone is built in eval mode: BatchNorm uses its running statistics, dropout
-is off.  No face detection/alignment is part of the model: feed aligned crops.
+The exported directory, its model contract and ``export.json`` are described in
+:mod:`paddle_pfc.deploy.model_format`. The backbone is built in eval mode: BatchNorm uses its
+running statistics, dropout is off. No face detection/alignment is part of the model: feed
+aligned crops.
 
 ``dtype="float16"`` writes a float16 model for GPU serving (conv/linear/PReLU
 weights float16, BatchNorm parameters float32, input and output stay float32:
@@ -25,30 +15,29 @@ float16 conv2d at build time, and ``paddle.inference.convert_to_mixed_precision`
 neither reads PIR ``.json`` nor converts anything on a CPU build (measured, 3.3.1).
 ``export.json["files"]["model"]`` names the program file actually written.
 
-``export.json`` keys: ``format`` ("paddle_pfc.face_embedding"), ``version`` (1),
-``backbone``, ``embedding_size``, ``input_size`` ``[H, W]``, ``dtype``,
-``input`` {name, shape, dtype, layout "NCHW", color "RGB"}, ``normalization``
-{inside_model false, formula "(x - 127.5) / 128", mean 127.5, std 128.0},
-``output`` {shape, dtype, l2_normalized false}, ``files`` {model, params[, onnx]},
-``serving`` (one line on where it runs), ``paddle_version``, ``paddle_pfc_version``.
-
 Main entry points: :func:`export_backbone`, :class:`EvalProgram` (an in-memory
 eval program; also an ``embed_fn`` for :mod:`paddle_pfc.evaluation.validation`),
-:func:`backbone_state_from_scope`, :func:`export_onnx`, :func:`check_onnx`.
+:func:`backbone_state_from_scope`, :func:`load_state_file`, :func:`model_from_checkpoint`,
+:func:`random_state`. The format names (``META_FILE``, :func:`read_export_meta`, ...) and the ONNX
+functions (:func:`export_onnx`, :func:`check_onnx`, from :mod:`paddle_pfc.deploy.onnx_export`) are
+re-exported here.
 """
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from pathlib import Path
-from typing import Dict, Mapping, Optional, Union
+from typing import Dict, Iterator, Mapping, Sequence, Union
 
 import numpy as np
 import paddle
 
 from paddle_pfc.backbones import build_backbone
 from paddle_pfc.backbones.iresnet import normalize_input_size
+from paddle_pfc.deploy.model_format import (DTYPES, EXPORT_FORMAT, EXPORT_VERSION, INPUT_NAME, LEGACY_MODEL_FILE,
+                                            META_FILE, MODEL_FILE, NORMALIZATION, ONNX_FILE, PARAMS_FILE, PathLike,
+                                            export_meta, read_export_meta, write_export_meta)
+from paddle_pfc.deploy.onnx_export import check_onnx, export_onnx
 
 __all__ = [
     "EXPORT_FORMAT", "EXPORT_VERSION", "NORMALIZATION", "INPUT_NAME", "MODEL_FILE", "PARAMS_FILE",
@@ -57,22 +46,11 @@ __all__ = [
     "random_state",
 ]
 
-EXPORT_FORMAT = "paddle_pfc.face_embedding"
-EXPORT_VERSION = 1
-NORMALIZATION = {"inside_model": False, "formula": "(x - 127.5) / 128", "mean": 127.5, "std": 128.0}
-INPUT_NAME = "images"
-MODEL_FILE = "model.json"
-LEGACY_MODEL_FILE = "model.pdmodel"  # float16 exports (see the module doc)
-PARAMS_FILE = "model.pdiparams"
-ONNX_FILE = "model.onnx"
-META_FILE = "export.json"
-_DTYPES = ("float32", "float16")
-
-PathLike = Union[str, os.PathLike]
+InputSize = Union[int, Sequence[int]]  # S or (H, W)
 
 
 @contextlib.contextmanager
-def _static_mode():
+def _static_mode() -> Iterator[None]:
     """Static (PIR) mode inside the block; the caller's mode is restored after."""
     was_dynamic = paddle.in_dynamic_mode()
     if was_dynamic:
@@ -85,7 +63,7 @@ def _static_mode():
 
 
 @contextlib.contextmanager
-def _default_dtype(dtype: str):
+def _default_dtype(dtype: str) -> Iterator[None]:
     old = paddle.get_default_dtype()
     paddle.set_default_dtype(dtype)
     try:
@@ -119,11 +97,11 @@ class EvalProgram:
     :mod:`paddle_pfc.evaluation.validation`.  ``save(out_dir)`` writes the inference model.
     """
 
-    def __init__(self, backbone_name: str, embedding_size: int, input_size,
+    def __init__(self, backbone_name: str, embedding_size: int, input_size: InputSize,
                  state: Mapping[str, object], dropout: float = 0.0, dtype: str = "float32",
-                 place=None):
-        if dtype not in _DTYPES:
-            raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
+                 place=None) -> None:
+        if dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
         if not isinstance(state, Mapping):
             raise ValueError(f"state must be a mapping name -> array, got {type(state).__name__}")
         self.backbone = backbone_name
@@ -154,7 +132,7 @@ class EvalProgram:
             self._set_state(state)
             self._exe = paddle.static.Executor(self.place)
 
-    def _ir_guard(self):
+    def _ir_guard(self) -> contextlib.AbstractContextManager:
         return paddle.pir_utils.OldIrGuard() if self.legacy_ir else contextlib.nullcontext()
 
     @property
@@ -199,10 +177,6 @@ class EvalProgram:
             tensor = self.scope.var(value.name).get_tensor()
             tensor.set(np.ascontiguousarray(arr, dtype=np_dtype), self.place)
 
-    def state(self) -> Dict[str, np.ndarray]:
-        """Current parameters as ``{structured name: numpy array}`` (copies)."""
-        return {k: np.array(self.scope.find_var(v.name).get_tensor()) for k, v in self._values.items()}
-
     # ------------------------------------------------------------------ run / save
     def __call__(self, batch: np.ndarray) -> np.ndarray:
         batch = np.ascontiguousarray(batch, dtype=np.float32)
@@ -216,29 +190,8 @@ class EvalProgram:
 
     def meta(self) -> dict:
         """The ``export.json`` content for this program."""
-        import paddle_pfc
-
-        h, w = self.input_size
-        serving = ("float32: CPU and GPU" if self.dtype == "float32" else
-                   "float16 weights for GPU serving (Paddle has no float16 CPU kernels for "
-                   "conv/matmul: may not run on CPU); input/output are float32")
-        return {
-            "format": EXPORT_FORMAT,
-            "version": EXPORT_VERSION,
-            "backbone": self.backbone,
-            "embedding_size": self.embedding_size,
-            "input_size": [h, w],
-            "dtype": self.dtype,
-            "input": {"name": INPUT_NAME, "shape": [-1, 3, h, w], "dtype": "float32",
-                      "layout": "NCHW", "color": "RGB"},
-            "normalization": dict(NORMALIZATION),
-            "output": {"shape": [-1, self.embedding_size], "dtype": "float32",
-                       "l2_normalized": False},
-            "files": {"model": self.model_file, "params": PARAMS_FILE},
-            "serving": serving,
-            "paddle_version": paddle.__version__,
-            "paddle_pfc_version": getattr(paddle_pfc, "__version__", "unknown"),
-        }
+        return export_meta(self.backbone, self.embedding_size, self.input_size, self.dtype, self.model_file,
+                           paddle.__version__)
 
     def save(self, out_dir: PathLike) -> Path:
         """Write ``model.json``, ``model.pdiparams`` and ``export.json`` into ``out_dir``."""
@@ -254,31 +207,11 @@ class EvalProgram:
         for name in (self.model_file, PARAMS_FILE):
             if not (out / name).is_file():
                 raise RuntimeError(f"save_inference_model did not write {out / name}")
-        _write_meta(out, self.meta())
+        write_export_meta(out, self.meta())
         return out
 
 
-def _write_meta(out: Path, meta: dict) -> None:
-    tmp = out / (META_FILE + ".tmp")
-    tmp.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, out / META_FILE)
-
-
-def read_export_meta(model_dir: PathLike) -> Optional[dict]:
-    """``export.json`` of ``model_dir`` as a dict, ``None`` when absent; ``ValueError`` naming it if corrupt."""
-    path = Path(model_dir) / META_FILE
-    if not path.is_file():
-        return None
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise ValueError(f"{path}: cannot read export metadata ({e})") from e
-    if not isinstance(meta, dict) or meta.get("format") != EXPORT_FORMAT:
-        raise ValueError(f"{path}: not a paddle_pfc export.json (format != {EXPORT_FORMAT!r})")
-    return meta
-
-
-def export_backbone(backbone_name: str, embedding_size: int, input_size, state: Mapping[str, object],
+def export_backbone(backbone_name: str, embedding_size: int, input_size: InputSize, state: Mapping[str, object],
                     out_dir: PathLike, dropout: float = 0.0, dtype: str = "float32") -> Path:
     """Export a backbone with parameters ``state`` to ``out_dir`` (see the module doc).
 
@@ -331,58 +264,7 @@ def load_state_file(path: PathLike) -> Dict[str, np.ndarray]:
     raise ValueError(f"{path}: unsupported weights file (expected .npz or .pdparams)")
 
 
-def export_onnx(model_dir: PathLike, save_file: Optional[PathLike] = None,
-                opset_version: int = 11) -> Path:
-    """Convert the Paddle model in ``model_dir`` to ONNX with paddle2onnx (>= 2.0, which reads
-    Paddle 3 PIR ``.json`` programs).  Same input/output contract; default file
-    ``model_dir/model.onnx`` (then recorded in ``export.json["files"]["onnx"]``)."""
-    try:
-        import paddle2onnx
-    except ImportError as e:
-        raise ImportError("ONNX export needs paddle2onnx>=2.0 (and onnxruntime to run it): "
-                          "pip install 'paddle_pfc[onnx]' or pip install paddle2onnx onnxruntime") from e
-    model_dir = Path(model_dir)
-    model = next((model_dir / n for n in (MODEL_FILE, LEGACY_MODEL_FILE) if (model_dir / n).is_file()),
-                 model_dir / MODEL_FILE)
-    params = model_dir / PARAMS_FILE
-    for f in (model, params):
-        if not f.is_file():
-            raise FileNotFoundError(f"{f}: Paddle inference model file not found")
-    target = Path(save_file) if save_file is not None else model_dir / ONNX_FILE
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        paddle2onnx.export(str(model), str(params), save_file=str(target),
-                           opset_version=opset_version, enable_onnx_checker=True,
-                           enable_optimize=False)  # onnxruntime optimizes at load time
-    except Exception as e:  # noqa: BLE001 - paddle2onnx raises assorted errors
-        raise RuntimeError(f"paddle2onnx {getattr(paddle2onnx, '__version__', '?')} could not "
-                           f"convert {model}: {e}") from e
-    if not target.is_file():
-        raise RuntimeError(f"paddle2onnx did not write {target}")
-    meta = read_export_meta(model_dir)
-    if meta is not None and target.parent.resolve() == model_dir.resolve():
-        meta.setdefault("files", {})["onnx"] = target.name
-        meta["onnx"] = {"opset_version": opset_version,
-                        "paddle2onnx_version": getattr(paddle2onnx, "__version__", "unknown")}
-        _write_meta(model_dir, meta)
-    return target
-
-
-def check_onnx(model_dir: PathLike, onnx_file: Optional[PathLike] = None, batch: int = 4,
-               seed: int = 0) -> float:
-    """Max abs difference between onnxruntime's and Paddle Inference's raw embeddings of
-    the model in ``model_dir`` on a random normalized batch (CPU)."""
-    from paddle_pfc.deploy.inference import FaceEmbedder
-
-    onnx_file = Path(onnx_file) if onnx_file is not None else Path(model_dir) / ONNX_FILE
-    pd = FaceEmbedder(model_dir, device="cpu")
-    ox = FaceEmbedder(onnx_file, device="cpu")
-    h, w = pd.input_size
-    x = np.random.RandomState(seed).uniform(-1.0, 1.0, (batch, 3, h, w)).astype(np.float32)
-    return float(np.abs(pd.forward(x) - ox.forward(x)).max())
-
-
-def model_from_checkpoint(ckpt_dir: PathLike):
+def model_from_checkpoint(ckpt_dir: PathLike) -> tuple[dict, Dict[str, np.ndarray]]:
     """``(model_args, state)`` of a training checkpoint, via
     ``paddle_pfc.engine.checkpoint.load_backbone_state(ckpt_dir) -> (config_dict, state)``.
 
@@ -406,7 +288,7 @@ def model_from_checkpoint(ckpt_dir: PathLike):
     return args, state
 
 
-def random_state(backbone_name: str, embedding_size: int, input_size, seed: int = 0,
+def random_state(backbone_name: str, embedding_size: int, input_size: InputSize, seed: int = 0,
                  dropout: float = 0.0) -> Dict[str, np.ndarray]:
     """A random backbone state with O(1) activations, for tests and smoke runs:
     conv/linear weights ``N(0, 1 / sqrt(fan_in))``, PReLU slopes 0.25, BN scale

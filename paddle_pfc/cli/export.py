@@ -1,0 +1,160 @@
+"""Export a trained backbone as a Paddle Inference model (optionally also ONNX).
+
+Usage (from the repo root)::
+
+    python tools/export.py --weights backbone.npz|.pdparams -c config.yaml --out DIR
+    python tools/export.py --checkpoint CKPT_DIR --out DIR [--format onnx] [--dtype float16]
+    python tools/export.py --random-init --backbone mobilefacenet --input-size 112 --out DIR
+
+Writes ``DIR/model.json`` + ``DIR/model.pdiparams`` + ``DIR/export.json`` (float16:
+``model.pdmodel``, see paddle_pfc/deploy/export.py).  The model input is float32 NCHW RGB
+normalized ``(x - 127.5) / 128`` (NOT inside the model; recorded in export.json).
+Architecture: ``--checkpoint`` carries its config; otherwise ``-c/--config`` (its
+``model`` section) and/or ``--backbone/--embedding-size/--input-size/--dropout``
+(these win).  float32 exports are checked: Paddle Inference vs the static eval
+program; ``--format onnx`` also writes ``DIR/model.onnx`` (paddle2onnx) and checks
+onnxruntime vs Paddle Inference (max abs diff < 1e-4, else exit 1). Each step (build, save,
+each check) prints a line when it starts and one with its duration when it ends, so a long
+export (large backbone, paddle2onnx) is never silent.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from paddle_pfc.engine.progress import Progress
+
+ONNX_TOLERANCE = 1e-4
+PADDLE_TOLERANCE = 1e-5
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--checkpoint", help="training checkpoint directory (config + backbone state)")
+    src.add_argument("--weights", help="backbone state: .npz (np.savez) or .pdparams (paddle.save)")
+    src.add_argument("--random-init", action="store_true", help="random weights (smoke tests only)")
+    p.add_argument("-c", "--config", help="training YAML config (its model section)")
+    p.add_argument("-o", "--override", action="append", default=[], help="config override k.k=v")
+    p.add_argument("--backbone")
+    p.add_argument("--embedding-size", type=int)
+    p.add_argument("--input-size", type=int)
+    p.add_argument("--dropout", type=float)
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--dtype", choices=("float32", "float16"), default="float32",
+                   help="float16: for GPU serving only (written on CPU, runs on GPU)")
+    p.add_argument("--format", choices=("paddle", "onnx"), default="paddle",
+                   help="onnx: also write model.onnx with paddle2onnx and check it")
+    p.add_argument("--opset", type=int, default=11, help="ONNX opset version")
+    p.add_argument("--seed", type=int, default=0, help="seed for --random-init")
+    return p.parse_args(argv)
+
+
+def resolve_model(args: argparse.Namespace) -> tuple[dict, dict | None]:
+    """(model_args dict, state dict) from the command line; ``SystemExit`` when the architecture
+    is incomplete."""
+    from paddle_pfc.deploy import export as pexport
+
+    model = {"backbone": None, "embedding_size": None, "input_size": None, "dropout": 0.0}
+    state = None
+    if args.checkpoint:
+        ckpt_model, state = pexport.model_from_checkpoint(args.checkpoint)
+        model.update(ckpt_model)
+    elif args.config:
+        from paddle_pfc.engine.config import load_config
+
+        cfg = load_config(args.config, args.override)
+        model.update({"backbone": cfg.model.backbone, "embedding_size": cfg.model.embedding_size,
+                      "input_size": cfg.model.input_size, "dropout": cfg.model.dropout})
+    for key in ("backbone", "embedding_size", "input_size", "dropout"):
+        value = getattr(args, key)
+        if value is not None:
+            model[key] = value
+    missing = [k for k in ("backbone", "embedding_size", "input_size") if model[k] is None]
+    if missing:
+        raise SystemExit("error: unknown " + ", ".join("--" + k.replace("_", "-") for k in missing)
+                         + " (give them, a --config, or a --checkpoint)")
+    if args.weights:
+        state = pexport.load_state_file(args.weights)
+    elif args.random_init:
+        state = pexport.random_state(model["backbone"], model["embedding_size"], model["input_size"],
+                                     seed=args.seed, dropout=model["dropout"])
+    return model, state
+
+
+class Steps:
+    """``export: step k/n <what>...`` before each step and a progress line (with the elapsed
+    time) after it."""
+
+    def __init__(self, total: int) -> None:
+        self.progress = Progress("export", total, "steps", every_seconds=0.0, write=print)
+        self.total, self.done = total, 0
+
+    def start(self, what: str) -> None:
+        print(f"export: step {self.done + 1}/{self.total} {what}...", flush=True)
+
+    def end(self) -> None:
+        self.done += 1
+        self.progress.update(1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Exit status: 0 exported (and checked), 1 a check failed, 2 unreadable weights, checkpoint or
+    config (``error: ...``); an incomplete architecture exits with its message (status 1)."""
+    args = parse_args(argv)
+    import numpy as np
+
+    from paddle_pfc.deploy import export as pexport
+
+    checks = (1 if args.dtype == "float32" else 0) + (1 if args.format == "onnx" else 0) * (
+        2 if args.dtype == "float32" else 1)
+    steps = Steps(2 + checks)
+    try:
+        steps.start("reading the weights and building the eval program")
+        model, state = resolve_model(args)
+        prog = pexport.EvalProgram(model["backbone"], model["embedding_size"], model["input_size"],
+                                   state, dropout=model["dropout"], dtype=args.dtype)
+        steps.end()
+    except (FileNotFoundError, ValueError, RuntimeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    steps.start(f"saving the inference model to {args.out}")
+    out = prog.save(args.out)
+    steps.end()
+    print(f"exported {model['backbone']} (embedding {model['embedding_size']}, input "
+          f"{prog.input_size[0]}x{prog.input_size[1]}, {args.dtype}) to {out}/"
+          f"{{{prog.model_file}, {pexport.PARAMS_FILE}, {pexport.META_FILE}}}")
+    print("model input: float32 NCHW RGB normalized (x - 127.5) / 128 (not inside the model)")
+    rc = 0
+    if args.dtype == "float32":
+        from paddle_pfc.deploy.inference import FaceEmbedder
+
+        h, w = prog.input_size
+        x = np.random.RandomState(1).uniform(-1, 1, (4, 3, h, w)).astype(np.float32)
+        steps.start("checking Paddle Inference against the static eval program")
+        diff = float(np.abs(FaceEmbedder(out).forward(x) - prog(x)).max())
+        steps.end()
+        ok = diff < PADDLE_TOLERANCE
+        print(f"Paddle Inference vs static eval program: max abs diff {diff:.3g} "
+              f"({'OK' if ok else 'FAILED'}, tolerance {PADDLE_TOLERANCE:g})")
+        rc |= 0 if ok else 1
+    if args.format == "onnx":
+        steps.start("converting to ONNX (paddle2onnx)")
+        onnx_path = pexport.export_onnx(out, opset_version=args.opset)
+        steps.end()
+        print(f"wrote {onnx_path}")
+        if args.dtype == "float32":
+            steps.start("checking onnxruntime against Paddle Inference")
+            diff = pexport.check_onnx(out, onnx_path)
+            steps.end()
+            ok = diff < ONNX_TOLERANCE
+            print(f"onnxruntime vs Paddle Inference: max abs diff {diff:.3g} "
+                  f"({'OK' if ok else 'FAILED'}, tolerance {ONNX_TOLERANCE:g})")
+            rc |= 0 if ok else 1
+        else:
+            print("float16 model: ONNX not checked on CPU")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,155 @@
+"""Convert an insightface image folder (``root/label.txt`` + images) to ``train.rec`` / ``train.idx``.
+
+Usage (from the repo root)::
+
+    python tools/im2rec.py --root DIR --output OUTDIR [--quality 95] [--image-size 112]
+                           [--num-classes C] [--skip-bad] [--workers 8]
+
+The output follows insightface's MS1M/Glint360K layout (images keys 1..N
+sorted by label, header record 0, one identity record per class) and a
+``property`` file ``C,H,W`` when all images share one size.
+Images are decoded and re-encoded as JPEG at ``--quality``.
+
+``--workers N`` decodes and encodes in N processes (default: the CPU count, at most 8); the
+records are written in the same order, so the output is byte-identical to ``--workers 0``
+(in this process). A progress line (images done, images/s, eta) is printed every
+``--progress-every`` seconds, and the final line reports the rate.
+"""
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import sys
+import time
+
+from paddle_pfc.engine.progress import Progress
+
+CHUNK = 64  # images per task handed to a worker
+
+_SAMPLES: list = []  # (path, label) in output order; set before the workers fork
+_OPTIONS: dict = {}
+
+
+def _init(samples, options) -> None:
+    global _SAMPLES, _OPTIONS
+    _SAMPLES, _OPTIONS = samples, options
+
+
+def convert(span: tuple[int, int]) -> list[tuple[int, bytes | None, tuple | str]]:
+    """``(label, jpeg, (h, w))`` of samples ``[start, stop)``; with skip_bad an unreadable image
+    gives ``(label, None, reason)`` (else ``ValueError`` naming the file)."""
+    from paddle_pfc.data._image import encode_jpeg, fit_size, read_rgb
+
+    out = []
+    for path, label in _SAMPLES[span[0]:span[1]]:
+        try:
+            img = fit_size(read_rgb(path), _OPTIONS["size"])
+        except ValueError as e:
+            if not _OPTIONS["skip_bad"]:
+                raise
+            out.append((label, None, str(e)))
+            continue
+        out.append((label, encode_jpeg(img, _OPTIONS["quality"]), img.shape[:2]))
+    return out
+
+
+def default_workers() -> int:
+    """The CPU count, at most 8."""
+    return min(8, os.cpu_count() or 1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Exit status: 0 written, 2 a bad label file or image (``im2rec: error: ...``); a bad option
+    is argparse's exit 2."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--root", required=True, help="folder containing label.txt and the images")
+    ap.add_argument("--output", required=True, help="output folder for train.rec / train.idx")
+    ap.add_argument("--label-file", default="label.txt", help="label file relative to --root")
+    ap.add_argument("--quality", type=int, default=95, help="JPEG quality 1-100")
+    ap.add_argument("--image-size", type=int, nargs="+", default=None,
+                    help="resize to S or H W (default: keep each image's size)")
+    ap.add_argument("--num-classes", type=int, default=None, help="default: max label + 1")
+    ap.add_argument("--skip-bad", action="store_true", help="skip missing/undecodable images instead of failing")
+    ap.add_argument("--prefix", default="train")
+    ap.add_argument("--workers", type=int, default=default_workers(),
+                    help="decode/encode processes (0: in this process); output is identical")
+    ap.add_argument("--progress-every", type=float, default=10.0, help="seconds between progress lines")
+    args = ap.parse_args(argv)
+    if not 1 <= args.quality <= 100:
+        ap.error("--quality must be in 1..100")
+    if args.workers < 0:
+        ap.error("--workers must be >= 0")
+    import numpy as np
+
+    from paddle_pfc.data._image import as_size
+    from paddle_pfc.data.image_folder import parse_label_file
+    from paddle_pfc.data.recordio import write_insightface_rec
+
+    size = None
+    if args.image_size is not None:
+        if len(args.image_size) not in (1, 2):
+            ap.error("--image-size takes S or H W")
+        size = as_size(args.image_size[0] if len(args.image_size) == 1 else tuple(args.image_size))
+
+    t0 = time.time()
+    root = os.path.abspath(args.root)
+    label_file = args.label_file if os.path.isabs(args.label_file) else os.path.join(root, args.label_file)
+    try:
+        samples, skipped = parse_label_file(label_file, root, args.num_classes, check_files=True,
+                                            skip_missing=args.skip_bad)
+        if not samples:
+            raise ValueError(f"{label_file}: no usable samples")
+    except ValueError as e:
+        print(f"im2rec: error: {e}", file=sys.stderr)
+        return 2
+    num_classes = args.num_classes if args.num_classes is not None else max(lab for _, lab in samples) + 1
+    order = np.argsort(np.array([lab for _, lab in samples]), kind="stable")  # identities contiguous
+    ordered = [samples[i] for i in order]
+    options = {"size": size, "quality": args.quality, "skip_bad": args.skip_bad}
+    spans = [(s, min(s + CHUNK, len(ordered))) for s in range(0, len(ordered), CHUNK)]
+    sizes, bad = set(), list(skipped)
+    progress = Progress("im2rec", len(ordered), "images", every_seconds=args.progress_every, write=print)
+
+    def items(results):
+        for chunk in results:
+            for label, data, info in chunk:
+                progress.update(1)
+                if data is None:
+                    bad.append(info)
+                    continue
+                sizes.add(info)
+                yield label, data
+
+    pool = None
+    try:
+        if args.workers == 0:
+            _init(ordered, options)
+            results = map(convert, spans)
+        else:
+            method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+            pool = mp.get_context(method).Pool(args.workers, initializer=_init, initargs=(ordered, options))
+            results = pool.imap(convert, spans)  # in order: the same bytes as in-process
+        info = write_insightface_rec(args.output, items(results), num_classes=num_classes,
+                                     prefix=args.prefix, presorted=True)
+    except ValueError as e:
+        print(f"im2rec: error: {e}", file=sys.stderr)
+        return 2
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+    progress.close()
+    if len(sizes) == 1:
+        (h, w), = sizes
+        with open(os.path.join(args.output, "property"), "w") as f:
+            f.write(f"{info['num_classes']},{h},{w}\n")
+    elapsed = time.time() - t0
+    print(f"im2rec: wrote {info['num_images']} images, {info['num_classes']} classes to {info['rec']} "
+          f"({len(bad)} skipped) in {elapsed:.1f}s, {info['num_images'] / max(elapsed, 1e-9):.1f} images/s "
+          f"with {args.workers} worker(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

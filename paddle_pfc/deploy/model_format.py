@@ -1,0 +1,130 @@
+"""The exported-model format: file names, the ``export.json`` schema, reading and writing it.
+
+Shared by :mod:`paddle_pfc.deploy.export` (writes models) and :mod:`paddle_pfc.deploy.inference`
+(reads them); imports neither, nor Paddle. Layout of an exported model directory::
+
+    out_dir/model.json        PIR program (paddle.static.save_inference_model)
+    out_dir/model.pdmodel     instead of model.json: float16 exports (legacy program format)
+    out_dir/model.pdiparams   parameters
+    out_dir/export.json       how to feed it (below)
+    out_dir/model.onnx        only after paddle_pfc.deploy.onnx_export.export_onnx
+
+Model contract: input ``images`` float32 ``[N, 3, H, W]`` (dynamic ``N``), RGB, ALREADY NORMALIZED
+``(x - 127.5) / 128`` (NOT inside the model); output one float32 ``[N, embedding_size]`` raw
+embedding (not L2-normalized).
+
+``export.json`` keys: ``format`` ("paddle_pfc.face_embedding"), ``version`` (1), ``backbone``,
+``embedding_size``, ``input_size`` ``[H, W]``, ``dtype``, ``input`` {name, shape, dtype, layout
+"NCHW", color "RGB"}, ``normalization`` {inside_model false, formula "(x - 127.5) / 128", mean
+127.5, std 128.0}, ``output`` {shape, dtype, l2_normalized false}, ``files`` {model, params[,
+onnx]}, ``serving`` (one line on where it runs), ``paddle_version``, ``paddle_pfc_version``;
+after an ONNX conversion also ``onnx`` {opset_version, paddle2onnx_version}.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import NamedTuple, Optional, Sequence, Union
+
+__all__ = [
+    "EXPORT_FORMAT", "EXPORT_VERSION", "NORMALIZATION", "INPUT_NAME", "MODEL_FILE", "LEGACY_MODEL_FILE",
+    "PARAMS_FILE", "ONNX_FILE", "META_FILE", "DTYPES", "PathLike", "ModelFiles", "export_meta",
+    "write_export_meta", "read_export_meta", "program_file", "locate_model",
+]
+
+EXPORT_FORMAT = "paddle_pfc.face_embedding"
+EXPORT_VERSION = 1
+NORMALIZATION = {"inside_model": False, "formula": "(x - 127.5) / 128", "mean": 127.5, "std": 128.0}
+INPUT_NAME = "images"
+MODEL_FILE = "model.json"
+LEGACY_MODEL_FILE = "model.pdmodel"  # float16 exports (see paddle_pfc.deploy.export)
+PARAMS_FILE = "model.pdiparams"
+ONNX_FILE = "model.onnx"
+META_FILE = "export.json"
+DTYPES = ("float32", "float16")
+
+PathLike = Union[str, os.PathLike]
+
+
+def export_meta(backbone: str, embedding_size: int, input_size: Sequence[int], dtype: str,
+                model_file: str, paddle_version: str) -> dict:
+    """The ``export.json`` content of a freshly exported model (key order is the file's)."""
+    import paddle_pfc
+
+    h, w = input_size
+    serving = ("float32: CPU and GPU" if dtype == "float32" else
+               "float16 weights for GPU serving (Paddle has no float16 CPU kernels for "
+               "conv/matmul: may not run on CPU); input/output are float32")
+    return {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "backbone": backbone,
+        "embedding_size": embedding_size,
+        "input_size": [h, w],
+        "dtype": dtype,
+        "input": {"name": INPUT_NAME, "shape": [-1, 3, h, w], "dtype": "float32",
+                  "layout": "NCHW", "color": "RGB"},
+        "normalization": dict(NORMALIZATION),
+        "output": {"shape": [-1, embedding_size], "dtype": "float32", "l2_normalized": False},
+        "files": {"model": model_file, "params": PARAMS_FILE},
+        "serving": serving,
+        "paddle_version": paddle_version,
+        "paddle_pfc_version": getattr(paddle_pfc, "__version__", "unknown"),
+    }
+
+
+def write_export_meta(model_dir: PathLike, meta: dict) -> None:
+    """Write ``meta`` as ``model_dir/export.json`` (atomically: a temporary file, then a rename)."""
+    out = Path(model_dir)
+    tmp = out / (META_FILE + ".tmp")
+    tmp.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, out / META_FILE)
+
+
+def read_export_meta(model_dir: PathLike) -> Optional[dict]:
+    """``export.json`` of ``model_dir`` as a dict, ``None`` when absent; ``ValueError`` naming it if corrupt."""
+    path = Path(model_dir) / META_FILE
+    if not path.is_file():
+        return None
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path}: cannot read export metadata ({e})") from e
+    if not isinstance(meta, dict) or meta.get("format") != EXPORT_FORMAT:
+        raise ValueError(f"{path}: not a paddle_pfc export.json (format != {EXPORT_FORMAT!r})")
+    return meta
+
+
+def program_file(model_dir: PathLike) -> Path:
+    """The program file of ``model_dir``: ``model.json``, else ``model.pdmodel`` when only that
+    exists (``model.json`` when neither does)."""
+    model_dir = Path(model_dir)
+    return next((model_dir / n for n in (MODEL_FILE, LEGACY_MODEL_FILE) if (model_dir / n).is_file()),
+                model_dir / MODEL_FILE)
+
+
+class ModelFiles(NamedTuple):
+    """Where a model given by path lives: its folder (``export.json`` is read there) and either
+    its ONNX file (run with onnxruntime) or its Paddle program file (``None`` for the other)."""
+    model_dir: Path
+    program: Optional[Path]
+    onnx: Optional[Path]
+
+
+def locate_model(model: PathLike) -> ModelFiles:
+    """Resolve a model path: a ``.onnx`` file; an export directory (Paddle program, or
+    ``model.onnx`` when the directory holds no Paddle files); or a ``.json`` / ``.pdmodel``
+    program file. Anything else: ``FileNotFoundError`` naming it. Files are not checked here."""
+    path = Path(model)
+    if path.suffix.lower() == ".onnx":
+        return ModelFiles(path.parent, None, path)
+    if path.is_dir():
+        program = next((path / n for n in (MODEL_FILE, LEGACY_MODEL_FILE) if (path / n).exists()),
+                       path / MODEL_FILE)
+        if not program.exists() and not (path / PARAMS_FILE).exists() and (path / ONNX_FILE).exists():
+            return ModelFiles(path, None, path / ONNX_FILE)
+        return ModelFiles(path, program, None)
+    if path.suffix.lower() in (".json", ".pdmodel") and path.name != META_FILE:
+        return ModelFiles(path.parent, path, None)
+    raise FileNotFoundError(f"{path}: model directory or .onnx file not found")

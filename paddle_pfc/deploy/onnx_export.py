@@ -1,0 +1,69 @@
+"""ONNX: convert an exported Paddle model with paddle2onnx, and check it against Paddle Inference.
+
+Needs the ``onnx`` extra (``pip install 'paddle_pfc[onnx]'``: paddle2onnx >= 2.0, onnxruntime),
+imported on use. The ONNX model has the Paddle model's contract
+(:mod:`paddle_pfc.deploy.model_format`). Also reachable as ``paddle_pfc.deploy.export.export_onnx``
+/ ``check_onnx``.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from paddle_pfc.deploy.model_format import (ONNX_FILE, PARAMS_FILE, PathLike, program_file, read_export_meta,
+                                            write_export_meta)
+from paddle_pfc.deploy.predictor import EmbeddingModel
+
+__all__ = ["export_onnx", "check_onnx"]
+
+
+def export_onnx(model_dir: PathLike, save_file: Optional[PathLike] = None,
+                opset_version: int = 11) -> Path:
+    """Convert the Paddle model in ``model_dir`` to ONNX with paddle2onnx (>= 2.0, which reads
+    Paddle 3 PIR ``.json`` programs).  Same input/output contract; default file
+    ``model_dir/model.onnx`` (then recorded in ``export.json["files"]["onnx"]``).
+    ``ImportError`` without paddle2onnx, ``FileNotFoundError`` for a missing model file,
+    ``RuntimeError`` when paddle2onnx fails."""
+    try:
+        import paddle2onnx
+    except ImportError as e:
+        raise ImportError("ONNX export needs paddle2onnx>=2.0 (and onnxruntime to run it): "
+                          "pip install 'paddle_pfc[onnx]' or pip install paddle2onnx onnxruntime") from e
+    model_dir = Path(model_dir)
+    model = program_file(model_dir)
+    params = model_dir / PARAMS_FILE
+    for f in (model, params):
+        if not f.is_file():
+            raise FileNotFoundError(f"{f}: Paddle inference model file not found")
+    target = Path(save_file) if save_file is not None else model_dir / ONNX_FILE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        paddle2onnx.export(str(model), str(params), save_file=str(target),
+                           opset_version=opset_version, enable_onnx_checker=True,
+                           enable_optimize=False)  # onnxruntime optimizes at load time
+    except Exception as e:  # noqa: BLE001 - paddle2onnx raises assorted errors
+        raise RuntimeError(f"paddle2onnx {getattr(paddle2onnx, '__version__', '?')} could not "
+                           f"convert {model}: {e}") from e
+    if not target.is_file():
+        raise RuntimeError(f"paddle2onnx did not write {target}")
+    meta = read_export_meta(model_dir)
+    if meta is not None and target.parent.resolve() == model_dir.resolve():
+        meta.setdefault("files", {})["onnx"] = target.name
+        meta["onnx"] = {"opset_version": opset_version,
+                        "paddle2onnx_version": getattr(paddle2onnx, "__version__", "unknown")}
+        write_export_meta(model_dir, meta)
+    return target
+
+
+def check_onnx(model_dir: PathLike, onnx_file: Optional[PathLike] = None, batch: int = 4,
+               seed: int = 0) -> float:
+    """Max abs difference between onnxruntime's and Paddle Inference's raw embeddings of
+    the model in ``model_dir`` on a random normalized batch (CPU)."""
+    onnx_file = Path(onnx_file) if onnx_file is not None else Path(model_dir) / ONNX_FILE
+    pd = EmbeddingModel(model_dir, device="cpu")
+    ox = EmbeddingModel(onnx_file, device="cpu")
+    h, w = pd.input_size
+    x = np.random.RandomState(seed).uniform(-1.0, 1.0, (batch, 3, h, w)).astype(np.float32)
+    return float(np.abs(pd.forward(x) - ox.forward(x)).max())
