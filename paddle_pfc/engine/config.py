@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import yaml
 
-from paddle_pfc.head.planner import DTYPE_BYTES
+from paddle_pfc.head.dtypes import DTYPE_BYTES
 
 __all__ = [
     "BACKBONES", "DTYPES", "AMP_MODES", "DATA_KINDS", "LR_SCHEDULES", "SCHEMA",
