@@ -182,9 +182,9 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
     if scaler or skip_nonfinite:
         loss_bad = paddle.reshape(paddle.logical_not(paddle.isfinite(loss)), [1])
         if scaler:
-            backbone, backbone_bad = scaler.unscale_and_check([g for _, g in pairs], None)
+            backbone, backbone_bad = scaler.unscale_and_check([g for _, g in pairs])
             centers, centers_bad = scaler.unscale_and_check(
-                [g if g.dtype == paddle.float32 else paddle.cast(g, "float32") for g in block_grads], None)
+                [g if g.dtype == paddle.float32 else paddle.cast(g, "float32") for g in block_grads])
             pairs = [(p, g) for (p, _), g in zip(pairs, backbone)]
             block_grads = centers
         else:
