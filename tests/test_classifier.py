@@ -226,3 +226,66 @@ def kept_classes(case, ranks, split, step_labels, step) -> np.ndarray:
         assert len(local) == max(num_sample, len(positives))
         kept.append(local + start)
     return np.sort(np.concatenate(kept))
+
+
+def _tiny_program(heads: int = 1, minimize: bool = False):
+    import paddle
+
+    import paddle_pfc
+
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup), paddle.utils.unique_name.guard():
+        x = paddle.static.data("x", [4, 8], "float32")
+        x.stop_gradient = False
+        y = paddle.static.data("y", [4], "int64")
+        built = [paddle_pfc.LargeScaleClassifier(x, y, 0, 1, 20, embedding_size=8, name=f"centers{k}")
+                 for k in range(heads)]
+        if minimize:
+            loss = built[0].output_dict["loss"]
+            for head in built[1:]:
+                loss = loss + head.output_dict["loss"]
+            paddle_pfc.minimize(paddle.optimizer.SGD(0.1), loss, startup_program=startup)
+    return main, built
+
+
+def test_registry_records_heads_and_flags_per_program_without_keeping_it(static_mode):
+    import gc
+    import weakref
+
+    from paddle_pfc.head import registry
+
+    main, heads = _tiny_program(heads=2, minimize=True)
+    assert registry.classifiers_of(main) == heads  # build order
+    flags = registry.nonfinite_flags(main)
+    assert flags is not None and list(flags.shape) == [len(registry.NONFINITE_PARTS)]
+    assert not hasattr(main, "_paddle_pfc_classifiers") and not hasattr(main, "_paddle_pfc_nonfinite")
+    other, _ = _tiny_program()
+    assert len(registry.classifiers_of(other)) == 1 and registry.nonfinite_flags(other) is None
+    import paddle
+
+    assert registry.classifiers_of(paddle.static.Program()) == []
+    program = weakref.ref(main)
+    del main, heads, flags
+    gc.collect()
+    assert program() is None  # the registry holds no program alive (nor its heads)
+
+
+@pytest.mark.parametrize("margins, name", [((float("inf"), 0.5, 0.0, 64.0), "margin1 must be a finite"),
+                                           ((1.0, True, 0.0, 64.0), "margin2 must be a finite"),
+                                           ((1.0, 0.5, "0", 64.0), "margin3 must be a finite"),
+                                           ((0.0, 0.5, 0.0, 64.0), "margin1 must be > 0"),
+                                           ((1.0, 0.5, 0.0, -1.0), "scale must be > 0")])
+def test_margin_names_a_bad_value(margins, name):
+    from paddle_pfc.head.margin import Margin
+
+    with pytest.raises(ValueError, match=name):
+        Margin(*margins)
+
+
+def test_margin_holds_floats():
+    from paddle_pfc.head.margin import Margin
+
+    margin = Margin(1, 0, 0, 64)
+    assert (margin.m1, margin.m2, margin.m3, margin.s) == (1.0, 0.0, 0.0, 64.0)
+    assert all(type(v) is float for v in (margin.m1, margin.m2, margin.m3, margin.s))
+    assert not margin.angular and Margin(0.9, 0.0, 0.0, 64.0).angular

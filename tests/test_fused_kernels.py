@@ -254,7 +254,7 @@ def test_real_kernels_get_the_heads_arguments(static_mode, monkeypatch):
     import paddle_pfc
     from paddle_pfc.kernels.fused import PaddleFusedKernels
 
-    monkeypatch.setattr("paddle_pfc.head.classifier.fused_kernels", lambda emulated: PaddleFusedKernels())
+    monkeypatch.setattr("paddle_pfc.kernels.fused_kernels", lambda emulated: PaddleFusedKernels())
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, startup):
         x = paddle.static.data("x", [4, 8], "float32")

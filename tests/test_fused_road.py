@@ -69,7 +69,7 @@ class DropsFirstPositive(EmulatedFusedKernels):
 
 
 def test_a_dropped_positive_stops_the_step(static_mode, monkeypatch):
-    monkeypatch.setattr("paddle_pfc.head.classifier.fused_kernels", lambda emulated: DropsFirstPositive())
+    monkeypatch.setattr("paddle_pfc.kernels.fused_kernels", lambda emulated: DropsFirstPositive())
     main, startup, head = build(kernels="fused")
     exe = paddle.static.Executor(paddle.CPUPlace())
     exe.run(startup)
@@ -77,7 +77,7 @@ def test_a_dropped_positive_stops_the_step(static_mode, monkeypatch):
     with pytest.raises(paddle_pfc.LabelRangeError, match="fused class_center_sample kernel dropped a positive"):
         paddle_pfc.run(exe, main, feed=feed, fetch_list=[head.output_dict["loss"]])
     # The same program with a kernel that keeps its positives runs.
-    monkeypatch.setattr("paddle_pfc.head.classifier.fused_kernels", lambda emulated: EmulatedFusedKernels())
+    monkeypatch.setattr("paddle_pfc.kernels.fused_kernels", lambda emulated: EmulatedFusedKernels())
     main, startup, head = build(kernels="fused")
     exe.run(startup)
     (loss,) = paddle_pfc.run(exe, main, feed=feed, fetch_list=[head.output_dict["loss"]])

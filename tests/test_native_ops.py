@@ -6,7 +6,7 @@ import paddle
 import pytest
 
 from paddle_pfc.kernels import native_ops
-from paddle_pfc.head.host_dtypes import from_float32, to_float32
+from paddle_pfc.head.dtypes import from_float32, to_float32
 
 RNG = np.random.default_rng(7)
 

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from paddle_pfc.head import planner
+from paddle_pfc.head.blocks import block_bounds, block_rows
 from paddle_pfc.head.planner import PROCESS_OVERHEAD, max_classes, parse_bytes, plan
 
 REPO = Path(__file__).resolve().parents[1]
@@ -28,9 +29,11 @@ def test_small_case_by_hand():
 
 def test_blocks_by_hand():
     # D=512, N=256: 2048-row blocks (4 MiB) unless that makes more than 32 blocks.
-    assert planner.block_rows(512, 256, 50_000) == 2048
-    assert planner.block_rows(512, 256, 500_000) == 15_625
-    assert planner.block_rows(64, 4096, 10) == 256
+    assert block_rows(512, 256, 50_000) == 2048
+    assert block_rows(512, 256, 500_000) == 15_625
+    assert block_rows(64, 4096, 10) == 256
+    assert block_bounds(10, 4) == [(0, 4), (4, 8), (8, None)]  # the last block takes the rest
+    assert block_bounds(3, 256) == [(0, None)]
     p = plan(10_000_000, 512, 2, 0.1, batch_size=64, center_dtype="bfloat16", compute_dtype="bfloat16")
     assert p.num_sample == 500_000
     # bfloat16 blocks are gathered again in the backward: only their bfloat16 gradients are held.
@@ -149,6 +152,11 @@ def test_table_mentions_every_component():
     for c in planner.MemoryPlan.COMPONENTS + ("total",):
         assert c in text
     assert "GiB" in text
+
+
+def test_planner_imports_no_paddle():
+    code = "import sys, paddle_pfc.head.planner; assert 'paddle' not in sys.modules, sorted(sys.modules)"
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
 
 
 def test_cli():

@@ -139,7 +139,7 @@ def run_road(spec: RoadSpec, rank: int, world_size: int, place):
 
     import paddle_pfc
     from paddle_pfc.head.collectives import CollectiveChain
-    from paddle_pfc.head.host_dtypes import convert, to_float32
+    from paddle_pfc.head.dtypes import convert, to_float32
 
     num_classes, inputs, labels, centers, backbone = problem(world_size)
     shards = split(num_classes, world_size)

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from paddle_pfc.head.host_dtypes import HOST_DTYPES, convert
+from paddle_pfc.head.dtypes import HOST_DTYPES, convert
 
 from paddle_pfc.head.classifier import class_split
 

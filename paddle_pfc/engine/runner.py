@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import paddle
 
-from paddle_pfc.head.classifier import classifiers_of
+from paddle_pfc.head.registry import classifiers_of
 
 
 class LabelRangeError(ValueError):

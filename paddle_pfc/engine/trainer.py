@@ -24,7 +24,7 @@ from paddle_pfc.engine.config import Config, dump_config, resolve_lr, resolve_va
 from paddle_pfc.data.loader import BatchLoader, DistributedBatchSampler, build_dataset
 from paddle_pfc.engine.distributed import all_gather_rows, current_place, on_gpu
 from paddle_pfc.engine.lr import build_schedule
-from paddle_pfc.head.optimizer import NONFINITE_PARTS, nonfinite_flags
+from paddle_pfc.head.registry import NONFINITE_PARTS, nonfinite_flags
 from paddle_pfc.engine.progress import Progress
 
 log = logging.getLogger("paddle_pfc.train")
@@ -415,7 +415,7 @@ class Trainer:
                 centers = pretrained.mean_embedding_centers(
                     self.embed, self.dataset, head.class_start, head.num_local, c.center_init_images,
                     self.cfg.model.input_size, 1.0, self.cfg.validation.batch_size, progress)
-            from paddle_pfc.head.host_dtypes import convert
+            from paddle_pfc.head.dtypes import convert
             ckpt.write_tensor(self.scope, head.weight.name, convert(centers.astype(np.float32),
                                                                     head.center_dtype), self.place)
 

@@ -1,9 +1,11 @@
 """The Partial FC head: the classifier builder and the pieces of its math.
 
-``classifier`` (LargeScaleClassifier: sharded centers, what a program holds), ``margin_softmax``
-(the loss over blocks of centers, forward and backward), ``sampling`` (class-center sampling),
-``collectives`` (ordered all-gathers / all-reduces with their gradients), ``sparse_update``
-(momentum on the sampled centers), ``loss_scaling`` and ``optimizer`` (``minimize``: the update
-rule of backbone and centers, non-finite steps skipped), ``planner`` (memory per rank),
-``host_dtypes`` (numpy views of the center dtypes). Kernels live in :mod:`paddle_pfc.kernels`.
+``classifier`` (LargeScaleClassifier: sharded centers, what a program holds), ``blocks`` (blocks
+of kept centers and their size), ``margin`` (the Margin value), ``margin_softmax`` (the loss over
+blocks of centers, forward and backward; ``margin_softmax_fused`` on the fused road), ``sampling``
+(class-center sampling), ``collectives`` (ordered all-gathers / all-reduces with their gradients),
+``sparse_update`` (momentum on the sampled centers), ``loss_scaling`` and ``optimizer``
+(``minimize``: the update rule of backbone and centers, non-finite steps skipped), ``registry``
+(the classifiers and non-finite flags of a program), ``planner`` (memory per rank), ``dtypes``
+(the center dtypes and their numpy views). Kernels live in :mod:`paddle_pfc.kernels`.
 """

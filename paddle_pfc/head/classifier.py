@@ -3,35 +3,22 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from dataclasses import dataclass
 
 import paddle
 
-from paddle_pfc.kernels import native_ops
-from paddle_pfc.head import sampling
-from paddle_pfc.kernels import choose_road, fused_kernels
-from paddle_pfc.head.collectives import CollectiveChain
 from paddle_pfc.engine.distributed import on_gpu
+from paddle_pfc.head import registry, sampling
+from paddle_pfc.head.blocks import Block, block_bounds, block_rows
+from paddle_pfc.head.collectives import CollectiveChain
+from paddle_pfc.head.dtypes import DTYPE_BYTES
+from paddle_pfc.head.margin import Margin
+from paddle_pfc.head.margin_softmax import margin_softmax_loss
+from paddle_pfc.head.margin_softmax_fused import margin_softmax_loss_fused
 from paddle_pfc.head.sparse_update import create_velocity
-from paddle_pfc.head.margin_softmax import check_margins, margin_softmax_loss, margin_softmax_loss_fused
-from paddle_pfc.head.planner import DTYPE_BYTES, block_rows
+from paddle_pfc.kernels import choose_backend
 
 CENTER_INIT_STD = 0.01  # arcface_torch's normal(0, 0.01) initialisation of class centers
 DTYPES = tuple(DTYPE_BYTES)  # float32, bfloat16, float16 (GPU only)
-
-
-@dataclass
-class CenterChunk:
-    """One block of this shard's kept centers.
-
-    ``index``: int64 [c] rows of the shard (local indices). ``centers``: [c, D] in the head's
-    operand dtype, differentiable (the value ``minimize`` takes the gradient of). ``start``: its
-    first column among the kept centers (blocks are consecutive; the last may have dynamic length).
-    """
-
-    index: paddle.pir.Value
-    centers: paddle.pir.Value
-    start: int
 
 
 def class_split(num_classes: int, world_size: int, rank: int) -> tuple[int, int]:
@@ -42,11 +29,6 @@ def class_split(num_classes: int, world_size: int, rank: int) -> tuple[int, int]
     """
     base, extra = divmod(num_classes, world_size)
     return rank * base + min(rank, extra), base + int(rank < extra)
-
-
-def classifiers_of(program: paddle.static.Program) -> list["LargeScaleClassifier"]:
-    """The classifiers built into ``program`` (in build order)."""
-    return list(getattr(program, "_paddle_pfc_classifiers", []))
 
 
 def _feed_name(value) -> str | None:
@@ -82,21 +64,24 @@ class LargeScaleClassifier:
       rank, a run-time check that every gathered label lies in ``[0, num_classes)``,
     * with ``sample_ratio < 1``: the kept centers of this shard (all positives + random negatives up
       to ``num_sample = max(1, int(sample_ratio * num_local))``),
-    * the margin softmax loss of the global batch (``paddle_pfc.head.margin_softmax``).
+    * the margin softmax loss of the global batch (``paddle_pfc.head.margin_softmax``), in blocks
+      of kept centers (``chunks``: :class:`~paddle_pfc.head.blocks.Block` s).
 
     ``dtype``: operand dtype of the head's products (float32, bfloat16, or float16 on GPU); the
     logits, softmax, margin and loss are float32. ``center_dtype``: storage dtype of ``weight`` and
     its momentum (float32, bfloat16, or float16 on GPU); the update of the kept rows is float32
     arithmetic on widened copies, rounded once when written back. ``chunk_rows``: rows per block of
-    kept centers on the composite road (default: :func:`paddle_pfc.head.planner.block_rows`); the fused
-    road uses one block.
+    kept centers on the composite road (default: :func:`paddle_pfc.head.blocks.block_rows`); the
+    fused road uses one block.
     ``kernels``: the road (:mod:`paddle_pfc.kernels`): ``"auto"`` (fused on GPU, composite on CPU),
     ``"fused"`` (Paddle's fused ``class_center_sample`` / ``margin_cross_entropy``; emulated on a
     machine without a GPU), ``"composite"`` (the block-wise head); ``None``: ``$PADDLE_PFC_KERNELS``,
-    default auto. Attributes: ``kernels`` (``"fused"`` or ``"composite"``, the road taken),
-    ``emulated`` (True when the fused kernels are the CPU emulations), ``native`` (True when the
-    composite CPU head runs its per-block work in the native kernels of :mod:`paddle_pfc.kernels.native_ops`,
-    ``PADDLE_PFC_NATIVE``; False for Paddle's own kernels and on GPU).
+    default auto. Attributes: ``backend`` (:class:`paddle_pfc.kernels.Backend`, chosen once),
+    ``kernels`` (``"fused"`` or ``"composite"``, the road taken), ``emulated`` (True when the fused
+    kernels are the CPU emulations), ``native`` (True when the composite CPU head runs its
+    per-block work in the native kernels of :mod:`paddle_pfc.kernels.native_ops`,
+    ``PADDLE_PFC_NATIVE``; False for Paddle's own kernels, on the fused road and on GPU),
+    ``margin`` (:class:`~paddle_pfc.head.margin.Margin`).
 
     ``output_dict['loss']``: float32 scalar, the mean loss over the global batch, equal on every
     rank. ``output_dict['sampled_class_index']`` (``sample_ratio < 1``): int64 [S], this rank's kept
@@ -112,21 +97,14 @@ class LargeScaleClassifier:
                  name: str | None = None, seed: int = 0, dtype: str = "float32",
                  center_dtype: str = "float32", chunk_rows: int | None = None,
                  kernels: str | None = None) -> None:
-        self._check_args(feature, label, rank, world_size, num_classes, sample_ratio,
-                         embedding_size, margin1, margin2, margin3, scale, seed)
+        self.margin = self._check_args(feature, label, rank, world_size, num_classes, sample_ratio,
+                                       embedding_size, margin1, margin2, margin3, scale, seed)
         gpu = on_gpu()
         _check_dtypes(dtype, center_dtype, chunk_rows, gpu)
-        road = choose_road(kernels, gpu)
-        self.kernels, self.emulated = road.kernels, road.emulated
-        self.fused = self.kernels == "fused"
-        self._fused_kernels = fused_kernels(self.emulated) if self.fused else None
-        # CPU composite road: the per-block center work in native kernels when they build
-        # (paddle_pfc.kernels.native_ops); never on GPU, never on the fused road.
-        self.native = not gpu and not self.fused and native_ops.kernels() is not None
+        self.backend = choose_backend(kernels, gpu)
         self.dtype, self.center_dtype, self.chunk_rows = dtype, center_dtype, chunk_rows
         self.rank, self.world_size, self.num_classes = rank, world_size, num_classes
-        self.margin1, self.margin2, self.margin3 = float(margin1), float(margin2), float(margin3)
-        self.scale, self.sample_ratio, self.embedding_size = float(scale), float(sample_ratio), embedding_size
+        self.sample_ratio, self.embedding_size = float(sample_ratio), embedding_size
         self.class_start, self.num_local = class_split(num_classes, world_size, rank)
         self.num_sample = min(self.num_local, max(1, int(self.sample_ratio * self.num_local)))
         self.sampled = self.num_sample < self.num_local
@@ -145,13 +123,32 @@ class LargeScaleClassifier:
         self.weight.stop_gradient = True  # only the kept blocks take gradient (a sparse update)
 
         self._build(feature, label)
-        program = paddle.static.default_main_program()
-        program._paddle_pfc_classifiers = classifiers_of(program) + [self]
+        registry.add_classifier(paddle.static.default_main_program(), self)
+
+    @property
+    def kernels(self) -> str:
+        """The road taken: ``"fused"`` or ``"composite"``."""
+        return self.backend.road
+
+    @property
+    def fused(self) -> bool:
+        return self.backend.road == "fused"
+
+    @property
+    def emulated(self) -> bool:
+        """True when the fused kernels are the CPU emulations."""
+        return self.backend.emulated
+
+    @property
+    def native(self) -> bool:
+        """True when the block operations are the native CPU kernels."""
+        return self.backend.native
 
     # ------------------------------------------------------------------------------------------
     @staticmethod
     def _check_args(feature, label, rank, world_size, num_classes, sample_ratio, embedding_size,
-                    margin1, margin2, margin3, scale, seed) -> None:
+                    margin1, margin2, margin3, scale, seed) -> Margin:
+        """Raise ValueError naming a bad argument; return the margin."""
         if paddle.in_dynamic_mode():
             raise RuntimeError("LargeScaleClassifier builds a static program: call "
                                "paddle_pfc.init_distributed() or paddle.enable_static() first")
@@ -171,7 +168,7 @@ class LargeScaleClassifier:
             raise ValueError(f"embedding_size must be an int >= 1, got {embedding_size!r}")
         if not _is_int(seed) or seed < 0:
             raise ValueError(f"seed must be an int >= 0, got {seed!r}")
-        check_margins(margin1, margin2, margin3, scale)
+        margin = Margin(margin1, margin2, margin3, scale)
         if len(feature.shape) != 2 or feature.shape[-1] != embedding_size:
             raise ValueError(f"feature must have shape [batch, embedding_size={embedding_size}], "
                              f"got {list(feature.shape)}")
@@ -184,6 +181,7 @@ class LargeScaleClassifier:
         if feature.shape[0] not in (None, -1) and label.shape[0] not in (None, -1) \
                 and feature.shape[0] != label.shape[0]:
             raise ValueError(f"feature and label batch sizes differ: {feature.shape[0]} vs {label.shape[0]}")
+        return margin
 
     def _check_labels(self, total_label) -> None:
         """Run-time guard: every rank sees the gathered labels, so every rank fails together."""
@@ -208,29 +206,25 @@ class LargeScaleClassifier:
             if self.fused:
                 sample = sampling.sample_shard_fused(total_label, self.class_start, self.num_local,
                                                      self.num_sample, self.rank, self.world_size,
-                                                     self._fused_kernels, self.chain)
+                                                     self.backend.fused, self.chain)
                 global_target = sample.global_target
             else:
                 sample = sampling.sample_shard_cpu(local, self.num_local, self.num_sample)
             self.sampled_index, local_target = sample.sampled_index, sample.local_target
             self.output_dict["sampled_class_index"] = self.sampled_index
-        self.chunks = self._kept_chunks(feature)
+        self.chunks = self._kept_blocks(feature)
 
-        self.total_feature = self.chain.all_gather_with_grad(feature, self.rank)
-        self.total_label, self.local_target = total_label, local_target
+        total_feature = self.chain.all_gather_with_grad(feature, self.rank)
         if self.fused:
-            loss = margin_softmax_loss_fused(self.total_feature, self.chunks[0].centers, global_target,
-                                             self.chain, self.rank, self.world_size, self.margin1,
-                                             self.margin2, self.margin3, self.scale, self._fused_kernels)
+            loss = margin_softmax_loss_fused(total_feature, self.chunks[0].centers, global_target, self.chain,
+                                             self.rank, self.world_size, self.margin, self.backend.fused)
         else:
-            loss = margin_softmax_loss(self.total_feature, [c.centers for c in self.chunks],
-                                       [c.start for c in self.chunks], self._target_centers(local_target),
-                                       local_target, self.chain, self.margin1, self.margin2,
-                                       self.margin3, self.scale, self.dtype,
-                                       None if self.updates_in_place else self._reload_chunk, self.native)
+            loss = margin_softmax_loss(total_feature, self.chunks, self._target_centers(local_target),
+                                       local_target, self.chain, self.margin, self.backend.blocks, self.dtype,
+                                       None if self.updates_in_place else self._reload_block)
         self.output_dict["loss"] = loss
 
-    def _kept_chunks(self, feature) -> list[CenterChunk]:
+    def _kept_blocks(self, feature) -> list[Block]:
         """The kept centers in blocks (one block on the fused road), gathered from the shard and cast to
         ``dtype``. Without sampling the blocks are consecutive slices of the shard."""
         num_kept = self.num_sample if self.sampled else self.num_local
@@ -240,24 +234,21 @@ class LargeScaleClassifier:
             batch = feature.shape[0]
             global_batch = batch * self.world_size if batch is not None and batch > 0 else None
             rows = self.chunk_rows or block_rows(self.embedding_size, global_batch, num_kept)
-        starts = list(range(0, num_kept, rows))
-        chunks = []
-        for k, start in enumerate(starts):
-            last = k + 1 == len(starts)
+        blocks = []
+        for start, stop in block_bounds(num_kept, rows):
             if self.sampled:  # the last block takes the rest: positives may exceed num_sample
-                stop = 2**62 if last else starts[k + 1]
-                index = paddle.slice(self.sampled_index, [0], [start], [stop])
+                index = paddle.slice(self.sampled_index, [0], [start], [2**62 if stop is None else stop])
                 centers = paddle.gather(self.weight, index)
             else:
-                stop = self.num_local if last else starts[k + 1]
-                index = paddle.arange(start, stop, dtype="int64")
-                centers = paddle.slice(self.weight, [0], [start], [stop])
+                end = self.num_local if stop is None else stop
+                index = paddle.arange(start, end, dtype="int64")
+                centers = paddle.slice(self.weight, [0], [start], [end])
             index.stop_gradient = True
             if self.dtype != self.center_dtype:
                 centers = paddle.cast(centers, self.dtype)
             centers.stop_gradient = False
-            chunks.append(CenterChunk(index, centers, start))
-        return chunks
+            blocks.append(Block(index, centers, start, stop))
+        return blocks
 
     @property
     def updates_in_place(self) -> bool:
@@ -266,8 +257,8 @@ class LargeScaleClassifier:
         the rows again, so no block stays alive from the forward to the backward."""
         return self.dtype == self.center_dtype == "float32"
 
-    def _reload_chunk(self, k: int) -> paddle.pir.Value:
-        """Block k again, for the backward: a fresh gather of its stored rows in ``dtype``."""
+    def _reload_block(self, k: int) -> paddle.pir.Value:
+        """Block k's centers again, for the backward: a fresh gather of its stored rows in ``dtype``."""
         rows = paddle.gather(self.weight, self.chunks[k].index)
         rows.stop_gradient = True
         return rows if self.dtype == self.center_dtype else paddle.cast(rows, self.dtype)

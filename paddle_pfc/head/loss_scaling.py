@@ -23,8 +23,6 @@ from dataclasses import dataclass
 import paddle
 from paddle import _C_ops
 
-from paddle_pfc.head.collectives import CollectiveChain
-
 
 @dataclass(frozen=True)
 class LossScaling:
@@ -73,10 +71,9 @@ class DynamicLossScaler:
         """``loss * scale`` (float32 scalar)."""
         return loss * paddle.reshape(self.scale, [])
 
-    def unscale_and_check(self, grads: list, chain: CollectiveChain | None) -> tuple[list, paddle.pir.Value]:
+    def unscale_and_check(self, grads: list) -> tuple[list, paddle.pir.Value]:
         """Divide ``grads`` (any float dtypes and shapes) by the scale; return them and ``found_inf``:
-        a bool [1] that is True on every rank when any gradient of any rank is inf or NaN
-        (``chain=None``: of this rank only, not reduced)."""
+        a bool [1], True when any of them (on this rank) is inf or NaN."""
         # One check per dtype (a pure-float16 backbone has float16 gradients; the kernel takes one).
         unscaled, flags = list(grads), []
         for dtype in dict.fromkeys(g.dtype for g in grads):
@@ -90,8 +87,6 @@ class DynamicLossScaler:
         found_inf = flags[0]
         for flag in flags[1:]:
             found_inf = paddle.logical_or(found_inf, flag)
-        if chain is not None and chain.world_size > 1:
-            found_inf = chain.all_reduce_max(paddle.cast(found_inf, "float32")) > 0
         return unscaled, found_inf
 
     def append_update(self, found_inf: paddle.pir.Value) -> None:

@@ -6,9 +6,9 @@ import math
 import paddle
 from paddle.autograd.ir_backward import grad as pir_grad
 
-from paddle_pfc.head.classifier import classifiers_of
 from paddle_pfc.head.collectives import CollectiveChain
 from paddle_pfc.head.loss_scaling import DynamicLossScaler, LossScaling, nonfinite_flag
+from paddle_pfc.head.registry import classifiers_of, set_nonfinite_flags
 from paddle_pfc.head.sparse_update import CenterUpdateRule, append_center_update
 
 _BUCKET_ELEMENTS = 1 << 24  # 64 MiB of float32 per all-reduce
@@ -109,10 +109,6 @@ def _loss_scaler(loss_scaling, heads) -> DynamicLossScaler | None:
     return DynamicLossScaler(loss_scaling)
 
 
-#: What the entries of :func:`nonfinite_flags` stand for, in order.
-NONFINITE_PARTS = ("loss", "backbone gradients", "class-center gradients", "batch-norm statistics")
-
-
 def running_statistics(program) -> list:
     """The running means and variances that the BatchNorm ops of ``program`` write in its
     forward pass (their new values, as Values of the program)."""
@@ -121,13 +117,6 @@ def running_statistics(program) -> list:
         if op.name() in ("pd_op.batch_norm_", "pd_op.batch_norm"):
             out += [op.result(1), op.result(2)]
     return out
-
-
-def nonfinite_flags(program: paddle.static.Program) -> paddle.pir.Value | None:
-    """float32 [4] Value of ``program`` built by :func:`minimize` with a finite check: 1.0 where
-    that part (:data:`NONFINITE_PARTS`) held an inf/NaN on any rank at this step (the step was
-    skipped), else 0.0; identical on every rank. None when the program has no check."""
-    return getattr(program, "_paddle_pfc_nonfinite", None)
 
 
 def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
@@ -150,7 +139,8 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
       statistics are checked too (a variance can overflow while the loss stays finite); they are
       written by the forward pass, outside the branch, so the caller restores them after a
       skipped step (the trainer does). Cost: one isfinite pass over every gradient and a
-      4-float all-reduce per step. What was non-finite is fetchable as :func:`nonfinite_flags`.
+      4-float all-reduce per step. What was non-finite is fetchable as
+      :func:`paddle_pfc.head.registry.nonfinite_flags`.
 
     ``loss``: float32 scalar, normally ``LargeScaleClassifier.output_dict['loss']`` (plus any
     terms the user adds; local terms are summed over ranks like the rest). Returns the list of
@@ -192,9 +182,9 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
     if scaler or skip_nonfinite:
         loss_bad = paddle.reshape(paddle.logical_not(paddle.isfinite(loss)), [1])
         if scaler:
-            backbone, backbone_bad = scaler.unscale_and_check([g for _, g in pairs], None)
+            backbone, backbone_bad = scaler.unscale_and_check([g for _, g in pairs])
             centers, centers_bad = scaler.unscale_and_check(
-                [g if g.dtype == paddle.float32 else paddle.cast(g, "float32") for g in block_grads], None)
+                [g if g.dtype == paddle.float32 else paddle.cast(g, "float32") for g in block_grads])
             pairs = [(p, g) for (p, _), g in zip(pairs, backbone)]
             block_grads = centers
         else:
@@ -204,7 +194,7 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
         flags = paddle.concat([paddle.cast(f, "float32") for f in (loss_bad, backbone_bad, centers_bad, stats_bad)])
         if world_size > 1:  # the center gradients (and so their flag) differ per rank
             flags = chain.all_reduce_max(flags)
-        program._paddle_pfc_nonfinite = flags
+        set_nonfinite_flags(program, flags)
         found_inf = paddle.reshape(paddle.max(flags) > 0, [1])
     if pairs:
         _broadcast_at_startup(startup, [p for p, _ in pairs], world_size, heads[0].rank)
@@ -212,7 +202,7 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
 
     def apply_updates():
         for head, head_grads in zip(heads, _per_head(block_grads, heads)):
-            append_center_update(head.weight, head.velocity, head.chunks, head_grads, lr, rule, head.native)
+            append_center_update(head.weight, head.velocity, head.chunks, head_grads, lr, rule, head.backend.blocks)
         if pairs:
             optimizer.apply_gradients(pairs)
 

@@ -6,7 +6,7 @@ The model (all sizes per rank, for the largest shard, i.e. rank 0 of the balance
     S   = C_l                          without sampling (sample_ratio == 1)
         = min(C_l, max(1, int(r*C_l))) with sampling (num_sample, as LargeScaleClassifier)
     N   = B * W                        rows of the all-gathered global batch
-    R   = block_rows(D, N, S)          rows per block of kept centers (the CPU head's blocks)
+    R   = block_rows(D, N, S)          rows per block of kept centers (paddle_pfc.head.blocks)
     c   = bytes of center_dtype        (float32 4, float16 / bfloat16 2)
     f   = bytes of compute_dtype       (the operand dtype of the head's products)
 
@@ -41,11 +41,11 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from paddle_pfc.head.blocks import block_rows
+from paddle_pfc.head.dtypes import DTYPE_BYTES
+
 __all__ = ["MemoryPlan", "plan", "max_classes", "parse_bytes", "DTYPE_BYTES", "PROCESS_OVERHEAD"]
 
-#: The dtypes of class centers and of the head's products, with their sizes (the one list: the
-#: classifier and the config schema take theirs from here).
-DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 OPTIMIZER_STATES = {"momentum": 1, "sgd": 0}
 
 #: Measured VmRSS (bytes) of an idle rank: paddle imported, communicator up, one tiny program run.
@@ -57,22 +57,6 @@ K_NR = 2        # [N, R] float32 temporaries of the blocks in flight
 K_ND = 6        # [N, D] buffers (gathered features, gradients)
 K_INT = 6       # int64 [C_l] buffers of the sampler
 K_EXEC = 0.14 * 2**20  # bytes x blocks^2: the executor's dependency analysis of the head's ops
-
-#: Bytes of one block of kept centers (and of its [N, R] logits) in the CPU head: far under
-#: glibc's 32 MiB mmap threshold, so per-block temporaries reuse heap memory step after step.
-CHUNK_BYTES = 4 * 2**20
-#: Blocks grow beyond CHUNK_BYTES rather than the program beyond this many: Paddle's executor
-#: analyses op dependencies with memory quadratic in the op count (measured: ~0.14 MiB x blocks^2,
-#: 0.5 GiB at 62 blocks, 2.3 GiB at 123).
-MAX_CHUNKS = 32
-
-
-def block_rows(embedding_size: int, global_batch: int | None, num_kept: int) -> int:
-    """Rows per block of kept centers: [R, D] and [N, R] float32 within ``CHUNK_BYTES``, at least
-    256 rows, and at most ``MAX_CHUNKS`` blocks."""
-    width = max(embedding_size, global_batch or 0)
-    rows = max(256, CHUNK_BYTES // (4 * width))
-    return max(rows, -(-num_kept // MAX_CHUNKS))
 
 _GIB = 2**30
 

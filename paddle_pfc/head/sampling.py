@@ -9,8 +9,13 @@ permutation and a prefix sum), no [num_local, D] traffic.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import paddle
+
+if TYPE_CHECKING:
+    from paddle_pfc.head.collectives import CollectiveChain
+    from paddle_pfc.kernels.fused import FusedKernels
 
 
 @dataclass
@@ -62,8 +67,8 @@ def sample_shard_cpu(local_label: paddle.pir.Value, num_local: int, num_sample: 
     return ShardSample(sampled_index, local_target)
 
 
-def sample_shard_fused(global_label: paddle.pir.Value, class_start: int, num_local: int,
-                       num_sample: int, rank: int, world_size: int, kernels, chain) -> ShardSample:
+def sample_shard_fused(global_label: paddle.pir.Value, class_start: int, num_local: int, num_sample: int,
+                       rank: int, world_size: int, kernels: FusedKernels, chain: CollectiveChain) -> ShardSample:
     """Sample a shard with the fused ``class_center_sample`` kernel (Paddle's on GPU, or its
     emulation: :mod:`paddle_pfc.kernels`).
 

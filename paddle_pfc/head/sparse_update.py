@@ -17,18 +17,19 @@ With a 2-byte ``center_dtype`` (bfloat16 / float16 storage of the centers and th
 rows, momentum and gradient of a block are widened to float32, updated in float32 and rounded to
 the storage dtype once, on write-back.
 
-On CPU, when the native kernels are built (:mod:`paddle_pfc.kernels.native_ops`), each block is one
-``sparse_update_`` that applies the same rule straight to the shard's rows (no gather, no
-scatter, no float32 copy of 2-byte rows).
+The block update is the head's block operation ``update_rows_`` (:mod:`paddle_pfc.kernels.blockwise`):
+Paddle's kernels as above, or on CPU, when the native kernels are built, one native
+``sparse_update_`` per block that applies the same rule straight to the shard's rows (no gather,
+no scatter, no float32 copy of 2-byte rows).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import paddle
-from paddle import _C_ops
 
-from paddle_pfc.kernels import native_ops
+from paddle_pfc.head.blocks import Block
+from paddle_pfc.kernels.blockwise import PaddleBlockOps
 
 
 @dataclass(frozen=True)
@@ -62,24 +63,8 @@ class CenterUpdateRule:
         raise ValueError("optimizer: paddle_pfc.minimize supports paddle.optimizer.SGD and "
                          f"paddle.optimizer.Momentum, got {type(optimizer).__name__}")
 
-    def apply_(self, rows, grad, velocity_rows, lr):
-        """Update float32 [S, D] ``rows`` (and ``velocity_rows``) in place with Paddle's fused
-        ``momentum_`` / ``sgd_`` kernels; ``lr`` is a float32 scalar Value. ``grad`` may be
-        overwritten (SGD with weight decay adds the decay term into it). Returns the updated
-        (rows, velocity_rows) Values (same memory; later readers must use these)."""
-        if self.momentum is None:
-            if self.rescale_grad != 1.0:
-                grad = _C_ops.scale_(grad, self.rescale_grad, 0.0, True)
-            if self.weight_decay:
-                grad = _C_ops.add_(grad, rows * self.weight_decay)
-            return _C_ops.sgd_(rows, lr, grad, None, False)[0], None
-        new_rows, new_velocity, _ = _C_ops.momentum_(
-            rows, grad, velocity_rows, lr, None, self.momentum, self.nesterov,
-            "l2_decay" if self.weight_decay else "", self.weight_decay, False, self.rescale_grad)
-        return new_rows, new_velocity
 
-
-def create_velocity(weight) -> paddle.pir.Value | None:
+def create_velocity(weight: paddle.pir.Value) -> paddle.pir.Value:
     """A zero-initialised persistable momentum buffer shaped like ``weight``, in its dtype (sharded
     too)."""
     velocity = paddle.static.create_parameter(
@@ -91,41 +76,14 @@ def create_velocity(weight) -> paddle.pir.Value | None:
     return velocity
 
 
-def _float32(x: paddle.pir.Value) -> paddle.pir.Value:
-    return x if x.dtype == paddle.float32 else paddle.cast(x, "float32")
+def append_center_update(weight: paddle.pir.Value, velocity: paddle.pir.Value | None, blocks: list[Block],
+                         grads: list, lr: paddle.pir.Value, rule: CenterUpdateRule, ops: PaddleBlockOps) -> None:
+    """Append the in-place update of the kept rows of ``weight`` (and ``velocity``), block by block.
 
-
-def _write_rows_(target: paddle.pir.Value, index: paddle.pir.Value, rows32: paddle.pir.Value) -> None:
-    """target[index] = rows32 (rounded to target's dtype), in place."""
-    if target.dtype == paddle.float32:
-        _C_ops.scatter_(target, index, rows32, True)
-    else:  # the CPU scatter kernel has no 2-byte float types; index_put has
-        _C_ops.index_put_(target, [index], paddle.cast(rows32, target.dtype), False)
-
-
-def append_center_update(weight, velocity, chunks, grads, lr, rule: CenterUpdateRule,
-                         native: bool = False) -> None:
-    """Append the in-place update of the kept rows of ``weight`` (and ``velocity``).
-
-    ``chunks``: the classifier's :class:`~paddle_pfc.head.classifier.CenterChunk` blocks (rows
-    ``chunk.index`` of the shard, value ``chunk.centers``); ``grads``: their gradients, each
-    computed after every other read of its block (``margin_softmax_loss`` guarantees it), so a
-    float32 block that is a copy of the shard's rows is updated in place. ``native``: one
-    :func:`paddle_pfc.kernels.native_ops.sparse_update_` per block, straight on the shard's rows (CPU).
+    ``blocks``: the classifier's :class:`~paddle_pfc.head.blocks.Block` s (rows ``block.index`` of
+    the shard, value ``block.centers``); ``grads``: their gradients, each computed after every
+    other read of its block (``margin_softmax_loss`` guarantees it), so a float32 block that is a
+    copy of the shard's rows is updated in place. ``ops``: the head's block operations.
     """
-    if native:
-        for chunk, grad in zip(chunks, grads):
-            native_ops.sparse_update_(weight, velocity if velocity is not None else weight, chunk.index,
-                                      _float32(grad), lr, momentum=rule.momentum, nesterov=rule.nesterov,
-                                      weight_decay=rule.weight_decay, rescale=rule.rescale_grad)
-        return
-    for chunk, grad in zip(chunks, grads):
-        if chunk.centers.dtype == weight.dtype == paddle.float32:
-            rows = chunk.centers  # the gathered float32 rows themselves, updated in place
-        else:  # gather the stored rows again (the block is not kept alive) and widen them
-            rows = _float32(paddle.gather(weight, chunk.index))
-        velocity_rows = _float32(paddle.gather(velocity, chunk.index)) if rule.momentum is not None else None
-        new_rows, new_velocity = rule.apply_(rows, _float32(grad), velocity_rows, lr)
-        _write_rows_(weight, chunk.index, new_rows)
-        if new_velocity is not None:
-            _write_rows_(velocity, chunk.index, new_velocity)
+    for block, grad in zip(blocks, grads):
+        ops.update_rows_(weight, velocity, block.index, block.centers, grad, lr, rule)

@@ -1,4 +1,4 @@
-"""Which road the Partial FC head takes, and the fused kernels behind one interface.
+"""Every kernel of the Partial FC head, and the backend a head runs on (chosen once per head).
 
 Two roads compute the same loss and the same update (see :mod:`paddle_pfc.head.margin_softmax`):
 
@@ -11,12 +11,20 @@ Two roads compute the same loss and the same update (see :mod:`paddle_pfc.head.m
 
 ``PADDLE_PFC_KERNELS`` (or ``LargeScaleClassifier(kernels=...)``, or ``classifier.kernels`` in a
 config) picks it: ``auto`` (default) = fused on GPU, composite on CPU; ``fused``; ``composite``.
+:func:`choose_backend` returns it with its kernels (:class:`Backend`): the block operations of
+:mod:`paddle_pfc.kernels.blockwise` (Paddle's ops, or the native CPU kernels of
+:mod:`paddle_pfc.kernels.native_ops`, ``PADDLE_PFC_NATIVE``) and, on the fused road, the fused kernels.
 """
 from __future__ import annotations
 
 import logging
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the package imports no Paddle until a head is built
+    from paddle_pfc.kernels.blockwise import PaddleBlockOps
+    from paddle_pfc.kernels.fused import FusedKernels
 
 ENV = "PADDLE_PFC_KERNELS"
 CHOICES = ("auto", "fused", "composite")
@@ -25,12 +33,23 @@ _log = logging.getLogger("paddle_pfc")
 
 
 @dataclass(frozen=True)
-class Road:
-    """The road a head takes: ``kernels`` is ``"fused"`` or ``"composite"``; ``emulated`` is True
-    when the fused kernels are the CPU emulations."""
+class Backend:
+    """The kernels of one head, chosen once (:func:`choose_backend`).
 
-    kernels: str
+    ``road``: ``"fused"`` or ``"composite"``. ``emulated``: the fused kernels are the CPU
+    emulations. ``blocks``: the per-block operations (:mod:`paddle_pfc.kernels.blockwise`) of the
+    composite loss and of every road's sparse update; native CPU kernels (``native``) only on the
+    composite road on CPU when they build. ``fused``: the fused road's kernels, else None.
+    """
+
+    road: str
     emulated: bool
+    blocks: PaddleBlockOps
+    fused: FusedKernels | None
+
+    @property
+    def native(self) -> bool:
+        return self.blocks.native
 
 
 def requested(kernels: str | None) -> tuple[str, str]:
@@ -46,8 +65,11 @@ def requested(kernels: str | None) -> tuple[str, str]:
     return value, ENV
 
 
-def choose_road(kernels: str | None, gpu: bool) -> Road:
-    """The road for a head on this device (``gpu``: the program runs on a CUDA GPU)."""
+def choose_backend(kernels: str | None, gpu: bool) -> Backend:
+    """The backend of a head on this device (``gpu``: the program runs on a CUDA GPU)."""
+    from paddle_pfc.kernels import native_ops
+    from paddle_pfc.kernels.blockwise import NativeBlockOps, PaddleBlockOps
+
     choice, source = requested(kernels)
     if choice == "auto":
         choice = "fused" if gpu else "composite"
@@ -56,10 +78,13 @@ def choose_road(kernels: str | None, gpu: bool) -> Road:
         _log.warning("paddle_pfc: %s=fused on a machine without a GPU: the fused GPU path runs with "
                      "emulated class_center_sample / margin_cross_entropy (paddle_pfc.kernels.emulated)",
                      source)
-    return Road(choice, emulated)
+    if choice == "fused":
+        return Backend(choice, emulated, PaddleBlockOps(), fused_kernels(emulated))
+    native = not gpu and native_ops.kernels() is not None  # PADDLE_PFC_NATIVE; builds on first use
+    return Backend(choice, False, NativeBlockOps() if native else PaddleBlockOps(), None)
 
 
-def fused_kernels(emulated: bool):
+def fused_kernels(emulated: bool) -> FusedKernels:
     """The implementation of the fused kernels: Paddle's (``emulated=False``) or the emulations."""
     if emulated:
         from paddle_pfc.kernels.emulated import EmulatedFusedKernels

@@ -52,8 +52,6 @@ def _stop(*values):
 class EmulatedFusedKernels(FusedKernels):
     """``class_center_sample`` and ``margin_cross_entropy`` from Paddle ops (see the module doc)."""
 
-    emulated = True
-
     # ------------------------------------------------------------------------------------------
     def class_center_sample(self, label, num_classes, num_samples, ring_id, rank, nranks, fix_seed, seed,
                             chain):

@@ -43,8 +43,6 @@ from paddle_pfc.head.collectives import CollectiveChain
 class FusedKernels:
     """Interface of the two fused kernels (see the module docstring for the contracts)."""
 
-    emulated: bool = False
-
     def class_center_sample(self, label, num_classes: int, num_samples: int, ring_id: int, rank: int,
                             nranks: int, fix_seed: bool, seed: int, chain: CollectiveChain):
         """``(remapped_label, sampled_local_class_center)``."""
@@ -60,8 +58,6 @@ class FusedKernels:
 class PaddleFusedKernels(FusedKernels):
     """Paddle's GPU kernels (``_C_ops``), on the global communicator. Their collectives are inside
     the kernels: the inputs are tied after the chain's last collective and the outputs become it."""
-
-    emulated = False
 
     def class_center_sample(self, label, num_classes, num_samples, ring_id, rank, nranks, fix_seed, seed,
                             chain):

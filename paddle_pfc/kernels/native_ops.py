@@ -3,7 +3,8 @@ backbone ops whose Paddle CPU kernels are slow (``csrc/backbone_ops.cc``).
 
 Paddle's CPU element-wise and reduction kernels run ~10x below memory speed on [c, D] blocks
 (a [2000, 512] ``h * w`` takes 2.5 ms in a static program, 0.26 ms in numpy), and the head does
-several such passes per block. One-pass kernels replace them:
+several such passes per block. One-pass kernels replace them (the head reaches them through
+:class:`~paddle_pfc.kernels.blockwise.NativeBlockOps`):
 
 * :func:`inverse_row_norm` — the centers' inverse norms (replaces a norm, a clip, a division).
 * :func:`block_softmax_` — a block's forward after its product: column scaling, the target's

@@ -11,7 +11,7 @@ import paddle
 
 import paddle_pfc
 from paddle_pfc.engine.distributed import current_place
-from paddle_pfc.head.host_dtypes import convert, to_float32
+from paddle_pfc.head.dtypes import convert, to_float32
 
 
 def case_data(case: dict, world_size: int):

@@ -19,7 +19,7 @@ from typing import Any, get_args
 
 import yaml
 
-from paddle_pfc.head.planner import DTYPE_BYTES
+from paddle_pfc.head.dtypes import DTYPE_BYTES
 
 #: Backbone names accepted by ``model.backbone``: the names of the registry in
 #: ``paddle_pfc.backbones`` (a test checks they are equal; importing it here would import Paddle).

@@ -1,12 +1,19 @@
-"""Host (numpy) views of the center dtypes: numpy has no bfloat16, Paddle hands it out as uint16.
+"""The center dtypes: the one list of them with their sizes, and their host (numpy) forms.
 
-A bfloat16 tensor read from a Paddle scope is a ``uint16`` array of the bit patterns (the upper
-half of a float32); float16 is numpy's ``float16``. These helpers convert center arrays between
-float32 and the storage dtype of a program, rounding to nearest even like Paddle's cast.
+``DTYPE_BYTES`` lists the dtypes a head stores its centers in and computes its products with
+(float16 on GPU only); the classifier, the planner and the config schema take theirs from here.
+
+On the host numpy has no bfloat16: a bfloat16 tensor read from a Paddle scope is a ``uint16``
+array of the bit patterns (the upper half of a float32); float16 is numpy's ``float16``. The
+helpers below convert center arrays between float32 and the storage dtype of a program, rounding
+to nearest even like Paddle's cast.
 """
 from __future__ import annotations
 
 import numpy as np
+
+#: The dtypes of class centers and of the head's products, with their sizes in bytes.
+DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 
 #: numpy dtype that holds each Paddle center dtype on the host
 HOST_DTYPES = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16),

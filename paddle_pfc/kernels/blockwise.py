@@ -1,0 +1,151 @@
+"""The per-block operations of the composite head and of the sparse update, in two backends.
+
+:class:`PaddleBlockOps` builds them from Paddle's own ops (any device); :class:`NativeBlockOps`
+from the one-pass native CPU kernels of :mod:`paddle_pfc.kernels.native_ops` (same arithmetic,
+up to float32 summation order). A head picks one once (:func:`paddle_pfc.kernels.choose_backend`).
+
+Shapes: ``N`` rows of the gathered batch, ``c`` rows of a block of kept centers, ``D`` the
+embedding size. Everything is float32 unless stated; trailing ``_``: writes its first input in
+place (later readers must use the returned Value).
+"""
+from __future__ import annotations
+
+from typing import Protocol
+
+import paddle
+from paddle import _C_ops
+
+from paddle_pfc.head.collectives import zero_depending_on
+from paddle_pfc.kernels import native_ops
+
+NORM_EPS = 1e-12
+Value = paddle.pir.Value
+
+
+class UpdateRule(Protocol):
+    """The optimizer's rule (:class:`paddle_pfc.head.sparse_update.CenterUpdateRule`)."""
+
+    momentum: float | None  # None: plain SGD
+    nesterov: bool
+    weight_decay: float
+    rescale_grad: float
+
+
+def float32(x: Value) -> Value:
+    """``x`` widened to float32 (``x`` itself when it already is)."""
+    return x if x.dtype == paddle.float32 else paddle.cast(x, "float32")
+
+
+class PaddleBlockOps:
+    """The block operations from Paddle's ops."""
+
+    native = False
+
+    def inverse_row_norm(self, rows: Value) -> Value:
+        """``1 / max(|rows[j]|, eps)`` of [R, D] ``rows``, shape [R] (frobenius_norm: one pass)."""
+        return 1.0 / paddle.clip(_C_ops.frobenius_norm(rows, [1], False, False), min=NORM_EPS)
+
+    def block_softmax_(self, product: Value, inv_norm: Value, scale: float, target_logit: Value,
+                       local_target: Value, in_block: Value, start: int) -> tuple[Value, Value, Value]:
+        """A block's forward after its product, in place on ``product`` [N, c]: logits ``product *
+        inv_norm * scale`` (``inv_norm`` [c]), the target's logit ``target_logit`` [N, 1] at column
+        ``local_target - start`` of the rows where ``in_block`` ([N, 1] bool; ``local_target``
+        int64 [N, 1]), the row softmax. Returns ``(softmax [N, c], log-sum-exp of the logits
+        [N, 1], column [N, 1])``; ``column`` is what :meth:`product_grad_` takes."""
+        logits = _C_ops.multiply_(product, inv_norm * scale)
+        column = paddle.where(in_block, local_target - start, paddle.zeros_like(local_target))
+        at_column = paddle.take_along_axis(logits, column, axis=1, broadcast=False)
+        logits = _C_ops.put_along_axis_(logits, column, paddle.where(in_block, target_logit, at_column),
+                                        1, "assign", True)
+        # In-place softmax; its value at the row maximum M is 1/sum, so the block's log-sum-exp is
+        # M - log(max softmax) (no extra exp pass).
+        block_max = paddle.max(logits, axis=1, keepdim=True)
+        softmax = _C_ops.softmax_(logits, 1)
+        return softmax, block_max - paddle.log(paddle.max(softmax, axis=1, keepdim=True)), column
+
+    def product_grad_(self, softmax: Value, to_global: Value, in_block: Value, column: Value, slope: Value,
+                      coef: Value, inv_norm: Value) -> Value:
+        """dL/d(product) of a block, in place on its ``softmax`` [N, c]: ``softmax * to_global *
+        coef * inv_norm`` off the target, ``(softmax * to_global - 1) * slope * coef * inv_norm``
+        at it (``to_global``, ``slope`` [N, 1]; ``coef`` a scalar; ``inv_norm`` [c])."""
+        p_target = paddle.take_along_axis(softmax, column, axis=1, broadcast=False) * to_global
+        grad_target = paddle.where(in_block, (p_target - 1.0) * slope, p_target) * coef
+        grad_cos = _C_ops.multiply_(softmax, to_global * coef)
+        grad_cos = _C_ops.put_along_axis_(grad_cos, column, grad_target, 1, "assign", True)
+        return _C_ops.multiply_(grad_cos, inv_norm)
+
+    def tangent_project_(self, grad: Value, rows: Value, inv_norm: Value, after: Value) -> Value:
+        """``grad[j] -= (grad[j] . rows[j]) * inv_norm[j]**2 * rows[j]`` in place (``grad``, ``rows``
+        [c, D], ``inv_norm`` [c]), ordered after ``after`` (the last other reader of ``rows``)."""
+        along = paddle.sum(grad * rows, axis=1)
+        radial = paddle.unsqueeze(along * inv_norm * inv_norm, 1) + zero_depending_on(after)
+        return _C_ops.subtract_(grad, rows * radial)
+
+    def update_rows_(self, weight: Value, velocity: Value | None, index: Value, centers: Value, grad: Value,
+                     lr: Value, rule: UpdateRule) -> None:
+        """Apply ``rule`` to rows ``index`` (int64 [c]) of ``weight`` [L, D] (and of ``velocity``)
+        in place, with ``grad`` [c, D] and the float32 scalar ``lr``: float32 arithmetic, written
+        back in the storage dtype. ``centers``: the block's forward value; when it is float32 rows
+        of a float32 shard it is updated in place (it has no other reader left), else the stored
+        rows are gathered again and widened."""
+        if centers.dtype == weight.dtype == paddle.float32:
+            rows = centers
+        else:
+            rows = float32(paddle.gather(weight, index))
+        velocity_rows = float32(paddle.gather(velocity, index)) if rule.momentum is not None else None
+        new_rows, new_velocity = _apply_rule_(rule, rows, float32(grad), velocity_rows, lr)
+        _write_rows_(weight, index, new_rows)
+        if new_velocity is not None:
+            _write_rows_(velocity, index, new_velocity)
+
+
+def _apply_rule_(rule: UpdateRule, rows: Value, grad: Value, velocity_rows: Value | None,
+                 lr: Value) -> tuple[Value, Value | None]:
+    """Paddle's fused in-place ``momentum_`` / ``sgd_`` on float32 [c, D] ``rows`` (and
+    ``velocity_rows``); ``grad`` may be overwritten. Returns the updated (rows, velocity_rows)."""
+    if rule.momentum is None:
+        if rule.rescale_grad != 1.0:
+            grad = _C_ops.scale_(grad, rule.rescale_grad, 0.0, True)
+        if rule.weight_decay:
+            grad = _C_ops.add_(grad, rows * rule.weight_decay)
+        return _C_ops.sgd_(rows, lr, grad, None, False)[0], None
+    new_rows, new_velocity, _ = _C_ops.momentum_(
+        rows, grad, velocity_rows, lr, None, rule.momentum, rule.nesterov,
+        "l2_decay" if rule.weight_decay else "", rule.weight_decay, False, rule.rescale_grad)
+    return new_rows, new_velocity
+
+
+def _write_rows_(target: Value, index: Value, rows32: Value) -> None:
+    """target[index] = rows32 (rounded to target's dtype), in place."""
+    if target.dtype == paddle.float32:
+        _C_ops.scatter_(target, index, rows32, True)
+    else:  # the CPU scatter kernel has no 2-byte float types; index_put has
+        _C_ops.index_put_(target, [index], paddle.cast(rows32, target.dtype), False)
+
+
+class NativeBlockOps(PaddleBlockOps):
+    """The block operations as single native CPU kernels (:mod:`paddle_pfc.kernels.native_ops`);
+    the same contracts as :class:`PaddleBlockOps`."""
+
+    native = True
+
+    def inverse_row_norm(self, rows):
+        return native_ops.inverse_row_norm(rows, NORM_EPS)
+
+    def block_softmax_(self, product, inv_norm, scale, target_logit, local_target, in_block, start):
+        # Scaling, target, softmax and log-sum-exp in one pass; column -1: the class is not here.
+        column = paddle.where(in_block, local_target - start, paddle.full_like(local_target, -1))
+        softmax, lse = native_ops.block_softmax_(product, inv_norm * scale, column, target_logit)
+        return softmax, lse, column
+
+    def product_grad_(self, softmax, to_global, in_block, column, slope, coef, inv_norm):
+        return native_ops.softmax_grad_(softmax, to_global, column, slope, coef, inv_norm)
+
+    def tangent_project_(self, grad, rows, inv_norm, after):
+        return native_ops.tangent_project_(grad, rows, inv_norm + zero_depending_on(after))
+
+    def update_rows_(self, weight, velocity, index, centers, grad, lr, rule):
+        # Straight on the shard's rows: no gather, no scatter, no float32 copy of 2-byte rows.
+        native_ops.sparse_update_(weight, velocity if velocity is not None else weight, index, float32(grad), lr,
+                                  momentum=rule.momentum, nesterov=rule.nesterov,
+                                  weight_decay=rule.weight_decay, rescale=rule.rescale_grad)
