@@ -19,7 +19,7 @@ import paddle
 import paddle_pfc
 from paddle_pfc.backbones import bind_parameters, build_backbone
 from paddle_pfc.engine import checkpoint as ckpt
-from paddle_pfc.engine.config import Config
+from paddle_pfc.engine.config import Config, ConfigError
 from paddle_pfc.engine.distributed import current_place, on_gpu
 from paddle_pfc.engine.lr import WarmupDecay, build_schedule
 from paddle_pfc.head.optimizer import learning_rate_value, nonfinite_flags
@@ -30,8 +30,6 @@ AMP_LEVELS = {"bf16": ("O1", "bfloat16"), "fp16_o1": ("O1", "float16"), "fp16_o2
 
 def check_supported(cfg: Config, gpu: bool | None = None) -> None:
     """Reject config values this build cannot run, naming the key (never ignore them)."""
-    from paddle_pfc.engine.config import ConfigError
-
     gpu = on_gpu() if gpu is None else gpu
     if cfg.data.skip_bad and cfg.data.kind != "folder":
         raise ConfigError("data.skip_bad: only supported for data.kind=folder (a corrupt .rec record "

@@ -16,10 +16,10 @@ Atomicity: everything is written into ``step_N.partial/``; each rank then drops
 ``done.rank<r>``; rank 0 waits for all of them, writes ``meta.json``, renames the folder to
 ``step_N`` and only then points ``latest`` at it (``os.replace``). A kill at any moment leaves the
 previous complete checkpoint loadable. Saving and loading take a :class:`CheckpointTarget` (the
-scope, place and variable names of one rank's programs). Loading is strict: a missing, unexpected or mis-shaped
-tensor, or a different num_classes / embedding size / backbone, is an error naming it. Center
-shards (and their momentum) are resharded to the loading run's balanced split, so N ranks'
-checkpoints resume on M ranks.
+scope, place and variable names of one rank's programs). Loading is strict: a missing, unexpected
+or mis-shaped tensor, or a different num_classes / embedding size / backbone, is an error naming
+it. Center shards (and their momentum) are resharded to the loading run's balanced split, so N
+ranks' checkpoints resume on M ranks.
 """
 from __future__ import annotations
 
@@ -400,7 +400,8 @@ def load_checkpoint(path: str | Path, target: CheckpointTarget, expect: dict) ->
     for key, value in expect.items():
         _check_same(key, meta.get(key), value)
     _check_same("number of classifiers", meta.get("num_heads"), len(heads))
-    _assign_strict(scope, _unpickle(path / "backbone.pdparams"), dict(target.backbone_names), "backbone", place)
+    _assign_strict(scope, _unpickle(path / "backbone.pdparams"), dict(target.backbone_names), "backbone",
+                   place)
     _assign_strict(scope, _unpickle(path / "states.pdstates"), {n: n for n in target.state_names},
                    "optimizer state", place)
     for index, head in enumerate(heads):

@@ -77,7 +77,8 @@ class Trainer:
                                                       self.steps_per_epoch, self.sync)
         self.metrics = MetricsWriter(self.output_dir, rank == 0)
         writer = ckpt.CheckpointWriter(self.output_dir / "checkpoints", rank, world_size,
-                                       keep=cfg.train.keep_checkpoints, wait_timeout=cfg.train.collective_timeout)
+                                       keep=cfg.train.keep_checkpoints,
+                                       wait_timeout=cfg.train.collective_timeout)
         self.validator = Validator(cfg, self.programs, validation_sets, self.state, self.metrics,
                                    self.output_dir, rank, world_size, self.sync)
         self.callbacks: list[Callback] = [
@@ -141,7 +142,8 @@ class Trainer:
         self.dataset = build_dataset(d.kind, d.root, d.num_classes, size, **extra)
         sampler = DistributedBatchSampler(len(self.dataset), t.batch_size, self.rank, self.world_size,
                                           seed=d.seed, shuffle=True, drop_last=True)
-        self.loader = BatchLoader(self.dataset, sampler, size, num_workers=d.num_workers, flip=d.flip, seed=d.seed)
+        self.loader = BatchLoader(self.dataset, sampler, size, num_workers=d.num_workers, flip=d.flip,
+                                  seed=d.seed)
         self.steps_per_epoch = sampler.steps_per_epoch
         self.num_skipped = getattr(self.dataset, "num_skipped", 0)
         self.total_steps = t.epochs * self.steps_per_epoch
@@ -153,8 +155,9 @@ class Trainer:
         continue from its step and data position (the next epoch's start after an epoch's end)."""
         self._resumed = True
         m, s, schedule = self.cfg.model, self.state, self.programs.schedule
-        meta = ckpt.load_checkpoint(path, self.programs, expect={
-            "num_classes": self.cfg.data.num_classes, "embedding_size": m.embedding_size, "backbone": m.backbone})
+        meta = ckpt.load_checkpoint(path, self.programs, expect={"num_classes": self.cfg.data.num_classes,
+                                                                 "embedding_size": m.embedding_size,
+                                                                 "backbone": m.backbone})
         s.epoch, s.step_in_epoch = meta["epoch"], meta["step_in_epoch"]
         s.global_step, s.best_accuracy = meta["global_step"], meta.get("best_accuracy", -1.0)
         if meta["world_size"] != self.world_size:  # the data split changed: restart the epoch's data

@@ -159,5 +159,5 @@ class Validator(Callback):
         best.mkdir(parents=True, exist_ok=True)
         ckpt.write_backbone(best, self.programs)
         ckpt.write_meta(best, dict(checkpoint_meta(self.cfg, self.state), accuracy=results), self.world_size,
-                        num_heads=1)
+                        num_heads=len(self.programs.heads))
         log.info("best model (mean accuracy %.5f) saved to %s", self.state.best_accuracy, best)
