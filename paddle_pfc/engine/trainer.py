@@ -97,10 +97,8 @@ class Trainer:
     backbone = property(lambda self: self.programs.backbone)
     head = property(lambda self: self.programs.head)
     backbone_names = property(lambda self: self.programs.backbone_names)
+    embed = property(lambda self: self.programs.embed)
     global_step = property(lambda self: self.state.global_step)
-
-    def embed(self, images: np.ndarray) -> np.ndarray:
-        return self.programs.embed(images)
 
     # ----------------------------------------------------------------------------- set-up
     def _resume_decision(self) -> str | None:
