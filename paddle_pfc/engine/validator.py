@@ -3,7 +3,8 @@
 :func:`load_validation_sets` opens and checks every set of ``validation.sets`` (and writes the
 synthetic one of ``validation.synthetic_pairs``) before the first step; each rank decodes only
 its share of the images. :class:`Validator` (a training callback) validates at
-``validation.every_steps`` (0: each epoch's end) and at the last step: every rank embeds its
+``validation.every_steps`` (0: each epoch's end), at the last step and, when the loop asks
+(:meth:`Validator.validate_untrained`), before a fresh run's first step: every rank embeds its
 share (with flips), the embeddings are gathered, every rank computes the same accuracy, and rank
 0 logs it and saves the backbone to ``output_dir/best`` when the mean accuracy improves.
 """
