@@ -15,10 +15,11 @@ Layout of one checkpoint directory (a folder every rank can write; shared across
 Atomicity: everything is written into ``step_N.partial/``; each rank then drops
 ``done.rank<r>``; rank 0 waits for all of them, writes ``meta.json``, renames the folder to
 ``step_N`` and only then points ``latest`` at it (``os.replace``). A kill at any moment leaves the
-previous complete checkpoint loadable. Loading is strict: a missing, unexpected or mis-shaped
-tensor, or a different num_classes / embedding size / backbone, is an error naming it. Center
-shards (and their momentum) are resharded to the loading run's balanced split, so N ranks'
-checkpoints resume on M ranks.
+previous complete checkpoint loadable. Saving and loading take a :class:`CheckpointTarget` (the
+scope, place and variable names of one rank's programs). Loading is strict: a missing, unexpected
+or mis-shaped tensor, or a different num_classes / embedding size / backbone, is an error naming
+it. Center shards (and their momentum) are resharded to the loading run's balanced split, so N
+ranks' checkpoints resume on M ranks.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ import pickle
 import shutil
 import time
 from pathlib import Path
+from typing import Any, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -37,6 +39,21 @@ from paddle_pfc.head.classifier import class_split
 
 FORMAT = "paddle_pfc.checkpoint/1"
 LATEST = "latest"
+
+
+class CheckpointTarget(Protocol):
+    """What a checkpoint is saved from and loaded into: one rank's initialised programs.
+
+    ``scope`` / ``place``: where the variables live; ``backbone_names``: structured name (layer
+    ``state_dict`` key) -> variable name; ``state_names``: every other persistable rank 0 saves
+    (optimizer states, ...); ``heads``: the ``LargeScaleClassifier`` shards of this rank.
+    """
+
+    scope: Any
+    place: Any
+    backbone_names: Mapping[str, str]
+    state_names: Sequence[str]
+    heads: Sequence
 
 
 class CheckpointError(ValueError):
@@ -95,6 +112,21 @@ def read_tensor(scope, name: str) -> np.ndarray:
 
 def write_tensor(scope, name: str, value: np.ndarray, place) -> None:
     scope.find_var(name).get_tensor().set(np.ascontiguousarray(value), place)
+
+
+def read_finite(scope, names: Mapping[str, str], label: str = "") -> dict[str, np.ndarray]:
+    """``{key: value of variable names[key]}``, each checked by :func:`check_finite` (named
+    ``label + key``)."""
+    values = {key: read_tensor(scope, name) for key, name in names.items()}
+    for key, value in values.items():
+        check_finite(label + key, value)
+    return values
+
+
+def center_tensors(head) -> list[tuple[str, str]]:
+    """``[(kind, variable name)]`` of a classifier's shard: its centers and their momentum."""
+    return [("weight", head.weight.name)] + ([("velocity", head.velocity.name)]
+                                             if head.velocity is not None else [])
 
 
 def _disk_error(path: Path, exc: OSError) -> OSError:
@@ -201,12 +233,9 @@ def load_backbone_state(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
 
 
 # ------------------------------------------------------------------------------------- saving
-def write_backbone(folder: Path, scope, backbone_names: dict[str, str]) -> None:
-    """``folder/backbone.pdparams``: {structured name: ndarray} read from the scope variables."""
-    state = {key: read_tensor(scope, name) for key, name in backbone_names.items()}
-    for key, value in state.items():
-        check_finite(key, value)
-    _pickle(Path(folder) / "backbone.pdparams", state)
+def write_backbone(folder: Path, target: CheckpointTarget) -> None:
+    """``folder/backbone.pdparams``: {structured name: ndarray} of ``target``'s backbone."""
+    _pickle(Path(folder) / "backbone.pdparams", read_finite(target.scope, target.backbone_names))
 
 
 def write_meta(folder: Path, meta: dict, world_size: int, num_heads: int) -> None:
@@ -227,9 +256,10 @@ class CheckpointWriter:
             for stale in self.root.glob("step_*.partial"):  # left by a killed run
                 shutil.rmtree(stale, ignore_errors=True)
 
-    def save(self, scope, meta: dict, backbone_names: dict[str, str], state_names: list[str],
-             heads: list) -> Path | None:
-        """Write this rank's part; rank 0 finishes the checkpoint and returns its path."""
+    def save(self, target: CheckpointTarget, meta: dict) -> Path | None:
+        """Write this rank's part of ``target`` (``meta``: its progress, ``meta["global_step"]``
+        names the folder); rank 0 finishes the checkpoint and returns its path."""
+        scope, heads = target.scope, target.heads
         final = step_dir(self.root, meta["global_step"])
         partial = final.with_name(final.name + ".partial")
         try:
@@ -240,17 +270,13 @@ class CheckpointWriter:
         shards = []
         for index, head in enumerate(heads):
             prefix = partial / "centers" / f"head{index}"
-            kinds = [("weight", head.weight.name)] + ([("velocity", head.velocity.name)]
-                                                      if head.velocity is not None else [])
-            for kind, name in kinds:
+            for kind, name in center_tensors(head):
                 value = read_tensor(scope, name)
                 check_finite(f"rank {self.rank}: class centers {name} ({kind})", value, bfloat16_bits=True)
                 shards.append((f"{prefix}.{kind}.rank{self.rank}.npy", value))
         if self.rank == 0:
-            backbone = {key: read_tensor(scope, name) for key, name in backbone_names.items()}
-            states = {name: read_tensor(scope, name) for name in state_names}
-            for key, value in [*backbone.items(), *states.items()]:
-                check_finite(f"rank 0: {key}", value)
+            backbone = read_finite(scope, target.backbone_names, "rank 0: ")
+            states = read_finite(scope, {name: name for name in target.state_names}, "rank 0: ")
         for path, value in shards:
             _save_npy(path, value)
         for index, head in enumerate(heads):
@@ -363,26 +389,25 @@ def reshard_rows(path: Path, head_index: int, kind: str, saved_world_size: int, 
     return out
 
 
-def load_checkpoint(path: str | Path, scope, place, backbone_names: dict[str, str], state_names: list[str],
-                    heads: list, expect: dict) -> dict:
-    """Load a checkpoint into the scope of this rank's program; return its meta.
+def load_checkpoint(path: str | Path, target: CheckpointTarget, expect: dict) -> dict:
+    """Load a checkpoint (folder or root) into ``target``; return its meta.
 
     ``expect``: fields that must match (num_classes, embedding_size, backbone, ...).
     """
+    scope, place, heads = target.scope, target.place, target.heads
     path = resolve_checkpoint(path)
     meta = read_meta(path)
     for key, value in expect.items():
         _check_same(key, meta.get(key), value)
     _check_same("number of classifiers", meta.get("num_heads"), len(heads))
-    _assign_strict(scope, _unpickle(path / "backbone.pdparams"), dict(backbone_names), "backbone", place)
-    _assign_strict(scope, _unpickle(path / "states.pdstates"), {n: n for n in state_names},
+    _assign_strict(scope, _unpickle(path / "backbone.pdparams"), dict(target.backbone_names), "backbone",
+                   place)
+    _assign_strict(scope, _unpickle(path / "states.pdstates"), {n: n for n in target.state_names},
                    "optimizer state", place)
     for index, head in enumerate(heads):
         start, count = class_split(head.num_classes, head.world_size, head.rank)
-        width = head.embedding_size
-        kinds = [("weight", head.weight.name)] + ([("velocity", head.velocity.name)] if head.velocity is not None else [])
-        for kind, name in kinds:
-            rows = reshard_rows(path, index, kind, meta["world_size"], start, count, width,
+        for kind, name in center_tensors(head):
+            rows = reshard_rows(path, index, kind, meta["world_size"], start, count, head.embedding_size,
                                 head.center_dtype)
             write_tensor(scope, name, rows, place)
     return meta

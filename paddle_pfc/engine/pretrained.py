@@ -17,6 +17,9 @@ Sources :func:`read_pretrained` accepts (``model.pretrained`` / ``tools/train.py
 Strict: another backbone or embedding size than the run's is an error naming both; then every
 structured name must match (a missing or unexpected tensor, or one of another shape, is an error
 naming it). Nothing happens at import.
+
+:func:`init_from_pretrained` is what a fresh training run does with ``model.pretrained`` and
+``classifier.center_init``.
 """
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 __all__ = ["PretrainedError", "Pretrained", "read_pretrained", "check_pretrained", "load_into_scope",
-           "class_indices", "mean_embedding_centers"]
+           "class_indices", "mean_embedding_centers", "init_from_pretrained"]
 
 log = logging.getLogger("paddle_pfc.engine.pretrained")
 
@@ -184,20 +187,21 @@ def check_pretrained(pre: Pretrained, backbone: str, embedding_size: int, input_
     return out
 
 
-def load_into_scope(path: str | Path, model_cfg, scope, place, backbone_names: Mapping[str, str]) -> Pretrained:
-    """Read ``path`` and write the backbone into ``scope`` (variables ``backbone_names``:
-    structured name -> variable name), after :func:`check_pretrained` against ``model_cfg``."""
+def load_into_scope(path: str | Path, model_cfg, target) -> Pretrained:
+    """Read ``path`` and write the backbone into ``target`` (a
+    :class:`~paddle_pfc.engine.checkpoint.CheckpointTarget`: its ``scope``, ``place`` and
+    ``backbone_names``), after :func:`check_pretrained` against ``model_cfg``."""
     from paddle_pfc.engine.checkpoint import read_tensor, write_tensor
 
     pre = read_pretrained(path)
     expected = {}
-    for key, name in backbone_names.items():
-        current = read_tensor(scope, name)
+    for key, name in target.backbone_names.items():
+        current = read_tensor(target.scope, name)
         expected[key] = (current.shape, current.dtype)
     values = check_pretrained(pre, model_cfg.backbone, model_cfg.embedding_size, model_cfg.input_size,
                               expected)
-    for key, name in backbone_names.items():
-        write_tensor(scope, name, values[key], place)
+    for key, name in target.backbone_names.items():
+        write_tensor(target.scope, name, values[key], target.place)
     return pre
 
 
@@ -250,3 +254,24 @@ def mean_embedding_centers(embed_fn: Callable[[np.ndarray], np.ndarray], dataset
             progress.update(len(chunk))
     unit = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
     return unit * np.asarray(row_norms, dtype=np.float64).reshape(-1, 1)
+
+
+def init_from_pretrained(cfg, programs, dataset, rank: int) -> None:
+    """``cfg.model.pretrained`` into the backbone of ``programs`` (a
+    :class:`~paddle_pfc.engine.builder.TrainPrograms`) and, with ``classifier.center_init:
+    mean_embedding``, this rank's centers from its classes' mean embeddings in ``dataset`` (for a
+    fresh run: a resumed one takes everything from its checkpoint)."""
+    from paddle_pfc.engine.progress import Progress
+    from paddle_pfc.head.dtypes import convert
+
+    pre = load_into_scope(cfg.model.pretrained, cfg.model, programs)
+    log.info("backbone initialised from %s (%s)", pre.source, pre.kind)
+    if cfg.classifier.center_init != "mean_embedding":
+        return
+    head, c = programs.head, cfg.classifier
+    total = min(len(dataset), head.num_local * c.center_init_images)
+    with Progress(f"center init rank {rank}", total, "images", every_seconds=10.0, write=log) as progress:
+        centers = mean_embedding_centers(programs.embed, dataset, head.class_start, head.num_local,
+                                         c.center_init_images, cfg.model.input_size, 1.0,
+                                         cfg.validation.batch_size, progress)
+    programs.write(head.weight.name, convert(centers.astype(np.float32), head.center_dtype))

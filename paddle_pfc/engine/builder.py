@@ -1,0 +1,172 @@
+"""One rank's programs, built from a validated config: what the training loop runs.
+
+:func:`build_programs` builds the training program (backbone -> ``LargeScaleClassifier`` ->
+``minimize`` with the finite check), runs its startup program (parameters initialised, rank 0's
+broadcast to the others) and builds the evaluation program (the same backbone in eval mode,
+reading the training parameters). It returns them as one :class:`TrainPrograms`, which is also
+the :class:`~paddle_pfc.engine.checkpoint.CheckpointTarget` checkpoints are saved from and
+loaded into. Building is deterministic: fresh name counters (so variable names, and with them
+checkpoint keys, do not depend on what the process built before) and ``paddle.seed(train.seed)``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import paddle
+
+import paddle_pfc
+from paddle_pfc.backbones import bind_parameters, build_backbone
+from paddle_pfc.engine import checkpoint as ckpt
+from paddle_pfc.engine.config import Config, ConfigError
+from paddle_pfc.engine.distributed import current_place, on_gpu
+from paddle_pfc.engine.lr import WarmupDecay, build_schedule
+from paddle_pfc.head.optimizer import learning_rate_value
+from paddle_pfc.head.registry import nonfinite_flags
+
+#: ``train.amp`` -> (Paddle AMP level, dtype).
+AMP_LEVELS = {"bf16": ("O1", "bfloat16"), "fp16_o1": ("O1", "float16"), "fp16_o2": ("O2", "float16")}
+
+
+def check_supported(cfg: Config, gpu: bool | None = None) -> None:
+    """Reject config values this build cannot run, naming the key (never ignore them)."""
+    gpu = on_gpu() if gpu is None else gpu
+    if cfg.data.skip_bad and cfg.data.kind != "folder":
+        raise ConfigError("data.skip_bad: only supported for data.kind=folder (a corrupt .rec record "
+                          "is an error naming its index and offset)")
+    for key, value in (("classifier.dtype", cfg.classifier.dtype),
+                       ("classifier.center_dtype", cfg.classifier.center_dtype)):
+        if value == "float16" and not gpu:
+            raise ConfigError(f"{key}: float16 needs a GPU (Paddle's CPU kernels have no float16 "
+                              "matmul / gather); use bfloat16 on CPU")
+    if cfg.train.amp != "none" and not gpu:
+        raise ConfigError(f"train.amp: {cfg.train.amp!r} needs a GPU. Paddle {paddle.__version__}'s CPU build "
+                          "registers no bfloat16 or float16 kernel for conv2d, batch_norm or matmul (whatever "
+                          "the CPU: also with AVX512_BF16), and with FLAGS_use_onednn=1 the autocast program "
+                          "fails at its first cast; for memory on CPU use classifier.dtype / center_dtype: "
+                          "bfloat16 (docs/paddle-notes.md)")
+
+
+def loss_scaling_setting(cfg: Config) -> paddle_pfc.LossScaling | bool:
+    """What :func:`paddle_pfc.minimize` gets for ``train.loss_scaling`` (auto: on with float16)."""
+    t = cfg.train
+    on = t.loss_scaling == "on" or (t.loss_scaling == "auto" and (
+        t.amp.startswith("fp16") or cfg.classifier.dtype == "float16"))
+    return paddle_pfc.LossScaling(init_loss_scaling=t.init_loss_scaling) if on else False
+
+
+@dataclass(eq=False)
+class TrainPrograms:
+    """The initialised programs of one rank and the names the loop and checkpoints need.
+
+    ``main`` takes the feeds ``feed_names`` (images float32 [B, 3, H, W], labels int64 [B]) and
+    fetches ``loss`` (the global loss) and ``nonfinite`` (the finite check's flags); ``eval_main``
+    takes ``images`` ([N, 3, H, W]) and fetches ``eval_embedding``. ``backbone_names``: structured
+    name -> variable name of the backbone's parameters and BatchNorm statistics; ``state_names``:
+    every other persistable of ``main`` except class centers and the learning rate (optimizer
+    states, the loss scale); ``bn_stat_names``: the BatchNorm statistics' variables (written by
+    the forward pass, outside the finite check).
+    """
+
+    main: paddle.static.Program
+    startup: paddle.static.Program
+    eval_main: paddle.static.Program
+    exe: paddle.static.Executor
+    scope: object
+    place: object
+    backbone: paddle.nn.Layer
+    head: paddle_pfc.LargeScaleClassifier
+    loss: object
+    nonfinite: object
+    eval_embedding: object
+    schedule: WarmupDecay
+    loss_scaling: paddle_pfc.LossScaling | bool
+    backbone_names: dict[str, str]
+    state_names: list[str]
+    bn_stat_names: list[str]
+    feed_names: tuple[str, str] = ("images", "labels")
+
+    @property
+    def heads(self) -> list[paddle_pfc.LargeScaleClassifier]:
+        return [self.head]
+
+    def read(self, name: str) -> np.ndarray:
+        """The value of variable ``name`` (a copy on the host)."""
+        return ckpt.read_tensor(self.scope, name)
+
+    def write(self, name: str, value: np.ndarray) -> None:
+        """Set variable ``name`` to ``value`` (same shape and dtype)."""
+        ckpt.write_tensor(self.scope, name, value, self.place)
+
+    def embed(self, images: np.ndarray) -> np.ndarray:
+        """Raw embeddings [N, D] of a normalised NCHW batch (eval mode: BatchNorm statistics)."""
+        return self.exe.run(self.eval_main, feed={"images": images}, fetch_list=[self.eval_embedding])[0]
+
+
+def build_programs(cfg: Config, rank: int, world_size: int, base_lr: float, steps_per_epoch: int,
+                   sync: Callable[[str], float]) -> TrainPrograms:
+    """Build and initialise this rank's programs (see the module doc). ``sync(phase)``: the ranks'
+    barrier, met before the startup program's broadcast (a gloo collective)."""
+    with paddle.utils.unique_name.guard():
+        return _build(cfg, rank, world_size, base_lr, steps_per_epoch, sync)
+
+
+def _backbone_forward(backbone: paddle.nn.Layer, images, amp: str):
+    """``(backbone, float32 [B, D] embeddings)``; with ``train.amp`` under Paddle's autocast (GPU;
+    O2 also casts the backbone's weights to float16 — the returned backbone is the decorated one
+    — and the optimizer keeps float32 master weights)."""
+    if amp == "none":
+        return backbone, backbone(images)
+    level, dtype = AMP_LEVELS[amp]
+    if level == "O2":
+        backbone = paddle.amp.decorate(models=backbone, level="O2", dtype=dtype, master_weight=True)
+    with paddle.amp.auto_cast(enable=True, level=level, dtype=dtype):
+        embedding = backbone(images)
+    return backbone, paddle.cast(embedding, "float32") if embedding.dtype != paddle.float32 else embedding
+
+
+def _build(cfg: Config, rank: int, world_size: int, base_lr: float, steps_per_epoch: int,
+           sync: Callable[[str], float]) -> TrainPrograms:
+    m, loss_cfg, c, t = cfg.model, cfg.loss, cfg.classifier, cfg.train
+    size = m.input_size
+    place = current_place()
+    exe = paddle.static.Executor(place)
+    paddle.seed(t.seed)
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        images = paddle.static.data("images", [t.batch_size, 3, size, size], "float32")
+        labels = paddle.static.data("labels", [t.batch_size], "int64")
+        backbone = build_backbone(m.backbone, m.embedding_size, size, m.dropout)
+        backbone.train()
+        backbone, embedding = _backbone_forward(backbone, images, t.amp)
+        head = paddle_pfc.LargeScaleClassifier(
+            embedding, labels, rank, world_size, cfg.data.num_classes,
+            loss_cfg.margin1, loss_cfg.margin2, loss_cfg.margin3, loss_cfg.scale,
+            sample_ratio=c.sample_ratio, embedding_size=m.embedding_size, name="pfc_centers",
+            seed=t.seed, dtype=c.dtype, center_dtype=c.center_dtype, kernels=c.kernels)
+        loss = head.output_dict["loss"]
+        schedule = build_schedule(t, base_lr, steps_per_epoch)
+        clip = paddle.nn.ClipGradByGlobalNorm(t.grad_clip) if t.grad_clip else None
+        optimizer = paddle.optimizer.Momentum(schedule, momentum=t.momentum, weight_decay=t.weight_decay,
+                                              grad_clip=clip, multi_precision=t.amp == "fp16_o2")
+        loss_scaling = loss_scaling_setting(cfg)
+        paddle_pfc.minimize(optimizer, loss, loss_scaling=loss_scaling, skip_nonfinite=True)
+        lr_name = learning_rate_value(optimizer).name
+    eval_main = paddle.static.Program()
+    backbone.eval()
+    with paddle.static.program_guard(eval_main, paddle.static.Program()), bind_parameters(backbone, startup):
+        eval_embedding = backbone(paddle.static.data("images", [-1, 3, size, size], "float32"))
+    backbone.train()
+    nonfinite = nonfinite_flags(main)
+    sync("programs built")  # the startup program broadcasts rank 0's parameters (gloo)
+    exe.run(startup)
+    backbone_names = {key: value.name for key, value in backbone.state_dict().items()}
+    skip = {head.weight.name, *(v.name for v in head.states()), *backbone_names.values(), lr_name}
+    return TrainPrograms(
+        main=main, startup=startup, eval_main=eval_main, exe=exe, scope=paddle.static.global_scope(),
+        place=place, backbone=backbone, head=head, loss=loss, nonfinite=nonfinite,
+        eval_embedding=eval_embedding, schedule=schedule, loss_scaling=loss_scaling,
+        backbone_names=backbone_names,
+        state_names=[n for n in ckpt.persistable_names(main) if n not in skip],
+        bn_stat_names=[name for key, name in backbone_names.items() if key.endswith(("._mean", "._variance"))])

@@ -1,0 +1,164 @@
+"""Validation during training: verification sets opened at start-up, accuracy on every rank, ``best/``.
+
+:func:`load_validation_sets` opens and checks every set of ``validation.sets`` (and writes the
+synthetic one of ``validation.synthetic_pairs``) before the first step; each rank decodes only
+its share of the images. :class:`Validator` (a training callback) validates at
+``validation.every_steps`` (0: each epoch's end), at the last step and, when the loop asks
+(:meth:`Validator.validate_untrained`), before a fresh run's first step: every rank embeds its
+share (with flips), the embeddings are gathered, every rank computes the same accuracy, and rank
+0 logs it and saves the backbone to ``output_dir/best`` when the mean accuracy improves.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from paddle_pfc.engine import checkpoint as ckpt
+from paddle_pfc.engine.builder import TrainPrograms
+from paddle_pfc.engine.callbacks import Callback, MetricsWriter, StepEnd, TrainState, checkpoint_meta
+from paddle_pfc.engine.config import Config, resolve_validation_sets
+from paddle_pfc.engine.distributed import all_gather_rows
+from paddle_pfc.engine.progress import Progress
+
+log = logging.getLogger("paddle_pfc.train")
+
+
+class ValidationSetError(ValueError):
+    """A verification set of ``validation.sets`` cannot be used (names the set and file)."""
+
+
+class ValidationSet(NamedTuple):
+    """One verification set: its file, this rank's images, the pairs' labels, the image count."""
+
+    path: str
+    images: np.ndarray
+    issame: np.ndarray
+    total: int
+
+
+def load_validation_sets(cfg: Config, output_dir: Path, rank: int, world_size: int,
+                         sync: Callable[[str], float]) -> dict[str, ValidationSet]:
+    """``{name: ValidationSet}`` of every configured set, opened and checked now (a wrong path or
+    a broken file is a :class:`ValidationSetError` naming them)."""
+    sets = list(resolve_validation_sets(cfg))
+    pairs = cfg.validation.synthetic_pairs
+    if pairs:
+        from paddle_pfc.data.synthetic import make_verification_set
+        from paddle_pfc.evaluation.bin_set import write_bin
+
+        path = output_dir / "synthetic_val.bin"
+        if rank == 0 and not path.exists():
+            output_dir.mkdir(parents=True, exist_ok=True)
+            bins, issame = make_verification_set(max(2, cfg.data.num_classes // 2), pairs,
+                                                 cfg.model.input_size, seed=cfg.data.seed)
+            write_bin(str(path) + ".tmp", bins, issame)
+            Path(str(path) + ".tmp").replace(path)
+        sets.append(("synthetic_val", str(path)))
+        sync("synthetic verification set written")
+    from paddle_pfc.evaluation.validation import load_bin_part
+
+    loaded = {}
+    for name, path in sets:
+        started = time.perf_counter()
+        try:
+            images, issame, total = load_bin_part(path, cfg.model.input_size, rank, world_size)
+        except (OSError, ValueError) as exc:
+            raise ValidationSetError(f"validation.sets {name!r}: {exc}") from exc
+        loaded[name] = ValidationSet(path, images, issame, total)
+        log.info("verification set %s: %s, %d pairs (%d images on this rank, decoded in %.1f s)",
+                 name, path, len(issame), len(images), time.perf_counter() - started)
+    return loaded
+
+
+class Validator(Callback):
+    """Validates ``sets`` with ``programs`` (see the module doc) and updates
+    ``state.best_accuracy``; ``history``: ``[(global step, {set: accuracy})]`` of the validations
+    this run scheduled (``{}`` without sets)."""
+
+    def __init__(self, cfg: Config, programs: TrainPrograms, sets: dict[str, ValidationSet],
+                 state: TrainState, metrics: MetricsWriter, output_dir: Path, rank: int, world_size: int,
+                 sync: Callable[[str], float]) -> None:
+        self.cfg, self.programs, self.sets, self.state, self.metrics = cfg, programs, sets, state, metrics
+        self.output_dir, self.rank, self.world_size, self.sync = output_dir, rank, world_size, sync
+        self.every = cfg.validation.every_steps
+        self.history: list[tuple[int, dict[str, float]]] = []
+
+    def validate_untrained(self) -> None:
+        """Validate the model before its first step, for reference (nothing without sets)."""
+        if self.sets:
+            self.history.append((0, self.validate()))
+
+    def on_step_end(self, step: StepEnd) -> None:
+        if (self.every and step.state.global_step % self.every == 0) or \
+                (step.epoch_end and not self.every) or step.done:
+            self.history.append((step.state.global_step, self.validate()))
+
+    def _share_bn_statistics(self) -> None:
+        """Give every rank rank 0's BatchNorm running statistics (what checkpoints and ``best/``
+        hold), so every rank's share of a validation is embedded by the same model. Training
+        is unaffected: the forward pass in train mode normalises with batch statistics."""
+        p = self.programs
+        if self.world_size == 1 or not p.bn_stat_names:
+            return
+        values = [p.read(n) for n in p.bn_stat_names]
+        flat = np.concatenate([v.ravel() for v in values]).astype(np.float32)[None]
+        self.sync("batch-norm statistics")
+        rank0 = all_gather_rows(flat, p.exe, self.world_size)[0]
+        offset = 0
+        for name, value in zip(p.bn_stat_names, values):
+            p.write(name, rank0[offset:offset + value.size].reshape(value.shape).astype(value.dtype))
+            offset += value.size
+
+    def validate(self) -> dict[str, float]:
+        """Validate every set now (see the module doc); ``{set: accuracy}``. Nothing (and no
+        barrier) without sets."""
+        if not self.sets:
+            return {}
+        from paddle_pfc.evaluation.validation import embed_pairs, evaluate_embeddings, shard_range
+
+        self._share_bn_statistics()
+        dim, world, step = self.cfg.model.embedding_size, self.world_size, self.state.global_step
+        results = {}
+        for name, (path, images, issame, total) in self.sets.items():
+            started = time.perf_counter()
+            with Progress(f"validate {name} (rank {self.rank}: {len(images)} of {total} images)",
+                          total=len(images), unit="images", write=log, enabled=self.rank == 0) as progress:
+                if len(images):
+                    _, both = embed_pairs(self.programs.embed, images, self.cfg.validation.batch_size,
+                                          on_batch=progress.update)
+                else:
+                    both = np.zeros((0, dim), np.float32)
+            counts = [shard_range(total, r, world) for r in range(world)]
+            rows = max(stop - start for start, stop in counts)
+            local = np.zeros((rows, 2 * dim), np.float32)
+            local[:len(images), :dim], local[:len(images), dim:] = both[:len(images)], both[len(images):]
+            self.sync(f"validation {name} embedded")
+            gathered = all_gather_rows(local, self.programs.exe, world)
+            full = np.concatenate([gathered[r * rows:r * rows + stop - start]
+                                   for r, (start, stop) in enumerate(counts)])
+            result = evaluate_embeddings(full[:, :dim], full[:, dim:], issame,
+                                         nrof_folds=self.cfg.validation.nrof_folds)
+            results[name] = result.accuracy
+            log.info("[%s][%d] accuracy %.5f +- %.5f  threshold %.3f  xnorm %.3f  (%.1f s on %d ranks)",
+                     name, step, result.accuracy, result.accuracy_std, result.threshold,
+                     result.xnorm, time.perf_counter() - started, world)
+            self.metrics.add(step, **{f"val/{name}": result.accuracy})
+        mean = float(np.mean(list(results.values())))
+        if mean > self.state.best_accuracy:
+            self.state.best_accuracy = mean
+            if self.rank == 0:
+                self._save_best(results)
+        self.sync(f"validation {step} done")
+        return results
+
+    def _save_best(self, results: dict[str, float]) -> None:
+        best = self.output_dir / "best"
+        best.mkdir(parents=True, exist_ok=True)
+        ckpt.write_backbone(best, self.programs)
+        ckpt.write_meta(best, dict(checkpoint_meta(self.cfg, self.state), accuracy=results), self.world_size,
+                        num_heads=len(self.programs.heads))
+        log.info("best model (mean accuracy %.5f) saved to %s", self.state.best_accuracy, best)
