@@ -8,7 +8,7 @@ per rank).
 Layers: :mod:`paddle_pfc.head` (the classifier and its math), :mod:`paddle_pfc.kernels` (native CPU
 ops, fused GPU kernels and their emulations), :mod:`paddle_pfc.engine` (config, trainer,
 checkpoints, processes), :mod:`paddle_pfc.data`, :mod:`paddle_pfc.backbones`,
-:mod:`paddle_pfc.evaluation`, :mod:`paddle_pfc.deploy`.
+:mod:`paddle_pfc.evaluation`, :mod:`paddle_pfc.deploy`, :mod:`paddle_pfc.cli` (the commands).
 
 Importing the package changes nothing in the process and loads nothing: the names below are
 imported on first use (so ``paddle_pfc.head.planner`` works without Paddle installed).
