@@ -9,7 +9,7 @@ setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.10",
     packages=find_packages(include=["paddle_pfc", "paddle_pfc.*"]),
-    package_data={"paddle_pfc.kernels": ["csrc/*.cc"]},  # built on first use (paddle_pfc.kernels.native_ops)
+    package_data={"paddle_pfc.kernels": ["csrc/*.cc", "csrc/onednn_include/LICENSE", "csrc/onednn_include/oneapi/dnnl/*.h*"]},  # built on first use (paddle_pfc.kernels.native_ops)
     install_requires=[
         "numpy>=1.23",
         "PyYAML>=6.0",
