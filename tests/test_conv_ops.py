@@ -59,15 +59,15 @@ def _reference(x, w, up, stride, pad):
 
 
 def _run_conv(x, weight, up, stride, pad, native: bool):
-    """out, dx, dw of sum(conv(x, weight) * up) in a static program: Conv2D in train mode (the
-    oneDNN op) or eval mode (Paddle's conv2d)."""
+    """out, dx, dw of sum(conv(x, weight) * up) in a static program: the oneDNN op or Paddle's
+    conv2d (Conv2D in eval mode)."""
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, startup):
         xv = paddle.static.data("x", x.shape, "float32")
         xv.stop_gradient = False
         layer = Conv2D(x.shape[1], weight.shape[0], weight.shape[2:], stride, pad)
-        layer.train() if native else layer.eval()
-        out = layer(xv)
+        layer.eval()
+        out = conv_ops.conv2d(xv, layer.weight, stride, pad) if native else layer(xv)
         upv = paddle.static.data("up", out.shape, "float32")
         dx, dw = pir_grad(paddle.sum(out * upv), [xv, layer.weight])
     ops = [op.name() for op in main.global_block().ops]
@@ -139,6 +139,20 @@ def test_conv_dynamic_batch_and_shape_cache(static_mode):
             runs.append(got)
     for a, b in zip(runs[0], runs[2]):
         np.testing.assert_array_equal(a, b)  # same shape, same primitive: bit-identical
+
+
+@pytest.mark.parametrize("channels, native", [(3, False), (7, False), (8, True), (64, True)])
+def test_layer_routing(channels, native, static_mode):
+    """Conv2D in a CPU training program: oneDNN from 8 input channels on; an image stem keeps
+    Paddle's conv2d (its conv2d_grad skips the unneeded input gradient)."""
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        x = paddle.static.data("x", [-1, channels, 16, 16], "float32")
+        layer = Conv2D(channels, 16, 3, 1, 1)
+        layer.train()
+        layer(x)
+    ops = [op.name() for op in main.global_block().ops]
+    assert any("pfc_conv2d" in n for n in ops) == native and ("pd_op.conv2d" in ops) != native, ops
 
 
 def test_eval_program_has_no_custom_op(static_mode):
