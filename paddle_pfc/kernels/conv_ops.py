@@ -13,8 +13,10 @@ back to Paddle's ``conv2d`` with one warning if the build or the oneDNN check fa
 ``off`` never builds), once per source, Paddle version and CPU under ``$PADDLE_PFC_BUILD_DIR`` or
 ``~/.cache/paddle_pfc``.
 
-Threads: oneDNN runs on OpenMP (libgomp), so it uses ``OMP_NUM_THREADS`` (default: every core);
-a rank meant to use one core needs ``OMP_NUM_THREADS=1`` like Paddle's own kernels.
+Threads: oneDNN runs on libgomp's OpenMP, while Paddle's CPU math runs on libiomp5, which Paddle
+sets to one thread unless ``OMP_NUM_THREADS`` is set; libgomp alone would take every core. The
+op uses ``OMP_NUM_THREADS`` when set, else as many threads as Paddle's math
+(:func:`threads` tells), so ranks of one thread each do not oversubscribe the machine.
 """
 from __future__ import annotations
 
@@ -80,11 +82,37 @@ def _build():
     with open(directory / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            return load(name="paddle_pfc_conv_ops", sources=[str(SOURCE)], build_directory=str(directory),
-                        extra_cxx_cflags=["-O3", "-march=native"], extra_include_paths=[str(INCLUDE)],
-                        extra_ldflags=[f"-L{libs}", "-l:libdnnl.so.3", f"-Wl,-rpath,{libs}"], verbose=False)
+            module = load(name="paddle_pfc_conv_ops", sources=[str(SOURCE)], build_directory=str(directory),
+                          extra_cxx_cflags=["-O3", "-march=native"], extra_include_paths=[str(INCLUDE)],
+                          extra_ldflags=[f"-L{libs}", "-l:libdnnl.so.3", "-l:libgomp.so.1", f"-Wl,-rpath,{libs}"],
+                          verbose=False)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+    # the same shared object Paddle loaded (dlopen returns its handle): its C entry points
+    shared = next(directory.glob("paddle_pfc_conv_ops/paddle_pfc_conv_ops*.so"))
+    library = ctypes.CDLL(str(shared))
+    library.pfc_conv_set_threads(_paddle_math_threads())
+    _state["library"] = library
+    return module
+
+
+def _paddle_math_threads() -> int:
+    """``OMP_NUM_THREADS`` if set, else the thread count of Paddle's CPU math (libiomp5's OpenMP,
+    which Paddle sets to 1), else 1."""
+    value = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    try:
+        return max(1, int(ctypes.CDLL(str(_paddle_libs() / "libiomp5.so")).omp_get_max_threads()))
+    except OSError:
+        return 1
+
+
+def threads() -> int | None:
+    """The number of threads oneDNN's convolutions use (None when they are unavailable)."""
+    if kernels() is None:
+        return None
+    return int(_state["library"].pfc_conv_threads())
 
 
 def kernels():

@@ -19,6 +19,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <omp.h>
+
 #include "oneapi/dnnl/dnnl.hpp"
 #include "paddle/extension.h"
 
@@ -29,6 +31,17 @@ namespace {
 using dnnl::memory;
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
+
+// oneDNN's threads (its OpenMP is libgomp's): 0 = libgomp's default (OMP_NUM_THREADS, else every
+// core); set once from Python (pfc_conv_set_threads) to the thread count of Paddle's own CPU
+// math, which Paddle keeps at 1 unless OMP_NUM_THREADS says otherwise. OpenMP's thread count is
+// per calling thread and Paddle's executor may run ops on its own threads, so each kernel applies
+// it on entry.
+int g_threads = 0;
+
+void ApplyThreads() {
+  if (g_threads > 0 && omp_get_max_threads() != g_threads) omp_set_num_threads(g_threads);
+}
 
 // n, c, h, w, o, kh, kw, sh, sw, ph, pw
 using Key = std::array<int64_t, 11>;
@@ -197,8 +210,18 @@ void Run(const dnnl::primitive& p, const std::unordered_map<int, memory>& args) 
 
 }  // namespace
 
+extern "C" __attribute__((visibility("default"))) void pfc_conv_set_threads(int threads) {
+  g_threads = threads > 0 ? threads : 0;
+}
+
+extern "C" __attribute__((visibility("default"))) int pfc_conv_threads() {
+  ApplyThreads();
+  return omp_get_max_threads();
+}
+
 std::vector<paddle::Tensor> ConvForward(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h,
                                         int stride_w, int pad_h, int pad_w) {
+  ApplyThreads();
   Entry& e = Lookup(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w));
   BuildForward(e);
   auto out = paddle::empty(e.y_md.get_dims(), paddle::DataType::FLOAT32, paddle::CPUPlace());
@@ -216,6 +239,7 @@ std::vector<paddle::Tensor> ConvForward(const paddle::Tensor& x, const paddle::T
 std::vector<paddle::Tensor> ConvBackward(const paddle::Tensor& x, const paddle::Tensor& w,
                                          const paddle::Tensor& grad_out, int stride_h, int stride_w, int pad_h,
                                          int pad_w) {
+  ApplyThreads();
   Entry& e = Lookup(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w));
   PD_CHECK(grad_out.dtype() == paddle::DataType::FLOAT32 && grad_out.shape() == e.y_md.get_dims(),
            "pfc_conv2d_grad: grad_out must be float32 [N, O, out_h, out_w]");
