@@ -2,7 +2,8 @@
 """Backbone training step, paddle_pfc against insightface's arcface_torch, on the same shapes.
 
     python tools/bench_backbone.py --backbone mobilefacenet --batch-size 32 \\
-        [--insightface ~/src/insightface] [--threads 1] [--steps 5] [--rounds 3]
+        [--insightface ~/src/insightface] [--threads 1] [--steps 5] [--rounds 3] [--native-off]
+    python tools/bench_backbone.py --convs --backbone iresnet50 --batch-size 8 [--threads 1]
 
 One *step* = forward, backward and a Momentum update (lr 0.1, momentum 0.9, weight decay 5e-4,
 gradient clipping at norm 5, as arcface_torch trains) of the backbone alone on a batch of
@@ -13,7 +14,15 @@ native kernels per ``PADDLE_PFC_NATIVE``); arcface_torch's ``get_model`` (``r18`
 it is copied here) and trained in eager PyTorch. Each framework runs in its own process with
 ``--threads`` threads (OMP/MKL and the framework's own setting); rounds alternate paddle_pfc and
 the peer, and the figure is the median step over each side's rounds. Without ``--insightface``
-only paddle_pfc is measured. Prints images/s per side, the ratio and the CPU model and features.
+only paddle_pfc is measured. ``--native-off`` adds a third side: paddle_pfc with
+``PADDLE_PFC_NATIVE=off`` (Paddle's own kernels), in the same alternation. Prints images/s per
+side, the ratios and the CPU model and features.
+
+``--convs``: per-convolution micro-benchmark instead, in one process: for each distinct dense
+convolution shape of the backbone (its groups-1 convolutions at the batch size), forward +
+backward (d input and d weight) of paddle_pfc's oneDNN op against Paddle's ``conv2d``, each in
+its own static program, alternating the two ``--rounds`` times; medians and their ratio per shape,
+and the totals weighted by how often the backbone uses each shape.
 """
 from __future__ import annotations
 
@@ -89,8 +98,93 @@ def _torch_steps(backbone: str, batch: int, steps: int, warmup: int, insightface
     return times
 
 
+def _conv_shapes(backbone: str, batch: int) -> list[tuple[tuple, int]]:
+    """((N, C, H, W, O, kh, kw, stride, pad), count) of the backbone's groups-1 convolutions at
+    112x112, from its layers' shapes (a forward of a [batch, 3, 112, 112] input in dygraph)."""
+    import collections
+
+    import paddle
+
+    from paddle_pfc.backbones import build_backbone
+
+    paddle.disable_static()
+    net = build_backbone(backbone, 512, 112, 0.0)
+    found: collections.Counter = collections.Counter()
+
+    def hook(layer, inputs, output):
+        if layer._groups == 1:
+            x = inputs[0]
+            found[(batch, *[int(d) for d in x.shape[1:]], int(layer.weight.shape[0]),
+                   *[int(d) for d in layer.weight.shape[2:]], int(layer._stride[0]),
+                   int(layer._padding[0]) if isinstance(layer._padding, (list, tuple)) else int(layer._padding))] += 1
+
+    for layer in net.sublayers():
+        if isinstance(layer, paddle.nn.Conv2D):
+            layer.register_forward_post_hook(hook)
+    net.eval()
+    with paddle.no_grad():
+        net(paddle.zeros([1, 3, 112, 112]))
+    paddle.enable_static()
+    return sorted(found.items(), key=lambda item: -item[0][2])
+
+
+def _conv_bench(args) -> None:
+    import numpy as np
+    import paddle
+
+    import paddle_pfc
+    from paddle.autograd.ir_backward import grad as pir_grad
+    from paddle_pfc.backbones.native_layers import Conv2D
+    from paddle_pfc.engine.device import cpu_summary
+    from paddle_pfc.kernels import conv_ops
+
+    paddle_pfc.configure_process()
+    if conv_ops.kernels() is None:
+        raise SystemExit("oneDNN convolutions unavailable (PADDLE_PFC_NATIVE=off or the build failed)")
+    shapes = _conv_shapes(args.backbone, args.batch_size)
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    print(f"CPU: {cpu_summary()}; {args.backbone} convolutions, batch {args.batch_size}, "
+          f"{args.threads} thread(s), forward + backward, median of {args.rounds} alternating rounds "
+          f"of {args.steps} runs each")
+    totals = {"onednn": 0.0, "paddle": 0.0}
+    rng = np.random.default_rng(0)
+    for (n, c, h, w, o, kh, kw, stride, pad), count in shapes:
+        runs = {}
+        for side in ("onednn", "paddle"):
+            main, startup = paddle.static.Program(), paddle.static.Program()
+            with paddle.static.program_guard(main, startup):
+                x = paddle.static.data("x", [n, c, h, w], "float32")
+                x.stop_gradient = False
+                layer = Conv2D(c, o, (kh, kw), stride, pad)
+                layer.train() if side == "onednn" else layer.eval()
+                out = layer(x)
+                grads = pir_grad(paddle.sum(out), [x, layer.weight])
+            scope = paddle.static.Scope()
+            with paddle.static.scope_guard(scope):
+                exe.run(startup)
+            feed = {"x": rng.standard_normal([n, c, h, w]).astype(np.float32)}
+            runs[side] = (main, scope, feed, [grads[1]])
+        times = {side: [] for side in runs}
+        for round_ in range(args.rounds + 1):
+            for side, (main, scope, feed, fetch) in runs.items():
+                with paddle.static.scope_guard(scope):
+                    start = time.perf_counter()
+                    for _ in range(args.steps):
+                        exe.run(main, feed=feed, fetch_list=fetch)
+                    if round_:  # the first round warms up
+                        times[side].append((time.perf_counter() - start) / args.steps)
+        med = {side: statistics.median(values) for side, values in times.items()}
+        for side in totals:
+            totals[side] += count * med[side]
+        print(f"  x[{n},{c},{h},{w}] w[{o},{c},{kh},{kw}] s{stride} p{pad} x{count:2d}: oneDNN "
+              f"{med['onednn'] * 1e3:8.2f} ms  paddle {med['paddle'] * 1e3:8.2f} ms  "
+              f"paddle/oneDNN {med['paddle'] / med['onednn']:5.2f}")
+    print(f"  all convolutions (weighted by use): oneDNN {totals['onednn']:.3f} s  paddle {totals['paddle']:.3f} s  "
+          f"paddle/oneDNN {totals['paddle'] / totals['onednn']:.2f}")
+
+
 def _worker(args) -> None:
-    if args.worker == "paddle":
+    if args.worker in ("paddle", "paddle_off"):
         times = _paddle_steps(args.backbone, args.batch_size, args.steps, args.warmup)
     else:
         times = _torch_steps(args.backbone, args.batch_size, args.steps, args.warmup, args.insightface, args.threads)
@@ -99,6 +193,8 @@ def _worker(args) -> None:
 
 def _run_side(side: str, args) -> float:
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads))
+    if side == "paddle_off":
+        env["PADDLE_PFC_NATIVE"] = "off"
     cmd = [sys.executable, __file__, "--worker", side, "--backbone", args.backbone, "--batch-size",
            str(args.batch_size), "--steps", str(args.steps), "--warmup", str(args.warmup), "--threads",
            str(args.threads)] + (["--insightface", args.insightface] if args.insightface else [])
@@ -119,15 +215,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--json", default=None, help="also write the figures to this file")
-    p.add_argument("--worker", choices=("paddle", "torch"), help=argparse.SUPPRESS)
+    p.add_argument("--native-off", action="store_true",
+                   help="also measure paddle_pfc with PADDLE_PFC_NATIVE=off (Paddle's own kernels)")
+    p.add_argument("--convs", action="store_true",
+                   help="per-convolution micro-benchmark: oneDNN op against Paddle's conv2d")
+    p.add_argument("--worker", choices=("paddle", "paddle_off", "torch"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         _worker(args)
         return 0
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    if args.convs:
+        os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(args.threads)
+        _conv_bench(args)
+        return 0
     from paddle_pfc.engine.device import cpu_summary
 
-    sides = ["paddle"] + (["torch"] if args.insightface else [])
+    sides = ["paddle"] + (["paddle_off"] if args.native_off else []) + (["torch"] if args.insightface else [])
     steps: dict[str, list[float]] = {side: [] for side in sides}
     for _ in range(args.rounds):
         for side in sides:
@@ -138,11 +241,14 @@ def main(argv: list[str] | None = None) -> int:
           f"median of {args.steps} steps per round, {args.rounds} alternating rounds")
     medians = {side: statistics.median(values) for side, values in steps.items()}
     for side, value in medians.items():
-        label = "paddle_pfc" if side == "paddle" else "arcface_torch"
+        label = {"paddle": "paddle_pfc", "paddle_off": "paddle_pfc/off", "torch": "arcface_torch"}[side]
         print(f"  {label:14s} {value:7.3f} s/step  {args.batch_size / value:7.2f} images/s  rounds {steps[side]}")
     if "torch" in medians:
         report["paddle_over_torch_images_per_s"] = medians["torch"] / medians["paddle"]
         print(f"  paddle_pfc / arcface_torch images/s = {report['paddle_over_torch_images_per_s']:.3f}")
+    if "paddle_off" in medians:
+        report["native_over_off_images_per_s"] = medians["paddle_off"] / medians["paddle"]
+        print(f"  paddle_pfc native / PADDLE_PFC_NATIVE=off images/s = {report['native_over_off_images_per_s']:.3f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)

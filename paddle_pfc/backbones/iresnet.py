@@ -32,7 +32,7 @@ import paddle
 import paddle.nn.functional as F
 from paddle import nn
 
-from .native_layers import PReLU
+from .native_layers import Conv2D, PReLU
 
 __all__ = [
     "FrozenScaleBatchNorm1D",
@@ -105,17 +105,12 @@ def _conv_attr() -> paddle.ParamAttr:
 
 
 def _conv3x3(in_planes: int, out_planes: int, stride: int = 1) -> nn.Conv2D:
-    return nn.Conv2D(
-        in_planes, out_planes, kernel_size=3, stride=stride, padding=1,
-        weight_attr=_conv_attr(), bias_attr=False,
-    )
+    # native_layers.Conv2D: oneDNN's convolution in CPU training programs, nn.Conv2D elsewhere
+    return Conv2D(in_planes, out_planes, kernel_size=3, stride=stride, padding=1, weight_attr=_conv_attr())
 
 
 def _conv1x1(in_planes: int, out_planes: int, stride: int = 1) -> nn.Conv2D:
-    return nn.Conv2D(
-        in_planes, out_planes, kernel_size=1, stride=stride,
-        weight_attr=_conv_attr(), bias_attr=False,
-    )
+    return Conv2D(in_planes, out_planes, kernel_size=1, stride=stride, padding=0, weight_attr=_conv_attr())
 
 
 class IBasicBlock(nn.Layer):
@@ -193,8 +188,7 @@ class IResNet(nn.Layer):
         self.layer_counts = tuple(int(n) for n in layers)
         self.inplanes = 64
 
-        self.conv1 = nn.Conv2D(3, self.inplanes, kernel_size=3, stride=1, padding=1,
-                               weight_attr=_conv_attr(), bias_attr=False)
+        self.conv1 = _conv3x3(3, self.inplanes)
         self.bn1 = _bn2d(self.inplanes)
         self.prelu = PReLU(num_parameters=self.inplanes, init=0.25)
         self.layer1 = self._make_layer(64, self.layer_counts[0], stride=2)

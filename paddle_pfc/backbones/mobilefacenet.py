@@ -29,7 +29,7 @@ import paddle
 from paddle import nn
 
 from .iresnet import BN_EPSILON, BN_MOMENTUM, _check_spatial, check_head_args, normalize_input_size
-from .native_layers import DepthwiseConv2D, PReLU
+from .native_layers import Conv2D, DepthwiseConv2D, PReLU
 
 __all__ = ["MobileFaceNet", "mobilefacenet"]
 
@@ -46,6 +46,9 @@ def _conv(in_c, out_c, kernel, stride, padding, groups) -> nn.Conv2D:
     if groups > 1 and groups == in_c == out_c:  # depthwise: a native kernel when training on CPU
         return DepthwiseConv2D(out_c, kernel, _pair(stride), _pair(padding),
                                weight_attr=paddle.ParamAttr(initializer=nn.initializer.Normal(0.0, std)))
+    if groups == 1:  # oneDNN's convolution when training on CPU
+        return Conv2D(in_c, out_c, kernel, _pair(stride), _pair(padding),
+                      weight_attr=paddle.ParamAttr(initializer=nn.initializer.Normal(0.0, std)))
     return nn.Conv2D(
         in_c, out_c, kernel_size=kernel, stride=_pair(stride), padding=_pair(padding),
         groups=groups,

@@ -1,11 +1,13 @@
 """Backbone layers whose training forward/backward run in native CPU kernels.
 
-:class:`PReLU` and :class:`DepthwiseConv2D` are Paddle's ``nn.PReLU`` and ``nn.Conv2D`` (same
+:class:`PReLU`, :class:`DepthwiseConv2D` and :class:`Conv2D` are Paddle's ``nn.PReLU`` and ``nn.Conv2D`` (same
 parameters, initialisation and state-dict names, so checkpoints and exported models are
 unchanged), except that in a static *training* program on CPU they call
-:func:`paddle_pfc.kernels.native_ops.prelu` / :func:`~paddle_pfc.kernels.native_ops.depthwise_conv2d` when the
-native kernels are available (``PADDLE_PFC_NATIVE``). Paddle 3.3's CPU kernels for these two ops
-took half of mobilefacenet's training step (``docs/paddle-notes.md``). Evaluation programs (the
+:func:`paddle_pfc.kernels.native_ops.prelu` / :func:`~paddle_pfc.kernels.native_ops.depthwise_conv2d` /
+:func:`paddle_pfc.kernels.conv_ops.conv2d` (oneDNN) when the native kernels are available
+(``PADDLE_PFC_NATIVE``). Paddle 3.3's CPU kernels for the first two took half of mobilefacenet's
+training step, its im2col + GEMM convolutions most of the rest and ~97 % of iresnet50's
+(``docs/paddle-notes.md``). Evaluation programs (the
 layer in eval mode: validation, export), dynamic mode and GPU programs use Paddle's ops, so an
 exported model needs no custom-op library.
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 import paddle
 from paddle import nn
 
-from paddle_pfc.kernels import native_ops
+from paddle_pfc.kernels import conv_ops, native_ops
 
 
 def native_layers_active(layer: nn.Layer, x) -> bool:
@@ -49,4 +51,30 @@ class DepthwiseConv2D(nn.Conv2D):
     def forward(self, x):
         if self._data_format == "NCHW" and native_layers_active(self, x):
             return native_ops.depthwise_conv2d(x, self.weight, self._stride, self._pad_hw)
+        return super().forward(x)
+
+
+class Conv2D(nn.Conv2D):
+    """``nn.Conv2D(in, out, kernel, stride, padding, bias_attr=False)`` (groups 1, no dilation,
+    symmetric integer padding) whose static training programs on CPU run oneDNN's convolution
+    (:func:`paddle_pfc.kernels.conv_ops.conv2d`); see the module docstring."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 weight_attr=None) -> None:
+        pad = (padding, padding) if isinstance(padding, int) else tuple(padding)
+        if len(pad) != 2 or not all(isinstance(p, int) and p >= 0 for p in pad):
+            raise ValueError(f"Conv2D takes int or (ph, pw) padding, got {padding!r}")
+        super().__init__(in_channels, out_channels, kernel_size=kernel_size, stride=stride, padding=pad,
+                         weight_attr=weight_attr, bias_attr=False)
+        self._pad_hw = pad
+
+    # A stem on 3-channel images stays on Paddle's conv2d: its input needs no gradient, which
+    # Paddle's conv2d_grad then skips, while the custom grad op computes both (measured: oneDNN
+    # 0.88x Paddle's speed for iresnet's 3->64 stem at batch 8, 2.0x over all its convolutions).
+    MIN_NATIVE_CHANNELS = 8
+
+    def forward(self, x):
+        if (self._data_format == "NCHW" and self._in_channels >= self.MIN_NATIVE_CHANNELS
+                and native_layers_active(self, x) and conv_ops.kernels() is not None):
+            return conv_ops.conv2d(x, self.weight, self._stride, self._pad_hw)
         return super().forward(x)

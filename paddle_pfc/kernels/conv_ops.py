@@ -1,0 +1,141 @@
+"""Dense convolutions through oneDNN, as a Paddle custom op with its grad op (``csrc/conv_ops.cc``).
+
+Paddle 3.3's CPU ``conv2d`` / ``conv2d_grad`` (im2col + GEMM) took ~67 % of mobilefacenet's and
+~97 % of iresnet50's training step; oneDNN's direct convolutions (blocked layouts, AVX-512 JIT
+kernels) do the same float32 arithmetic several times faster. oneDNN is the copy Paddle's CPU
+wheel already loads (``paddle/libs/libdnnl.so.3``, oneDNN 3.6.2); the wheel ships only forwarding
+stubs of its headers, so the headers of that release are vendored in ``csrc/third_party/onednn``
+(Apache-2.0). The build links ``libdnnl.so.3`` by soname with Paddle's ``libs`` directory as rpath,
+so the process keeps one oneDNN.
+
+Built like :mod:`paddle_pfc.kernels.native_ops` (same ``PADDLE_PFC_NATIVE`` switch: ``auto`` falls
+back to Paddle's ``conv2d`` with one warning if the build or the oneDNN check fails, ``on`` raises,
+``off`` never builds), once per source, Paddle version and CPU under ``$PADDLE_PFC_BUILD_DIR`` or
+``~/.cache/paddle_pfc``.
+
+Threads: oneDNN runs on libgomp's OpenMP, while Paddle's CPU math runs on libiomp5, which Paddle
+sets to one thread unless ``OMP_NUM_THREADS`` is set; libgomp alone would take every core. The
+op uses ``OMP_NUM_THREADS`` when set, else as many threads as Paddle's math
+(:func:`threads` tells), so ranks of one thread each do not oversubscribe the machine.
+"""
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import hashlib
+import os
+import platform
+import warnings
+from pathlib import Path
+
+import paddle
+
+from paddle_pfc.kernels import native_ops
+
+SOURCE = Path(__file__).with_name("csrc") / "conv_ops.cc"
+INCLUDE = Path(__file__).with_name("csrc") / "third_party" / "onednn"
+HEADER_VERSION = (3, 6)  # the vendored headers' release; a library of the same major, minor >= this, works
+_state: dict[str, object] = {}
+
+
+def _paddle_libs() -> Path:
+    return Path(paddle.__file__).parent / "libs"
+
+
+def onednn_version() -> tuple[int, int, int] | None:
+    """The (major, minor, patch) of the oneDNN that Paddle ships, or None if it has none."""
+    library = _paddle_libs() / "libdnnl.so.3"
+    if not library.exists():
+        return None
+
+    class _Version(ctypes.Structure):
+        _fields_ = [("major", ctypes.c_int), ("minor", ctypes.c_int), ("patch", ctypes.c_int),
+                    ("hash", ctypes.c_char_p), ("cpu_runtime", ctypes.c_uint), ("gpu_runtime", ctypes.c_uint)]
+
+    lib = ctypes.CDLL(str(library))
+    lib.dnnl_version.restype = ctypes.POINTER(_Version)
+    version = lib.dnnl_version().contents
+    return version.major, version.minor, version.patch
+
+
+def _cpu_identity() -> bytes:
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="ignore") as cpuinfo:
+            lines = [line for line in cpuinfo if line.startswith(("model name", "flags"))][:2]
+    except OSError:
+        lines = []
+    return (platform.machine() + "".join(lines)).encode()
+
+
+def _build():
+    from paddle.utils.cpp_extension import load
+
+    version = onednn_version()
+    if version is None or version[0] != HEADER_VERSION[0] or version[1] < HEADER_VERSION[1]:
+        raise RuntimeError(f"paddle ships oneDNN {version}; conv_ops needs {HEADER_VERSION[0]}.x, "
+                           f"x >= {HEADER_VERSION[1]} (paddle/libs/libdnnl.so.3)")
+    root = Path(os.environ.get("PADDLE_PFC_BUILD_DIR") or Path.home() / ".cache" / "paddle_pfc")
+    key = SOURCE.read_bytes() + paddle.__version__.encode() + _cpu_identity() + repr(version).encode()
+    directory = root / f"conv_ops_{hashlib.sha256(key).hexdigest()[:12]}"
+    directory.mkdir(parents=True, exist_ok=True)
+    libs = str(_paddle_libs())
+    with open(directory / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            module = load(name="paddle_pfc_conv_ops", sources=[str(SOURCE)], build_directory=str(directory),
+                          extra_cxx_cflags=["-O3", "-march=native"], extra_include_paths=[str(INCLUDE)],
+                          extra_ldflags=[f"-L{libs}", "-l:libdnnl.so.3", "-l:libgomp.so.1", f"-Wl,-rpath,{libs}"],
+                          verbose=False)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    # the same shared object Paddle loaded (dlopen returns its handle): its C entry points
+    shared = next(directory.glob("paddle_pfc_conv_ops/paddle_pfc_conv_ops*.so"))
+    library = ctypes.CDLL(str(shared))
+    library.pfc_conv_set_threads(_paddle_math_threads())
+    _state["library"] = library
+    return module
+
+
+def _paddle_math_threads() -> int:
+    """``OMP_NUM_THREADS`` if set, else the thread count of Paddle's CPU math (libiomp5's OpenMP,
+    which Paddle sets to 1), else 1."""
+    value = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    try:
+        return max(1, int(ctypes.CDLL(str(_paddle_libs() / "libiomp5.so")).omp_get_max_threads()))
+    except OSError:
+        return 1
+
+
+def threads() -> int | None:
+    """The number of threads oneDNN's convolutions use (None when they are unavailable)."""
+    if kernels() is None:
+        return None
+    return int(_state["library"].pfc_conv_threads())
+
+
+def kernels():
+    """The built extension, or None when ``PADDLE_PFC_NATIVE=off`` (or ``auto`` and the build failed)."""
+    chosen = native_ops.mode()
+    if chosen == "off":
+        return None
+    if "module" not in _state:
+        try:
+            _state["module"] = _build()
+        except Exception as error:
+            if chosen == "on":
+                raise RuntimeError(f"PADDLE_PFC_NATIVE=on: building conv_ops.cc failed: {error}") from error
+            warnings.warn(f"paddle_pfc: oneDNN convolutions unavailable ({error}); using Paddle's conv2d "
+                          "(slower). Set PADDLE_PFC_NATIVE=off to silence this.", RuntimeWarning)
+            _state["module"] = None
+    return _state["module"]
+
+
+def conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int]):
+    """Convolution of float32 ``x`` [N, C, H, W] with ``weight`` [O, C, kh, kw] (groups 1, no
+    dilation, no bias, zero padding ``padding`` = (ph, pw) on both sides):
+    ``out[n, o, oh, ow] = sum_{c,i,j} weight[o, c, i, j] * x[n, c, oh*sh - ph + i, ow*sw - pw + j]``,
+    differentiable in both inputs. oneDNN's direct algorithm in strict float32 (no Winograd, no
+    reduced precision); only the summation order differs from Paddle's ``conv2d``."""
+    return kernels().pfc_conv2d(x, weight, int(stride[0]), int(stride[1]), int(padding[0]), int(padding[1]))

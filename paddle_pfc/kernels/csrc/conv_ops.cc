@@ -1,0 +1,308 @@
+// Dense 2-D convolution (groups 1, NCHW, float32, no bias, no dilation, symmetric zero padding) and
+// its backward through oneDNN: the library Paddle's CPU wheel already loads (paddle/libs/
+// libdnnl.so.3, oneDNN 3.6.2, OpenMP threading through libgomp). Paddle 3.3's own CPU conv2d /
+// conv2d_grad (im2col + GEMM) were ~67 % of mobilefacenet's and ~97 % of iresnet50's training
+// step (docs/paddle-notes.md). Built on first use by paddle_pfc/kernels/conv_ops.py, which states
+// the contract; the oneDNN headers of that exact release are vendored beside this file
+// (third_party/onednn/, Apache-2.0), because the wheel ships only forwarding stubs of them.
+//
+// oneDNN chooses the layouts it computes in (format_tag::any: blocked nChw16c / OIhw16i16o on
+// AVX-512); Paddle's plain NCHW / OIHW tensors are reordered into and out of them. Primitives,
+// their descriptors and the blocked buffers are cached per shape: ranks are separate processes and
+// Paddle runs a program's ops one after another, so the cache needs no lock. Math is strict
+// float32 (fpmath_mode::strict, the direct algorithm: no Winograd, no reduced precision).
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <omp.h>
+
+#include "oneapi/dnnl/dnnl.hpp"
+#include "paddle/extension.h"
+
+static_assert(DNNL_VERSION_MAJOR == 3, "built against oneDNN 3 headers");
+
+namespace {
+
+using dnnl::memory;
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+
+// oneDNN's threads (its OpenMP is libgomp's): 0 = libgomp's default (OMP_NUM_THREADS, else every
+// core); set once from Python (pfc_conv_set_threads) to the thread count of Paddle's own CPU
+// math, which Paddle keeps at 1 unless OMP_NUM_THREADS says otherwise. OpenMP's thread count is
+// per calling thread and Paddle's executor may run ops on its own threads, so each kernel applies
+// it on entry.
+int g_threads = 0;
+
+void ApplyThreads() {
+  if (g_threads > 0 && omp_get_max_threads() != g_threads) omp_set_num_threads(g_threads);
+}
+
+// n, c, h, w, o, kh, kw, sh, sw, ph, pw
+using Key = std::array<int64_t, 11>;
+
+dnnl::engine& Engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::stream& Stream() {
+  static dnnl::stream stream(Engine());
+  return stream;
+}
+
+dnnl::primitive_attr StrictAttr() {
+  dnnl::primitive_attr attr;
+  attr.set_fpmath_mode(dnnl::fpmath_mode::strict);
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// A tensor in Paddle's plain layout (user memory) and, when oneDNN wants another layout, the
+// blocked buffer (owned by the cache entry) and the reorder between the two.
+struct Operand {
+  memory::desc plain, chosen;
+  memory blocked;  // empty when chosen == plain
+  dnnl::reorder to_chosen, to_plain;
+  bool input = true;
+
+  void Init(const memory::desc& plain_md, const memory::desc& chosen_md, bool is_input) {
+    plain = plain_md;
+    chosen = chosen_md;
+    input = is_input;
+    if (chosen != plain) {
+      blocked = memory(chosen, Engine());
+      if (input) {
+        to_chosen = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plain, Engine(), chosen));
+      } else {
+        to_plain = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), chosen, Engine(), plain));
+      }
+    }
+  }
+
+  // The memory the convolution reads (input) or writes (output) for Paddle buffer `data`;
+  // an input is reordered into the blocked buffer first.
+  memory Bind(void* data) {
+    memory user(plain, Engine(), data);
+    if (!blocked) return user;
+    if (input) to_chosen.execute(Stream(), user, blocked);
+    return blocked;
+  }
+
+  // After the convolution: an output computed in the blocked buffer goes back to `data`.
+  void Finish(void* data) {
+    if (input || !blocked) return;
+    memory user(plain, Engine(), data);
+    to_plain.execute(Stream(), blocked, user);
+  }
+};
+
+struct Scratch {
+  memory buffer;
+  void Init(const memory::desc& md) {
+    if (md.get_size() > 0) buffer = memory(md, Engine());
+  }
+};
+
+struct Entry {
+  memory::dims strides, padding;
+  memory::desc x_md, w_md, y_md;
+  std::unique_ptr<dnnl::convolution_forward::primitive_desc> fwd_pd;
+
+  bool has_fwd = false;
+  dnnl::convolution_forward fwd;
+  Operand fwd_x, fwd_w, fwd_y;
+  Scratch fwd_scratch;
+
+  bool has_bwd = false;
+  dnnl::convolution_backward_data bwd_data;
+  Operand bd_dy, bd_w, bd_dx;
+  Scratch bd_scratch;
+  dnnl::convolution_backward_weights bwd_weights;
+  Operand bw_x, bw_dy, bw_dw;
+  Scratch bw_scratch;
+};
+
+std::map<Key, std::unique_ptr<Entry>>& Cache() {
+  static std::map<Key, std::unique_ptr<Entry>> cache;
+  return cache;
+}
+
+Entry& Lookup(const Key& k) {
+  auto& cache = Cache();
+  auto found = cache.find(k);
+  if (found != cache.end()) return *found->second;
+  auto entry = std::make_unique<Entry>();
+  const int64_t n = k[0], c = k[1], h = k[2], w = k[3], o = k[4], kh = k[5], kw = k[6];
+  const int64_t sh = k[7], sw = k[8], ph = k[9], pw = k[10];
+  const int64_t oh = (h + 2 * ph - kh) / sh + 1, ow = (w + 2 * pw - kw) / sw + 1;
+  entry->strides = {sh, sw};
+  entry->padding = {ph, pw};
+  entry->x_md = memory::desc({n, c, h, w}, dt::f32, tag::nchw);
+  entry->w_md = memory::desc({o, c, kh, kw}, dt::f32, tag::oihw);
+  entry->y_md = memory::desc({n, o, oh, ow}, dt::f32, tag::nchw);
+  const memory::desc x_any({n, c, h, w}, dt::f32, tag::any), w_any({o, c, kh, kw}, dt::f32, tag::any),
+      y_any({n, o, oh, ow}, dt::f32, tag::any);
+  entry->fwd_pd = std::make_unique<dnnl::convolution_forward::primitive_desc>(
+      Engine(), dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, x_any, w_any, y_any,
+      entry->strides, entry->padding, entry->padding, StrictAttr());
+  Entry& ref = *entry;
+  cache.emplace(k, std::move(entry));
+  return ref;
+}
+
+void BuildForward(Entry& e) {
+  if (e.has_fwd) return;
+  const auto& pd = *e.fwd_pd;
+  e.fwd = dnnl::convolution_forward(pd);
+  e.fwd_x.Init(e.x_md, pd.src_desc(), true);
+  e.fwd_w.Init(e.w_md, pd.weights_desc(), true);
+  e.fwd_y.Init(e.y_md, pd.dst_desc(), false);
+  e.fwd_scratch.Init(pd.scratchpad_desc());
+  e.has_fwd = true;
+}
+
+void BuildBackward(Entry& e) {
+  if (e.has_bwd) return;
+  const memory::desc x_any(e.x_md.get_dims(), dt::f32, tag::any), w_any(e.w_md.get_dims(), dt::f32, tag::any),
+      y_any(e.y_md.get_dims(), dt::f32, tag::any);
+  dnnl::convolution_backward_data::primitive_desc data_pd(Engine(), dnnl::algorithm::convolution_direct, x_any,
+                                                           w_any, y_any, e.strides, e.padding, e.padding,
+                                                           *e.fwd_pd, StrictAttr());
+  e.bwd_data = dnnl::convolution_backward_data(data_pd);
+  e.bd_dy.Init(e.y_md, data_pd.diff_dst_desc(), true);
+  e.bd_w.Init(e.w_md, data_pd.weights_desc(), true);
+  e.bd_dx.Init(e.x_md, data_pd.diff_src_desc(), false);
+  e.bd_scratch.Init(data_pd.scratchpad_desc());
+  dnnl::convolution_backward_weights::primitive_desc weights_pd(
+      Engine(), dnnl::algorithm::convolution_direct, x_any, w_any, y_any, e.strides, e.padding, e.padding,
+      *e.fwd_pd, StrictAttr());
+  e.bwd_weights = dnnl::convolution_backward_weights(weights_pd);
+  e.bw_x.Init(e.x_md, weights_pd.src_desc(), true);
+  e.bw_dy.Init(e.y_md, weights_pd.diff_dst_desc(), true);
+  e.bw_dw.Init(e.w_md, weights_pd.diff_weights_desc(), false);
+  e.bw_scratch.Init(weights_pd.scratchpad_desc());
+  e.has_bwd = true;
+}
+
+Key CheckedKey(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h, int stride_w, int pad_h,
+               int pad_w) {
+  PD_CHECK(x.is_cpu() && w.is_cpu(), "pfc_conv2d runs on CPU tensors");
+  PD_CHECK(x.dtype() == paddle::DataType::FLOAT32 && w.dtype() == paddle::DataType::FLOAT32,
+           "pfc_conv2d takes float32 x and weight");
+  PD_CHECK(x.shape().size() == 4 && w.shape().size() == 4, "pfc_conv2d: x must be [N, C, H, W], weight [O, C, kh, kw]");
+  PD_CHECK(w.shape()[1] == x.shape()[1], "pfc_conv2d: weight must be [O, C, kh, kw] for x's C (groups 1)");
+  PD_CHECK(stride_h >= 1 && stride_w >= 1 && pad_h >= 0 && pad_w >= 0, "pfc_conv2d: bad stride or padding");
+  const auto& s = x.shape();
+  const auto& f = w.shape();
+  PD_CHECK(s[2] + 2 * pad_h >= f[2] && s[3] + 2 * pad_w >= f[3], "pfc_conv2d: kernel larger than the padded input");
+  return {s[0], s[1], s[2], s[3], f[0], f[2], f[3], stride_h, stride_w, pad_h, pad_w};
+}
+
+void Run(const dnnl::primitive& p, const std::unordered_map<int, memory>& args) {
+  p.execute(Stream(), args);
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void pfc_conv_set_threads(int threads) {
+  g_threads = threads > 0 ? threads : 0;
+}
+
+extern "C" __attribute__((visibility("default"))) int pfc_conv_threads() {
+  ApplyThreads();
+  return omp_get_max_threads();
+}
+
+std::vector<paddle::Tensor> ConvForward(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h,
+                                        int stride_w, int pad_h, int pad_w) {
+  ApplyThreads();
+  Entry& e = Lookup(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w));
+  BuildForward(e);
+  auto out = paddle::empty(e.y_md.get_dims(), paddle::DataType::FLOAT32, paddle::CPUPlace());
+  void* y = out.data<float>();
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, e.fwd_x.Bind(const_cast<float*>(x.data<float>()))},
+                                       {DNNL_ARG_WEIGHTS, e.fwd_w.Bind(const_cast<float*>(w.data<float>()))},
+                                       {DNNL_ARG_DST, e.fwd_y.Bind(y)}};
+  if (e.fwd_scratch.buffer) args.emplace(DNNL_ARG_SCRATCHPAD, e.fwd_scratch.buffer);
+  Run(e.fwd, args);
+  e.fwd_y.Finish(y);
+  Stream().wait();
+  return {out};
+}
+
+std::vector<paddle::Tensor> ConvBackward(const paddle::Tensor& x, const paddle::Tensor& w,
+                                         const paddle::Tensor& grad_out, int stride_h, int stride_w, int pad_h,
+                                         int pad_w) {
+  ApplyThreads();
+  Entry& e = Lookup(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w));
+  PD_CHECK(grad_out.dtype() == paddle::DataType::FLOAT32 && grad_out.shape() == e.y_md.get_dims(),
+           "pfc_conv2d_grad: grad_out must be float32 [N, O, out_h, out_w]");
+  BuildBackward(e);
+  auto grad_x = paddle::empty(x.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
+  auto grad_w = paddle::empty(w.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
+  void* xp = const_cast<float*>(x.data<float>());
+  void* wp = const_cast<float*>(w.data<float>());
+  void* dyp = const_cast<float*>(grad_out.data<float>());
+  void* dx = grad_x.data<float>();
+  void* dw = grad_w.data<float>();
+  {
+    std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, e.bd_dy.Bind(dyp)},
+                                         {DNNL_ARG_WEIGHTS, e.bd_w.Bind(wp)},
+                                         {DNNL_ARG_DIFF_SRC, e.bd_dx.Bind(dx)}};
+    if (e.bd_scratch.buffer) args.emplace(DNNL_ARG_SCRATCHPAD, e.bd_scratch.buffer);
+    Run(e.bwd_data, args);
+    e.bd_dx.Finish(dx);
+  }
+  {
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, e.bw_x.Bind(xp)},
+                                         {DNNL_ARG_DIFF_DST, e.bw_dy.Bind(dyp)},
+                                         {DNNL_ARG_DIFF_WEIGHTS, e.bw_dw.Bind(dw)}};
+    if (e.bw_scratch.buffer) args.emplace(DNNL_ARG_SCRATCHPAD, e.bw_scratch.buffer);
+    Run(e.bwd_weights, args);
+    e.bw_dw.Finish(dw);
+  }
+  Stream().wait();
+  return {grad_x, grad_w};
+}
+
+std::vector<std::vector<int64_t>> ConvShape(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
+                                            int stride_h, int stride_w, int pad_h, int pad_w) {
+  auto out_size = [](int64_t in, int64_t k, int stride, int pad) {
+    return in < 0 ? in : (in + 2 * pad - k) / stride + 1;
+  };
+  return {{x[0], w[0], out_size(x[2], w[2], stride_h, pad_h), out_size(x[3], w[3], stride_w, pad_w)}};
+}
+
+std::vector<paddle::DataType> ConvDtype(const paddle::DataType& x, const paddle::DataType&) { return {x}; }
+
+std::vector<std::vector<int64_t>> ConvGradShape(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
+                                                const std::vector<int64_t>&, int, int, int, int) {
+  return {x, w};
+}
+
+std::vector<paddle::DataType> ConvGradDtype(const paddle::DataType& x, const paddle::DataType& w,
+                                            const paddle::DataType&) {
+  return {x, w};
+}
+
+PD_BUILD_OP(pfc_conv2d)
+    .Inputs({"X", "W"})
+    .Outputs({"Out"})
+    .Attrs({"stride_h: int", "stride_w: int", "pad_h: int", "pad_w: int"})
+    .SetKernelFn(PD_KERNEL(ConvForward))
+    .SetInferShapeFn(PD_INFER_SHAPE(ConvShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(ConvDtype));
+
+PD_BUILD_GRAD_OP(pfc_conv2d)
+    .Inputs({"X", "W", paddle::Grad("Out")})
+    .Outputs({paddle::Grad("X"), paddle::Grad("W")})
+    .Attrs({"stride_h: int", "stride_w: int", "pad_h: int", "pad_w: int"})
+    .SetKernelFn(PD_KERNEL(ConvBackward))
+    .SetInferShapeFn(PD_INFER_SHAPE(ConvGradShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(ConvGradDtype));

@@ -1,0 +1,231 @@
+"""oneDNN convolutions (paddle_pfc.kernels.conv_ops) against Paddle's conv2d and float64 numpy, and
+the backbones' training programs with them against PADDLE_PFC_NATIVE=off."""
+from __future__ import annotations
+
+import numpy as np
+import paddle
+import pytest
+from paddle.autograd.ir_backward import grad as pir_grad
+
+from paddle_pfc.backbones import build_backbone
+from paddle_pfc.backbones.native_layers import Conv2D
+from paddle_pfc.kernels import conv_ops
+
+
+@pytest.fixture(autouse=True)
+def _need_onednn():
+    if conv_ops.kernels() is None:
+        pytest.skip("oneDNN convolutions unavailable (PADDLE_PFC_NATIVE=off or build failed)")
+
+
+def _patches(x, kernel, stride, pad):
+    """float64 [N, OH, OW, C, kh, kw] windows of zero-padded ``x``."""
+    n, c, h, w = x.shape
+    xp = np.zeros((n, c, h + 2 * pad[0], w + 2 * pad[1]))
+    xp[:, :, pad[0]:pad[0] + h, pad[1]:pad[1] + w] = x
+    oh, ow = (h + 2 * pad[0] - kernel[0]) // stride[0] + 1, (w + 2 * pad[1] - kernel[1]) // stride[1] + 1
+    out = np.empty((n, oh, ow, c, kernel[0], kernel[1]))
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            window = xp[:, :, i:i + stride[0] * (oh - 1) + 1:stride[0], j:j + stride[1] * (ow - 1) + 1:stride[1]]
+            out[..., i, j] = window.transpose(0, 2, 3, 1)
+    return out
+
+
+def _reference(x, w, up, stride, pad):
+    """float64 out, d x and d weight of sum(conv(x, w) * up), straight from the definition, and the
+    same sums of absolute terms (each result's rounding scale)."""
+    kernel = w.shape[2:]
+    p = _patches(x, kernel, stride, pad)
+    out = np.einsum("nhwcij,ocij->nohw", p, w)
+    out_scale = np.einsum("nhwcij,ocij->nohw", np.abs(p), np.abs(w))
+    dw = np.einsum("nohw,nhwcij->ocij", up, p)
+    dw_scale = np.einsum("nohw,nhwcij->ocij", np.abs(up), np.abs(p))
+    # d x: each window's share up . w, added back where the window read x
+    n, c, h, wd = x.shape
+    share = np.einsum("nohw,ocij->nhwcij", up, w)
+    share_abs = np.einsum("nohw,ocij->nhwcij", np.abs(up), np.abs(w))
+    dx = np.zeros((n, c, h + 2 * pad[0], wd + 2 * pad[1]))
+    dx_scale = np.zeros_like(dx)
+    oh, ow = out.shape[2:]
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            rows = slice(i, i + stride[0] * (oh - 1) + 1, stride[0])
+            cols = slice(j, j + stride[1] * (ow - 1) + 1, stride[1])
+            dx[:, :, rows, cols] += share[..., i, j].transpose(0, 3, 1, 2)
+            dx_scale[:, :, rows, cols] += share_abs[..., i, j].transpose(0, 3, 1, 2)
+    crop = (slice(None), slice(None), slice(pad[0], pad[0] + h), slice(pad[1], pad[1] + wd))
+    return (out, dx[crop], dw), (out_scale, dx_scale[crop], dw_scale)
+
+
+def _run_conv(x, weight, up, stride, pad, native: bool):
+    """out, dx, dw of sum(conv(x, weight) * up) in a static program: the oneDNN op or Paddle's
+    conv2d (Conv2D in eval mode)."""
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        xv = paddle.static.data("x", x.shape, "float32")
+        xv.stop_gradient = False
+        layer = Conv2D(x.shape[1], weight.shape[0], weight.shape[2:], stride, pad)
+        layer.eval()
+        out = conv_ops.conv2d(xv, layer.weight, stride, pad) if native else layer(xv)
+        upv = paddle.static.data("up", out.shape, "float32")
+        dx, dw = pir_grad(paddle.sum(out * upv), [xv, layer.weight])
+    ops = [op.name() for op in main.global_block().ops]
+    assert any("pfc_conv2d" in name for name in ops) == native, ops
+    assert any(name == "pd_op.conv2d" for name in ops) != native, ops
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    scope = paddle.static.Scope()
+    with paddle.static.scope_guard(scope):
+        exe.run(startup)
+        scope.find_var(layer.weight.name).get_tensor().set(weight, paddle.CPUPlace())
+        return exe.run(main, feed={"x": x, "up": up}, fetch_list=[out, dx, dw])
+
+
+CASES = [  # x shape, out channels, kernel, stride, padding
+    ([2, 3, 9, 8], 5, (3, 3), (1, 1), (1, 1)),
+    ([2, 4, 9, 9], 6, (3, 3), (2, 2), (1, 1)),    # iresnet's down-sampling conv2
+    ([3, 5, 7, 7], 4, (1, 1), (1, 1), (0, 0)),    # mobilefacenet's 1x1 convs
+    ([2, 6, 11, 7], 3, (1, 1), (2, 2), (0, 0)),   # iresnet's down-sampling shortcut, odd sizes
+    ([1, 16, 13, 10], 32, (3, 3), (2, 2), (0, 0)),
+    ([2, 3, 6, 11], 4, (3, 5), (2, 1), (2, 0)),   # rectangular kernel, unequal strides and padding
+]
+
+
+@pytest.mark.parametrize("shape, out_c, kernel, stride, pad", CASES)
+def test_conv_matches_paddle_and_float64(shape, out_c, kernel, stride, pad, static_mode):
+    rng = np.random.default_rng(shape[1] * 31 + out_c + kernel[1])
+    x = rng.standard_normal(shape).astype(np.float32)
+    weight = rng.standard_normal([out_c, shape[1], *kernel]).astype(np.float32)
+    oh = (shape[2] + 2 * pad[0] - kernel[0]) // stride[0] + 1
+    ow = (shape[3] + 2 * pad[1] - kernel[1]) // stride[1] + 1
+    up = rng.standard_normal([shape[0], out_c, oh, ow]).astype(np.float32)
+    ours = _run_conv(x, weight, up, stride, pad, native=True)
+    paddles = _run_conv(x, weight, up, stride, pad, native=False)
+    refs, scales = _reference(x.astype(np.float64), weight.astype(np.float64), up.astype(np.float64), stride, pad)
+    for name, got, theirs, ref, scale in zip(("out", "dx", "dw"), ours, paddles, refs, scales):
+        assert got.shape == ref.shape and got.dtype == np.float32, name
+        # float32 summation of terms whose absolute values add up to `scale`: a few ulps of it
+        bound = 4 * np.finfo(np.float32).eps * scale + 1e-30
+        assert np.all(np.abs(got - ref) <= bound), (name, np.max(np.abs(got - ref) / bound))
+        assert np.all(np.abs(theirs - ref) <= bound), (name, "paddle")
+        np.testing.assert_allclose(got, theirs, rtol=0, atol=float(np.max(2 * bound)))
+
+
+def test_conv_dynamic_batch_and_shape_cache(static_mode):
+    """One program, batch -1, run with two batch sizes and again with the first (cached primitives)."""
+    rng = np.random.default_rng(5)
+    weight = rng.standard_normal([8, 4, 3, 3]).astype(np.float32)
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        xv = paddle.static.data("x", [-1, 4, 10, 10], "float32")
+        xv.stop_gradient = False
+        layer = Conv2D(4, 8, 3, 2, 1)
+        out = layer(xv)
+        assert list(out.shape) == [-1, 8, 5, 5]
+        dx, dw = pir_grad(paddle.sum(out * out), [xv, layer.weight])
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    scope = paddle.static.Scope()
+    with paddle.static.scope_guard(scope):
+        exe.run(startup)
+        scope.find_var(layer.weight.name).get_tensor().set(weight, paddle.CPUPlace())
+        runs = []
+        for n in (3, 1, 3):
+            x = np.random.default_rng(n).standard_normal([n, 4, 10, 10]).astype(np.float32)
+            got = exe.run(main, feed={"x": x}, fetch_list=[out, dx, dw])
+            (ref_out, _, _), (scale, _, _) = _reference(x.astype(np.float64), weight.astype(np.float64),
+                                                         np.zeros([n, 8, 5, 5]), (2, 2), (1, 1))
+            assert got[0].shape == (n, 8, 5, 5)
+            assert np.all(np.abs(got[0] - ref_out) <= 4 * np.finfo(np.float32).eps * scale)
+            runs.append(got)
+    for a, b in zip(runs[0], runs[2]):
+        np.testing.assert_array_equal(a, b)  # same shape, same primitive: bit-identical
+
+
+@pytest.mark.parametrize("channels, native", [(3, False), (7, False), (8, True), (64, True)])
+def test_layer_routing(channels, native, static_mode):
+    """Conv2D in a CPU training program: oneDNN from 8 input channels on; an image stem keeps
+    Paddle's conv2d (its conv2d_grad skips the unneeded input gradient)."""
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        x = paddle.static.data("x", [-1, channels, 16, 16], "float32")
+        layer = Conv2D(channels, 16, 3, 1, 1)
+        layer.train()
+        layer(x)
+    ops = [op.name() for op in main.global_block().ops]
+    assert any("pfc_conv2d" in n for n in ops) == native and ("pd_op.conv2d" in ops) != native, ops
+
+
+def test_eval_program_has_no_custom_op(static_mode):
+    """Exported and validation programs (eval mode) keep Paddle's conv2d: no custom-op library."""
+    for name in ("r18", "mbf"):
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup):
+            x = paddle.static.data("x", [-1, 3, 32, 32], "float32")
+            net = build_backbone(name, embedding_size=16, input_size=32)
+            net.eval()
+            net(x)
+        ops = [op.name() for op in main.global_block().ops]
+        assert "pd_op.conv2d" in ops and not any(n.startswith("custom_op") or "pfc_" in n for n in ops), name
+
+
+def test_conv_rejects_bad_inputs(static_mode):
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        x = paddle.static.data("x", [2, 3, 8, 8], "float32")
+        w = paddle.static.data("w", [4, 5, 3, 3], "float32")  # 5 input channels for x's 3
+        out = conv_ops.conv2d(x, w, (1, 1), (1, 1))
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    with pytest.raises(Exception):  # Paddle 3.3 re-raises custom-op errors as a bare std::exception
+        exe.run(main, feed={"x": np.ones([2, 3, 8, 8], np.float32), "w": np.ones([4, 5, 3, 3], np.float32)},
+                fetch_list=[out])
+
+
+def _backbone_step(name, x, values, native: bool, monkeypatch):
+    """Embedding, loss and parameter gradients of one training forward/backward of backbone
+    ``name`` (parameters set to ``values`` in creation order, or taken from its startup if None)."""
+    monkeypatch.setenv("PADDLE_PFC_NATIVE", "auto" if native else "off")
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        xv = paddle.static.data("x", list(x.shape), "float32")
+        net = build_backbone(name, embedding_size=16, input_size=x.shape[2])
+        net.train()
+        emb = net(xv)
+        loss = paddle.mean(paddle.square(emb - 0.5))
+        params = [p for p in net.parameters() if not p.stop_gradient]
+        grads = pir_grad(loss, params)
+    ops = [op.name() for op in main.global_block().ops]
+    assert any("pfc_conv2d" in n for n in ops) == native, name
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    scope = paddle.static.Scope()
+    with paddle.static.scope_guard(scope):
+        exe.run(startup)
+        if values is None:
+            values = [np.asarray(scope.find_var(p.name).get_tensor()) for p in params]
+        for p, v in zip(params, values):
+            scope.find_var(p.name).get_tensor().set(v, paddle.CPUPlace())
+        fetched = exe.run(main, feed={"x": x}, fetch_list=[emb, loss, *grads])
+    return fetched, values
+
+
+@pytest.mark.parametrize("name", ["r18", "mbf"])
+def test_backbone_training_native_matches_off(name, static_mode, monkeypatch):
+    """One training forward/backward: the embedding agrees to float32 rounding; the parameter
+    gradients (through train-mode batch norms, where they cancel heavily) differ between the two
+    convolution paths no more than Paddle's own path differs from itself when the input moves by
+    one float32 ulp."""
+    x = np.random.default_rng(3).standard_normal([4, 3, 32, 32]).astype(np.float32)
+    ours, values = _backbone_step(name, x, None, True, monkeypatch)
+    theirs, _ = _backbone_step(name, x, values, False, monkeypatch)
+    nudged, _ = _backbone_step(name, x * np.float32(1 + 2.0 ** -23), values, False, monkeypatch)
+
+    def relative(a, b):
+        a = np.concatenate([np.ravel(v) for v in a]).astype(np.float64)
+        b = np.concatenate([np.ravel(v) for v in b]).astype(np.float64)
+        return np.linalg.norm(a - b) / np.linalg.norm(b)
+
+    assert relative(ours[:1], theirs[:1]) < 1e-4
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-4)
+    ours_diff, floor = relative(ours[2:], theirs[2:]), relative(nudged[2:], theirs[2:])
+    assert ours_diff <= 4 * floor + 1e-5, (ours_diff, floor)
+    for got, ref in zip(ours[2:], theirs[2:]):
+        assert got.shape == ref.shape and np.isfinite(got).all()
