@@ -1,5 +1,5 @@
-"""Process settings: nothing at import; configure_process applies the malloc mode and the MKL
-setting decided from the running CPU (a fresh interpreter each)."""
+"""Process settings: nothing at import; configure_process applies the malloc mode, the MKL
+setting decided from the running CPU and the serial executor on CPU (a fresh interpreter each)."""
 from __future__ import annotations
 
 import os
@@ -27,7 +27,8 @@ print(rss() - before > 128 * 1024)                             # still resident 
 
 
 def python(code: str, **env_vars: str | None) -> list[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PADDLE_PFC_MALLOC", "MKL_DEBUG_CPU_TYPE")}
+    env = {k: v for k, v in os.environ.items() if k not in ("PADDLE_PFC_MALLOC", "MKL_DEBUG_CPU_TYPE",
+                                                             "FLAGS_new_executor_serial_run")}
     env.update({k: v for k, v in env_vars.items() if v is not None})
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=120)
@@ -69,3 +70,12 @@ def test_unknown_mode_is_an_error_naming_the_variable():
     proc = subprocess.run([sys.executable, "-c", "import paddle_pfc; paddle_pfc.configure_process()"],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and "PADDLE_PFC_MALLOC must be" in proc.stderr
+
+
+def test_serial_executor_on_cpu_unless_the_user_set_the_flag():
+    code = ("import paddle, paddle_pfc\nprint(paddle_pfc.configure_process()['serial_executor'])\n"
+            "print(paddle.get_flags(['FLAGS_new_executor_serial_run'])['FLAGS_new_executor_serial_run'])")
+    import paddle
+    gpu = paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0
+    assert python(code)[-2:] == (["no", "False"] if gpu else ["yes", "True"])
+    assert python(code, FLAGS_new_executor_serial_run="0")[-2:] == ["no", "False"]  # the user's value wins

@@ -3,11 +3,17 @@
 
     python tools/bench_backbone.py --backbone mobilefacenet --batch-size 32 \\
         [--insightface ~/src/insightface] [--threads 1] [--steps 5] [--rounds 3] [--native-off]
+    python tools/bench_backbone.py --backbone iresnet50 --batch-size 16 --classes 100000 --sample-ratio 0.1 \\
+        --insightface ~/src/insightface                                  # full step, with the head
     python tools/bench_backbone.py --convs --backbone iresnet50 --batch-size 8 [--threads 1]
 
 One *step* = forward, backward and a Momentum update (lr 0.1, momentum 0.9, weight decay 5e-4,
 gradient clipping at norm 5, as arcface_torch trains) of the backbone alone on a batch of
-112x112 images, loss = mean of ``embedding * fixed random weights``. paddle_pfc runs it as a
+112x112 images, loss = mean of ``embedding * fixed random weights``. With ``--classes N`` the step
+is a whole training step on one rank instead: the backbone, the Partial FC head (ArcFace, N
+classes, ``--sample-ratio``) and ``paddle_pfc.minimize``, against the peer's ``PartialFC_V2`` with
+``CombinedMarginLoss`` and one SGD over backbone and centers (as its ``train_v2.py``; its
+sampling's ``.cuda()`` calls are made no-ops for the CPU). paddle_pfc runs it as a
 static program on CPU with its default process settings (``paddle_pfc.configure_process``,
 native kernels per ``PADDLE_PFC_NATIVE``); arcface_torch's ``get_model`` (``r18``…``r200``,
 ``mbf``) is read from ``--insightface`` (a local checkout of deepinsight/insightface; nothing of
@@ -39,30 +45,41 @@ PEER_NAMES = {"iresnet18": "r18", "iresnet34": "r34", "iresnet50": "r50", "iresn
               "iresnet200": "r200", "mobilefacenet": "mbf"}
 
 
-def _paddle_steps(backbone: str, batch: int, steps: int, warmup: int) -> list[float]:
+def _paddle_steps(backbone: str, batch: int, steps: int, warmup: int, classes: int,
+                  sample_ratio: float) -> list[float]:
     import numpy as np
     import paddle
 
     import paddle_pfc
     from paddle_pfc.backbones import build_backbone
 
-    paddle_pfc.configure_process()
-    paddle.enable_static()
+    rank, world_size = paddle_pfc.init_distributed()  # one rank; the process settings
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, startup):
         images = paddle.static.data("images", [batch, 3, 112, 112], "float32")
-        weights = paddle.static.data("weights", [batch, 512], "float32")
         net = build_backbone(backbone, 512, 112, 0.0)
         net.train()
-        loss = paddle.mean(net(images) * weights)
         optimizer = paddle.optimizer.Momentum(0.1, momentum=0.9, weight_decay=5e-4,
                                               grad_clip=paddle.nn.ClipGradByGlobalNorm(5.0))
-        optimizer.minimize(loss)
+        if classes:
+            labels = paddle.static.data("labels", [batch], "int64")
+            head = paddle_pfc.LargeScaleClassifier(net(images), labels, rank, world_size, classes,
+                                                   margin1=1.0, margin2=0.5, margin3=0.0, scale=64.0,
+                                                   sample_ratio=sample_ratio, embedding_size=512)
+            loss = head.output_dict["loss"]
+            paddle_pfc.minimize(optimizer, loss)
+        else:
+            weights = paddle.static.data("weights", [batch, 512], "float32")
+            loss = paddle.mean(net(images) * weights)
+            optimizer.minimize(loss)
     exe = paddle.static.Executor(paddle.CPUPlace())
     exe.run(startup)
     rng = np.random.default_rng(0)
-    feed = {"images": rng.uniform(-1, 1, (batch, 3, 112, 112)).astype(np.float32),
-            "weights": rng.standard_normal((batch, 512)).astype(np.float32)}
+    feed = {"images": rng.uniform(-1, 1, (batch, 3, 112, 112)).astype(np.float32)}
+    if classes:
+        feed["labels"] = rng.integers(0, classes, batch).astype(np.int64)
+    else:
+        feed["weights"] = rng.standard_normal((batch, 512)).astype(np.float32)
     times = []
     for step in range(warmup + steps):
         start = time.perf_counter()
@@ -72,7 +89,8 @@ def _paddle_steps(backbone: str, batch: int, steps: int, warmup: int) -> list[fl
     return times
 
 
-def _torch_steps(backbone: str, batch: int, steps: int, warmup: int, insightface: str, threads: int) -> list[float]:
+def _torch_steps(backbone: str, batch: int, steps: int, warmup: int, insightface: str, threads: int,
+                 classes: int, sample_ratio: float) -> list[float]:
     import torch
 
     torch.set_num_threads(threads)
@@ -81,14 +99,33 @@ def _torch_steps(backbone: str, batch: int, steps: int, warmup: int, insightface
 
     net = get_model(PEER_NAMES[backbone], dropout=0.0, fp16=False, num_features=512)
     net.train()
-    optimizer = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4)
     gen = torch.Generator().manual_seed(0)
     images = torch.rand((batch, 3, 112, 112), generator=gen) * 2 - 1
-    weights = torch.randn((batch, 512), generator=gen)
+    if classes:  # train_v2.py's step: PartialFC_V2 with CombinedMarginLoss, one SGD over both
+        import socket
+
+        from losses import CombinedMarginLoss
+        from partial_fc_v2 import PartialFC_V2
+
+        torch.Tensor.cuda = lambda self, *args, **kwargs: self  # its sampling calls .cuda(); CPU here
+        with socket.socket() as free:
+            free.bind(("127.0.0.1", 0))
+            port = free.getsockname()[1]
+        torch.distributed.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+        pfc = PartialFC_V2(CombinedMarginLoss(64.0, 1.0, 0.5, 0.0), 512, classes, sample_ratio)
+        pfc.train()
+        labels = torch.randint(0, classes, (batch,), generator=gen)
+        params = [{"params": net.parameters()}, {"params": pfc.parameters()}]
+        compute_loss = lambda: pfc(net(images), labels.clone())  # noqa: E731 (it rewrites labels)
+    else:
+        weights = torch.randn((batch, 512), generator=gen)
+        params = net.parameters()
+        compute_loss = lambda: (net(images) * weights).mean()  # noqa: E731
+    optimizer = torch.optim.SGD(params, lr=0.1, momentum=0.9, weight_decay=5e-4)
     times = []
     for step in range(warmup + steps):
         start = time.perf_counter()
-        loss = (net(images) * weights).mean()
+        loss = compute_loss()
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
@@ -185,9 +222,11 @@ def _conv_bench(args) -> None:
 
 def _worker(args) -> None:
     if args.worker in ("paddle", "paddle_off"):
-        times = _paddle_steps(args.backbone, args.batch_size, args.steps, args.warmup)
+        times = _paddle_steps(args.backbone, args.batch_size, args.steps, args.warmup, args.classes,
+                              args.sample_ratio)
     else:
-        times = _torch_steps(args.backbone, args.batch_size, args.steps, args.warmup, args.insightface, args.threads)
+        times = _torch_steps(args.backbone, args.batch_size, args.steps, args.warmup, args.insightface, args.threads,
+                             args.classes, args.sample_ratio)
     print("RESULT " + json.dumps(times))
 
 
@@ -197,7 +236,8 @@ def _run_side(side: str, args) -> float:
         env["PADDLE_PFC_NATIVE"] = "off"
     cmd = [sys.executable, __file__, "--worker", side, "--backbone", args.backbone, "--batch-size",
            str(args.batch_size), "--steps", str(args.steps), "--warmup", str(args.warmup), "--threads",
-           str(args.threads)] + (["--insightface", args.insightface] if args.insightface else [])
+           str(args.threads), "--classes", str(args.classes), "--sample-ratio", str(args.sample_ratio)] + \
+        (["--insightface", args.insightface] if args.insightface else [])
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     if proc.returncode != 0 or not lines:
@@ -217,6 +257,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", default=None, help="also write the figures to this file")
     p.add_argument("--native-off", action="store_true",
                    help="also measure paddle_pfc with PADDLE_PFC_NATIVE=off (Paddle's own kernels)")
+    p.add_argument("--classes", type=int, default=0,
+                   help="full step: add the Partial FC head with this many classes (ArcFace, one rank; "
+                        "the peer: PartialFC_V2 + CombinedMarginLoss as train_v2.py); 0 = backbone only")
+    p.add_argument("--sample-ratio", type=float, default=0.1, help="with --classes: the sampling ratio")
     p.add_argument("--convs", action="store_true",
                    help="per-convolution micro-benchmark: oneDNN op against Paddle's conv2d")
     p.add_argument("--worker", choices=("paddle", "paddle_off", "torch"), help=argparse.SUPPRESS)
@@ -236,8 +280,10 @@ def main(argv: list[str] | None = None) -> int:
         for side in sides:
             steps[side].append(_run_side(side, args))
     report = {"cpu": cpu_summary(), "backbone": args.backbone, "batch_size": args.batch_size,
+              "classes": args.classes, "sample_ratio": args.sample_ratio,
               "threads": args.threads, "rounds": args.rounds, "step_s": steps}
-    print(f"CPU: {report['cpu']}; {args.backbone}, batch {args.batch_size}, {args.threads} thread(s), "
+    what = f"full step, {args.classes} classes at ratio {args.sample_ratio}" if args.classes else "backbone only"
+    print(f"CPU: {report['cpu']}; {args.backbone}, {what}, batch {args.batch_size}, {args.threads} thread(s), "
           f"median of {args.steps} steps per round, {args.rounds} alternating rounds")
     medians = {side: statistics.median(values) for side, values in steps.items()}
     for side, value in medians.items():

@@ -466,6 +466,8 @@ def main(argv=None) -> None:
             "native_kernels": train["native"],
             "sequential_executor": bool(paddle.get_flags(["FLAGS_new_executor_sequential_run"])
                                         ["FLAGS_new_executor_sequential_run"]),
+            "serial_executor": bool(paddle.get_flags(["FLAGS_new_executor_serial_run"])
+                                    ["FLAGS_new_executor_serial_run"]),  # configure_process: on CPU
             "host": platform.node(),
             "cpu": cpu_summary(),
             "cpus": os.cpu_count(),
