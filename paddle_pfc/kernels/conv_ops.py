@@ -21,16 +21,13 @@ op uses ``OMP_NUM_THREADS`` when set, else as many threads as Paddle's math
 from __future__ import annotations
 
 import ctypes
-import fcntl
-import hashlib
 import os
-import platform
-import warnings
 from pathlib import Path
 
 import paddle
 
 from paddle_pfc.kernels import native_ops
+from paddle_pfc.kernels.native_ops import load_or_fall_back
 
 SOURCE = Path(__file__).with_name("csrc") / "conv_ops.cc"
 INCLUDE = Path(__file__).with_name("csrc") / "third_party" / "onednn"
@@ -58,36 +55,16 @@ def onednn_version() -> tuple[int, int, int] | None:
     return version.major, version.minor, version.patch
 
 
-def _cpu_identity() -> bytes:
-    try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="ignore") as cpuinfo:
-            lines = [line for line in cpuinfo if line.startswith(("model name", "flags"))][:2]
-    except OSError:
-        lines = []
-    return (platform.machine() + "".join(lines)).encode()
-
-
 def _build():
-    from paddle.utils.cpp_extension import load
-
     version = onednn_version()
     if version is None or version[0] != HEADER_VERSION[0] or version[1] < HEADER_VERSION[1]:
         raise RuntimeError(f"paddle ships oneDNN {version}; conv_ops needs {HEADER_VERSION[0]}.x, "
                            f"x >= {HEADER_VERSION[1]} (paddle/libs/libdnnl.so.3)")
-    root = Path(os.environ.get("PADDLE_PFC_BUILD_DIR") or Path.home() / ".cache" / "paddle_pfc")
-    key = SOURCE.read_bytes() + paddle.__version__.encode() + _cpu_identity() + repr(version).encode()
-    directory = root / f"conv_ops_{hashlib.sha256(key).hexdigest()[:12]}"
-    directory.mkdir(parents=True, exist_ok=True)
     libs = str(_paddle_libs())
-    with open(directory / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            module = load(name="paddle_pfc_conv_ops", sources=[str(SOURCE)], build_directory=str(directory),
-                          extra_cxx_cflags=["-O3", "-march=native"], extra_include_paths=[str(INCLUDE)],
-                          extra_ldflags=[f"-L{libs}", "-l:libdnnl.so.3", "-l:libgomp.so.1", f"-Wl,-rpath,{libs}"],
-                          verbose=False)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    module = native_ops.build("conv_ops", SOURCE, repr(version).encode(),
+                              extra_cxx_cflags=["-O3", "-march=native"], extra_include_paths=[str(INCLUDE)],
+                              extra_ldflags=[f"-L{libs}", "-l:libdnnl.so.3", "-l:libgomp.so.1", f"-Wl,-rpath,{libs}"])
+    directory = native_ops.build_directory("conv_ops", SOURCE, repr(version).encode())
     # the same shared object Paddle loaded (dlopen returns its handle): its C entry points
     shared = next(directory.glob("paddle_pfc_conv_ops/paddle_pfc_conv_ops*.so"))
     library = ctypes.CDLL(str(shared))
@@ -116,20 +93,9 @@ def threads() -> int | None:
 
 
 def kernels():
-    """The built extension, or None when ``PADDLE_PFC_NATIVE=off`` (or ``auto`` and the build failed)."""
-    chosen = native_ops.mode()
-    if chosen == "off":
-        return None
-    if "module" not in _state:
-        try:
-            _state["module"] = _build()
-        except Exception as error:
-            if chosen == "on":
-                raise RuntimeError(f"PADDLE_PFC_NATIVE=on: building conv_ops.cc failed: {error}") from error
-            warnings.warn(f"paddle_pfc: oneDNN convolutions unavailable ({error}); using Paddle's conv2d "
-                          "(slower). Set PADDLE_PFC_NATIVE=off to silence this.", RuntimeWarning)
-            _state["module"] = None
-    return _state["module"]
+    """The built extension, or None when ``PADDLE_PFC_NATIVE=off`` (or ``auto`` and the build
+    failed: Paddle's ``conv2d`` is used, with one warning)."""
+    return load_or_fall_back("conv_ops", _build, "conv_ops.cc (oneDNN convolutions)")
 
 
 def conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int]):

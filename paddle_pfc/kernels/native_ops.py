@@ -64,45 +64,58 @@ def _cpu_identity() -> bytes:
     return (platform.machine() + "".join(lines)).encode()
 
 
-def _build_directory(name: str) -> Path:
-    """One build per source, Paddle version and CPU, under ``$PADDLE_PFC_BUILD_DIR`` or
-    ``~/.cache/paddle_pfc``."""
+def build_directory(name: str, source: Path, extra_key: bytes = b"") -> Path:
+    """One build per source, Paddle version and CPU (and ``extra_key``), under
+    ``$PADDLE_PFC_BUILD_DIR`` or ``~/.cache/paddle_pfc``."""
     root = Path(os.environ.get("PADDLE_PFC_BUILD_DIR") or Path.home() / ".cache" / "paddle_pfc")
-    key = SOURCES[name].read_bytes() + paddle.__version__.encode() + _cpu_identity()
+    key = source.read_bytes() + paddle.__version__.encode() + _cpu_identity() + extra_key
     return root / f"{name}_{hashlib.sha256(key).hexdigest()[:12]}"
 
 
-def _build(name: str):
-    """Compile (or reuse) extension ``name``; one process at a time per machine (ranks share it)."""
+def build(name: str, source: Path, extra_key: bytes = b"", **load_args):
+    """Compile (or reuse) extension ``paddle_pfc_<name>`` from ``source`` in its
+    :func:`build_directory` with Paddle's ``cpp_extension.load`` (``load_args``: its compiler and
+    linker options); one process at a time per machine (ranks share it)."""
     from paddle.utils.cpp_extension import load
 
-    directory = _build_directory(name)
+    directory = build_directory(name, source, extra_key)
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            return load(name=f"paddle_pfc_{name}", sources=[str(SOURCES[name])], build_directory=str(directory),
-                        extra_cxx_cflags=["-O3", "-march=native", "-fopenmp-simd"], verbose=False)
+            return load(name=f"paddle_pfc_{name}", sources=[str(source)], build_directory=str(directory),
+                        verbose=False, **load_args)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def kernels(name: str = "center_ops"):
-    """The built extension ``name`` (``center_ops`` or ``backbone_ops``), or None when ``off``
-    (or ``auto`` and the build failed)."""
+def _build(name: str):
+    return build(name, SOURCES[name], extra_cxx_cflags=["-O3", "-march=native", "-fopenmp-simd"])
+
+
+def load_or_fall_back(name: str, builder, what: str):
+    """``builder()``'s extension, built once per process and kept as ``name``; None when
+    ``PADDLE_PFC_NATIVE=off``, or ``auto`` and the build failed (one warning naming ``what``:
+    Paddle's own kernels are used); with ``on`` a failed build raises."""
     chosen = mode()
     if chosen == "off":
         return None
     if name not in _loaded:
         try:
-            _loaded[name] = _build(name)
+            _loaded[name] = builder()
         except Exception as error:  # compiler missing, headers missing, ...
             if chosen == "on":
-                raise RuntimeError(f"PADDLE_PFC_NATIVE=on: building {SOURCES[name].name} failed: {error}") from error
-            warnings.warn(f"paddle_pfc: native CPU kernels unavailable ({error}); using Paddle's kernels "
-                          "(slower). Set PADDLE_PFC_NATIVE=off to silence this.", RuntimeWarning)
+                raise RuntimeError(f"PADDLE_PFC_NATIVE=on: building {what} failed: {error}") from error
+            warnings.warn(f"paddle_pfc: native CPU kernels unavailable ({what}: {error}); using Paddle's "
+                          "kernels (slower). Set PADDLE_PFC_NATIVE=off to silence this.", RuntimeWarning)
             _loaded[name] = None
     return _loaded[name]
+
+
+def kernels(name: str = "center_ops"):
+    """The built extension ``name`` (``center_ops`` or ``backbone_ops``), or None when ``off``
+    (or ``auto`` and the build failed)."""
+    return load_or_fall_back(name, lambda: _build(name), SOURCES[name].name)
 
 
 def inverse_row_norm(rows, eps: float):
