@@ -49,7 +49,10 @@ def test_trains_checkpoints_and_validates(base_run):
     loss = ranks[0]["loss"]
     assert len(loss) == 24 and np.isfinite(loss).all()
     np.testing.assert_array_equal(ranks[0]["loss"], ranks[1]["loss"])  # one global loss
-    assert loss[-6:].mean() < loss[:6].mean() - 1.0, loss  # it learns
+    # It learns. Batch 6 per rank: single steps vary by +-1.1 around the trend, and rounding
+    # differences (oneDNN's or Paddle's convolution sums) move the trajectory after a few steps, so
+    # halves are compared (measured 2026-11-23: 8.97 -> 7.94 with oneDNN, 9.60 -> 7.59 with Paddle's).
+    assert loss[-12:].mean() < loss[:12].mean() - 0.5, loss
     checkpoints = tmp / "runs" / "base" / "checkpoints"
     assert sorted(p.name for p in checkpoints.glob("step_*")) == [f"step_{s:09d}" for s in range(4, 25, 4)]
     assert (checkpoints / "latest").read_text() == "step_000000024"
