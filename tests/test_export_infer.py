@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 
 from paddle_pfc.evaluation import validation as evaluation
-from paddle_pfc.deploy.export import (EvalProgram, backbone_state_from_scope, check_onnx, export_backbone,
-                               export_onnx, load_state_file, random_state, read_export_meta)
+from paddle_pfc.deploy.export import (EvalProgram, backbone_state_from_scope, export_backbone, load_state_file,
+                                      random_state)
+from paddle_pfc.deploy.model_format import read_export_meta
+from paddle_pfc.deploy.onnx_export import check_onnx, export_onnx
 from paddle_pfc.deploy.inference import FaceEmbedder
 
 REPO = Path(__file__).resolve().parents[1]

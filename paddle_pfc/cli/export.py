@@ -105,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
     from paddle_pfc.deploy import export as pexport
+    from paddle_pfc.deploy.model_format import META_FILE, PARAMS_FILE
+    from paddle_pfc.deploy.onnx_export import check_onnx, export_onnx
 
     checks = (1 if args.dtype == "float32" else 0) + (1 if args.format == "onnx" else 0) * (
         2 if args.dtype == "float32" else 1)
@@ -123,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     steps.end()
     print(f"exported {model['backbone']} (embedding {model['embedding_size']}, input "
           f"{prog.input_size[0]}x{prog.input_size[1]}, {args.dtype}) to {out}/"
-          f"{{{prog.model_file}, {pexport.PARAMS_FILE}, {pexport.META_FILE}}}")
+          f"{{{prog.model_file}, {PARAMS_FILE}, {META_FILE}}}")
     print("model input: float32 NCHW RGB normalized (x - 127.5) / 128 (not inside the model)")
     rc = 0
     if args.dtype == "float32":
@@ -140,12 +142,12 @@ def main(argv: list[str] | None = None) -> int:
         rc |= 0 if ok else 1
     if args.format == "onnx":
         steps.start("converting to ONNX (paddle2onnx)")
-        onnx_path = pexport.export_onnx(out, opset_version=args.opset)
+        onnx_path = export_onnx(out, opset_version=args.opset)
         steps.end()
         print(f"wrote {onnx_path}")
         if args.dtype == "float32":
             steps.start("checking onnxruntime against Paddle Inference")
-            diff = pexport.check_onnx(out, onnx_path)
+            diff = check_onnx(out, onnx_path)
             steps.end()
             ok = diff < ONNX_TOLERANCE
             print(f"onnxruntime vs Paddle Inference: max abs diff {diff:.3g} "

@@ -18,9 +18,8 @@ neither reads PIR ``.json`` nor converts anything on a CPU build (measured, 3.3.
 Main entry points: :func:`export_backbone`, :class:`EvalProgram` (an in-memory
 eval program; also an ``embed_fn`` for :mod:`paddle_pfc.evaluation.validation`),
 :func:`backbone_state_from_scope`, :func:`load_state_file`, :func:`model_from_checkpoint`,
-:func:`random_state`. The format names (``META_FILE``, :func:`read_export_meta`, ...) and the ONNX
-functions (:func:`export_onnx`, :func:`check_onnx`, from :mod:`paddle_pfc.deploy.onnx_export`) are
-re-exported here.
+:func:`random_state`. The format's names (``META_FILE``, :func:`read_export_meta`, ...) are in
+:mod:`paddle_pfc.deploy.model_format`, ONNX in :mod:`paddle_pfc.deploy.onnx_export`.
 """
 from __future__ import annotations
 
@@ -34,17 +33,11 @@ import paddle
 
 from paddle_pfc.backbones import build_backbone
 from paddle_pfc.backbones.iresnet import normalize_input_size
-from paddle_pfc.deploy.model_format import (DTYPES, EXPORT_FORMAT, EXPORT_VERSION, INPUT_NAME, LEGACY_MODEL_FILE,
-                                            META_FILE, MODEL_FILE, NORMALIZATION, ONNX_FILE, PARAMS_FILE, PathLike,
-                                            export_meta, read_export_meta, write_export_meta)
-from paddle_pfc.deploy.onnx_export import check_onnx, export_onnx
+from paddle_pfc.deploy.model_format import (DTYPES, INPUT_NAME, LEGACY_MODEL_FILE, MODEL_FILE, ONNX_FILE,
+                                            PARAMS_FILE, PathLike, export_meta, write_export_meta)
 
-__all__ = [
-    "EXPORT_FORMAT", "EXPORT_VERSION", "NORMALIZATION", "INPUT_NAME", "MODEL_FILE", "PARAMS_FILE",
-    "ONNX_FILE", "META_FILE", "LEGACY_MODEL_FILE", "EvalProgram", "export_backbone", "backbone_state_from_scope",
-    "load_state_file", "export_onnx", "check_onnx", "read_export_meta", "model_from_checkpoint",
-    "random_state",
-]
+__all__ = ["EvalProgram", "export_backbone", "backbone_state_from_scope", "load_state_file",
+           "model_from_checkpoint", "random_state"]
 
 InputSize = Union[int, Sequence[int]]  # S or (H, W)
 

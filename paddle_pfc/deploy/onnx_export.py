@@ -2,8 +2,7 @@
 
 Needs the ``onnx`` extra (``pip install 'paddle_pfc[onnx]'``: paddle2onnx >= 2.0, onnxruntime),
 imported on use. The ONNX model has the Paddle model's contract
-(:mod:`paddle_pfc.deploy.model_format`). Also reachable as ``paddle_pfc.deploy.export.export_onnx``
-/ ``check_onnx``.
+(:mod:`paddle_pfc.deploy.model_format`).
 """
 from __future__ import annotations
 

@@ -80,10 +80,11 @@ def _from_export(path: Path, meta: dict) -> Pretrained:
     import paddle
 
     from paddle_pfc.deploy import export as pexport
+    from paddle_pfc.deploy.model_format import META_FILE, PARAMS_FILE
 
     for key in ("backbone", "embedding_size", "input_size"):
         if key not in meta:
-            raise PretrainedError(f"pretrained {path / pexport.META_FILE}: no {key!r}")
+            raise PretrainedError(f"pretrained {path / META_FILE}: no {key!r}")
     if meta.get("dtype", "float32") != "float32":
         raise PretrainedError(f"pretrained {path}: a {meta['dtype']} export; fine-tune from a float32 "
                               "export, a checkpoint or a best/ folder")
@@ -107,7 +108,7 @@ def _from_export(path: Path, meta: dict) -> Pretrained:
         var = scope.find_var(name)
         if var is None or not var.get_tensor()._is_initialized():
             raise PretrainedError(f"pretrained {path}: tensor {key!r} (variable {name}) is not in "
-                                  f"{pexport.PARAMS_FILE}; was it exported by another paddle_pfc version?")
+                                  f"{PARAMS_FILE}; was it exported by another paddle_pfc version?")
         state[key] = np.array(var.get_tensor())
     # The name mapping is only trusted once it reproduces the exported model's output.
     from paddle_pfc.deploy.inference import FaceEmbedder
@@ -133,7 +134,7 @@ def _from_file(path: Path) -> Pretrained:
 
 def read_pretrained(path: str | Path) -> Pretrained:
     """Read a pretrained backbone from any source listed in the module doc."""
-    from paddle_pfc.deploy.export import read_export_meta
+    from paddle_pfc.deploy.model_format import read_export_meta
 
     path = Path(path).expanduser()
     if path.is_file():
