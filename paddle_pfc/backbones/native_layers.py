@@ -19,12 +19,11 @@ from paddle import nn
 from paddle_pfc.kernels import conv_ops, native_ops
 
 
-def native_layers_active(layer: nn.Layer, x) -> bool:
-    """True when ``layer`` called on ``x`` now builds the native op: training mode, a static
-    program on CPU, float32 input, and the native kernels built."""
+def native_layers_active(layer: nn.Layer, x, extension=lambda: native_ops.kernels("backbone_ops")) -> bool:
+    """True when ``layer`` called on ``x`` now builds a native op: training mode, a static program
+    on CPU, float32 input, and the op's ``extension()`` built (default: the backbone ops)."""
     return (layer.training and x.dtype == paddle.float32 and not paddle.in_dynamic_mode()
-            and not paddle.device.get_device().startswith("gpu")
-            and native_ops.kernels("backbone_ops") is not None)
+            and not paddle.device.get_device().startswith("gpu") and extension() is not None)
 
 
 class PReLU(nn.PReLU):
@@ -75,6 +74,6 @@ class Conv2D(nn.Conv2D):
 
     def forward(self, x):
         if (self._data_format == "NCHW" and self._in_channels >= self.MIN_NATIVE_CHANNELS
-                and native_layers_active(self, x) and conv_ops.kernels() is not None):
+                and native_layers_active(self, x, conv_ops.kernels)):
             return conv_ops.conv2d(x, self.weight, self._stride, self._pad_hw)
         return super().forward(x)
