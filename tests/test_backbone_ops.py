@@ -6,7 +6,7 @@ import paddle
 import pytest
 from paddle.autograd.ir_backward import grad as pir_grad
 
-from paddle_pfc.kernels import native_ops
+from paddle_pfc.kernels import conv_ops, native_ops
 from paddle_pfc.backbones.native_layers import DepthwiseConv2D, PReLU
 
 
@@ -102,25 +102,29 @@ def test_native_depthwise_conv_matches_paddle_and_float64(shape, kernel, stride,
     x = rng.standard_normal(shape).astype(np.float32)
     weight = rng.standard_normal([shape[1], 1, *kernel]).astype(np.float32)
     results = {}
-    for native in (True, False):
+    # the native kernel itself; the layer in training (oneDNN's depthwise convolution where
+    # available, else the native kernel); the layer in eval mode (Paddle's conv2d)
+    expected_op = {"kernel": "pfc_depthwise_conv2d", "layer": "pfc_conv2d" if conv_ops.kernels() else "pfc_depthwise_conv2d",
+                   "paddle": "pd_op.depthwise_conv2d"}
+    for road in ("kernel", "layer", "paddle"):
         main, startup = paddle.static.Program(), paddle.static.Program()
         with paddle.static.program_guard(main, startup):
             xv = paddle.static.data("x", shape, "float32")
             xv.stop_gradient = False
             layer = DepthwiseConv2D(shape[1], kernel, stride, pad)
-            layer.train() if native else layer.eval()
-            out = layer(xv)
+            layer.train() if road == "layer" else layer.eval()
+            out = native_ops.depthwise_conv2d(xv, layer.weight, stride, pad) if road == "kernel" else layer(xv)
             upstream = paddle.static.data("upstream", out.shape, "float32")
             dx, dw = pir_grad(paddle.sum(out * upstream), [xv, layer.weight])
         ops = [op.name() for op in main.global_block().ops]
-        assert any("pfc_depthwise_conv2d" in name for name in ops) == native, ops
+        assert any(expected_op[road] in name for name in ops), (road, ops)
         up = np.random.default_rng(1).standard_normal(out.shape).astype(np.float32)
         exe = paddle.static.Executor(paddle.CPUPlace())
         scope = paddle.static.Scope()
         with paddle.static.scope_guard(scope):
             exe.run(startup)
             scope.find_var(layer.weight.name).get_tensor().set(weight, paddle.CPUPlace())
-            results[native] = exe.run(main, feed={"x": x, "upstream": up}, fetch_list=[out, dx, dw])
+            results[road] = exe.run(main, feed={"x": x, "upstream": up}, fetch_list=[out, dx, dw])
     x64, w64, up64 = x.astype(np.float64), weight.astype(np.float64), up.astype(np.float64)
     ref_out = _depthwise_reference(x64, w64, stride, pad)
     # float64 gradients of sum(out * up) from the definition: the convolution is linear in x and
@@ -139,9 +143,10 @@ def test_native_depthwise_conv_matches_paddle_and_float64(shape, kernel, stride,
         basis = np.zeros_like(flat)
         basis[k] = 1.0
         ref_dx.reshape(-1)[k] = (_depthwise_reference(basis.reshape(x64.shape), w64, stride, pad) * up64).sum()
-    for native in (True, False):
-        got_out, got_dx, got_dw = results[native]
-        np.testing.assert_allclose(got_out, ref_out, rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(got_dw, ref_dw, rtol=1e-5, atol=1e-4)
-        np.testing.assert_allclose(got_dx.reshape(-1)[checked], ref_dx.reshape(-1)[checked], rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(results[True][0], results[False][0], rtol=1e-6, atol=1e-6)
+    for road, (got_out, got_dx, got_dw) in results.items():
+        np.testing.assert_allclose(got_out, ref_out, rtol=1e-5, atol=1e-5, err_msg=road)
+        np.testing.assert_allclose(got_dw, ref_dw, rtol=1e-5, atol=1e-4, err_msg=road)
+        np.testing.assert_allclose(got_dx.reshape(-1)[checked], ref_dx.reshape(-1)[checked], rtol=1e-5, atol=1e-5,
+                                   err_msg=road)
+    for road in ("kernel", "layer"):
+        np.testing.assert_allclose(results[road][0], results["paddle"][0], rtol=1e-6, atol=1e-6, err_msg=road)

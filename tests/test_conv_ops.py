@@ -2,6 +2,10 @@
 the backbones' training programs with them against PADDLE_PFC_NATIVE=off."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import paddle
 import pytest
@@ -32,9 +36,17 @@ def _patches(x, kernel, stride, pad):
     return out
 
 
-def _reference(x, w, up, stride, pad):
+def _reference(x, w, up, stride, pad, groups=1):
     """float64 out, d x and d weight of sum(conv(x, w) * up), straight from the definition, and the
-    same sums of absolute terms (each result's rounding scale)."""
+    same sums of absolute terms (each result's rounding scale); ``groups``: each group of x's
+    channels convolved with its own slice of w's outputs."""
+    if groups > 1:
+        cg, og = x.shape[1] // groups, w.shape[0] // groups
+        parts = [_reference(x[:, g * cg:(g + 1) * cg], w[g * og:(g + 1) * og], up[:, g * og:(g + 1) * og],
+                            stride, pad) for g in range(groups)]
+        axes = (1, 1, 0)  # out and d x along channels, d weight along outputs
+        return tuple(tuple(np.concatenate([part[k][m] for part in parts], axis=axes[m]) for m in range(3))
+                     for k in range(2))
     kernel = w.shape[2:]
     p = _patches(x, kernel, stride, pad)
     out = np.einsum("nhwcij,ocij->nohw", p, w)
@@ -58,21 +70,21 @@ def _reference(x, w, up, stride, pad):
     return (out, dx[crop], dw), (out_scale, dx_scale[crop], dw_scale)
 
 
-def _run_conv(x, weight, up, stride, pad, native: bool):
-    """out, dx, dw of sum(conv(x, weight) * up) in a static program: the oneDNN op or Paddle's
-    conv2d (Conv2D in eval mode)."""
+def _run_conv(x, weight, up, stride, pad, native: bool, bf16: bool = False, groups: int = 1):
+    """out, dx, dw of sum(conv(x, weight) * up) in a static program: the oneDNN op (multiplying
+    in bfloat16 with ``bf16``) or Paddle's conv2d (nn.Conv2D)."""
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, startup):
         xv = paddle.static.data("x", x.shape, "float32")
         xv.stop_gradient = False
-        layer = Conv2D(x.shape[1], weight.shape[0], weight.shape[2:], stride, pad)
-        layer.eval()
-        out = conv_ops.conv2d(xv, layer.weight, stride, pad) if native else layer(xv)
+        layer = paddle.nn.Conv2D(x.shape[1], weight.shape[0], weight.shape[2:], stride, pad, groups=groups,
+                                 bias_attr=False)
+        out = conv_ops.conv2d(xv, layer.weight, stride, pad, bf16=bf16, groups=groups) if native else layer(xv)
         upv = paddle.static.data("up", out.shape, "float32")
         dx, dw = pir_grad(paddle.sum(out * upv), [xv, layer.weight])
     ops = [op.name() for op in main.global_block().ops]
     assert any("pfc_conv2d" in name for name in ops) == native, ops
-    assert any(name == "pd_op.conv2d" for name in ops) != native, ops
+    assert any(name in ("pd_op.conv2d", "pd_op.depthwise_conv2d") for name in ops) != native, ops
     exe = paddle.static.Executor(paddle.CPUPlace())
     scope = paddle.static.Scope()
     with paddle.static.scope_guard(scope):
@@ -91,17 +103,28 @@ CASES = [  # x shape, out channels, kernel, stride, padding
 ]
 
 
-@pytest.mark.parametrize("shape, out_c, kernel, stride, pad", CASES)
-def test_conv_matches_paddle_and_float64(shape, out_c, kernel, stride, pad, static_mode):
+GROUPED_CASES = [  # x shape, out channels, kernel, stride, padding, groups
+    ([2, 16, 9, 9], 16, (3, 3), (1, 1), (1, 1), 16),   # mobilefacenet's depthwise convolutions
+    ([2, 32, 9, 8], 32, (3, 3), (2, 2), (1, 1), 32),   # ... down-sampling
+    ([3, 16, 7, 7], 16, (7, 7), (1, 1), (0, 0), 16),   # ... its global depthwise head
+    ([2, 3, 6, 11], 3, (3, 5), (2, 1), (2, 0), 3),     # odd shapes, few channels
+    ([2, 8, 7, 7], 12, (3, 3), (1, 1), (1, 1), 4),     # grouped, two inputs and three outputs a group
+]
+
+
+@pytest.mark.parametrize("shape, out_c, kernel, stride, pad, groups",
+                         [(*case, 1) for case in CASES] + GROUPED_CASES)
+def test_conv_matches_paddle_and_float64(shape, out_c, kernel, stride, pad, groups, static_mode):
     rng = np.random.default_rng(shape[1] * 31 + out_c + kernel[1])
     x = rng.standard_normal(shape).astype(np.float32)
-    weight = rng.standard_normal([out_c, shape[1], *kernel]).astype(np.float32)
+    weight = rng.standard_normal([out_c, shape[1] // groups, *kernel]).astype(np.float32)
     oh = (shape[2] + 2 * pad[0] - kernel[0]) // stride[0] + 1
     ow = (shape[3] + 2 * pad[1] - kernel[1]) // stride[1] + 1
     up = rng.standard_normal([shape[0], out_c, oh, ow]).astype(np.float32)
-    ours = _run_conv(x, weight, up, stride, pad, native=True)
-    paddles = _run_conv(x, weight, up, stride, pad, native=False)
-    refs, scales = _reference(x.astype(np.float64), weight.astype(np.float64), up.astype(np.float64), stride, pad)
+    ours = _run_conv(x, weight, up, stride, pad, native=True, groups=groups)
+    paddles = _run_conv(x, weight, up, stride, pad, native=False, groups=groups)
+    refs, scales = _reference(x.astype(np.float64), weight.astype(np.float64), up.astype(np.float64), stride, pad,
+                              groups)
     for name, got, theirs, ref, scale in zip(("out", "dx", "dw"), ours, paddles, refs, scales):
         assert got.shape == ref.shape and got.dtype == np.float32, name
         # float32 summation of terms whose absolute values add up to `scale`: a few ulps of it
@@ -109,6 +132,101 @@ def test_conv_matches_paddle_and_float64(shape, out_c, kernel, stride, pad, stat
         assert np.all(np.abs(got - ref) <= bound), (name, np.max(np.abs(got - ref) / bound))
         assert np.all(np.abs(theirs - ref) <= bound), (name, "paddle")
         np.testing.assert_allclose(got, theirs, rtol=0, atol=float(np.max(2 * bound)))
+
+
+def _bfloat16(a):
+    """float32 ``a`` rounded to bfloat16 (nearest, ties to even), as float64."""
+    bits = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def _need_bfloat16():
+    reason = conv_ops.bfloat16_unsupported()
+    if reason is not None:
+        pytest.skip(f"no native bfloat16 here: {reason}")
+
+
+@pytest.mark.parametrize("shape, out_c, kernel, stride, pad", CASES[1:5])
+def test_conv_bfloat16_products_match_float64_of_rounded_operands(shape, out_c, kernel, stride, pad, static_mode):
+    """bf16=True: each product takes bfloat16-rounded operands — (x, w) forward, (d out, w) for
+    d x, (x, d out) for d w — and sums in float32: float64 on the rounded operands within a few
+    float32 ulps of the absolute sums, while the unrounded float64 result lies outside that."""
+    _need_bfloat16()
+    rng = np.random.default_rng(shape[1] * 7 + out_c)
+    # 16+ channels so that every case reaches oneDNN's blocked bfloat16 kernels
+    shape = [shape[0], shape[1] * 4, *shape[2:]]
+    x = rng.standard_normal(shape).astype(np.float32)
+    weight = rng.standard_normal([out_c * 4, shape[1], *kernel]).astype(np.float32)
+    oh = (shape[2] + 2 * pad[0] - kernel[0]) // stride[0] + 1
+    ow = (shape[3] + 2 * pad[1] - kernel[1]) // stride[1] + 1
+    up = rng.standard_normal([shape[0], out_c * 4, oh, ow]).astype(np.float32)
+    ours = _run_conv(x, weight, up, stride, pad, native=True, bf16=True)
+    rounded, scales = _reference(_bfloat16(x), _bfloat16(weight), _bfloat16(up), stride, pad)
+    exact, _ = _reference(x.astype(np.float64), weight.astype(np.float64), up.astype(np.float64), stride, pad)
+    for name, got, ref, unrounded, scale in zip(("out", "dx", "dw"), ours, rounded, exact, scales):
+        assert got.shape == ref.shape and got.dtype == np.float32, name
+        bound = 4 * np.finfo(np.float32).eps * scale + 1e-30
+        assert np.all(np.abs(got - ref) <= bound), (name, np.max(np.abs(got - ref) / bound))
+        assert np.any(np.abs(got - unrounded) > bound), (name, "no bfloat16 rounding seen")
+
+
+def test_use_bfloat16_convolutions_sets_the_backbone(static_mode):
+    """Every native Conv2D of a backbone gets bf16=True in its training program's ops; the stem
+    (Paddle's conv2d) and the eval program stay float32; the embedding stays near float32's."""
+    _need_bfloat16()
+    from paddle_pfc.backbones.native_layers import use_bfloat16_convolutions
+
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        x = paddle.static.data("x", [2, 3, 32, 32], "float32")
+        net = build_backbone("r18", embedding_size=16, input_size=32)
+        net.train()
+        count = use_bfloat16_convolutions(net)
+        net(x)
+    convs = [op for op in main.global_block().ops if "pfc_conv2d" in op.name()]
+    assert count == len([m for m in net.sublayers() if isinstance(m, Conv2D)]) > len(convs) > 0
+    assert all(op.attrs()["bf16"] is True for op in convs)
+
+
+def test_bfloat16_refused_without_native_support():
+    """With oneDNN capped below AVX512_BF16 (as on an AVX2-only CPU) the switch raises, naming why."""
+    code = ("from paddle_pfc.backbones import build_backbone\n"
+            "from paddle_pfc.backbones.native_layers import use_bfloat16_convolutions\n"
+            "try:\n    use_bfloat16_convolutions(build_backbone('r18', 16, 32))\n"
+            "except RuntimeError as e:\n    print('REFUSED', e)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "ONEDNN_MAX_CPU_ISA": "AVX2"})
+    assert "REFUSED bfloat16 convolutions:" in proc.stdout, proc.stdout + proc.stderr[-2000:]
+    assert "AVX512_BF16" in proc.stdout and "ONEDNN_MAX_CPU_ISA" in proc.stdout, proc.stdout
+
+
+def test_conv_without_input_gradient(static_mode):
+    """Input with stop_gradient (images): d weight still exact; no d x is asked for or computed."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal([2, 8, 9, 9]).astype(np.float32)
+    weight = rng.standard_normal([16, 8, 3, 3]).astype(np.float32)
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        xv = paddle.static.data("x", x.shape, "float32")
+        layer = paddle.nn.Conv2D(8, 16, 3, 2, 1, bias_attr=False)
+        out = conv_ops.conv2d(xv, layer.weight, (2, 2), (1, 1))
+        upv = paddle.static.data("up", out.shape, "float32")
+        (dw,) = pir_grad(paddle.sum(out * upv), [layer.weight])
+    grad_ops = [op for op in main.global_block().ops if op.name().endswith("pfc_conv2d_grad")]
+    assert len(grad_ops) == 1 and grad_ops[0].attrs()["input_grad"] is False
+    up = rng.standard_normal(out.shape).astype(np.float32)
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    scope = paddle.static.Scope()
+    with paddle.static.scope_guard(scope):
+        exe.run(startup)
+        scope.find_var(layer.weight.name).get_tensor().set(weight, paddle.CPUPlace())
+        got_out, got_dw = exe.run(main, feed={"x": x, "up": up}, fetch_list=[out, dw])
+    (ref_out, _, ref_dw), (out_scale, _, dw_scale) = _reference(x.astype(np.float64), weight.astype(np.float64),
+                                                                up.astype(np.float64), (2, 2), (1, 1))
+    eps = 4 * np.finfo(np.float32).eps
+    assert np.all(np.abs(got_out - ref_out) <= eps * out_scale)
+    assert np.all(np.abs(got_dw - ref_dw) <= eps * dw_scale)
 
 
 def test_conv_dynamic_batch_and_shape_cache(static_mode):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -12,9 +13,9 @@ from launcher import REPO
 TINY = ["-c", str(REPO / "tests" / "train_tiny.yaml")]
 
 
-def train(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+def train(*args: str, timeout: float = 300, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "tools/train.py", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, env=None if env is None else {**os.environ, **env})
 
 
 def test_trains_on_image_folder_and_recordio(small_folder, small_lfw, tmp_path):
@@ -40,8 +41,7 @@ def test_trains_on_image_folder_and_recordio(small_folder, small_lfw, tmp_path):
     ("train.bogus=1", "train.bogus"),
     ("train.batch_size=zero", "train.batch_size"),
     ("classifier.sample_ratio=1.5", "classifier.sample_ratio"),
-    ("train.amp=fp16_o1", "train.amp"),              # backbone AMP needs a GPU
-    ("train.amp=bf16", "train.amp"),
+    ("train.amp=fp16_o1", "train.amp"),              # float16 AMP needs a GPU
     ("classifier.dtype=float16", "classifier.dtype"),  # float16 needs a GPU (bfloat16 works on CPU)
     ("classifier.center_dtype=float16", "classifier.center_dtype"),
     ("train.loss_scaling=sometimes", "train.loss_scaling"),
@@ -50,6 +50,28 @@ def test_bad_config_names_the_key_before_starting(override, key, tmp_path):
     proc = train(*TINY, "-o", override, "-o", f"train.output_dir={tmp_path}", timeout=120)
     assert proc.returncode == 2 and key in proc.stderr, proc.stderr[-2000:]
     assert not (tmp_path / "checkpoints").exists()
+
+
+def test_bf16_amp_without_native_bfloat16_is_refused(tmp_path):
+    """train.amp=bf16 on a CPU whose oneDNN has no native bfloat16 (capped at AVX2 here, as on an
+    AVX2-only machine): refused before starting, naming the key and the reason."""
+    proc = train(*TINY, "-o", "train.amp=bf16", "-o", f"train.output_dir={tmp_path}", timeout=120,
+                 env={"ONEDNN_MAX_CPU_ISA": "AVX2"})
+    assert proc.returncode == 2 and "train.amp" in proc.stderr and "AVX512_BF16" in proc.stderr, proc.stderr[-2000:]
+    assert not (tmp_path / "checkpoints").exists()
+
+
+def test_bf16_amp_trains_where_the_cpu_has_it(tmp_path):
+    """train.amp=bf16 on a CPU with native bfloat16: a short run with finite losses and a checkpoint."""
+    from paddle_pfc.kernels import conv_ops
+
+    reason = conv_ops.bfloat16_unsupported()
+    if reason is not None:
+        pytest.skip(reason)
+    proc = train(*TINY, "-o", "train.amp=bf16", "-o", "train.max_steps=3", "-o", f"train.output_dir={tmp_path}")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    meta = json.loads((tmp_path / "checkpoints" / "step_000000003" / "meta.json").read_text())
+    assert meta["global_step"] == 3 and meta["config"]["train"]["amp"] == "bf16"
 
 
 def test_out_of_range_label_in_data_names_file_and_line(small_folder, tmp_path):

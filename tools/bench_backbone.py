@@ -46,12 +46,13 @@ PEER_NAMES = {"iresnet18": "r18", "iresnet34": "r34", "iresnet50": "r50", "iresn
 
 
 def _paddle_steps(backbone: str, batch: int, steps: int, warmup: int, classes: int,
-                  sample_ratio: float) -> list[float]:
+                  sample_ratio: float, bf16: bool = False) -> list[float]:
     import numpy as np
     import paddle
 
     import paddle_pfc
     from paddle_pfc.backbones import build_backbone
+    from paddle_pfc.backbones.native_layers import use_bfloat16_convolutions
 
     rank, world_size = paddle_pfc.init_distributed()  # one rank; the process settings
     main, startup = paddle.static.Program(), paddle.static.Program()
@@ -59,6 +60,8 @@ def _paddle_steps(backbone: str, batch: int, steps: int, warmup: int, classes: i
         images = paddle.static.data("images", [batch, 3, 112, 112], "float32")
         net = build_backbone(backbone, 512, 112, 0.0)
         net.train()
+        if bf16:
+            use_bfloat16_convolutions(net)
         optimizer = paddle.optimizer.Momentum(0.1, momentum=0.9, weight_decay=5e-4,
                                               grad_clip=paddle.nn.ClipGradByGlobalNorm(5.0))
         if classes:
@@ -143,6 +146,7 @@ def _conv_shapes(backbone: str, batch: int) -> list[tuple[tuple, int]]:
     import paddle
 
     from paddle_pfc.backbones import build_backbone
+    from paddle_pfc.backbones.native_layers import use_bfloat16_convolutions
 
     paddle.disable_static()
     net = build_backbone(backbone, 512, 112, 0.0)
@@ -221,9 +225,9 @@ def _conv_bench(args) -> None:
 
 
 def _worker(args) -> None:
-    if args.worker in ("paddle", "paddle_off"):
+    if args.worker in ("paddle", "paddle_off", "paddle_bf16"):
         times = _paddle_steps(args.backbone, args.batch_size, args.steps, args.warmup, args.classes,
-                              args.sample_ratio)
+                              args.sample_ratio, bf16=args.worker == "paddle_bf16")
     else:
         times = _torch_steps(args.backbone, args.batch_size, args.steps, args.warmup, args.insightface, args.threads,
                              args.classes, args.sample_ratio)
@@ -261,9 +265,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="full step: add the Partial FC head with this many classes (ArcFace, one rank; "
                         "the peer: PartialFC_V2 + CombinedMarginLoss as train_v2.py); 0 = backbone only")
     p.add_argument("--sample-ratio", type=float, default=0.1, help="with --classes: the sampling ratio")
+    p.add_argument("--bf16", action="store_true",
+                   help="also measure paddle_pfc with bfloat16 convolutions (train.amp=bf16 on CPU)")
     p.add_argument("--convs", action="store_true",
                    help="per-convolution micro-benchmark: oneDNN op against Paddle's conv2d")
-    p.add_argument("--worker", choices=("paddle", "paddle_off", "torch"), help=argparse.SUPPRESS)
+    p.add_argument("--worker", choices=("paddle", "paddle_off", "paddle_bf16", "torch"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         _worker(args)
@@ -274,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from paddle_pfc.engine.device import cpu_summary
 
-    sides = ["paddle"] + (["paddle_off"] if args.native_off else []) + (["torch"] if args.insightface else [])
+    sides = (["paddle"] + (["paddle_bf16"] if args.bf16 else []) + (["paddle_off"] if args.native_off else [])
+             + (["torch"] if args.insightface else []))
     steps: dict[str, list[float]] = {side: [] for side in sides}
     for _ in range(args.rounds):
         for side in sides:
@@ -287,11 +294,18 @@ def main(argv: list[str] | None = None) -> int:
           f"median of {args.steps} steps per round, {args.rounds} alternating rounds")
     medians = {side: statistics.median(values) for side, values in steps.items()}
     for side, value in medians.items():
-        label = {"paddle": "paddle_pfc", "paddle_off": "paddle_pfc/off", "torch": "arcface_torch"}[side]
+        label = {"paddle": "paddle_pfc", "paddle_bf16": "paddle_pfc/bf16", "paddle_off": "paddle_pfc/off",
+                 "torch": "arcface_torch"}[side]
         print(f"  {label:14s} {value:7.3f} s/step  {args.batch_size / value:7.2f} images/s  rounds {steps[side]}")
     if "torch" in medians:
         report["paddle_over_torch_images_per_s"] = medians["torch"] / medians["paddle"]
         print(f"  paddle_pfc / arcface_torch images/s = {report['paddle_over_torch_images_per_s']:.3f}")
+    if "paddle_bf16" in medians:
+        report["bf16_over_fp32_images_per_s"] = medians["paddle"] / medians["paddle_bf16"]
+        print(f"  paddle_pfc bf16 / fp32 images/s = {report['bf16_over_fp32_images_per_s']:.3f}")
+        if "torch" in medians:
+            report["paddle_bf16_over_torch_images_per_s"] = medians["torch"] / medians["paddle_bf16"]
+            print(f"  paddle_pfc bf16 / arcface_torch images/s = {report['paddle_bf16_over_torch_images_per_s']:.3f}")
     if "paddle_off" in medians:
         report["native_over_off_images_per_s"] = medians["paddle_off"] / medians["paddle"]
         print(f"  paddle_pfc native / PADDLE_PFC_NATIVE=off images/s = {report['native_over_off_images_per_s']:.3f}")

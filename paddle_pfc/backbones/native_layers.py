@@ -5,7 +5,8 @@ parameters, initialisation and state-dict names, so checkpoints and exported mod
 unchanged), except that in a static *training* program on CPU they call
 :func:`paddle_pfc.kernels.native_ops.prelu` / :func:`~paddle_pfc.kernels.native_ops.depthwise_conv2d` /
 :func:`paddle_pfc.kernels.conv_ops.conv2d` (oneDNN) when the native kernels are available
-(``PADDLE_PFC_NATIVE``). Paddle 3.3's CPU kernels for the first two took half of mobilefacenet's
+(``PADDLE_PFC_NATIVE``; depthwise convolutions go to oneDNN too when it is available, the native
+kernel otherwise). Paddle 3.3's CPU kernels for the first two took half of mobilefacenet's
 training step, its im2col + GEMM convolutions most of the rest and ~97 % of iresnet50's
 (``docs/paddle-notes.md``). Evaluation programs (the
 layer in eval mode: validation, export), dynamic mode and GPU programs use Paddle's ops, so an
@@ -47,7 +48,12 @@ class DepthwiseConv2D(nn.Conv2D):
                          groups=channels, weight_attr=weight_attr, bias_attr=False)
         self._pad_hw = pad
 
+    # oneDNN's depthwise kernels (channels-blocked) ran mobilefacenet's depthwise convolutions
+    # 1.6-1.9x faster than the NCHW native kernel, which stays as the fallback without oneDNN.
+    # Always float32: oneDNN's bfloat16 depthwise was slower (3-7x on the strided shapes).
     def forward(self, x):
+        if self._data_format == "NCHW" and native_layers_active(self, x, conv_ops.kernels):
+            return conv_ops.conv2d(x, self.weight, self._stride, self._pad_hw, groups=self._in_channels)
         if self._data_format == "NCHW" and native_layers_active(self, x):
             return native_ops.depthwise_conv2d(x, self.weight, self._stride, self._pad_hw)
         return super().forward(x)
@@ -72,8 +78,26 @@ class Conv2D(nn.Conv2D):
     # 0.88x Paddle's speed for iresnet's 3->64 stem at batch 8, 2.0x over all its convolutions).
     MIN_NATIVE_CHANNELS = 8
 
+    #: multiply in bfloat16 (set by :func:`use_bfloat16_convolutions`)
+    bfloat16_products = False
+
     def forward(self, x):
         if (self._data_format == "NCHW" and self._in_channels >= self.MIN_NATIVE_CHANNELS
                 and native_layers_active(self, x, conv_ops.kernels)):
-            return conv_ops.conv2d(x, self.weight, self._stride, self._pad_hw)
+            return conv_ops.conv2d(x, self.weight, self._stride, self._pad_hw, bf16=self.bfloat16_products)
         return super().forward(x)
+
+
+def use_bfloat16_convolutions(model: nn.Layer) -> int:
+    """Make the oneDNN convolutions of ``model`` (its :class:`Conv2D` layers that run natively)
+    multiply in bfloat16 in the training programs built after this call: bfloat16 operands, float32
+    accumulation, float32 tensors everywhere (weights, activations, gradients, the optimizer), so
+    no loss scaling is needed. Returns how many layers it set; raises RuntimeError naming the
+    reason when this CPU or build cannot (:func:`paddle_pfc.kernels.conv_ops.bfloat16_unsupported`)."""
+    reason = conv_ops.bfloat16_unsupported()
+    if reason is not None:
+        raise RuntimeError(f"bfloat16 convolutions: {reason}")
+    layers = [layer for layer in model.sublayers(include_self=True) if isinstance(layer, Conv2D)]
+    for layer in layers:
+        layer.bfloat16_products = True
+    return len(layers)

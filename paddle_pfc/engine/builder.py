@@ -18,6 +18,7 @@ import paddle
 
 import paddle_pfc
 from paddle_pfc.backbones import bind_parameters, build_backbone
+from paddle_pfc.backbones.native_layers import use_bfloat16_convolutions
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.config import Config, ConfigError
 from paddle_pfc.engine.distributed import current_place, on_gpu
@@ -40,12 +41,19 @@ def check_supported(cfg: Config, gpu: bool | None = None) -> None:
         if value == "float16" and not gpu:
             raise ConfigError(f"{key}: float16 needs a GPU (Paddle's CPU kernels have no float16 "
                               "matmul / gather); use bfloat16 on CPU")
-    if cfg.train.amp != "none" and not gpu:
-        raise ConfigError(f"train.amp: {cfg.train.amp!r} needs a GPU. Paddle {paddle.__version__}'s CPU build "
-                          "registers no bfloat16 or float16 kernel for conv2d, batch_norm or matmul (whatever "
-                          "the CPU: also with AVX512_BF16), and with FLAGS_use_onednn=1 the autocast program "
-                          "fails at its first cast; for memory on CPU use classifier.dtype / center_dtype: "
-                          "bfloat16 (docs/paddle-notes.md)")
+    if cfg.train.amp.startswith("fp16") and not gpu:
+        raise ConfigError(f"train.amp: {cfg.train.amp!r} needs a GPU (Paddle {paddle.__version__}'s CPU build "
+                          "registers no float16 kernel for conv2d, batch_norm or matmul); on a CPU with "
+                          "AVX512_BF16 use train.amp: bf16")
+    if cfg.train.amp == "bf16" and not gpu:
+        from paddle_pfc.kernels import conv_ops
+
+        reason = conv_ops.bfloat16_unsupported()
+        if reason is not None:
+            raise ConfigError(f"train.amp: 'bf16' on CPU multiplies the backbone's convolutions in bfloat16 "
+                              f"through oneDNN, but {reason}. Paddle {paddle.__version__}'s CPU build has no "
+                              "bfloat16 conv2d / batch_norm / matmul kernel of its own (docs/paddle-notes.md); "
+                              "use train.amp: none here")
 
 
 def loss_scaling_setting(cfg: Config) -> paddle_pfc.LossScaling | bool:
@@ -115,8 +123,13 @@ def build_programs(cfg: Config, rank: int, world_size: int, base_lr: float, step
 def _backbone_forward(backbone: paddle.nn.Layer, images, amp: str):
     """``(backbone, float32 [B, D] embeddings)``; with ``train.amp`` under Paddle's autocast (GPU;
     O2 also casts the backbone's weights to float16 — the returned backbone is the decorated one
-    — and the optimizer keeps float32 master weights)."""
+    — and the optimizer keeps float32 master weights). ``bf16`` on CPU: the backbone's oneDNN
+    convolutions multiply in bfloat16, every tensor stays float32
+    (:func:`~paddle_pfc.backbones.native_layers.use_bfloat16_convolutions`)."""
     if amp == "none":
+        return backbone, backbone(images)
+    if amp == "bf16" and not on_gpu():
+        use_bfloat16_convolutions(backbone)
         return backbone, backbone(images)
     level, dtype = AMP_LEVELS[amp]
     if level == "O2":

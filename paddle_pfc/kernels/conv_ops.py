@@ -55,6 +55,38 @@ def onednn_version() -> tuple[int, int, int] | None:
     return version.major, version.minor, version.patch
 
 
+#: oneDNN's ``dnnl_cpu_isa_avx512_core_bf16`` bits (dnnl_types.h): an effective ISA that holds them
+#: multiplies bfloat16 natively (AVX512_BF16; AMX parts hold them too).
+_ISA_AVX512_CORE_BF16 = 0xE7
+
+
+def onednn_cpu_isa() -> int | None:
+    """oneDNN's effective CPU ISA (``dnnl_get_effective_cpu_isa``: what this CPU supports, capped
+    by ``ONEDNN_MAX_CPU_ISA``), or None when Paddle ships no oneDNN."""
+    library = _paddle_libs() / "libdnnl.so.3"
+    if not library.exists():
+        return None
+    return int(ctypes.CDLL(str(library)).dnnl_get_effective_cpu_isa())
+
+
+def bfloat16_unsupported() -> str | None:
+    """None when :func:`conv2d` can multiply in bfloat16 natively here; otherwise why not (no
+    AVX512_BF16 / AMX on this CPU per oneDNN, or the oneDNN op unavailable). oneDNN would emulate
+    bfloat16 on plain AVX-512 and refuses it on AVX2, so those CPUs are refused here."""
+    from paddle_pfc.engine.device import cpu_summary
+
+    isa = onednn_cpu_isa()
+    if isa is None or isa & _ISA_AVX512_CORE_BF16 != _ISA_AVX512_CORE_BF16:
+        cap = os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA")
+        return (f"oneDNN has no native bfloat16 products on this CPU ({cpu_summary()}): they need AVX512_BF16 "
+                f"or AMX; oneDNN's effective ISA is {'none' if isa is None else hex(isa)}"
+                + (f", capped by ONEDNN_MAX_CPU_ISA={cap}" if cap else ""))
+    if kernels() is None:
+        return ("the oneDNN convolutions (paddle_pfc.kernels.conv_ops) are unavailable: PADDLE_PFC_NATIVE=off "
+                "or their build failed (see the warning above)")
+    return None
+
+
 def _build():
     version = onednn_version()
     if version is None or version[0] != HEADER_VERSION[0] or version[1] < HEADER_VERSION[1]:
@@ -98,10 +130,17 @@ def kernels():
     return load_or_fall_back("conv_ops", _build, "conv_ops.cc (oneDNN convolutions)")
 
 
-def conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int]):
-    """Convolution of float32 ``x`` [N, C, H, W] with ``weight`` [O, C, kh, kw] (groups 1, no
-    dilation, no bias, zero padding ``padding`` = (ph, pw) on both sides):
-    ``out[n, o, oh, ow] = sum_{c,i,j} weight[o, c, i, j] * x[n, c, oh*sh - ph + i, ow*sw - pw + j]``,
-    differentiable in both inputs. oneDNN's direct algorithm in strict float32 (no Winograd, no
-    reduced precision); only the summation order differs from Paddle's ``conv2d``."""
-    return kernels().pfc_conv2d(x, weight, int(stride[0]), int(stride[1]), int(padding[0]), int(padding[1]))
+def conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int], bf16: bool = False, groups: int = 1):
+    """Convolution of float32 ``x`` [N, C, H, W] with ``weight`` [O, C / groups, kh, kw] (no
+    dilation, no bias, zero padding ``padding`` = (ph, pw) on both sides; ``groups`` divides C and
+    O, ``groups = C = O`` is a depthwise convolution):
+    ``out[n, o, oh, ow] = sum_{c in o's group, i, j} weight[o, c mod C/groups, i, j] * x[n, c, oh*sh - ph + i, ow*sw - pw + j]``,
+    differentiable in ``weight`` and, unless ``x.stop_gradient`` (images), in ``x``. oneDNN's
+    direct algorithm (no Winograd); only the summation order differs from Paddle's ``conv2d``.
+
+    ``bf16=False``: strict float32. ``bf16=True``: each product's operands are rounded to bfloat16
+    (to nearest even) and the sums accumulated in float32 — the forward on (x, weight), d x on
+    (d out, weight), d weight on (x, d out); inputs, outputs and gradients stay float32 tensors.
+    Needs a CPU with native bfloat16 products (:func:`bfloat16_unsupported` is None)."""
+    return kernels().pfc_conv2d(x, weight, int(stride[0]), int(stride[1]), int(padding[0]), int(padding[1]),
+                                bool(bf16), int(groups), not x.stop_gradient)

@@ -11,6 +11,7 @@
 // their descriptors and the blocked buffers are cached per shape: ranks are separate processes and
 // Paddle runs a program's ops one after another, so the cache needs no lock. Math is strict
 // float32 (fpmath_mode::strict, the direct algorithm: no Winograd, no reduced precision).
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -43,8 +44,8 @@ void ApplyThreads() {
   if (g_threads > 0 && omp_get_max_threads() != g_threads) omp_set_num_threads(g_threads);
 }
 
-// n, c, h, w, o, kh, kw, sh, sw, ph, pw
-using Key = std::array<int64_t, 11>;
+// n, c, h, w, o, kh, kw, sh, sw, ph, pw, bf16, groups
+using Key = std::array<int64_t, 13>;
 
 dnnl::engine& Engine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -110,6 +111,7 @@ struct Scratch {
 };
 
 struct Entry {
+  dt operand = dt::f32;  // the products' operand type: f32, or bf16 (accumulated and written in f32)
   memory::dims strides, padding;
   memory::desc x_md, w_md, y_md;
   std::unique_ptr<dnnl::convolution_forward::primitive_desc> fwd_pd;
@@ -119,10 +121,11 @@ struct Entry {
   Operand fwd_x, fwd_w, fwd_y;
   Scratch fwd_scratch;
 
-  bool has_bwd = false;
+  bool has_bwd_data = false;
   dnnl::convolution_backward_data bwd_data;
   Operand bd_dy, bd_w, bd_dx;
   Scratch bd_scratch;
+  bool has_bwd_weights = false;
   dnnl::convolution_backward_weights bwd_weights;
   Operand bw_x, bw_dy, bw_dw;
   Scratch bw_scratch;
@@ -140,13 +143,18 @@ Entry& Lookup(const Key& k) {
   auto entry = std::make_unique<Entry>();
   const int64_t n = k[0], c = k[1], h = k[2], w = k[3], o = k[4], kh = k[5], kw = k[6];
   const int64_t sh = k[7], sw = k[8], ph = k[9], pw = k[10];
+  const dt operand = k[11] ? dt::bf16 : dt::f32;
+  const int64_t groups = k[12];
   const int64_t oh = (h + 2 * ph - kh) / sh + 1, ow = (w + 2 * pw - kw) / sw + 1;
+  entry->operand = operand;
   entry->strides = {sh, sw};
   entry->padding = {ph, pw};
   entry->x_md = memory::desc({n, c, h, w}, dt::f32, tag::nchw);
-  entry->w_md = memory::desc({o, c, kh, kw}, dt::f32, tag::oihw);
+  // grouped weights [O, C / g, kh, kw] are oneDNN's goihw [g, O / g, C / g, kh, kw], the same bytes
+  const memory::dims w_dims = groups == 1 ? memory::dims{o, c, kh, kw} : memory::dims{groups, o / groups, c / groups, kh, kw};
+  entry->w_md = memory::desc(w_dims, dt::f32, groups == 1 ? tag::oihw : tag::goihw);
   entry->y_md = memory::desc({n, o, oh, ow}, dt::f32, tag::nchw);
-  const memory::desc x_any({n, c, h, w}, dt::f32, tag::any), w_any({o, c, kh, kw}, dt::f32, tag::any),
+  const memory::desc x_any({n, c, h, w}, operand, tag::any), w_any(w_dims, operand, tag::any),
       y_any({n, o, oh, ow}, dt::f32, tag::any);
   entry->fwd_pd = std::make_unique<dnnl::convolution_forward::primitive_desc>(
       Engine(), dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, x_any, w_any, y_any,
@@ -167,41 +175,51 @@ void BuildForward(Entry& e) {
   e.has_fwd = true;
 }
 
-void BuildBackward(Entry& e) {
-  if (e.has_bwd) return;
-  const memory::desc x_any(e.x_md.get_dims(), dt::f32, tag::any), w_any(e.w_md.get_dims(), dt::f32, tag::any),
-      y_any(e.y_md.get_dims(), dt::f32, tag::any);
-  dnnl::convolution_backward_data::primitive_desc data_pd(Engine(), dnnl::algorithm::convolution_direct, x_any,
-                                                           w_any, y_any, e.strides, e.padding, e.padding,
-                                                           *e.fwd_pd, StrictAttr());
-  e.bwd_data = dnnl::convolution_backward_data(data_pd);
-  e.bd_dy.Init(e.y_md, data_pd.diff_dst_desc(), true);
-  e.bd_w.Init(e.w_md, data_pd.weights_desc(), true);
-  e.bd_dx.Init(e.x_md, data_pd.diff_src_desc(), false);
-  e.bd_scratch.Init(data_pd.scratchpad_desc());
-  dnnl::convolution_backward_weights::primitive_desc weights_pd(
-      Engine(), dnnl::algorithm::convolution_direct, x_any, w_any, y_any, e.strides, e.padding, e.padding,
-      *e.fwd_pd, StrictAttr());
-  e.bwd_weights = dnnl::convolution_backward_weights(weights_pd);
-  e.bw_x.Init(e.x_md, weights_pd.src_desc(), true);
-  e.bw_dy.Init(e.y_md, weights_pd.diff_dst_desc(), true);
-  e.bw_dw.Init(e.w_md, weights_pd.diff_weights_desc(), false);
-  e.bw_scratch.Init(weights_pd.scratchpad_desc());
-  e.has_bwd = true;
+// Backward primitives: operands in e.operand, results (d x, d w) in f32; each built on first use
+// (d x is never built for a layer whose input needs no gradient, e.g. a stem on images).
+memory::desc Any(const memory::desc& md, dt type) { return memory::desc(md.get_dims(), type, tag::any); }
+
+void BuildBackwardData(Entry& e) {
+  if (e.has_bwd_data) return;
+  dnnl::convolution_backward_data::primitive_desc pd(Engine(), dnnl::algorithm::convolution_direct,
+                                                     Any(e.x_md, dt::f32), Any(e.w_md, e.operand),
+                                                     Any(e.y_md, e.operand), e.strides, e.padding, e.padding,
+                                                     *e.fwd_pd, StrictAttr());
+  e.bwd_data = dnnl::convolution_backward_data(pd);
+  e.bd_dy.Init(e.y_md, pd.diff_dst_desc(), true);
+  e.bd_w.Init(e.w_md, pd.weights_desc(), true);
+  e.bd_dx.Init(e.x_md, pd.diff_src_desc(), false);
+  e.bd_scratch.Init(pd.scratchpad_desc());
+  e.has_bwd_data = true;
+}
+
+void BuildBackwardWeights(Entry& e) {
+  if (e.has_bwd_weights) return;
+  dnnl::convolution_backward_weights::primitive_desc pd(Engine(), dnnl::algorithm::convolution_direct,
+                                                        Any(e.x_md, e.operand), Any(e.w_md, dt::f32),
+                                                        Any(e.y_md, e.operand), e.strides, e.padding, e.padding,
+                                                        *e.fwd_pd, StrictAttr());
+  e.bwd_weights = dnnl::convolution_backward_weights(pd);
+  e.bw_x.Init(e.x_md, pd.src_desc(), true);
+  e.bw_dy.Init(e.y_md, pd.diff_dst_desc(), true);
+  e.bw_dw.Init(e.w_md, pd.diff_weights_desc(), false);
+  e.bw_scratch.Init(pd.scratchpad_desc());
+  e.has_bwd_weights = true;
 }
 
 Key CheckedKey(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h, int stride_w, int pad_h,
-               int pad_w) {
+               int pad_w, bool bf16, int groups) {
   PD_CHECK(x.is_cpu() && w.is_cpu(), "pfc_conv2d runs on CPU tensors");
   PD_CHECK(x.dtype() == paddle::DataType::FLOAT32 && w.dtype() == paddle::DataType::FLOAT32,
            "pfc_conv2d takes float32 x and weight");
   PD_CHECK(x.shape().size() == 4 && w.shape().size() == 4, "pfc_conv2d: x must be [N, C, H, W], weight [O, C, kh, kw]");
-  PD_CHECK(w.shape()[1] == x.shape()[1], "pfc_conv2d: weight must be [O, C, kh, kw] for x's C (groups 1)");
+  PD_CHECK(groups >= 1 && x.shape()[1] % groups == 0 && w.shape()[0] % groups == 0 && w.shape()[1] * groups == x.shape()[1],
+           "pfc_conv2d: weight must be [O, C / groups, kh, kw] for x's C, with groups dividing C and O");
   PD_CHECK(stride_h >= 1 && stride_w >= 1 && pad_h >= 0 && pad_w >= 0, "pfc_conv2d: bad stride or padding");
   const auto& s = x.shape();
   const auto& f = w.shape();
   PD_CHECK(s[2] + 2 * pad_h >= f[2] && s[3] + 2 * pad_w >= f[3], "pfc_conv2d: kernel larger than the padded input");
-  return {s[0], s[1], s[2], s[3], f[0], f[2], f[3], stride_h, stride_w, pad_h, pad_w};
+  return {s[0], s[1], s[2], s[3], f[0], f[2], f[3], stride_h, stride_w, pad_h, pad_w, bf16 ? 1 : 0, groups};
 }
 
 void Run(const dnnl::primitive& p, const std::unordered_map<int, memory>& args) {
@@ -220,9 +238,9 @@ extern "C" __attribute__((visibility("default"))) int pfc_conv_threads() {
 }
 
 std::vector<paddle::Tensor> ConvForward(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h,
-                                        int stride_w, int pad_h, int pad_w) {
+                                        int stride_w, int pad_h, int pad_w, bool bf16, int groups, bool) {
   ApplyThreads();
-  Entry& e = Lookup(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w));
+  Entry& e = Lookup(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w, bf16, groups));
   BuildForward(e);
   auto out = paddle::empty(e.y_md.get_dims(), paddle::DataType::FLOAT32, paddle::CPUPlace());
   void* y = out.data<float>();
@@ -238,28 +256,31 @@ std::vector<paddle::Tensor> ConvForward(const paddle::Tensor& x, const paddle::T
 
 std::vector<paddle::Tensor> ConvBackward(const paddle::Tensor& x, const paddle::Tensor& w,
                                          const paddle::Tensor& grad_out, int stride_h, int stride_w, int pad_h,
-                                         int pad_w) {
+                                         int pad_w, bool bf16, int groups, bool input_grad) {
   ApplyThreads();
-  Entry& e = Lookup(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w));
+  Entry& e = Lookup(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w, bf16, groups));
   PD_CHECK(grad_out.dtype() == paddle::DataType::FLOAT32 && grad_out.shape() == e.y_md.get_dims(),
            "pfc_conv2d_grad: grad_out must be float32 [N, O, out_h, out_w]");
-  BuildBackward(e);
   auto grad_x = paddle::empty(x.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
   auto grad_w = paddle::empty(w.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
   void* xp = const_cast<float*>(x.data<float>());
   void* wp = const_cast<float*>(w.data<float>());
   void* dyp = const_cast<float*>(grad_out.data<float>());
-  void* dx = grad_x.data<float>();
+  float* dx = grad_x.data<float>();
   void* dw = grad_w.data<float>();
-  {
+  if (input_grad) {
+    BuildBackwardData(e);
     std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, e.bd_dy.Bind(dyp)},
                                          {DNNL_ARG_WEIGHTS, e.bd_w.Bind(wp)},
                                          {DNNL_ARG_DIFF_SRC, e.bd_dx.Bind(dx)}};
     if (e.bd_scratch.buffer) args.emplace(DNNL_ARG_SCRATCHPAD, e.bd_scratch.buffer);
     Run(e.bwd_data, args);
     e.bd_dx.Finish(dx);
+  } else {  // the input needs no gradient: Paddle drops this output; zeros, never garbage
+    std::fill(dx, dx + grad_x.numel(), 0.0f);
   }
   {
+    BuildBackwardWeights(e);
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, e.bw_x.Bind(xp)},
                                          {DNNL_ARG_DIFF_DST, e.bw_dy.Bind(dyp)},
                                          {DNNL_ARG_DIFF_WEIGHTS, e.bw_dw.Bind(dw)}};
@@ -272,7 +293,7 @@ std::vector<paddle::Tensor> ConvBackward(const paddle::Tensor& x, const paddle::
 }
 
 std::vector<std::vector<int64_t>> ConvShape(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
-                                            int stride_h, int stride_w, int pad_h, int pad_w) {
+                                            int stride_h, int stride_w, int pad_h, int pad_w, bool, int, bool) {
   auto out_size = [](int64_t in, int64_t k, int stride, int pad) {
     return in < 0 ? in : (in + 2 * pad - k) / stride + 1;
   };
@@ -282,7 +303,7 @@ std::vector<std::vector<int64_t>> ConvShape(const std::vector<int64_t>& x, const
 std::vector<paddle::DataType> ConvDtype(const paddle::DataType& x, const paddle::DataType&) { return {x}; }
 
 std::vector<std::vector<int64_t>> ConvGradShape(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
-                                                const std::vector<int64_t>&, int, int, int, int) {
+                                                const std::vector<int64_t>&, int, int, int, int, bool, int, bool) {
   return {x, w};
 }
 
@@ -294,7 +315,7 @@ std::vector<paddle::DataType> ConvGradDtype(const paddle::DataType& x, const pad
 PD_BUILD_OP(pfc_conv2d)
     .Inputs({"X", "W"})
     .Outputs({"Out"})
-    .Attrs({"stride_h: int", "stride_w: int", "pad_h: int", "pad_w: int"})
+    .Attrs({"stride_h: int", "stride_w: int", "pad_h: int", "pad_w: int", "bf16: bool", "groups: int", "input_grad: bool"})
     .SetKernelFn(PD_KERNEL(ConvForward))
     .SetInferShapeFn(PD_INFER_SHAPE(ConvShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(ConvDtype));
@@ -302,7 +323,7 @@ PD_BUILD_OP(pfc_conv2d)
 PD_BUILD_GRAD_OP(pfc_conv2d)
     .Inputs({"X", "W", paddle::Grad("Out")})
     .Outputs({paddle::Grad("X"), paddle::Grad("W")})
-    .Attrs({"stride_h: int", "stride_w: int", "pad_h: int", "pad_w: int"})
+    .Attrs({"stride_h: int", "stride_w: int", "pad_h: int", "pad_w: int", "bf16: bool", "groups: int", "input_grad: bool"})
     .SetKernelFn(PD_KERNEL(ConvBackward))
     .SetInferShapeFn(PD_INFER_SHAPE(ConvGradShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(ConvGradDtype));
