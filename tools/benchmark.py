@@ -33,7 +33,11 @@ each in a fresh scope. Per configuration rank 0 prints ONE JSON line (and append
   centers (``num_sample``, or ``num_local`` without sampling). Inputs are persistable tensors
   initialised in the scope; only one element of each result is fetched. Every rank runs it at
   the same time (the same CPU sharing as the real step); the maximum over ranks is reported.
-  ``step_over_floor`` = ``median_step_s / floor_s``.
+  ``step_over_floor`` = ``median_step_s / floor_s``. ``floor_gflops``: the floor's rate
+  (6·N·S·D flops); ``gemm_peak_gflops``: Paddle's float32 ``matmul`` rate on a [2048, 2048] x
+  [2048, 2048] product, measured once at start on every rank at the same time (the slowest
+  rank's); ``floor_over_gemm_peak``: their ratio (how close the head's products run to the best
+  rate this CPU gives Paddle).
 * memory, per rank (MiB, from ``/proc/self/status``; gathered from every rank with a one-op
   all-gather program): ``peak_rss_mib`` = VmHWM over the whole configuration (program build,
   start-up initialisation and all steps; VmHWM is reset through ``/proc/self/clear_refs`` before
@@ -361,18 +365,37 @@ def build_floor_program(n: int, s: int, d: int):
 def run_floor(n: int, s: int, d: int, warmup: int, steps: int) -> list[float]:
     scope = paddle.static.Scope()
     with paddle.static.scope_guard(scope):
-        main, startup, probe = build_floor_program(n, s, d)
-        exe = paddle.static.Executor(paddle.CPUPlace())
-        exe.run(startup)
-        times = []
-        for step in range(warmup + steps):
-            t0 = time.perf_counter()
-            exe.run(main, fetch_list=[probe])
-            if step >= warmup:
-                times.append(time.perf_counter() - t0)
-    del main, startup, probe, exe, scope
+        return _time_program(*build_floor_program(n, s, d), warmup, steps)
+
+
+def _time_program(main, startup, probe, warmup: int, steps: int) -> list[float]:
+    """Seconds of each of ``steps`` runs of ``main`` (fetching ``probe``) after ``warmup`` untimed
+    ones, in the current scope (``startup`` run first)."""
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    exe.run(startup)
+    times = []
+    for step in range(warmup + steps):
+        t0 = time.perf_counter()
+        exe.run(main, fetch_list=[probe])
+        if step >= warmup:
+            times.append(time.perf_counter() - t0)
+    del main, startup, probe, exe
     gc.collect()
     return times
+
+
+def run_gemm_peak(size: int = 2048, warmup: int = 1, steps: int = 3) -> float:
+    """GFLOP/s of Paddle's float32 ``matmul`` on a large square product [size, size] x [size, size]
+    in a static program (the best GEMM rate this CPU gives Paddle; median of ``steps`` runs)."""
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    init = paddle.nn.initializer.Normal(0.0, 0.01)
+    with paddle.static.program_guard(main, startup):
+        a = paddle.static.create_parameter([size, size], "float32", name="gemm_a", default_initializer=init)
+        b = paddle.static.create_parameter([size, size], "float32", name="gemm_b", default_initializer=init)
+        probe = paddle.matmul(a, b)[0, 0]
+    with paddle.static.scope_guard(paddle.static.Scope()):
+        times = _time_program(main, startup, probe, warmup, steps)
+    return 2.0 * size ** 3 / statistics.median(times) / 1e9
 
 
 def step_parts(cfg: dict, args, rank: int, world_size: int, step_s: float, gather) -> dict:
@@ -407,6 +430,8 @@ def main(argv=None) -> None:
     malloc = paddle_pfc.configure_process()["malloc"]  # what init_distributed applied
     gather = RankGather(world_size, 12)
     idle = idle_overhead()
+    gemm_gflops = float("nan") if args.no_floor else run_gemm_peak()
+    gemm_gflops = float(np.min(gather([gemm_gflops] + [0.0] * 11)[:, 0]))  # the slowest rank's
     can_reset = reset_peak_rss()
     for cfg in configurations(args):
         if cfg["num_classes"] < world_size:
@@ -446,6 +471,10 @@ def main(argv=None) -> None:
             "samples_per_s": round(global_batch / median_step, 2),
             "floor_s": None if np.isnan(floor_s) else round(floor_s, 6),
             "step_over_floor": None if np.isnan(floor_s) else round(median_step / floor_s, 3),
+            "floor_gflops": None if np.isnan(floor_s) else round(6.0 * n * kept * cfg["embedding_size"] / floor_s / 1e9, 1),
+            "gemm_peak_gflops": None if np.isnan(gemm_gflops) else round(gemm_gflops, 1),
+            "floor_over_gemm_peak": None if np.isnan(floor_s) or np.isnan(gemm_gflops) else
+            round(6.0 * n * kept * cfg["embedding_size"] / floor_s / 1e9 / gemm_gflops, 3),
             "peak_rss_mib": [round(v, 1) for v in per_rank[:, 0]],
             "peak_rss_mib_max": round(float(per_rank[:, 0].max()), 1),
             "step_peak_rss_mib": [round(v, 1) for v in per_rank[:, 1]],
