@@ -124,6 +124,17 @@ def threads() -> int | None:
     return int(_state["library"].pfc_conv_threads())
 
 
+def pool_bytes() -> int:
+    """Bytes of the calling thread's buffer pool: oneDNN's blocked copies of a convolution's
+    operands and its scratchpad, shared by every shape (the largest convolution's needs; the
+    thread that runs the program's ops under Paddle's serial CPU executor). 0 when unavailable."""
+    if kernels() is None:
+        return 0
+    library = _state["library"]
+    library.pfc_conv_pool_bytes.restype = ctypes.c_int64
+    return int(library.pfc_conv_pool_bytes())
+
+
 def kernels():
     """The built extension, or None when ``PADDLE_PFC_NATIVE=off`` (or ``auto`` and the build
     failed: Paddle's ``conv2d`` is used, with one warning)."""
