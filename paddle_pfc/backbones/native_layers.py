@@ -73,9 +73,9 @@ class Conv2D(nn.Conv2D):
                          weight_attr=weight_attr, bias_attr=False)
         self._pad_hw = pad
 
-    # A stem on 3-channel images stays on Paddle's conv2d: its input needs no gradient, which
-    # Paddle's conv2d_grad then skips, while the custom grad op computes both (measured: oneDNN
-    # 0.88x Paddle's speed for iresnet's 3->64 stem at batch 8, 2.0x over all its convolutions).
+    # A stem on 3-channel images stays on Paddle's conv2d: oneDNN is no faster there, even with
+    # d input skipped for images (mobilefacenet's 3->64 stride-2 stem at batch 32: 31.5 against
+    # 34.8 ms; iresnet's stride-1 stem at batch 16: 187 against 175 ms; docs/paddle-notes.md).
     MIN_NATIVE_CHANNELS = 8
 
     #: multiply in bfloat16 (set by :func:`use_bfloat16_convolutions`)

@@ -1,4 +1,5 @@
-"""Dense convolutions through oneDNN, as a Paddle custom op with its grad op (``csrc/conv_ops.cc``).
+"""Convolutions (dense, grouped, depthwise; float32 or bfloat16 products) through oneDNN, as a
+Paddle custom op with its grad op (``csrc/conv_ops.cc``).
 
 Paddle 3.3's CPU ``conv2d`` / ``conv2d_grad`` (im2col + GEMM) took ~67 % of mobilefacenet's and
 ~97 % of iresnet50's training step; oneDNN's direct convolutions (blocked layouts, AVX-512 JIT

@@ -1,5 +1,5 @@
-// Dense 2-D convolution (groups 1, NCHW, float32, no bias, no dilation, symmetric zero padding) and
-// its backward through oneDNN: the library Paddle's CPU wheel already loads (paddle/libs/
+// 2-D convolution (dense, grouped or depthwise; NCHW, float32 tensors with float32 or bfloat16
+// products, no bias, no dilation, symmetric zero padding) and its backward through oneDNN: the library Paddle's CPU wheel already loads (paddle/libs/
 // libdnnl.so.3, oneDNN 3.6.2, OpenMP threading through libgomp). Paddle 3.3's own CPU conv2d /
 // conv2d_grad (im2col + GEMM) were ~67 % of mobilefacenet's and ~97 % of iresnet50's training
 // step (docs/paddle-notes.md). Built on first use by paddle_pfc/kernels/conv_ops.py, which states
@@ -10,8 +10,9 @@
 // AVX-512); Paddle's plain NCHW / OIHW tensors are reordered into and out of them. Primitives and
 // their descriptors are cached per shape (ranks are separate processes and Paddle runs a
 // program's ops one after another, so the cache needs no lock); the blocked copies live in a
-// per-thread pool shared by all shapes (Pool below). Math is strict
-// float32 (fpmath_mode::strict, the direct algorithm: no Winograd, no reduced precision).
+// per-thread pool shared by all shapes (Pool below). Math is the direct algorithm (no Winograd):
+// strict float32 (fpmath_mode::strict), or with bf16 set, bfloat16 operands (rounded to nearest
+// even by the reorders) accumulated in float32, results in float32.
 #include <algorithm>
 #include <array>
 #include <cstdint>
