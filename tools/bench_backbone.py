@@ -146,7 +146,6 @@ def _conv_shapes(backbone: str, batch: int) -> list[tuple[tuple, int]]:
     import paddle
 
     from paddle_pfc.backbones import build_backbone
-    from paddle_pfc.backbones.native_layers import use_bfloat16_convolutions
 
     paddle.disable_static()
     net = build_backbone(backbone, 512, 112, 0.0)

@@ -40,17 +40,23 @@ def _paddle_libs() -> Path:
     return Path(paddle.__file__).parent / "libs"
 
 
+def _onednn_library() -> ctypes.CDLL | None:
+    """The oneDNN that Paddle ships (``paddle/libs/libdnnl.so.3``, the copy its process loads), or
+    None if it has none."""
+    library = _paddle_libs() / "libdnnl.so.3"
+    return ctypes.CDLL(str(library)) if library.exists() else None
+
+
 def onednn_version() -> tuple[int, int, int] | None:
     """The (major, minor, patch) of the oneDNN that Paddle ships, or None if it has none."""
-    library = _paddle_libs() / "libdnnl.so.3"
-    if not library.exists():
+    lib = _onednn_library()
+    if lib is None:
         return None
 
     class _Version(ctypes.Structure):
         _fields_ = [("major", ctypes.c_int), ("minor", ctypes.c_int), ("patch", ctypes.c_int),
                     ("hash", ctypes.c_char_p), ("cpu_runtime", ctypes.c_uint), ("gpu_runtime", ctypes.c_uint)]
 
-    lib = ctypes.CDLL(str(library))
     lib.dnnl_version.restype = ctypes.POINTER(_Version)
     version = lib.dnnl_version().contents
     return version.major, version.minor, version.patch
@@ -64,10 +70,8 @@ _ISA_AVX512_CORE_BF16 = 0xE7
 def onednn_cpu_isa() -> int | None:
     """oneDNN's effective CPU ISA (``dnnl_get_effective_cpu_isa``: what this CPU supports, capped
     by ``ONEDNN_MAX_CPU_ISA``), or None when Paddle ships no oneDNN."""
-    library = _paddle_libs() / "libdnnl.so.3"
-    if not library.exists():
-        return None
-    return int(ctypes.CDLL(str(library)).dnnl_get_effective_cpu_isa())
+    lib = _onednn_library()
+    return None if lib is None else int(lib.dnnl_get_effective_cpu_isa())
 
 
 def bfloat16_unsupported() -> str | None:

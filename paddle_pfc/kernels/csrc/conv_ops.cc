@@ -1,6 +1,7 @@
 // 2-D convolution (dense, grouped or depthwise; NCHW, float32 tensors with float32 or bfloat16
-// products, no bias, no dilation, symmetric zero padding) and its backward through oneDNN: the library Paddle's CPU wheel already loads (paddle/libs/
-// libdnnl.so.3, oneDNN 3.6.2, OpenMP threading through libgomp). Paddle 3.3's own CPU conv2d /
+// products, no bias, no dilation, symmetric zero padding) and its backward through oneDNN: the
+// library Paddle's CPU wheel already loads (paddle/libs/libdnnl.so.3, oneDNN 3.6.2, OpenMP
+// threading through libgomp). Paddle 3.3's own CPU conv2d /
 // conv2d_grad (im2col + GEMM) were ~67 % of mobilefacenet's and ~97 % of iresnet50's training
 // step (docs/paddle-notes.md). Built on first use by paddle_pfc/kernels/conv_ops.py, which states
 // the contract; the oneDNN headers of that exact release are vendored beside this file
