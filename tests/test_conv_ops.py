@@ -243,6 +243,48 @@ def test_conv_dynamic_batch_and_shape_cache(static_mode):
         np.testing.assert_array_equal(a, b)  # same shape, same primitive: bit-identical
 
 
+
+def test_conv_concurrent_branches(static_mode):
+    """Paddle's PIR executor runs independent CPU ops on several threads at once (measured: 8
+    independent ops of one program on 4 threads). Eight independent convolutions of one input —
+    four of one shape (one cached primitive used by concurrent threads), four of other shapes
+    (primitives built concurrently) — forward and backward, with a new batch size each run (new
+    cache entries each time): every result matches float64."""
+    rng = np.random.default_rng(11)
+    specs = [(12, (3, 3), (1, 1), (1, 1))] * 4 + [(8, (1, 1), (2, 2), (0, 0)), (6, (3, 3), (2, 2), (1, 1)),
+                                                   (10, (5, 5), (1, 1), (2, 2)), (4, (3, 1), (1, 2), (1, 0))]
+    weights = [rng.standard_normal([o, 8, *k]).astype(np.float32) for o, k, _, _ in specs]
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        xv = paddle.static.data("x", [-1, 8, 12, 12], "float32")
+        xv.stop_gradient = False
+        layers = [Conv2D(8, o, k, s, p) for o, k, s, p in specs]
+        outs = [layer(xv) for layer in layers]
+        loss = paddle.add_n([paddle.sum(out * out) * (i + 1) for i, out in enumerate(outs)])
+        grads = pir_grad(loss, [xv] + [layer.weight for layer in layers])
+    assert sum(op.name().endswith("pfc_conv2d") for op in main.global_block().ops) == len(specs)
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    scope = paddle.static.Scope()
+    eps = 4 * np.finfo(np.float32).eps
+    with paddle.static.scope_guard(scope):
+        exe.run(startup)
+        for layer, weight in zip(layers, weights):
+            scope.find_var(layer.weight.name).get_tensor().set(weight, paddle.CPUPlace())
+        for n in (2, 3, 1, 4, 2, 3):
+            x = np.random.default_rng(n).standard_normal([n, 8, 12, 12]).astype(np.float32)
+            got = exe.run(main, feed={"x": x}, fetch_list=outs + grads)
+            dx_ref, dx_scale = np.zeros(x.shape), np.zeros(x.shape)
+            for i, ((o, k, s, p), weight) in enumerate(zip(specs, weights)):
+                out64 = got[i].astype(np.float64)  # d loss / d out_i = 2 (i + 1) out_i
+                (ref, dx, dw), (scale, dxs, dws) = _reference(x.astype(np.float64), weight.astype(np.float64),
+                                                              2 * (i + 1) * out64, s, p)
+                assert np.all(np.abs(got[i] - ref) <= eps * scale + 1e-30), (n, i, "out")
+                dw_got = got[len(specs) + 1 + i]
+                assert np.all(np.abs(dw_got - dw) <= 2 * eps * dws + 1e-30), (n, i, "dw")
+                dx_ref += dx
+                dx_scale += dxs
+            assert np.all(np.abs(got[len(specs)] - dx_ref) <= 2 * eps * dx_scale + 1e-30), (n, "dx")
+
 @pytest.mark.parametrize("channels, native", [(3, False), (7, False), (8, True), (64, True)])
 def test_layer_routing(channels, native, static_mode):
     """Conv2D in a CPU training program: oneDNN from 8 input channels on; an image stem keeps

@@ -131,8 +131,9 @@ def threads() -> int | None:
 
 def pool_bytes() -> int:
     """Bytes of the calling thread's buffer pool: oneDNN's blocked copies of a convolution's
-    operands and its scratchpad, shared by every shape (the largest convolution's needs; the
-    thread that runs the program's ops under Paddle's serial CPU executor). 0 when unavailable."""
+    operands and its scratchpad, shared by every shape: the largest convolution's needs; each
+    thread that runs convolutions has its own, and under Paddle's serial CPU executor that is the
+    calling thread). 0 when unavailable."""
     if kernels() is None:
         return 0
     library = _state["library"]

@@ -9,9 +9,11 @@
 //
 // oneDNN chooses the layouts it computes in (format_tag::any: blocked nChw16c / OIhw16i16o on
 // AVX-512); Paddle's plain NCHW / OIHW tensors are reordered into and out of them. Primitives and
-// their descriptors are cached per shape (ranks are separate processes and Paddle runs a
-// program's ops one after another, so the cache needs no lock); the blocked copies live in a
-// per-thread pool shared by all shapes (Pool below). Math is the direct algorithm (no Winograd):
+// their descriptors are cached per shape. Paddle's PIR executor runs independent CPU ops on
+// several threads at once (tests/test_conv_ops.py::test_conv_concurrent_branches), so the cache
+// and the lazy building of primitives are under one lock; a built entry is read-only, and all
+// per-run state (the blocked copies in a per-thread pool shared by all shapes, Pool below; the
+// stream) belongs to the calling thread, so convolutions run concurrently. Math is the direct algorithm (no Winograd):
 // strict float32 (fpmath_mode::strict), or with bf16 set, bfloat16 operands (rounded to nearest
 // even by the reorders) accumulated in float32, results in float32.
 #include <algorithm>
@@ -21,6 +23,7 @@
 #include <new>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -58,7 +61,7 @@ dnnl::engine& Engine() {
 }
 
 dnnl::stream& Stream() {
-  static dnnl::stream stream(Engine());
+  thread_local dnnl::stream stream(Engine());
   return stream;
 }
 
@@ -114,14 +117,14 @@ Pool& ThreadPool() {
 constexpr int kScratchSlot = 3;
 
 // A tensor in Paddle's plain layout (user memory) and, when oneDNN wants another layout, the
-// reorder between the two; the blocked copy lives in the thread's pool slot `slot`.
+// reorder between the two; the blocked copy lives in the calling thread's pool slot `slot`.
+// Read-only once built (shared by the threads that run this shape).
 struct Operand {
   memory::desc plain, chosen;
   bool reordered = false;  // chosen != plain
   dnnl::reorder to_chosen, to_plain;
   bool input = true;
   int slot = 0;
-  memory blocked;  // the blocked copy of the current run
 
   void Init(const memory::desc& plain_md, const memory::desc& chosen_md, bool is_input, int pool_slot) {
     plain = plain_md;
@@ -140,19 +143,19 @@ struct Operand {
 
   // The memory the convolution reads (input) or writes (output) for Paddle buffer `data`;
   // an input is reordered into its blocked copy first.
-  memory Bind(void* data) {
+  memory Bind(void* data) const {
     memory user(plain, Engine(), data);
     if (!reordered) return user;
-    blocked = memory(chosen, Engine(), ThreadPool().Get(slot, chosen.get_size()));
+    memory blocked(chosen, Engine(), ThreadPool().Get(slot, chosen.get_size()));
     if (input) to_chosen.execute(Stream(), user, blocked);
     return blocked;
   }
 
-  // After the convolution: an output computed in its blocked copy goes back to `data`.
-  void Finish(void* data) {
+  // After the convolution: an output computed in `computed` (Bind's memory) goes back to `data`.
+  void Finish(const memory& computed, void* data) const {
     if (input || !reordered) return;
-    memory user(plain, Engine(), data);
-    to_plain.execute(Stream(), blocked, user);
+    memory user(plain, Engine(), data), src = computed;  // a handle: reorder takes non-const ones
+    to_plain.execute(Stream(), src, user);
   }
 };
 
@@ -262,6 +265,20 @@ void BuildBackwardWeights(Entry& e) {
   e.has_bwd_weights = true;
 }
 
+enum Part { kForward = 1, kBackwardData = 2, kBackwardWeights = 4 };
+
+// The cached entry of shape `k` with the primitives `parts` built: the one place that writes the
+// cache, under its lock; the entry returned is read-only (std::map never moves its nodes).
+const Entry& Prepared(const Key& k, int parts) {
+  static std::mutex cache_lock;
+  std::lock_guard<std::mutex> guard(cache_lock);
+  Entry& e = Lookup(k);
+  if (parts & kForward) BuildForward(e);
+  if (parts & kBackwardData) BuildBackwardData(e);
+  if (parts & kBackwardWeights) BuildBackwardWeights(e);
+  return e;
+}
+
 Key CheckedKey(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h, int stride_w, int pad_h,
                int pad_w, bool bf16, int groups) {
   PD_CHECK(x.is_cpu() && w.is_cpu(), "pfc_conv2d runs on CPU tensors");
@@ -292,23 +309,22 @@ extern "C" __attribute__((visibility("default"))) int pfc_conv_threads() {
   return omp_get_max_threads();
 }
 
-// Bytes of the calling thread's pool (the blocked copies and scratchpads; the thread that runs
-// the program's ops under Paddle's serial CPU executor).
+// Bytes of the calling thread's pool (its blocked copies and scratchpads).
 extern "C" __attribute__((visibility("default"))) int64_t pfc_conv_pool_bytes() { return ThreadPool().Bytes(); }
 
 std::vector<paddle::Tensor> ConvForward(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h,
                                         int stride_w, int pad_h, int pad_w, bool bf16, int groups, bool) {
   ApplyThreads();
-  Entry& e = Lookup(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w, bf16, groups));
-  BuildForward(e);
+  const Entry& e = Prepared(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w, bf16, groups), kForward);
   auto out = paddle::empty(e.y_md.get_dims(), paddle::DataType::FLOAT32, paddle::CPUPlace());
   void* y = out.data<float>();
+  const memory dst = e.fwd_y.Bind(y);
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, e.fwd_x.Bind(const_cast<float*>(x.data<float>()))},
                                        {DNNL_ARG_WEIGHTS, e.fwd_w.Bind(const_cast<float*>(w.data<float>()))},
-                                       {DNNL_ARG_DST, e.fwd_y.Bind(y)}};
+                                       {DNNL_ARG_DST, dst}};
   e.fwd_scratch.AddTo(args);
   Run(e.fwd, args);
-  e.fwd_y.Finish(y);
+  e.fwd_y.Finish(dst, y);
   Stream().wait();
   return {out};
 }
@@ -317,7 +333,8 @@ std::vector<paddle::Tensor> ConvBackward(const paddle::Tensor& x, const paddle::
                                          const paddle::Tensor& grad_out, int stride_h, int stride_w, int pad_h,
                                          int pad_w, bool bf16, int groups, bool input_grad) {
   ApplyThreads();
-  Entry& e = Lookup(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w, bf16, groups));
+  const Entry& e = Prepared(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w, bf16, groups),
+                            (input_grad ? kBackwardData : 0) | kBackwardWeights);
   PD_CHECK(grad_out.dtype() == paddle::DataType::FLOAT32 && grad_out.shape() == e.y_md.get_dims(),
            "pfc_conv2d_grad: grad_out must be float32 [N, O, out_h, out_w]");
   auto grad_x = paddle::empty(x.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
@@ -328,24 +345,24 @@ std::vector<paddle::Tensor> ConvBackward(const paddle::Tensor& x, const paddle::
   float* dx = grad_x.data<float>();
   void* dw = grad_w.data<float>();
   if (input_grad) {
-    BuildBackwardData(e);
+    const memory diff_src = e.bd_dx.Bind(dx);
     std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, e.bd_dy.Bind(dyp)},
                                          {DNNL_ARG_WEIGHTS, e.bd_w.Bind(wp)},
-                                         {DNNL_ARG_DIFF_SRC, e.bd_dx.Bind(dx)}};
+                                         {DNNL_ARG_DIFF_SRC, diff_src}};
     e.bd_scratch.AddTo(args);
     Run(e.bwd_data, args);
-    e.bd_dx.Finish(dx);
+    e.bd_dx.Finish(diff_src, dx);
   } else {  // the input needs no gradient: Paddle drops this output; zeros, never garbage
     std::fill(dx, dx + grad_x.numel(), 0.0f);
   }
   {
-    BuildBackwardWeights(e);
+    const memory diff_weights = e.bw_dw.Bind(dw);
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, e.bw_x.Bind(xp)},
                                          {DNNL_ARG_DIFF_DST, e.bw_dy.Bind(dyp)},
-                                         {DNNL_ARG_DIFF_WEIGHTS, e.bw_dw.Bind(dw)}};
+                                         {DNNL_ARG_DIFF_WEIGHTS, diff_weights}};
     e.bw_scratch.AddTo(args);
     Run(e.bwd_weights, args);
-    e.bw_dw.Finish(dw);
+    e.bw_dw.Finish(diff_weights, dw);
   }
   Stream().wait();
   return {grad_x, grad_w};
