@@ -5,6 +5,8 @@
         [--insightface ~/src/insightface] [--threads 1] [--steps 5] [--rounds 3] [--native-off]
     python tools/bench_backbone.py --backbone iresnet50 --batch-size 16 --classes 100000 --sample-ratio 0.1 \\
         --insightface ~/src/insightface                                  # full step, with the head
+    python tools/bench_backbone.py --backbone iresnet50 --batch-size 16 --classes 100000 --nproc 2 \
+        --insightface ~/src/insightface                                  # the same on 2 ranks
     python tools/bench_backbone.py --convs --backbone iresnet50 --batch-size 8 [--threads 1]
 
 One *step* = forward, backward and a Momentum update (lr 0.1, momentum 0.9, weight decay 5e-4,
@@ -13,7 +15,11 @@ gradient clipping at norm 5, as arcface_torch trains) of the backbone alone on a
 is a whole training step on one rank instead: the backbone, the Partial FC head (ArcFace, N
 classes, ``--sample-ratio``) and ``paddle_pfc.minimize``, against the peer's ``PartialFC_V2`` with
 ``CombinedMarginLoss`` and one SGD over backbone and centers (as its ``train_v2.py``; its
-sampling's ``.cuda()`` calls are made no-ops for the CPU). paddle_pfc runs it as a
+sampling's ``.cuda()`` calls are made no-ops for the CPU). ``--nproc N`` runs each side on N
+ranks of this machine, ``--threads`` each, ``--batch-size`` per rank, classes sharded: paddle_pfc
+launched by ``paddle.distributed.launch`` (the backbone's gradients all-reduced by
+``paddle_pfc.minimize``), the peer as N processes in one gloo group with its backbone in
+``DistributedDataParallel`` (as ``train_v2.py``); a step's time is the slowest rank's. paddle_pfc runs it as a
 static program on CPU with its default process settings (``paddle_pfc.configure_process``,
 native kernels per ``PADDLE_PFC_NATIVE``); arcface_torch's ``get_model`` (``r18``…``r200``,
 ``mbf``) is read from ``--insightface`` (a local checkout of deepinsight/insightface; nothing of
@@ -35,9 +41,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -77,7 +85,7 @@ def _paddle_steps(backbone: str, batch: int, steps: int, warmup: int, classes: i
             optimizer.minimize(loss)
     exe = paddle.static.Executor(paddle.CPUPlace())
     exe.run(startup)
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(rank)
     feed = {"images": rng.uniform(-1, 1, (batch, 3, 112, 112)).astype(np.float32)}
     if classes:
         feed["labels"] = rng.integers(0, classes, batch).astype(np.int64)
@@ -93,7 +101,8 @@ def _paddle_steps(backbone: str, batch: int, steps: int, warmup: int, classes: i
 
 
 def _torch_steps(backbone: str, batch: int, steps: int, warmup: int, insightface: str, threads: int,
-                 classes: int, sample_ratio: float) -> list[float]:
+                 classes: int, sample_ratio: float, rank: int = 0, world_size: int = 1,
+                 port: int = 0) -> list[float]:
     import torch
 
     torch.set_num_threads(threads)
@@ -102,19 +111,18 @@ def _torch_steps(backbone: str, batch: int, steps: int, warmup: int, insightface
 
     net = get_model(PEER_NAMES[backbone], dropout=0.0, fp16=False, num_features=512)
     net.train()
-    gen = torch.Generator().manual_seed(0)
+    gen = torch.Generator().manual_seed(rank)
     images = torch.rand((batch, 3, 112, 112), generator=gen) * 2 - 1
     if classes:  # train_v2.py's step: PartialFC_V2 with CombinedMarginLoss, one SGD over both
-        import socket
-
         from losses import CombinedMarginLoss
         from partial_fc_v2 import PartialFC_V2
 
         torch.Tensor.cuda = lambda self, *args, **kwargs: self  # its sampling calls .cuda(); CPU here
-        with socket.socket() as free:
-            free.bind(("127.0.0.1", 0))
-            port = free.getsockname()[1]
-        torch.distributed.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+        torch.distributed.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port or _free_port()}",
+                                             rank=rank, world_size=world_size)
+        if world_size > 1:  # as train_v2.py (on CPU: no device ids)
+            net = torch.nn.parallel.DistributedDataParallel(net, broadcast_buffers=False, bucket_cap_mb=16,
+                                                            find_unused_parameters=True)
         pfc = PartialFC_V2(CombinedMarginLoss(64.0, 1.0, 0.5, 0.0), 512, classes, sample_ratio)
         pfc.train()
         labels = torch.randint(0, classes, (batch,), generator=gen)
@@ -223,29 +231,54 @@ def _conv_bench(args) -> None:
           f"paddle/oneDNN {totals['paddle'] / totals['onednn']:.2f}")
 
 
+def _free_port() -> int:
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        return free.getsockname()[1]
+
+
 def _worker(args) -> None:
     if args.worker in ("paddle", "paddle_off", "paddle_bf16"):
+        rank = int(os.environ.get("PADDLE_TRAINER_ID", "0"))  # set by paddle.distributed.launch
         times = _paddle_steps(args.backbone, args.batch_size, args.steps, args.warmup, args.classes,
                               args.sample_ratio, bf16=args.worker == "paddle_bf16")
     else:
+        rank = args.rank
         times = _torch_steps(args.backbone, args.batch_size, args.steps, args.warmup, args.insightface, args.threads,
-                             args.classes, args.sample_ratio)
-    print("RESULT " + json.dumps(times))
+                             args.classes, args.sample_ratio, rank, args.nproc, args.port)
+    Path(args.result_dir, f"rank{rank}.json").write_text(json.dumps(times))
 
 
 def _run_side(side: str, args) -> float:
+    """The median over steps of the slowest rank's step time, in seconds."""
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads))
     if side == "paddle_off":
         env["PADDLE_PFC_NATIVE"] = "off"
-    cmd = [sys.executable, __file__, "--worker", side, "--backbone", args.backbone, "--batch-size",
-           str(args.batch_size), "--steps", str(args.steps), "--warmup", str(args.warmup), "--threads",
-           str(args.threads), "--classes", str(args.classes), "--sample-ratio", str(args.sample_ratio)] + \
-        (["--insightface", args.insightface] if args.insightface else [])
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
-    if proc.returncode != 0 or not lines:
-        raise SystemExit(f"{side} worker failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return statistics.median(json.loads(lines[-1][len("RESULT "):]))
+    with tempfile.TemporaryDirectory() as result_dir:
+        worker = [__file__, "--worker", side, "--backbone", args.backbone, "--batch-size",
+                  str(args.batch_size), "--steps", str(args.steps), "--warmup", str(args.warmup), "--threads",
+                  str(args.threads), "--classes", str(args.classes), "--sample-ratio", str(args.sample_ratio),
+                  "--nproc", str(args.nproc), "--result-dir", result_dir] + \
+            (["--insightface", args.insightface] if args.insightface else [])
+        if side != "torch":
+            launch = ["-m", "paddle.distributed.launch", "--nproc_per_node", str(args.nproc), "--log_dir",
+                      str(Path(result_dir, "log"))] if args.nproc > 1 else []
+            procs = [subprocess.Popen([sys.executable, *launch, *worker], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True)]
+        else:
+            port = str(_free_port())
+            procs = [subprocess.Popen([sys.executable, *worker, "--rank", str(rank), "--port", port], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                     for rank in range(args.nproc)]
+        outputs = [proc.communicate() for proc in procs]
+        files = [Path(result_dir, f"rank{rank}.json") for rank in range(args.nproc)]
+        if any(proc.returncode for proc in procs) or not all(f.exists() for f in files):
+            logs = "\n".join(err[-3000:] for _, err in outputs)
+            for log in sorted(Path(result_dir, "log").glob("workerlog.*")):
+                logs += f"\n--- {log.name}\n" + log.read_text()[-3000:]
+            raise SystemExit(f"{side} worker failed ({[proc.returncode for proc in procs]}):\n{logs}")
+        per_rank = [json.loads(f.read_text()) for f in files]
+    return statistics.median(max(step) for step in zip(*per_rank))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -261,15 +294,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--native-off", action="store_true",
                    help="also measure paddle_pfc with PADDLE_PFC_NATIVE=off (Paddle's own kernels)")
     p.add_argument("--classes", type=int, default=0,
-                   help="full step: add the Partial FC head with this many classes (ArcFace, one rank; "
+                   help="full step: add the Partial FC head with this many classes (ArcFace, sharded over --nproc; "
                         "the peer: PartialFC_V2 + CombinedMarginLoss as train_v2.py); 0 = backbone only")
     p.add_argument("--sample-ratio", type=float, default=0.1, help="with --classes: the sampling ratio")
     p.add_argument("--bf16", action="store_true",
                    help="also measure paddle_pfc with bfloat16 convolutions (train.amp=bf16 on CPU)")
     p.add_argument("--convs", action="store_true",
                    help="per-convolution micro-benchmark: oneDNN op against Paddle's conv2d")
+    p.add_argument("--nproc", type=int, default=1,
+                   help="ranks per side (with --classes; --batch-size and --threads are per rank)")
     p.add_argument("--worker", choices=("paddle", "paddle_off", "paddle_bf16", "torch"), help=argparse.SUPPRESS)
+    p.add_argument("--rank", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--result-dir", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.nproc < 1 or (args.nproc > 1 and not args.classes):
+        p.error("--nproc N takes N >= 1, and N > 1 needs --classes (a full step with the sharded head)")
     if args.worker:
         _worker(args)
         return 0
@@ -286,16 +326,17 @@ def main(argv: list[str] | None = None) -> int:
         for side in sides:
             steps[side].append(_run_side(side, args))
     report = {"cpu": cpu_summary(), "backbone": args.backbone, "batch_size": args.batch_size,
-              "classes": args.classes, "sample_ratio": args.sample_ratio,
+              "classes": args.classes, "sample_ratio": args.sample_ratio, "ranks": args.nproc,
               "threads": args.threads, "rounds": args.rounds, "step_s": steps}
     what = f"full step, {args.classes} classes at ratio {args.sample_ratio}" if args.classes else "backbone only"
-    print(f"CPU: {report['cpu']}; {args.backbone}, {what}, batch {args.batch_size}, {args.threads} thread(s), "
-          f"median of {args.steps} steps per round, {args.rounds} alternating rounds")
+    print(f"CPU: {report['cpu']}; {args.backbone}, {what}, {args.nproc} rank(s), batch {args.batch_size} and "
+          f"{args.threads} thread(s) per rank, median of {args.steps} steps per round, {args.rounds} alternating rounds")
     medians = {side: statistics.median(values) for side, values in steps.items()}
     for side, value in medians.items():
         label = {"paddle": "paddle_pfc", "paddle_bf16": "paddle_pfc/bf16", "paddle_off": "paddle_pfc/off",
                  "torch": "arcface_torch"}[side]
-        print(f"  {label:14s} {value:7.3f} s/step  {args.batch_size / value:7.2f} images/s  rounds {steps[side]}")
+        print(f"  {label:14s} {value:7.3f} s/step  {args.nproc * args.batch_size / value:7.2f} images/s  "
+              f"rounds {steps[side]}")
     if "torch" in medians:
         report["paddle_over_torch_images_per_s"] = medians["torch"] / medians["paddle"]
         print(f"  paddle_pfc / arcface_torch images/s = {report['paddle_over_torch_images_per_s']:.3f}")

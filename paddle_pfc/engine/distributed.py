@@ -18,10 +18,13 @@ _PR_SET_PDEATHSIG = 1
 
 
 def exit_with_parent() -> bool:
-    """Ask Linux to send this process SIGTERM when its parent (the launcher) dies; True if set.
+    """Ask Linux to send this process SIGKILL when its parent (the launcher) dies; True if set.
 
     ``paddle.distributed.launch`` does not stop its workers when it is killed itself (kill -9,
     the scheduler's OOM killer): they would run on as orphans and keep writing the output folder.
+    SIGKILL, not SIGTERM: Paddle catches SIGTERM in a C++ handler that prints a stack trace, and
+    a worker so signalled in the middle of a step once ran on for more than 10 s (checkpoints are
+    written to a temporary folder and renamed, so a killed worker leaves none half-written).
     A no-op (False) on other systems or when the parent is already gone (then we exit at once).
     """
     if not sys.platform.startswith("linux"):
@@ -29,12 +32,12 @@ def exit_with_parent() -> bool:
     parent = os.getppid()
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0) != 0:
+        if libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:
             return False
     except (OSError, AttributeError):
         return False
     if os.getppid() != parent or parent == 1:  # the launcher died before prctl took effect
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signal.SIGKILL)
     return True
 
 

@@ -98,13 +98,11 @@ def _build():
         raise RuntimeError(f"paddle ships oneDNN {version}; conv_ops needs {HEADER_VERSION[0]}.x, "
                            f"x >= {HEADER_VERSION[1]} (paddle/libs/libdnnl.so.3)")
     libs = str(_paddle_libs())
-    module = native_ops.build("conv_ops", SOURCE, repr(version).encode(),
-                              extra_cxx_cflags=["-O3", "-march=native"], extra_include_paths=[str(INCLUDE)],
-                              extra_ldflags=[f"-L{libs}", "-l:libdnnl.so.3", "-l:libgomp.so.1", f"-Wl,-rpath,{libs}"])
-    directory = native_ops.build_directory("conv_ops", SOURCE, repr(version).encode())
+    options = dict(extra_cxx_cflags=["-O3", "-march=native"], extra_include_paths=[str(INCLUDE)],
+                   extra_ldflags=[f"-L{libs}", "-l:libdnnl.so.3", "-l:libgomp.so.1", f"-Wl,-rpath,{libs}"])
+    module = native_ops.build("conv_ops", SOURCE, repr(version).encode(), **options)
     # the same shared object Paddle loaded (dlopen returns its handle): its C entry points
-    shared = next(directory.glob("paddle_pfc_conv_ops/paddle_pfc_conv_ops*.so"))
-    library = ctypes.CDLL(str(shared))
+    library = ctypes.CDLL(str(native_ops.shared_object("conv_ops", SOURCE, repr(version).encode(), **options)))
     library.pfc_conv_set_threads(_paddle_math_threads())
     _state["library"] = library
     return module

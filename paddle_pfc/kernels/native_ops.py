@@ -64,27 +64,44 @@ def _cpu_identity() -> bytes:
     return (platform.machine() + "".join(lines)).encode()
 
 
-def build_directory(name: str, source: Path, extra_key: bytes = b"") -> Path:
-    """One build per source, Paddle version and CPU (and ``extra_key``), under
-    ``$PADDLE_PFC_BUILD_DIR`` or ``~/.cache/paddle_pfc``."""
+def build_directory(name: str, source: Path, extra_key: bytes = b"", **load_args) -> Path:
+    """One build per source, compiler options (``load_args``), Paddle version and CPU (and
+    ``extra_key``), under ``$PADDLE_PFC_BUILD_DIR`` or ``~/.cache/paddle_pfc``."""
     root = Path(os.environ.get("PADDLE_PFC_BUILD_DIR") or Path.home() / ".cache" / "paddle_pfc")
-    key = source.read_bytes() + paddle.__version__.encode() + _cpu_identity() + extra_key
+    key = (source.read_bytes() + paddle.__version__.encode() + _cpu_identity() + extra_key
+           + repr(sorted(load_args.items())).encode())
     return root / f"{name}_{hashlib.sha256(key).hexdigest()[:12]}"
+
+
+def shared_object(name: str, source: Path, extra_key: bytes = b"", **load_args) -> Path:
+    """Where :func:`build` puts extension ``paddle_pfc_<name>``'s shared object."""
+    module = f"paddle_pfc_{name}"
+    return build_directory(name, source, extra_key, **load_args) / module / f"{module}.so"
 
 
 def build(name: str, source: Path, extra_key: bytes = b"", **load_args):
     """Compile (or reuse) extension ``paddle_pfc_<name>`` from ``source`` in its
     :func:`build_directory` with Paddle's ``cpp_extension.load`` (``load_args``: its compiler and
-    linker options); one process at a time per machine (ranks share it)."""
-    from paddle.utils.cpp_extension import load
+    linker options); one process at a time per machine (ranks share it).
 
-    directory = build_directory(name, source, extra_key)
+    A finished build (marked by a ``built`` file written after its first successful load) is
+    imported directly: ``load`` itself runs a ``setup.py`` subprocess each time, ~1.1 s per
+    extension and process even when nothing is to be compiled."""
+    from paddle.utils.cpp_extension import load
+    from paddle.utils.cpp_extension.extension_utils import _import_module_from_library
+
+    library = shared_object(name, source, extra_key, **load_args)
+    directory, marker = library.parent.parent, library.parent.parent / "built"
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            return load(name=f"paddle_pfc_{name}", sources=[str(source)], build_directory=str(directory),
-                        verbose=False, **load_args)
+            if marker.exists() and library.exists():
+                return _import_module_from_library(library.stem, str(library.parent), False)
+            module = load(name=library.stem, sources=[str(source)], build_directory=str(directory),
+                          verbose=False, **load_args)
+            marker.write_text(f"{library}\n")
+            return module
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
