@@ -70,6 +70,36 @@ def test_block_softmax_and_its_gradient(static_mode):
     np.testing.assert_allclose(grad, ref_grad, rtol=1e-5, atol=1e-8)
 
 
+
+def test_block_softmax_wide_rows_against_float64(static_mode):
+    """Rows wider than any vector unit (2053 columns: vector body and remainder) with logits in
+    ArcFace's range, s * cos for s = 64: each probability within float32 rounding of float64, and
+    exactly 0 where exp(z - max) is below the smallest normal float (z - max < -87.34)."""
+    n, c = 6, 2053
+    logits = RNG.uniform(-64.0, 64.0, (n, c)).astype(np.float32)
+    logits[1, :5] = [-70.0, 64.0, -23.6, -27.0, 0.0]  # z - max from -134 to 0 in one row
+    col_scale = np.ones(c, np.float32)
+    column = np.array([[3], [-1], [2052], [0], [-1], [1000]], np.int64)
+    target_logit = RNG.uniform(-64.0, 64.0, (n, 1)).astype(np.float32)
+
+    def build(logits, col_scale, column, target_logit):
+        softmax, lse = native_ops.block_softmax_(logits, col_scale, column, target_logit)
+        return [softmax + 0.0, lse + 0.0]
+
+    (probs, lse), _ = run(build, dict(logits=logits, col_scale=col_scale, column=column, target_logit=target_logit))
+    z = logits.astype(np.float64)
+    rows = np.flatnonzero(column[:, 0] >= 0)
+    z[rows, column[rows, 0]] = target_logit[rows, 0]
+    top = z.max(1, keepdims=True)
+    ref_lse = top + np.log(np.exp(z - top).sum(1, keepdims=True))
+    ref_probs = np.exp(z - ref_lse)
+    representable, underflow = (z - top) > -87.3, (z - top) < -87.4  # log(FLT_MIN) = -87.34
+    # z - max, rounded to float32 (|z - max| < 128: an error up to 2^-18 absolute), puts up to
+    # 2^-18 relative error in its exponential; the exponential and the normalisation a few ulps
+    np.testing.assert_allclose(probs[representable], ref_probs[representable], rtol=2.0**-18 + 16 * 2.0**-23, atol=0)
+    assert np.all(probs[underflow] == 0) and underflow.sum() > 100
+    np.testing.assert_allclose(lse, ref_lse, rtol=2 * 2.0**-23, atol=0)
+
 def test_row_norms_and_tangent_projection(static_mode):
     rows = RNG.standard_normal((6, 9)).astype(np.float32)
     rows[3] = 0.0  # a zero row: 1 / eps, as the Paddle path clips

@@ -4,6 +4,7 @@
 // paddle_pfc/kernels/native_ops.py (paddle.utils.cpp_extension); the Python module states the contracts.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "paddle/extension.h"
@@ -16,6 +17,29 @@ using bfloat16 = phi::dtype::bfloat16;
 void CheckCpuFloat32(const paddle::Tensor& t, const char* name) {
   PD_CHECK(t.is_cpu(), name, " must be a CPU tensor");
   PD_CHECK(t.dtype() == paddle::DataType::FLOAT32, name, " must be float32");
+}
+
+// exp(x) for x <= 0 (a softmax's z - max), written so that the compiler vectorizes it (std::exp
+// is a library call per element: a [256, 2048] block's softmax took 2.75 ms with it, 0.23 ms
+// with this; vectorizing its selects needs -fno-trapping-math, set by native_ops.py). Cephes' expf: x = n ln 2 + r with |r| <= ln 2 / 2, ln 2 in
+// two parts, a degree-5 polynomial for exp(r) - 1 - r, 2^n from the exponent bits; within 2 ulp
+// of exp over [-87.3, 0], exactly 1 at 0, and 0 below -87.3 (where exp(x) < FLT_MIN: no denormals).
+inline float ExpNonPositive(float x) {
+  constexpr float kLowest = -87.33654f;  // log(FLT_MIN)
+  const float clamped = x < kLowest ? kLowest : x;
+  const float n = std::floor(clamped * 1.44269504088896341f + 0.5f);
+  const float r = (clamped - n * 0.693359375f) - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float power;
+  std::memcpy(&power, &bits, sizeof(power));
+  return x < kLowest ? 0.0f : p * power;
 }
 
 }  // namespace
@@ -119,13 +143,16 @@ void BlockSoftmax(paddle::Tensor& logits, const paddle::Tensor& col_scale, const
       zi[target[i]] = target_value[i];
     }
     float top = zi[0];
+#pragma omp simd reduction(max : top)
     for (int64_t j = 1; j < cols; ++j) top = zi[j] > top ? zi[j] : top;
     float total = 0.0f;
+#pragma omp simd reduction(+ : total)
     for (int64_t j = 0; j < cols; ++j) {
-      zi[j] = std::exp(zi[j] - top);
+      zi[j] = ExpNonPositive(zi[j] - top);
       total += zi[j];
     }
     const float inverse = 1.0f / total;
+#pragma omp simd
     for (int64_t j = 0; j < cols; ++j) zi[j] *= inverse;
     out_lse[i] = top + std::log(total);
   }
