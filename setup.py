@@ -9,7 +9,7 @@ setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.10",
     packages=find_packages(include=["paddle_pfc", "paddle_pfc.*"]),
-    # C++ sources of the native ops, built on first use (paddle_pfc.kernels.native_ops / conv_ops), and the
+    # C++ sources of the native ops, built on first use (paddle_pfc.kernels.native_ops / onednn_ops), and the
     # oneDNN headers of the release Paddle's wheel loads (the wheel ships only stubs of them).
     package_data={"paddle_pfc.kernels": ["csrc/*.cc", "csrc/third_party/onednn/LICENSE",
                                          "csrc/third_party/onednn/oneapi/dnnl/*.h*"]},

@@ -6,7 +6,7 @@ import paddle
 import pytest
 from paddle.autograd.ir_backward import grad as pir_grad
 
-from paddle_pfc.kernels import conv_ops, native_ops
+from paddle_pfc.kernels import onednn_ops, native_ops
 from paddle_pfc.backbones.native_layers import DepthwiseConv2D, PReLU
 
 
@@ -104,7 +104,7 @@ def test_native_depthwise_conv_matches_paddle_and_float64(shape, kernel, stride,
     results = {}
     # the native kernel itself; the layer in training (oneDNN's depthwise convolution where
     # available, else the native kernel); the layer in eval mode (Paddle's conv2d)
-    expected_op = {"kernel": "pfc_depthwise_conv2d", "layer": "pfc_conv2d" if conv_ops.kernels() else "pfc_depthwise_conv2d",
+    expected_op = {"kernel": "pfc_depthwise_conv2d", "layer": "pfc_conv2d" if onednn_ops.kernels() else "pfc_depthwise_conv2d",
                    "paddle": "pd_op.depthwise_conv2d"}
     for road in ("kernel", "layer", "paddle"):
         main, startup = paddle.static.Program(), paddle.static.Program()

@@ -63,9 +63,9 @@ def test_bf16_amp_without_native_bfloat16_is_refused(tmp_path):
 
 def test_bf16_amp_trains_where_the_cpu_has_it(tmp_path):
     """train.amp=bf16 on a CPU with native bfloat16: a short run with finite losses and a checkpoint."""
-    from paddle_pfc.kernels import conv_ops
+    from paddle_pfc.kernels import onednn_ops
 
-    reason = conv_ops.bfloat16_unsupported()
+    reason = onednn_ops.bfloat16_unsupported()
     if reason is not None:
         pytest.skip(reason)
     proc = train(*TINY, "-o", "train.amp=bf16", "-o", "train.max_steps=3", "-o", f"train.output_dir={tmp_path}")

@@ -184,10 +184,10 @@ def _conv_bench(args) -> None:
     from paddle.autograd.ir_backward import grad as pir_grad
     from paddle_pfc.backbones.native_layers import Conv2D
     from paddle_pfc.engine.device import cpu_summary
-    from paddle_pfc.kernels import conv_ops
+    from paddle_pfc.kernels import onednn_ops
 
     paddle_pfc.configure_process()
-    if conv_ops.kernels() is None:
+    if onednn_ops.kernels() is None:
         raise SystemExit("oneDNN convolutions unavailable (PADDLE_PFC_NATIVE=off or the build failed)")
     shapes = _conv_shapes(args.backbone, args.batch_size)
     exe = paddle.static.Executor(paddle.CPUPlace())

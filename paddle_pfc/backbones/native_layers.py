@@ -4,7 +4,7 @@
 parameters, initialisation and state-dict names, so checkpoints and exported models are
 unchanged), except that in a static *training* program on CPU they call
 :func:`paddle_pfc.kernels.native_ops.prelu` / :func:`~paddle_pfc.kernels.native_ops.depthwise_conv2d` /
-:func:`paddle_pfc.kernels.conv_ops.conv2d` (oneDNN) when the native kernels are available
+:func:`paddle_pfc.kernels.onednn_ops.conv2d` (oneDNN) when the native kernels are available
 (``PADDLE_PFC_NATIVE``; depthwise convolutions go to oneDNN too when it is available, the native
 kernel otherwise). Paddle 3.3's CPU kernels for the first two took half of mobilefacenet's
 training step, its im2col + GEMM convolutions most of the rest and ~97 % of iresnet50's
@@ -17,7 +17,7 @@ from __future__ import annotations
 import paddle
 from paddle import nn
 
-from paddle_pfc.kernels import conv_ops, native_ops
+from paddle_pfc.kernels import onednn_ops, native_ops
 
 
 def native_layers_active(layer: nn.Layer, x, extension=lambda: native_ops.kernels("backbone_ops")) -> bool:
@@ -52,8 +52,8 @@ class DepthwiseConv2D(nn.Conv2D):
     # 1.6-1.9x faster than the NCHW native kernel, which stays as the fallback without oneDNN.
     # Always float32: oneDNN's bfloat16 depthwise was slower (3-7x on the strided shapes).
     def forward(self, x):
-        if self._data_format == "NCHW" and native_layers_active(self, x, conv_ops.kernels):
-            return conv_ops.conv2d(x, self.weight, self._stride, self._pad_hw, groups=self._in_channels)
+        if self._data_format == "NCHW" and native_layers_active(self, x, onednn_ops.kernels):
+            return onednn_ops.conv2d(x, self.weight, self._stride, self._pad_hw, groups=self._in_channels)
         if self._data_format == "NCHW" and native_layers_active(self, x):
             return native_ops.depthwise_conv2d(x, self.weight, self._stride, self._pad_hw)
         return super().forward(x)
@@ -62,7 +62,7 @@ class DepthwiseConv2D(nn.Conv2D):
 class Conv2D(nn.Conv2D):
     """``nn.Conv2D(in, out, kernel, stride, padding, bias_attr=False)`` (groups 1, no dilation,
     symmetric integer padding) whose static training programs on CPU run oneDNN's convolution
-    (:func:`paddle_pfc.kernels.conv_ops.conv2d`); see the module docstring."""
+    (:func:`paddle_pfc.kernels.onednn_ops.conv2d`); see the module docstring."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  weight_attr=None) -> None:
@@ -83,8 +83,8 @@ class Conv2D(nn.Conv2D):
 
     def forward(self, x):
         if (self._data_format == "NCHW" and self._in_channels >= self.MIN_NATIVE_CHANNELS
-                and native_layers_active(self, x, conv_ops.kernels)):
-            return conv_ops.conv2d(x, self.weight, self._stride, self._pad_hw, bf16=self.bfloat16_products)
+                and native_layers_active(self, x, onednn_ops.kernels)):
+            return onednn_ops.conv2d(x, self.weight, self._stride, self._pad_hw, bf16=self.bfloat16_products)
         return super().forward(x)
 
 
@@ -93,8 +93,8 @@ def use_bfloat16_convolutions(model: nn.Layer) -> int:
     multiply in bfloat16 in the training programs built after this call: bfloat16 operands, float32
     accumulation, float32 tensors everywhere (weights, activations, gradients, the optimizer), so
     no loss scaling is needed. Returns how many layers it set; raises RuntimeError naming the
-    reason when this CPU or build cannot (:func:`paddle_pfc.kernels.conv_ops.bfloat16_unsupported`)."""
-    reason = conv_ops.bfloat16_unsupported()
+    reason when this CPU or build cannot (:func:`paddle_pfc.kernels.onednn_ops.bfloat16_unsupported`)."""
+    reason = onednn_ops.bfloat16_unsupported()
     if reason is not None:
         raise RuntimeError(f"bfloat16 convolutions: {reason}")
     layers = [layer for layer in model.sublayers(include_self=True) if isinstance(layer, Conv2D)]

@@ -46,9 +46,9 @@ def check_supported(cfg: Config, gpu: bool | None = None) -> None:
                           "registers no float16 kernel for conv2d, batch_norm or matmul); on a CPU with "
                           "AVX512_BF16 use train.amp: bf16")
     if cfg.train.amp == "bf16" and not gpu:
-        from paddle_pfc.kernels import conv_ops
+        from paddle_pfc.kernels import onednn_ops
 
-        reason = conv_ops.bfloat16_unsupported()
+        reason = onednn_ops.bfloat16_unsupported()
         if reason is not None:
             raise ConfigError(f"train.amp: 'bf16' on CPU multiplies the backbone's convolutions in bfloat16 "
                               f"through oneDNN, but {reason}. Paddle {paddle.__version__}'s CPU build has no "

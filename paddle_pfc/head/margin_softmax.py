@@ -121,7 +121,7 @@ def _block_forward(block: Block, features: _Features, target_logit, local_target
     """Product, scaling, target margin and softmax of one block (``local_target`` int64 [N, 1])."""
     w_operand = _detached_operand(block.centers, dtype)
     inv_norm = ops.inverse_row_norm(w_operand)                                                 # [c]
-    product = paddle.matmul(features.operand, w_operand, transpose_y=True)                     # [N,c]
+    product = ops.product(features.operand, w_operand, False, True, dtype)                    # [N,c]
     in_block = local_target >= block.start
     if block.stop is not None:
         in_block = paddle.logical_and(in_block, local_target < block.stop)
@@ -164,11 +164,11 @@ def _backward(grad_loss, features: _Features, blocks: list[_BlockForward], lse, 
         source = block.centers if block.centers is not None else reload_block(k)
         w_operand = _detached_operand(source, dtype)  # again: a widened copy is not kept alive
         # Feature part of this block: grad_scaled @ w ([N, D]), summed over blocks below.
-        grad_x_block = paddle.matmul(grad_scaled, w_operand)
+        grad_x_block = ops.product(grad_scaled, w_operand, False, False, dtype)
         grad_x_parts.append(grad_x_block)
         # Centers: h = grad_scaled^T x is |w|^-1 dL/dw_unit; the tangent projection removes
         # (h_j . w_j) w_j / |w_j|^2, after the last reader of ``w`` (grad_x_block).
-        h = paddle.matmul(grad_scaled, features.operand, transpose_x=True)                    # [c,D]
+        h = ops.product(grad_scaled, features.operand, True, False, dtype)                    # [c,D]
         grad_w = ops.tangent_project_(h, w_operand, block.inv_norm, grad_x_block)
         grad_blocks.append(grad_w if dtype == "float32" else paddle.cast(grad_w, dtype))
     grad_x_unit = paddle.add_n(grad_x_parts) if len(grad_x_parts) > 1 else grad_x_parts[0]

@@ -10,13 +10,14 @@ place (later readers must use the returned Value).
 """
 from __future__ import annotations
 
+import functools
 from typing import Protocol
 
 import paddle
 from paddle import _C_ops
 
 from paddle_pfc.head.collectives import zero_depending_on
-from paddle_pfc.kernels import native_ops
+from paddle_pfc.kernels import native_ops, onednn_ops
 
 NORM_EPS = 1e-12
 Value = paddle.pir.Value
@@ -31,6 +32,12 @@ class UpdateRule(Protocol):
     rescale_grad: float
 
 
+@functools.cache
+def _native_bfloat16_products() -> bool:
+    """oneDNN's bfloat16 products run natively on this CPU (AVX512-BF16 / AMX) and build here."""
+    return onednn_ops.bfloat16_unsupported() is None
+
+
 def float32(x: Value) -> Value:
     """``x`` widened to float32 (``x`` itself when it already is)."""
     return x if x.dtype == paddle.float32 else paddle.cast(x, "float32")
@@ -40,6 +47,12 @@ class PaddleBlockOps:
     """The block operations from Paddle's ops."""
 
     native = False
+
+    def product(self, a: Value, b: Value, transpose_a: bool, transpose_b: bool, dtype: str) -> Value:
+        """``op(a) @ op(b)`` (``op``: transposed when asked) of float32 operands holding values of
+        ``dtype`` (float32, or bfloat16 values widened: see
+        :func:`paddle_pfc.head.margin_softmax.as_float32_operand`); float32 products and sums."""
+        return paddle.matmul(a, b, transpose_x=transpose_a, transpose_y=transpose_b)
 
     def inverse_row_norm(self, rows: Value) -> Value:
         """``1 / max(|rows[j]|, eps)`` of [R, D] ``rows``, shape [R] (frobenius_norm: one pass)."""
@@ -128,6 +141,13 @@ class NativeBlockOps(PaddleBlockOps):
     the same contracts as :class:`PaddleBlockOps`."""
 
     native = True
+
+    def product(self, a, b, transpose_a, transpose_b, dtype):
+        # bfloat16 values multiply in bfloat16 where the CPU has native bfloat16 products (the
+        # same exact products of the same values; float32 sums in another order)
+        if dtype == "bfloat16" and _native_bfloat16_products():
+            return onednn_ops.matmul(a, b, transpose_a, transpose_b, bf16=True)
+        return super().product(a, b, transpose_a, transpose_b, dtype)
 
     def inverse_row_norm(self, rows):
         return native_ops.inverse_row_norm(rows, NORM_EPS)

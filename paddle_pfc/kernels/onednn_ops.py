@@ -1,5 +1,7 @@
-"""Convolutions (dense, grouped, depthwise; float32 or bfloat16 products) through oneDNN, as a
-Paddle custom op with its grad op (``csrc/conv_ops.cc``).
+"""oneDNN ops (``csrc/onednn_ops.cc``): convolutions (dense, grouped, depthwise; float32 or
+bfloat16 products) as a Paddle custom op with its grad op (:func:`conv2d`, the backbones), and a
+matrix product with bfloat16 operands (:func:`matmul`, the head's products with
+``dtype=bfloat16``: Paddle 3.3.1's CPU build registers no bfloat16 ``matmul`` kernel).
 
 Paddle 3.3's CPU ``conv2d`` / ``conv2d_grad`` (im2col + GEMM) took ~67 % of mobilefacenet's and
 ~97 % of iresnet50's training step; oneDNN's direct convolutions (blocked layouts, AVX-512 JIT
@@ -30,7 +32,7 @@ import paddle
 from paddle_pfc.kernels import native_ops
 from paddle_pfc.kernels.native_ops import load_or_fall_back
 
-SOURCE = Path(__file__).with_name("csrc") / "conv_ops.cc"
+SOURCE = Path(__file__).with_name("csrc") / "onednn_ops.cc"
 INCLUDE = Path(__file__).with_name("csrc") / "third_party" / "onednn"
 HEADER_VERSION = (3, 6)  # the vendored headers' release; a library of the same major, minor >= this, works
 _state: dict[str, object] = {}
@@ -75,7 +77,7 @@ def onednn_cpu_isa() -> int | None:
 
 
 def bfloat16_unsupported() -> str | None:
-    """None when :func:`conv2d` can multiply in bfloat16 natively here; otherwise why not (no
+    """None when :func:`conv2d` and :func:`matmul` can multiply in bfloat16 natively here; otherwise why not (no
     AVX512_BF16 / AMX on this CPU per oneDNN, or the oneDNN op unavailable). oneDNN would emulate
     bfloat16 on plain AVX-512 and refuses it on AVX2, so those CPUs are refused here."""
     from paddle_pfc.engine.device import cpu_summary
@@ -87,7 +89,7 @@ def bfloat16_unsupported() -> str | None:
                 f"or AMX; oneDNN's effective ISA is {'none' if isa is None else hex(isa)}"
                 + (f", capped by ONEDNN_MAX_CPU_ISA={cap}" if cap else ""))
     if kernels() is None:
-        return ("the oneDNN convolutions (paddle_pfc.kernels.conv_ops) are unavailable: PADDLE_PFC_NATIVE=off "
+        return ("the oneDNN ops (paddle_pfc.kernels.onednn_ops) are unavailable: PADDLE_PFC_NATIVE=off "
                 "or their build failed (see the warning above)")
     return None
 
@@ -95,15 +97,15 @@ def bfloat16_unsupported() -> str | None:
 def _build():
     version = onednn_version()
     if version is None or version[0] != HEADER_VERSION[0] or version[1] < HEADER_VERSION[1]:
-        raise RuntimeError(f"paddle ships oneDNN {version}; conv_ops needs {HEADER_VERSION[0]}.x, "
+        raise RuntimeError(f"paddle ships oneDNN {version}; onednn_ops needs {HEADER_VERSION[0]}.x, "
                            f"x >= {HEADER_VERSION[1]} (paddle/libs/libdnnl.so.3)")
     libs = str(_paddle_libs())
     options = dict(extra_cxx_cflags=["-O3", "-march=native"], extra_include_paths=[str(INCLUDE)],
                    extra_ldflags=[f"-L{libs}", "-l:libdnnl.so.3", "-l:libgomp.so.1", f"-Wl,-rpath,{libs}"])
-    module = native_ops.build("conv_ops", SOURCE, repr(version).encode(), **options)
+    module = native_ops.build("onednn_ops", SOURCE, repr(version).encode(), **options)
     # the same shared object Paddle loaded (dlopen returns its handle): its C entry points
-    library = ctypes.CDLL(str(native_ops.shared_object("conv_ops", SOURCE, repr(version).encode(), **options)))
-    library.pfc_conv_set_threads(_paddle_math_threads())
+    library = ctypes.CDLL(str(native_ops.shared_object("onednn_ops", SOURCE, repr(version).encode(), **options)))
+    library.pfc_onednn_set_threads(_paddle_math_threads())
     _state["library"] = library
     return module
 
@@ -124,7 +126,7 @@ def threads() -> int | None:
     """The number of threads oneDNN's convolutions use (None when they are unavailable)."""
     if kernels() is None:
         return None
-    return int(_state["library"].pfc_conv_threads())
+    return int(_state["library"].pfc_onednn_threads())
 
 
 def pool_bytes() -> int:
@@ -135,14 +137,14 @@ def pool_bytes() -> int:
     if kernels() is None:
         return 0
     library = _state["library"]
-    library.pfc_conv_pool_bytes.restype = ctypes.c_int64
-    return int(library.pfc_conv_pool_bytes())
+    library.pfc_onednn_pool_bytes.restype = ctypes.c_int64
+    return int(library.pfc_onednn_pool_bytes())
 
 
 def kernels():
     """The built extension, or None when ``PADDLE_PFC_NATIVE=off`` (or ``auto`` and the build
     failed: Paddle's ``conv2d`` is used, with one warning)."""
-    return load_or_fall_back("conv_ops", _build, "conv_ops.cc (oneDNN convolutions)")
+    return load_or_fall_back("onednn_ops", _build, "onednn_ops.cc (oneDNN convolutions and products)")
 
 
 def conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int], bf16: bool = False, groups: int = 1):
@@ -159,3 +161,12 @@ def conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int], bf16: b
     Needs a CPU with native bfloat16 products (:func:`bfloat16_unsupported` is None)."""
     return kernels().pfc_conv2d(x, weight, int(stride[0]), int(stride[1]), int(padding[0]), int(padding[1]),
                                 bool(bf16), int(groups), not x.stop_gradient)
+
+
+def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False, bf16: bool = True):
+    """``op(a) @ op(b)`` of float32 2-D ``a`` and ``b`` (``op``: transposed when asked), a float32
+    [m, n] result: with ``bf16`` each product's operands rounded to bfloat16 (to nearest even)
+    and the sums accumulated in float32 (what Paddle's matmul computes on operands already rounded
+    to bfloat16, up to summation order); strict float32 without. No gradient: for values without
+    one (the head's hand-written backward). ``bf16`` needs :func:`bfloat16_unsupported` None."""
+    return kernels().pfc_matmul(a, b, bool(transpose_a), bool(transpose_b), bool(bf16))

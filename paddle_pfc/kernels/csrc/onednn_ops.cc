@@ -1,16 +1,18 @@
-// 2-D convolution (dense, grouped or depthwise; NCHW, float32 tensors with float32 or bfloat16
-// products, no bias, no dilation, symmetric zero padding) and its backward through oneDNN: the
+// oneDNN ops: 2-D convolution (dense, grouped or depthwise; NCHW, float32 tensors with float32 or
+// bfloat16 products, no bias, no dilation, symmetric zero padding) with its backward, and a matrix
+// product (pfc_matmul, float32 tensors, bfloat16 or float32 products; the head's bfloat16 road,
+// since Paddle 3.3.1's CPU build registers no bfloat16 matmul kernel), through oneDNN: the
 // library Paddle's CPU wheel already loads (paddle/libs/libdnnl.so.3, oneDNN 3.6.2, OpenMP
 // threading through libgomp). Paddle 3.3's own CPU conv2d /
 // conv2d_grad (im2col + GEMM) were ~67 % of mobilefacenet's and ~97 % of iresnet50's training
-// step (docs/paddle-notes.md). Built on first use by paddle_pfc/kernels/conv_ops.py, which states
+// step (docs/paddle-notes.md). Built on first use by paddle_pfc/kernels/onednn_ops.py, which states
 // the contract; the oneDNN headers of that exact release are vendored beside this file
 // (third_party/onednn/, Apache-2.0), because the wheel ships only forwarding stubs of them.
 //
 // oneDNN chooses the layouts it computes in (format_tag::any: blocked nChw16c / OIhw16i16o on
 // AVX-512); Paddle's plain NCHW / OIHW tensors are reordered into and out of them. Primitives and
 // their descriptors are cached per shape. Paddle's PIR executor runs independent CPU ops on
-// several threads at once (tests/test_conv_ops.py::test_conv_concurrent_branches), so the cache
+// several threads at once (tests/test_onednn_ops.py::test_conv_concurrent_branches), so the cache
 // and the lazy building of primitives are under one lock; a built entry is read-only, and all
 // per-run state (the blocked copies in a per-thread pool shared by all shapes, Pool below; the
 // stream) belongs to the calling thread, so convolutions run concurrently. Math is the direct algorithm (no Winograd):
@@ -42,7 +44,7 @@ using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
 // oneDNN's threads (its OpenMP is libgomp's): 0 = libgomp's default (OMP_NUM_THREADS, else every
-// core); set once from Python (pfc_conv_set_threads) to the thread count of Paddle's own CPU
+// core); set once from Python (pfc_onednn_set_threads) to the thread count of Paddle's own CPU
 // math, which Paddle keeps at 1 unless OMP_NUM_THREADS says otherwise. OpenMP's thread count is
 // per calling thread and Paddle's executor may run ops on its own threads, so each kernel applies
 // it on entry.
@@ -267,11 +269,16 @@ void BuildBackwardWeights(Entry& e) {
 
 enum Part { kForward = 1, kBackwardData = 2, kBackwardWeights = 4 };
 
+// The lock of the primitive caches (convolutions and products).
+std::mutex& CacheLock() {
+  static std::mutex lock;
+  return lock;
+}
+
 // The cached entry of shape `k` with the primitives `parts` built: the one place that writes the
 // cache, under its lock; the entry returned is read-only (std::map never moves its nodes).
 const Entry& Prepared(const Key& k, int parts) {
-  static std::mutex cache_lock;
-  std::lock_guard<std::mutex> guard(cache_lock);
+  std::lock_guard<std::mutex> guard(CacheLock());
   Entry& e = Lookup(k);
   if (parts & kForward) BuildForward(e);
   if (parts & kBackwardData) BuildBackwardData(e);
@@ -298,19 +305,54 @@ void Run(const dnnl::primitive& p, const std::unordered_map<int, memory>& args) 
   p.execute(Stream(), args);
 }
 
+// A product op(a) [m, k] x op(b) [k, n] -> [m, n] float32, op = transpose or not: plain float32
+// operands (row-major, read transposed in place through their strides), reordered into the
+// layout and type oneDNN chooses (bfloat16 with bf16 set: rounded to nearest even).
+struct MatmulEntry {
+  dnnl::matmul primitive;
+  Operand a, b, c;
+  Scratch scratch;
+};
+
+// m, k, n, transpose_a, transpose_b, bf16
+using MatmulKey = std::array<int64_t, 6>;
+
+const MatmulEntry& PreparedMatmul(const MatmulKey& key) {
+  std::lock_guard<std::mutex> guard(CacheLock());
+  static std::map<MatmulKey, std::unique_ptr<MatmulEntry>> cache;
+  std::unique_ptr<MatmulEntry>& slot = cache[key];
+  if (!slot) {
+    const int64_t m = key[0], k = key[1], n = key[2];
+    const dt operand = key[5] ? dt::bf16 : dt::f32;
+    const memory::desc a_plain({m, k}, dt::f32, key[3] ? tag::ba : tag::ab);
+    const memory::desc b_plain({k, n}, dt::f32, key[4] ? tag::ba : tag::ab);
+    const memory::desc c_plain({m, n}, dt::f32, tag::ab);
+    const dnnl::matmul::primitive_desc pd(Engine(), memory::desc({m, k}, operand, tag::any),
+                                          memory::desc({k, n}, operand, tag::any), c_plain, StrictAttr());
+    auto entry = std::make_unique<MatmulEntry>();
+    entry->primitive = dnnl::matmul(pd);
+    entry->a.Init(a_plain, pd.src_desc(), true, 0);
+    entry->b.Init(b_plain, pd.weights_desc(), true, 1);
+    entry->c.Init(c_plain, pd.dst_desc(), false, 2);
+    entry->scratch.Init(pd.scratchpad_desc());
+    slot = std::move(entry);
+  }
+  return *slot;
+}
+
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) void pfc_conv_set_threads(int threads) {
+extern "C" __attribute__((visibility("default"))) void pfc_onednn_set_threads(int threads) {
   g_threads = threads > 0 ? threads : 0;
 }
 
-extern "C" __attribute__((visibility("default"))) int pfc_conv_threads() {
+extern "C" __attribute__((visibility("default"))) int pfc_onednn_threads() {
   ApplyThreads();
   return omp_get_max_threads();
 }
 
 // Bytes of the calling thread's pool (its blocked copies and scratchpads).
-extern "C" __attribute__((visibility("default"))) int64_t pfc_conv_pool_bytes() { return ThreadPool().Bytes(); }
+extern "C" __attribute__((visibility("default"))) int64_t pfc_onednn_pool_bytes() { return ThreadPool().Bytes(); }
 
 std::vector<paddle::Tensor> ConvForward(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h,
                                         int stride_w, int pad_h, int pad_w, bool bf16, int groups, bool) {
@@ -387,6 +429,49 @@ std::vector<paddle::DataType> ConvGradDtype(const paddle::DataType& x, const pad
                                             const paddle::DataType&) {
   return {x, w};
 }
+
+std::vector<paddle::Tensor> Matmul(const paddle::Tensor& a, const paddle::Tensor& b, bool transpose_a,
+                                   bool transpose_b, bool bf16) {
+  ApplyThreads();
+  PD_CHECK(a.is_cpu() && b.is_cpu() && a.dtype() == paddle::DataType::FLOAT32 && b.dtype() == paddle::DataType::FLOAT32,
+           "pfc_matmul takes float32 CPU tensors");
+  PD_CHECK(a.shape().size() == 2 && b.shape().size() == 2, "pfc_matmul takes 2-D tensors");
+  const int64_t m = a.shape()[transpose_a ? 1 : 0], k = a.shape()[transpose_a ? 0 : 1];
+  const int64_t k_b = b.shape()[transpose_b ? 1 : 0], n = b.shape()[transpose_b ? 0 : 1];
+  PD_CHECK(k == k_b, "pfc_matmul: inner dimensions differ (", k, " and ", k_b, ")");
+  auto out = paddle::empty({m, n}, paddle::DataType::FLOAT32, paddle::CPUPlace());
+  if (m == 0 || n == 0) return {out};
+  if (k == 0) {
+    std::fill(out.data<float>(), out.data<float>() + m * n, 0.0f);
+    return {out};
+  }
+  const MatmulEntry& e = PreparedMatmul({m, k, n, transpose_a ? 1 : 0, transpose_b ? 1 : 0, bf16 ? 1 : 0});
+  float* c = out.data<float>();
+  const memory dst = e.c.Bind(c);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, e.a.Bind(const_cast<float*>(a.data<float>()))},
+                                       {DNNL_ARG_WEIGHTS, e.b.Bind(const_cast<float*>(b.data<float>()))},
+                                       {DNNL_ARG_DST, dst}};
+  e.scratch.AddTo(args);
+  Run(e.primitive, args);
+  e.c.Finish(dst, c);
+  Stream().wait();
+  return {out};
+}
+
+std::vector<std::vector<int64_t>> MatmulShape(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                                              bool transpose_a, bool transpose_b, bool) {
+  return {{a[transpose_a ? 1 : 0], b[transpose_b ? 0 : 1]}};
+}
+
+std::vector<paddle::DataType> MatmulDtype(const paddle::DataType& a, const paddle::DataType&) { return {a}; }
+
+PD_BUILD_OP(pfc_matmul)
+    .Inputs({"A", "B"})
+    .Outputs({"Out"})
+    .Attrs({"transpose_a: bool", "transpose_b: bool", "bf16: bool"})
+    .SetKernelFn(PD_KERNEL(Matmul))
+    .SetInferShapeFn(PD_INFER_SHAPE(MatmulShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(MatmulDtype));
 
 PD_BUILD_OP(pfc_conv2d)
     .Inputs({"X", "W"})

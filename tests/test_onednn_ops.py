@@ -1,4 +1,4 @@
-"""oneDNN convolutions (paddle_pfc.kernels.conv_ops) against Paddle's conv2d and float64 numpy, and
+"""oneDNN convolutions (paddle_pfc.kernels.onednn_ops) against Paddle's conv2d and float64 numpy, and
 the backbones' training programs with them against PADDLE_PFC_NATIVE=off."""
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from paddle.autograd.ir_backward import grad as pir_grad
 
 from paddle_pfc.backbones import build_backbone
 from paddle_pfc.backbones.native_layers import Conv2D
-from paddle_pfc.kernels import conv_ops
+from paddle_pfc.kernels import onednn_ops
 
 
 @pytest.fixture(autouse=True)
 def _need_onednn():
-    if conv_ops.kernels() is None:
+    if onednn_ops.kernels() is None:
         pytest.skip("oneDNN convolutions unavailable (PADDLE_PFC_NATIVE=off or build failed)")
 
 
@@ -75,7 +75,7 @@ def _run_conv(x, weight, up, stride, pad, native: bool, bf16: bool = False, grou
         xv.stop_gradient = False
         layer = paddle.nn.Conv2D(x.shape[1], weight.shape[0], weight.shape[2:], stride, pad, groups=groups,
                                  bias_attr=False)
-        out = conv_ops.conv2d(xv, layer.weight, stride, pad, bf16=bf16, groups=groups) if native else layer(xv)
+        out = onednn_ops.conv2d(xv, layer.weight, stride, pad, bf16=bf16, groups=groups) if native else layer(xv)
         upv = paddle.static.data("up", out.shape, "float32")
         dx, dw = pir_grad(paddle.sum(out * upv), [xv, layer.weight])
     ops = [op.name() for op in main.global_block().ops]
@@ -138,7 +138,7 @@ def _bfloat16(a):
 
 
 def _need_bfloat16():
-    reason = conv_ops.bfloat16_unsupported()
+    reason = onednn_ops.bfloat16_unsupported()
     if reason is not None:
         pytest.skip(f"no native bfloat16 here: {reason}")
 
@@ -194,7 +194,7 @@ def test_conv_without_input_gradient(static_mode):
     with paddle.static.program_guard(main, startup):
         xv = paddle.static.data("x", x.shape, "float32")
         layer = paddle.nn.Conv2D(8, 16, 3, 2, 1, bias_attr=False)
-        out = conv_ops.conv2d(xv, layer.weight, (2, 2), (1, 1))
+        out = onednn_ops.conv2d(xv, layer.weight, (2, 2), (1, 1))
         upv = paddle.static.data("up", out.shape, "float32")
         (dw,) = pir_grad(paddle.sum(out * upv), [layer.weight])
     grad_ops = [op for op in main.global_block().ops if op.name().endswith("pfc_conv2d_grad")]
@@ -317,7 +317,7 @@ def test_conv_rejects_bad_inputs(static_mode):
     with paddle.static.program_guard(main, startup):
         x = paddle.static.data("x", [2, 3, 8, 8], "float32")
         w = paddle.static.data("w", [4, 5, 3, 3], "float32")  # 5 input channels for x's 3
-        out = conv_ops.conv2d(x, w, (1, 1), (1, 1))
+        out = onednn_ops.conv2d(x, w, (1, 1), (1, 1))
     exe = paddle.static.Executor(paddle.CPUPlace())
     with pytest.raises(Exception):  # Paddle 3.3 re-raises custom-op errors as a bare std::exception
         exe.run(main, feed={"x": np.ones([2, 3, 8, 8], np.float32), "w": np.ones([4, 5, 3, 3], np.float32)},
