@@ -373,3 +373,31 @@ def test_backbone_training_native_matches_off(name, static_mode, monkeypatch):
     assert ours_diff <= 4 * floor + 1e-5, (ours_diff, floor)
     for got, ref in zip(ours[2:], theirs[2:]):
         assert got.shape == ref.shape and np.isfinite(got).all()
+
+
+@pytest.mark.parametrize("m, k, n, transpose_a, transpose_b", [
+    (256, 512, 2048, False, True),   # the head's forward: unit features x centers^T
+    (64, 300, 96, False, False),     # its d features: d logits x centers
+    (300, 64, 96, True, False),      # its d centers: d logits^T x features
+    (5, 7, 3, True, True),
+])
+def test_matmul_bfloat16_products_match_float64_of_rounded_operands(m, k, n, transpose_a, transpose_b, static_mode):
+    """pfc_matmul with bf16: the float64 product of the bfloat16-rounded operands within a few
+    float32 ulps of the absolute sums (what a bfloat16 GEMM with float32 accumulation computes);
+    strict float32 without bf16 likewise against the unrounded operands."""
+    _need_bfloat16()
+    rng = np.random.default_rng(m + k + n)
+    a = rng.standard_normal((k, m) if transpose_a else (m, k)).astype(np.float32)
+    b = rng.standard_normal((n, k) if transpose_b else (k, n)).astype(np.float32)
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        av, bv = paddle.static.data("a", a.shape, "float32"), paddle.static.data("b", b.shape, "float32")
+        outs = [onednn_ops.matmul(av, bv, transpose_a, transpose_b, bf16=bf16) for bf16 in (True, False)]
+    got_bf16, got_f32 = paddle.static.Executor(paddle.CPUPlace()).run(main, feed={"a": a, "b": b}, fetch_list=outs)
+    for got, rounding in ((got_bf16, _bfloat16), (got_f32, lambda x: x.astype(np.float64))):
+        left, right = rounding(a), rounding(b)
+        left, right = (left.T if transpose_a else left), (right.T if transpose_b else right)
+        ref, scale = left @ right, np.abs(left) @ np.abs(right)
+        assert got.shape == (m, n) and got.dtype == np.float32
+        assert np.all(np.abs(got - ref) <= 4 * np.finfo(np.float32).eps * scale)
+    assert np.abs(got_bf16 - got_f32).max() > 1e-3  # the bfloat16 rounding is real

@@ -226,7 +226,7 @@ class LargeScaleClassifier:
 
     def _kept_blocks(self, feature) -> list[Block]:
         """The kept centers in blocks (one block on the fused road), gathered from the shard and cast to
-        ``dtype``. Without sampling the blocks are consecutive slices of the shard."""
+        ``block_dtype``. Without sampling the blocks are consecutive slices of the shard."""
         num_kept = self.num_sample if self.sampled else self.num_local
         if self.fused:
             rows = num_kept
@@ -244,24 +244,34 @@ class LargeScaleClassifier:
                 index = paddle.arange(start, end, dtype="int64")
                 centers = paddle.slice(self.weight, [0], [start], [end])
             index.stop_gradient = True
-            if self.dtype != self.center_dtype:
-                centers = paddle.cast(centers, self.dtype)
+            if self.block_dtype != self.center_dtype:
+                centers = paddle.cast(centers, self.block_dtype)
             centers.stop_gradient = False
             blocks.append(Block(index, centers, start, stop))
         return blocks
+
+    @property
+    def block_dtype(self) -> str:
+        """The dtype the blocks of kept centers are held in: ``dtype``, except float32 centers stay
+        float32 where the products round their operands to ``dtype`` themselves (native bfloat16
+        products on CPU: no cast passes; the centers' gradient then stays float32 too)."""
+        if self.center_dtype == "float32" and self.backend.blocks.products_round(self.dtype):
+            return "float32"
+        return self.dtype
 
     @property
     def updates_in_place(self) -> bool:
         """True when each block is float32 rows of a float32 shard: the backward reads the block
         itself and the update runs in place on it. Otherwise the backward and the update gather
         the rows again, so no block stays alive from the forward to the backward."""
-        return self.dtype == self.center_dtype == "float32"
+        return self.block_dtype == self.center_dtype == "float32"
 
     def _reload_block(self, k: int) -> paddle.pir.Value:
-        """Block k's centers again, for the backward: a fresh gather of its stored rows in ``dtype``."""
+        """Block k's centers again, for the backward: a fresh gather of its stored rows in
+        ``block_dtype``."""
         rows = paddle.gather(self.weight, self.chunks[k].index)
         rows.stop_gradient = True
-        return rows if self.dtype == self.center_dtype else paddle.cast(rows, self.dtype)
+        return rows if self.block_dtype == self.center_dtype else paddle.cast(rows, self.block_dtype)
 
     def _target_centers(self, local_target) -> paddle.pir.Value:
         """[N, D]: the shard's row of each sample's class (row 0 for samples of other shards)."""

@@ -74,6 +74,17 @@ def _detached_operand(x: paddle.pir.Value, dtype: str) -> paddle.pir.Value:
     return out
 
 
+def _center_operand(centers: paddle.pir.Value, ops: PaddleBlockOps, dtype: str) -> tuple[paddle.pir.Value, bool]:
+    """``(operand, unrounded)``: a block's centers (no gradient) as the products' float32
+    operand. Where the products round float32 operands to ``dtype`` themselves
+    (``ops.products_round``: native bfloat16 products), float32 centers go in as they are
+    (``unrounded`` True: no cast passes; their inverse norms are then taken of the rounded values,
+    and the tangent projection uses the float32 rows); else :func:`_detached_operand`."""
+    if centers.dtype == paddle.float32 and ops.products_round(dtype):
+        return _detached(centers), True
+    return _detached_operand(centers, dtype), False
+
+
 @dataclass(frozen=True)
 class _Features:
     """The gathered features, float32 [N, D] (``x``, no gradient), their inverse norms [N, 1], unit
@@ -119,8 +130,8 @@ def _target_cosine(features: _Features, target_centers: paddle.pir.Value, ops: P
 def _block_forward(block: Block, features: _Features, target_logit, local_target, scale: float,
                    ops: PaddleBlockOps, dtype: str, keep_centers: bool) -> _BlockForward:
     """Product, scaling, target margin and softmax of one block (``local_target`` int64 [N, 1])."""
-    w_operand = _detached_operand(block.centers, dtype)
-    inv_norm = ops.inverse_row_norm(w_operand)                                                 # [c]
+    w_operand, unrounded = _center_operand(block.centers, ops, dtype)
+    inv_norm = ops.inverse_row_norm(w_operand, round_bfloat16=unrounded)                      # [c]
     product = ops.product(features.operand, w_operand, False, True, dtype)                    # [N,c]
     in_block = local_target >= block.start
     if block.stop is not None:
@@ -148,9 +159,10 @@ def _normaliser(blocks: list[_BlockForward], local_target, target_logit, chain: 
     return lse, paddle.mean(lse - global_target_logit)
 
 
-def _backward(grad_loss, features: _Features, blocks: list[_BlockForward], lse, margin_slope, num_rows,
-              scale: float, ops: PaddleBlockOps, dtype: str, reload_block) -> tuple:
-    """Gradients of the loss: ``(feature [N, D], each block [c_k, D] in ``dtype``, None)``.
+def _backward(grad_loss, features: _Features, blocks: list[_BlockForward], block_dtypes: list, lse, margin_slope,
+              num_rows, scale: float, ops: PaddleBlockOps, dtype: str, reload_block) -> tuple:
+    """Gradients of the loss: ``(feature [N, D], each block [c_k, D] in its ``block_dtypes[k]``,
+    None)``.
 
     dL/dcos = s/N * (global softmax - onehot), the target entry times dc'/dc, then folded with
     1/|w_j|; all in place in each block's softmax buffer.
@@ -162,7 +174,7 @@ def _backward(grad_loss, features: _Features, blocks: list[_BlockForward], lse, 
         grad_scaled = ops.product_grad_(block.softmax, to_global, block.in_block, block.column, margin_slope,
                                         coef, block.inv_norm)                                 # [N,c]
         source = block.centers if block.centers is not None else reload_block(k)
-        w_operand = _detached_operand(source, dtype)  # again: a widened copy is not kept alive
+        w_operand, _ = _center_operand(source, ops, dtype)  # again: a widened copy is not kept alive
         # Feature part of this block: grad_scaled @ w ([N, D]), summed over blocks below.
         grad_x_block = ops.product(grad_scaled, w_operand, False, False, dtype)
         grad_x_parts.append(grad_x_block)
@@ -170,7 +182,7 @@ def _backward(grad_loss, features: _Features, blocks: list[_BlockForward], lse, 
         # (h_j . w_j) w_j / |w_j|^2, after the last reader of ``w`` (grad_x_block).
         h = ops.product(grad_scaled, features.operand, True, False, dtype)                    # [c,D]
         grad_w = ops.tangent_project_(h, w_operand, block.inv_norm, grad_x_block)
-        grad_blocks.append(grad_w if dtype == "float32" else paddle.cast(grad_w, dtype))
+        grad_blocks.append(grad_w if block_dtypes[k] == paddle.float32 else paddle.cast(grad_w, block_dtypes[k]))
     grad_x_unit = paddle.add_n(grad_x_parts) if len(grad_x_parts) > 1 else grad_x_parts[0]
     # Feature: project dL/dx_unit onto the tangent space of the unit sphere, divide by |x|.
     radial_x = paddle.sum(grad_x_unit * features.unit, axis=1, keepdim=True)
@@ -186,7 +198,7 @@ def margin_softmax_loss(feature: paddle.pir.Value, blocks: list[Block], target_c
 
     feature: float32 [N, D], the all-gathered features (N = global batch), differentiable.
     blocks: this shard's kept centers (unnormalised) as consecutive :class:`Block` s, ``centers``
-      [c_k, D] in ``dtype``, differentiable.
+      [c_k, D] in ``dtype`` (or float32 where ``ops.products_round(dtype)``), differentiable.
     target_centers: [N, D] (no gradient), for each sample whose class is on this shard its center
       (the kept row at its column); other rows are ignored. Used for the margin's target cosine.
     local_target: int64 [N], column of each sample's class among the kept centers or -1.
@@ -199,7 +211,7 @@ def margin_softmax_loss(feature: paddle.pir.Value, blocks: list[Block], target_c
 
     Returns a float32 scalar equal on every rank. Its gradient w.r.t. ``feature`` is this shard's
     contribution (the caller sums it over ranks, see ``all_gather_with_grad``); w.r.t. each block
-    it is complete ([c_k, D] in ``dtype``, nothing to sum). Every read of a block by the gradient
+    it is complete ([c_k, D] in the block's dtype, nothing to sum). Every read of a block by the gradient
     computation precedes the output of that block's gradient, so the caller may update the block
     in place once it has that gradient.
 
@@ -229,8 +241,8 @@ def margin_softmax_loss(feature: paddle.pir.Value, blocks: list[Block], target_c
         return out
 
     def backward(grad_loss):
-        return _backward(grad_loss, features, saved, lse, margin_slope, num_rows, margin.s, ops, dtype,
-                         reload_block)
+        return _backward(grad_loss, features, saved, [b.centers.dtype for b in blocks], lse, margin_slope,
+                         num_rows, margin.s, ops, dtype, reload_block)
 
     return paddle.static.nn.static_pylayer(forward, [feature, *(b.centers for b in blocks), loss_value],
                                            backward)

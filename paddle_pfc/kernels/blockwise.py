@@ -54,8 +54,16 @@ class PaddleBlockOps:
         :func:`paddle_pfc.head.margin_softmax.as_float32_operand`); float32 products and sums."""
         return paddle.matmul(a, b, transpose_x=transpose_a, transpose_y=transpose_b)
 
-    def inverse_row_norm(self, rows: Value) -> Value:
-        """``1 / max(|rows[j]|, eps)`` of [R, D] ``rows``, shape [R] (frobenius_norm: one pass)."""
+    def products_round(self, dtype: str) -> bool:
+        """True when :meth:`product` rounds float32 operands to ``dtype`` itself (so they may be
+        passed unrounded)."""
+        return False
+
+    def inverse_row_norm(self, rows: Value, round_bfloat16: bool = False) -> Value:
+        """``1 / max(|rows[j]|, eps)`` of [R, D] ``rows``, shape [R] (frobenius_norm: one pass);
+        with ``round_bfloat16`` the norms of the rows' values rounded to bfloat16."""
+        if round_bfloat16:
+            rows = paddle.cast(paddle.cast(rows, "bfloat16"), "float32")
         return 1.0 / paddle.clip(_C_ops.frobenius_norm(rows, [1], False, False), min=NORM_EPS)
 
     def block_softmax_(self, product: Value, inv_norm: Value, scale: float, target_logit: Value,
@@ -145,12 +153,15 @@ class NativeBlockOps(PaddleBlockOps):
     def product(self, a, b, transpose_a, transpose_b, dtype):
         # bfloat16 values multiply in bfloat16 where the CPU has native bfloat16 products (the
         # same exact products of the same values; float32 sums in another order)
-        if dtype == "bfloat16" and _native_bfloat16_products():
+        if self.products_round(dtype):
             return onednn_ops.matmul(a, b, transpose_a, transpose_b, bf16=True)
         return super().product(a, b, transpose_a, transpose_b, dtype)
 
-    def inverse_row_norm(self, rows):
-        return native_ops.inverse_row_norm(rows, NORM_EPS)
+    def products_round(self, dtype):
+        return dtype == "bfloat16" and _native_bfloat16_products()
+
+    def inverse_row_norm(self, rows, round_bfloat16=False):
+        return native_ops.inverse_row_norm(rows, NORM_EPS, round_bfloat16)
 
     def block_softmax_(self, product, inv_norm, scale, target_logit, local_target, in_block, start):
         # Scaling, target, softmax and log-sum-exp in one pass; column -1: the class is not here.

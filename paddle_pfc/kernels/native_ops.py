@@ -136,9 +136,10 @@ def kernels(name: str = "center_ops"):
     return load_or_fall_back(name, lambda: _build(name), SOURCES[name].name)
 
 
-def inverse_row_norm(rows, eps: float):
-    """``1 / max(|rows[j]|, eps)`` of float32 ``rows`` [c, D], shape [c]."""
-    return kernels().pfc_inverse_row_norm(rows, float(eps))
+def inverse_row_norm(rows, eps: float, round_bfloat16: bool = False):
+    """``1 / max(|rows[j]|, eps)`` of float32 ``rows`` [c, D], shape [c]; with ``round_bfloat16``
+    the norms of the rows' values rounded to bfloat16 (nearest, ties to even)."""
+    return kernels().pfc_inverse_row_norm(rows, float(eps), bool(round_bfloat16))
 
 
 def block_softmax_(logits, col_scale, column, target_logit):

@@ -42,10 +42,23 @@ inline float ExpNonPositive(float x) {
   return x < kLowest ? 0.0f : p * power;
 }
 
+// x rounded to the nearest bfloat16 (ties to even; NaN stays NaN), as a float: what Paddle's cast
+// to bfloat16 and back gives, in a form the compiler vectorizes.
+inline float RoundToBfloat16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof(bits));
+  const uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;
+  bits = (bits & 0x7FFFFFFFu) > 0x7F800000u ? bits : rounded;
+  float out;
+  std::memcpy(&out, &bits, sizeof(out));
+  return out;
+}
+
 }  // namespace
 
-// out[j] = 1 / max(|rows[j]|, eps) for float32 rows [c, D].
-std::vector<paddle::Tensor> InverseRowNorm(const paddle::Tensor& rows, float eps) {
+// out[j] = 1 / max(|rows[j]|, eps) for float32 rows [c, D]; with round_bfloat16, the norms of the
+// rows' values rounded to bfloat16 (the rows the bfloat16 products multiply).
+std::vector<paddle::Tensor> InverseRowNorm(const paddle::Tensor& rows, float eps, bool round_bfloat16) {
   CheckCpuFloat32(rows, "rows");
   PD_CHECK(rows.shape().size() == 2, "rows must be [c, D]");
   const int64_t count = rows.shape()[0], dim = rows.shape()[1];
@@ -55,8 +68,16 @@ std::vector<paddle::Tensor> InverseRowNorm(const paddle::Tensor& rows, float eps
   for (int64_t j = 0; j < count; ++j) {
     const float* wj = w + j * dim;
     float squares = 0.0f;
+    if (round_bfloat16) {
 #pragma omp simd reduction(+ : squares)
-    for (int64_t d = 0; d < dim; ++d) squares += wj[d] * wj[d];
+      for (int64_t d = 0; d < dim; ++d) {
+        const float v = RoundToBfloat16(wj[d]);
+        squares += v * v;
+      }
+    } else {
+#pragma omp simd reduction(+ : squares)
+      for (int64_t d = 0; d < dim; ++d) squares += wj[d] * wj[d];
+    }
     const float norm = std::sqrt(squares);
     inv[j] = 1.0f / (norm < eps ? eps : norm);  // NaN stays NaN, as with Paddle's clip
   }
@@ -70,7 +91,7 @@ std::vector<paddle::DataType> InverseRowNormDtype(const paddle::DataType& rows) 
 PD_BUILD_OP(pfc_inverse_row_norm)
     .Inputs({"Rows"})
     .Outputs({"InvNorm"})
-    .Attrs({"eps: float"})
+    .Attrs({"eps: float", "round_bfloat16: bool"})
     .SetKernelFn(PD_KERNEL(InverseRowNorm))
     .SetInferShapeFn(PD_INFER_SHAPE(InverseRowNormShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(InverseRowNormDtype));
