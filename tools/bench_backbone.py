@@ -330,7 +330,8 @@ def main(argv: list[str] | None = None) -> int:
               "threads": args.threads, "rounds": args.rounds, "step_s": steps}
     what = f"full step, {args.classes} classes at ratio {args.sample_ratio}" if args.classes else "backbone only"
     print(f"CPU: {report['cpu']}; {args.backbone}, {what}, {args.nproc} rank(s), batch {args.batch_size} and "
-          f"{args.threads} thread(s) per rank, median of {args.steps} steps per round, {args.rounds} alternating rounds")
+          f"{args.threads} thread(s) per rank, median of {args.steps} steps per round, "
+          f"{args.rounds} alternating rounds")
     medians = {side: statistics.median(values) for side, values in steps.items()}
     for side, value in medians.items():
         label = {"paddle": "paddle_pfc", "paddle_bf16": "paddle_pfc/bf16", "paddle_off": "paddle_pfc/off",

@@ -20,10 +20,11 @@ void CheckCpuFloat32(const paddle::Tensor& t, const char* name) {
 }
 
 // exp(x) for x <= 0 (a softmax's z - max), written so that the compiler vectorizes it (std::exp
-// is a library call per element: a [256, 2048] block's softmax took 2.75 ms with it, 0.23 ms
-// with this; vectorizing its selects needs -fno-trapping-math, set by native_ops.py). Cephes' expf: x = n ln 2 + r with |r| <= ln 2 / 2, ln 2 in
-// two parts, a degree-5 polynomial for exp(r) - 1 - r, 2^n from the exponent bits; within 2 ulp
-// of exp over [-87.3, 0], exactly 1 at 0, and 0 below -87.3 (where exp(x) < FLT_MIN: no denormals).
+// is a library call per element: a [256, 2048] block's softmax took 2.75 ms with it, 0.23 ms with
+// this; vectorizing its selects needs -fno-trapping-math, set by native_ops.py). Cephes' expf:
+// x = n ln 2 + r with |r| <= ln 2 / 2, ln 2 in two parts, a degree-5 polynomial for
+// exp(r) - 1 - r, 2^n from the exponent bits; within 2 ulp of exp over [-87.3, 0], exactly 1 at
+// 0, and 0 below -87.3 (where exp(x) < FLT_MIN: no denormals).
 inline float ExpNonPositive(float x) {
   constexpr float kLowest = -87.33654f;  // log(FLT_MIN)
   const float clamped = x < kLowest ? kLowest : x;

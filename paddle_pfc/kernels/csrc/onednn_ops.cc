@@ -15,9 +15,10 @@
 // several threads at once (tests/test_onednn_ops.py::test_conv_concurrent_branches), so the cache
 // and the lazy building of primitives are under one lock; a built entry is read-only, and all
 // per-run state (the blocked copies in a per-thread pool shared by all shapes, Pool below; the
-// stream) belongs to the calling thread, so convolutions run concurrently. Math is the direct algorithm (no Winograd):
-// strict float32 (fpmath_mode::strict), or with bf16 set, bfloat16 operands (rounded to nearest
-// even by the reorders) accumulated in float32, results in float32.
+// stream) belongs to the calling thread, so convolutions run concurrently. Convolutions use the
+// direct algorithm (no Winograd). Math: strict float32 (fpmath_mode::strict), or with bf16 set,
+// bfloat16 operands (rounded to nearest even by the reorders) accumulated in float32, results in
+// float32.
 #include <algorithm>
 #include <array>
 #include <cstdint>
