@@ -1,5 +1,6 @@
-"""oneDNN convolutions (paddle_pfc.kernels.onednn_ops) against Paddle's conv2d and float64 numpy, and
-the backbones' training programs with them against PADDLE_PFC_NATIVE=off."""
+"""oneDNN ops (paddle_pfc.kernels.onednn_ops): convolutions against Paddle's conv2d and float64
+numpy, the backbones' training programs with them against PADDLE_PFC_NATIVE=off, and the bfloat16
+matrix product against float64 of rounded operands."""
 from __future__ import annotations
 
 import numpy as np

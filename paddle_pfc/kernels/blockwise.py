@@ -10,7 +10,6 @@ place (later readers must use the returned Value).
 """
 from __future__ import annotations
 
-import functools
 from typing import Protocol
 
 import paddle
@@ -32,7 +31,6 @@ class UpdateRule(Protocol):
     rescale_grad: float
 
 
-@functools.cache
 def _native_bfloat16_products() -> bool:
     """oneDNN's bfloat16 products run natively on this CPU (AVX512-BF16 / AMX) and build here."""
     return onednn_ops.bfloat16_unsupported() is None
