@@ -194,3 +194,31 @@ def test_a_failed_build_falls_back_with_a_warning_or_is_an_error(monkeypatch, tm
     with pytest.warns(RuntimeWarning, match="native CPU kernels unavailable"):
         assert native_ops.kernels() is None
 
+
+
+@pytest.mark.parametrize("bad", [None, np.inf, -np.inf, np.nan])
+def test_any_nonfinite_finds_each_position_in_float32_and_bfloat16(bad, static_mode):
+    """One inf/NaN anywhere (vector body or remainder, first or last tensor, float32 or bfloat16)
+    is found, whatever the others hold; the largest finite values are not."""
+    shapes = [(1000, 37), (33,), (5, 3, 7)]
+    clean = [RNG.uniform(-1, 1, s).astype(np.float32) for s in shapes]
+    clean[0][0, 0], clean[1][0], clean[2][0, 0, 0] = 3.0e38, -3.0e38, 1e-45  # finite extremes, a denormal
+    places = [(0, (999, 36)), (0, (17, 5)), (1, (32,)), (2, (4, 2, 6)), (2, (0, 0, 1))]
+
+    def build(a, b, c):
+        return [native_ops.any_nonfinite([a, b, c]),
+                native_ops.any_nonfinite([paddle.cast(v, "bfloat16") for v in (a, b, c)])]
+
+    for tensor, index in (places if bad is not None else [(None, None)]):
+        values = [v.copy() for v in clean]
+        if tensor is not None:
+            values[tensor][index] = bad
+        expected = not all(np.all(np.isfinite(v)) for v in values)
+        (found32, found16), _ = run(build, dict(a=values[0], b=values[1], c=values[2]))
+        assert found32.dtype == np.bool_ and found32.shape == (1,)
+        assert bool(found32[0]) == bool(found16[0]) == expected == (bad is not None), (tensor, index)
+    # float32's largest value is finite; rounded to bfloat16 it is inf
+    values = [v.copy() for v in clean]
+    values[0][500, 20] = np.finfo(np.float32).max
+    (found32, found16), _ = run(build, dict(a=values[0], b=values[1], c=values[2]))
+    assert not found32[0] and found16[0]

@@ -105,13 +105,19 @@ class DynamicLossScaler:
         _C_ops.assign_out_(new_scale, self.scale)
 
 
-def nonfinite_flag(values: list) -> paddle.pir.Value:
+def nonfinite_flag(values: list, native: bool = False) -> paddle.pir.Value:
     """bool [1]: True when any element of ``values`` (any float dtypes, shapes) is inf or NaN.
 
     Reads the values only (no in-place op), so the values used afterwards are exactly the
-    ones computed before the check.
+    ones computed before the check. ``native``: a CPU program with the native kernels, where
+    float32 / bfloat16 values are checked in one native pass
+    (:func:`paddle_pfc.kernels.native_ops.any_nonfinite`).
     """
     if not values:
         return paddle.full([1], False, "bool")
+    if native and all(v.dtype in (paddle.float32, paddle.bfloat16) for v in values):
+        from paddle_pfc.kernels import native_ops
+
+        return native_ops.any_nonfinite(values)
     bad = [paddle.reshape(paddle.logical_not(paddle.all(paddle.isfinite(v))), [1]) for v in values]
     return paddle.reshape(paddle.any(paddle.concat(bad)), [1]) if len(bad) > 1 else bad[0]

@@ -188,9 +188,10 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
             pairs = [(p, g) for (p, _), g in zip(pairs, backbone)]
             block_grads = centers
         else:
-            backbone_bad = nonfinite_flag([g for _, g in pairs])
-            centers_bad = nonfinite_flag(block_grads)
-        stats_bad = nonfinite_flag(statistics)
+            native = heads[0].backend.native  # a CPU program with the native kernels
+            backbone_bad = nonfinite_flag([g for _, g in pairs], native)
+            centers_bad = nonfinite_flag(block_grads, native)
+        stats_bad = nonfinite_flag(statistics, heads[0].backend.native)
         flags = paddle.concat([paddle.cast(f, "float32") for f in (loss_bad, backbone_bad, centers_bad, stats_bad)])
         if world_size > 1:  # the center gradients (and so their flag) differ per rank
             flags = chain.all_reduce_max(flags)

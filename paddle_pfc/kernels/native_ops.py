@@ -14,6 +14,8 @@ several such passes per block. One-pass kernels replace them (the head reaches t
   multiplies and the target's gather / scatter).
 * :func:`tangent_project_` — the backward's tangent projection of a block gradient, in place
   (replaces a multiply, a row sum, a broadcast multiply and a subtraction).
+* :func:`any_nonfinite` — the step's finite check of the gradients (replaces an ``isfinite``
+  and an ``all`` per gradient).
 * :func:`sparse_update_` — Paddle's SGD / Momentum rule on rows ``index`` of the shard and its
   momentum, in float32 arithmetic, written in place in the storage dtype (float32 or bfloat16,
   rounded to nearest even like Paddle's cast); replaces the gathers, the fused update kernel and
@@ -140,6 +142,12 @@ def inverse_row_norm(rows, eps: float, round_bfloat16: bool = False):
     """``1 / max(|rows[j]|, eps)`` of float32 ``rows`` [c, D], shape [c]; with ``round_bfloat16``
     the norms of the rows' values rounded to bfloat16 (nearest, ties to even)."""
     return kernels().pfc_inverse_row_norm(rows, float(eps), bool(round_bfloat16))
+
+
+def any_nonfinite(values: list):
+    """bool [1]: True when any element of the float32 or bfloat16 ``values`` is inf or NaN (one
+    read-only pass each; replaces an ``isfinite`` and an ``all`` per value)."""
+    return kernels().pfc_any_nonfinite(values)
 
 
 def block_softmax_(logits, col_scale, column, target_logit):

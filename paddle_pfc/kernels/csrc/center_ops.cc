@@ -337,3 +337,50 @@ PD_BUILD_OP(pfc_sparse_update)
     .SetKernelFn(PD_KERNEL(SparseUpdate))
     .SetInferShapeFn(PD_INFER_SHAPE(SparseUpdateShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(SparseUpdateDtype));
+
+namespace {
+
+// True when any element of v[0, n) has every exponent bit set (inf or NaN): `exponent` is the
+// format's exponent mask (float32 0x7F800000, bfloat16 0x7F80).
+template <typename Bits>
+bool AnyNonfinite(const Bits* v, int64_t n, Bits exponent) {
+  Bits found = 0;
+#pragma omp simd reduction(| : found)
+  for (int64_t i = 0; i < n; ++i) found |= static_cast<Bits>((v[i] & exponent) == exponent);
+  return found != 0;
+}
+
+}  // namespace
+
+// bool [1]: whether any element of the float32 or bfloat16 CPU tensors `values` is inf or NaN.
+// Reads only; one pass over each tensor (stops at the first tensor that has one).
+std::vector<paddle::Tensor> AnyNonfiniteOp(const std::vector<paddle::Tensor>& values) {
+  bool found = false;
+  for (const auto& t : values) {
+    PD_CHECK(t.is_cpu(), "values must be CPU tensors");
+    if (t.dtype() == paddle::DataType::FLOAT32) {
+      found = AnyNonfinite(reinterpret_cast<const uint32_t*>(t.data<float>()), t.numel(), uint32_t{0x7F800000u});
+    } else if (t.dtype() == paddle::DataType::BFLOAT16) {
+      found = AnyNonfinite(reinterpret_cast<const uint16_t*>(t.data<bfloat16>()), t.numel(), uint16_t{0x7F80u});
+    } else {
+      PD_THROW("values must be float32 or bfloat16");
+    }
+    if (found) break;
+  }
+  auto out = paddle::empty({1}, paddle::DataType::BOOL, paddle::CPUPlace());
+  out.data<bool>()[0] = found;
+  return {out};
+}
+
+std::vector<std::vector<int64_t>> AnyNonfiniteShape(const std::vector<std::vector<int64_t>>&) { return {{1}}; }
+
+std::vector<paddle::DataType> AnyNonfiniteDtype(const std::vector<paddle::DataType>&) {
+  return {paddle::DataType::BOOL};
+}
+
+PD_BUILD_OP(pfc_any_nonfinite)
+    .Inputs({paddle::Vec("Values")})
+    .Outputs({"Found"})
+    .SetKernelFn(PD_KERNEL(AnyNonfiniteOp))
+    .SetInferShapeFn(PD_INFER_SHAPE(AnyNonfiniteShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(AnyNonfiniteDtype));
