@@ -302,8 +302,17 @@ Key CheckedKey(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h, i
   return {s[0], s[1], s[2], s[3], f[0], f[2], f[3], stride_h, stride_w, pad_h, pad_w, bf16 ? 1 : 0, groups};
 }
 
-void Run(const dnnl::primitive& p, const std::unordered_map<int, memory>& args) {
+// One run of primitive `p` on Paddle buffers: inputs `a` and `b` (oneDNN arguments a_arg, b_arg)
+// reordered in from a_data / b_data, the output `c` (c_arg) computed and reordered back to c_data.
+void Execute(const dnnl::primitive& p, const Scratch& scratch, int a_arg, const Operand& a, const void* a_data,
+             int b_arg, const Operand& b, const void* b_data, int c_arg, const Operand& c, void* c_data) {
+  const memory out = c.Bind(c_data);
+  std::unordered_map<int, memory> args{{a_arg, a.Bind(const_cast<void*>(a_data))},
+                                       {b_arg, b.Bind(const_cast<void*>(b_data))},
+                                       {c_arg, out}};
+  scratch.AddTo(args);
   p.execute(Stream(), args);
+  c.Finish(out, c_data);
 }
 
 // A product op(a) [m, k] x op(b) [k, n] -> [m, n] float32, op = transpose or not: plain float32
@@ -361,13 +370,8 @@ std::vector<paddle::Tensor> ConvForward(const paddle::Tensor& x, const paddle::T
   const Entry& e = Prepared(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w, bf16, groups), kForward);
   auto out = paddle::empty(e.y_md.get_dims(), paddle::DataType::FLOAT32, paddle::CPUPlace());
   void* y = out.data<float>();
-  const memory dst = e.fwd_y.Bind(y);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, e.fwd_x.Bind(const_cast<float*>(x.data<float>()))},
-                                       {DNNL_ARG_WEIGHTS, e.fwd_w.Bind(const_cast<float*>(w.data<float>()))},
-                                       {DNNL_ARG_DST, dst}};
-  e.fwd_scratch.AddTo(args);
-  Run(e.fwd, args);
-  e.fwd_y.Finish(dst, y);
+  Execute(e.fwd, e.fwd_scratch, DNNL_ARG_SRC, e.fwd_x, x.data<float>(), DNNL_ARG_WEIGHTS, e.fwd_w, w.data<float>(),
+          DNNL_ARG_DST, e.fwd_y, y);
   Stream().wait();
   return {out};
 }
@@ -382,31 +386,19 @@ std::vector<paddle::Tensor> ConvBackward(const paddle::Tensor& x, const paddle::
            "pfc_conv2d_grad: grad_out must be float32 [N, O, out_h, out_w]");
   auto grad_x = paddle::empty(x.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
   auto grad_w = paddle::empty(w.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
-  void* xp = const_cast<float*>(x.data<float>());
-  void* wp = const_cast<float*>(w.data<float>());
-  void* dyp = const_cast<float*>(grad_out.data<float>());
+  const float* xp = x.data<float>();
+  const float* wp = w.data<float>();
+  const float* dyp = grad_out.data<float>();
   float* dx = grad_x.data<float>();
   void* dw = grad_w.data<float>();
   if (input_grad) {
-    const memory diff_src = e.bd_dx.Bind(dx);
-    std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, e.bd_dy.Bind(dyp)},
-                                         {DNNL_ARG_WEIGHTS, e.bd_w.Bind(wp)},
-                                         {DNNL_ARG_DIFF_SRC, diff_src}};
-    e.bd_scratch.AddTo(args);
-    Run(e.bwd_data, args);
-    e.bd_dx.Finish(diff_src, dx);
+    Execute(e.bwd_data, e.bd_scratch, DNNL_ARG_DIFF_DST, e.bd_dy, dyp, DNNL_ARG_WEIGHTS, e.bd_w, wp,
+            DNNL_ARG_DIFF_SRC, e.bd_dx, dx);
   } else {  // the input needs no gradient: Paddle drops this output; zeros, never garbage
     std::fill(dx, dx + grad_x.numel(), 0.0f);
   }
-  {
-    const memory diff_weights = e.bw_dw.Bind(dw);
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, e.bw_x.Bind(xp)},
-                                         {DNNL_ARG_DIFF_DST, e.bw_dy.Bind(dyp)},
-                                         {DNNL_ARG_DIFF_WEIGHTS, diff_weights}};
-    e.bw_scratch.AddTo(args);
-    Run(e.bwd_weights, args);
-    e.bw_dw.Finish(diff_weights, dw);
-  }
+  Execute(e.bwd_weights, e.bw_scratch, DNNL_ARG_SRC, e.bw_x, xp, DNNL_ARG_DIFF_DST, e.bw_dy, dyp,
+          DNNL_ARG_DIFF_WEIGHTS, e.bw_dw, dw);
   Stream().wait();
   return {grad_x, grad_w};
 }
@@ -448,13 +440,8 @@ std::vector<paddle::Tensor> Matmul(const paddle::Tensor& a, const paddle::Tensor
   }
   const MatmulEntry& e = PreparedMatmul({m, k, n, transpose_a ? 1 : 0, transpose_b ? 1 : 0, bf16 ? 1 : 0});
   float* c = out.data<float>();
-  const memory dst = e.c.Bind(c);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, e.a.Bind(const_cast<float*>(a.data<float>()))},
-                                       {DNNL_ARG_WEIGHTS, e.b.Bind(const_cast<float*>(b.data<float>()))},
-                                       {DNNL_ARG_DST, dst}};
-  e.scratch.AddTo(args);
-  Run(e.primitive, args);
-  e.c.Finish(dst, c);
+  Execute(e.primitive, e.scratch, DNNL_ARG_SRC, e.a, a.data<float>(), DNNL_ARG_WEIGHTS, e.b, b.data<float>(),
+          DNNL_ARG_DST, e.c, c);
   Stream().wait();
   return {out};
 }
