@@ -54,7 +54,8 @@ PEER_NAMES = {"iresnet18": "r18", "iresnet34": "r34", "iresnet50": "r50", "iresn
 
 
 def _paddle_steps(backbone: str, batch: int, steps: int, warmup: int, classes: int,
-                  sample_ratio: float, bf16: bool = False) -> list[float]:
+                  sample_ratio: float, bf16: bool = False) -> tuple[int, list[float]]:
+    """(this process's rank, its step times in seconds)."""
     import numpy as np
     import paddle
 
@@ -62,7 +63,7 @@ def _paddle_steps(backbone: str, batch: int, steps: int, warmup: int, classes: i
     from paddle_pfc.backbones import build_backbone
     from paddle_pfc.backbones.native_layers import use_bfloat16_convolutions
 
-    rank, world_size = paddle_pfc.init_distributed()  # one rank; the process settings
+    rank, world_size = paddle_pfc.init_distributed()  # the launcher's ranks; the process settings
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, startup):
         images = paddle.static.data("images", [batch, 3, 112, 112], "float32")
@@ -97,7 +98,7 @@ def _paddle_steps(backbone: str, batch: int, steps: int, warmup: int, classes: i
         exe.run(main, feed=feed, fetch_list=[loss])
         if step >= warmup:
             times.append(time.perf_counter() - start)
-    return times
+    return rank, times
 
 
 def _torch_steps(backbone: str, batch: int, steps: int, warmup: int, insightface: str, threads: int,
@@ -239,8 +240,7 @@ def _free_port() -> int:
 
 def _worker(args) -> None:
     if args.worker in ("paddle", "paddle_off", "paddle_bf16"):
-        rank = int(os.environ.get("PADDLE_TRAINER_ID", "0"))  # set by paddle.distributed.launch
-        times = _paddle_steps(args.backbone, args.batch_size, args.steps, args.warmup, args.classes,
+        rank, times = _paddle_steps(args.backbone, args.batch_size, args.steps, args.warmup, args.classes,
                               args.sample_ratio, bf16=args.worker == "paddle_bf16")
     else:
         rank = args.rank

@@ -181,6 +181,7 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
     found_inf = None
     if scaler or skip_nonfinite:
         loss_bad = paddle.reshape(paddle.logical_not(paddle.isfinite(loss)), [1])
+        native = heads[0].backend.native  # a CPU program with the native kernels
         if scaler:
             backbone, backbone_bad = scaler.unscale_and_check([g for _, g in pairs])
             centers, centers_bad = scaler.unscale_and_check(
@@ -188,10 +189,9 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
             pairs = [(p, g) for (p, _), g in zip(pairs, backbone)]
             block_grads = centers
         else:
-            native = heads[0].backend.native  # a CPU program with the native kernels
             backbone_bad = nonfinite_flag([g for _, g in pairs], native)
             centers_bad = nonfinite_flag(block_grads, native)
-        stats_bad = nonfinite_flag(statistics, heads[0].backend.native)
+        stats_bad = nonfinite_flag(statistics, native)
         flags = paddle.concat([paddle.cast(f, "float32") for f in (loss_bad, backbone_bad, centers_bad, stats_bad)])
         if world_size > 1:  # the center gradients (and so their flag) differ per rank
             flags = chain.all_reduce_max(flags)

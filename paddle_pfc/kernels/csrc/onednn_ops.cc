@@ -144,7 +144,7 @@ struct Operand {
     }
   }
 
-  // The memory the convolution reads (input) or writes (output) for Paddle buffer `data`;
+  // The memory the primitive reads (input) or writes (output) for Paddle buffer `data`;
   // an input is reordered into its blocked copy first.
   memory Bind(void* data) const {
     memory user(plain, Engine(), data);
@@ -154,7 +154,7 @@ struct Operand {
     return blocked;
   }
 
-  // After the convolution: an output computed in `computed` (Bind's memory) goes back to `data`.
+  // After the primitive: an output computed in `computed` (Bind's memory) goes back to `data`.
   void Finish(const memory& computed, void* data) const {
     if (input || !reordered) return;
     memory user(plain, Engine(), data), src = computed;  // a handle: reorder takes non-const ones
