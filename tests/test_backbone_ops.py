@@ -1,4 +1,5 @@
-"""The native channel PReLU (training programs on CPU) against Paddle's prelu and float64 numpy."""
+"""The native channel PReLU and grouped convolution (training programs on CPU) against Paddle's
+prelu / conv2d and float64 numpy."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +8,7 @@ import pytest
 from paddle.autograd.ir_backward import grad as pir_grad
 
 from paddle_pfc.kernels import onednn_ops, native_ops
-from paddle_pfc.backbones.native_layers import DepthwiseConv2D, PReLU
+from paddle_pfc.backbones.native_layers import DepthwiseConv2D, GroupedConv2D, PReLU
 
 
 def _program(shape, native: bool):
@@ -76,44 +77,54 @@ def test_native_prelu_rejects_bad_inputs(static_mode):
                 fetch_list=[out])
 
 
-def _depthwise_reference(x, w, stride, pad):
-    """float64 depthwise convolution, straight from the definition."""
+def _grouped_reference(x, w, stride, pad, groups):
+    """float64 grouped convolution, straight from the definition (depthwise: groups = C = O)."""
     n, c, h, wd = x.shape
-    kh, kw = w.shape[2:]
+    o, group_in, kh, kw = w.shape
+    group_out = o // groups
     xp = np.zeros((n, c, h + 2 * pad[0], wd + 2 * pad[1]))
     xp[:, :, pad[0]:pad[0] + h, pad[1]:pad[1] + wd] = x
     oh, ow = (h + 2 * pad[0] - kh) // stride[0] + 1, (wd + 2 * pad[1] - kw) // stride[1] + 1
-    out = np.zeros((n, c, oh, ow))
-    for i in range(kh):
-        for j in range(kw):
-            window = xp[:, :, i:i + stride[0] * (oh - 1) + 1:stride[0], j:j + stride[1] * (ow - 1) + 1:stride[1]]
-            out += w[None, :, 0, i, j, None, None] * window
+    out = np.zeros((n, o, oh, ow))
+    for oc in range(o):
+        for b in range(group_in):
+            channel = oc // group_out * group_in + b
+            for i in range(kh):
+                for j in range(kw):
+                    window = xp[:, channel, i:i + stride[0] * (oh - 1) + 1:stride[0], j:j + stride[1] * (ow - 1) + 1:stride[1]]
+                    out[:, oc] += w[oc, b, i, j] * window
     return out
 
 
-@pytest.mark.parametrize("shape, kernel, stride, pad", [
-    ([2, 3, 9, 8], (3, 3), (1, 1), (1, 1)),
-    ([2, 4, 9, 9], (3, 3), (2, 2), (1, 1)),   # mobilefacenet's down-sampling blocks
-    ([3, 5, 7, 7], (7, 7), (1, 1), (0, 0)),   # its global depthwise head
-    ([1, 2, 6, 11], (3, 5), (2, 1), (2, 0)),  # odd shapes, padding wider than 1
+@pytest.mark.parametrize("shape, out_c, kernel, stride, pad, groups", [
+    ([2, 3, 9, 8], 3, (3, 3), (1, 1), (1, 1), 3),
+    ([2, 4, 9, 9], 4, (3, 3), (2, 2), (1, 1), 4),    # mobilefacenet's down-sampling blocks
+    ([3, 5, 7, 7], 5, (7, 7), (1, 1), (0, 0), 5),    # its global depthwise head
+    ([1, 2, 6, 11], 2, (3, 5), (2, 1), (2, 0), 2),   # odd shapes, padding wider than 1
+    ([2, 8, 9, 9], 8, (3, 3), (1, 1), (1, 1), 4),    # its 64 groups of 2 channels
+    ([2, 6, 7, 8], 9, (3, 3), (2, 1), (1, 0), 3),    # two inputs and three outputs a group
 ])
-def test_native_depthwise_conv_matches_paddle_and_float64(shape, kernel, stride, pad, static_mode):
-    rng = np.random.default_rng(shape[1] * 13 + kernel[1])
+def test_native_grouped_conv_matches_paddle_and_float64(shape, out_c, kernel, stride, pad, groups, static_mode):
+    rng = np.random.default_rng(shape[1] * 13 + kernel[1] + groups)
     x = rng.standard_normal(shape).astype(np.float32)
-    weight = rng.standard_normal([shape[1], 1, *kernel]).astype(np.float32)
+    weight = rng.standard_normal([out_c, shape[1] // groups, *kernel]).astype(np.float32)
+    depthwise = groups == shape[1] == out_c
     results = {}
-    # the native kernel itself; the layer in training (oneDNN's depthwise convolution where
-    # available, else the native kernel); the layer in eval mode (Paddle's conv2d)
-    expected_op = {"kernel": "pfc_depthwise_conv2d", "layer": "pfc_conv2d" if onednn_ops.kernels() else "pfc_depthwise_conv2d",
-                   "paddle": "pd_op.depthwise_conv2d"}
+    # the native kernel itself; the layer in training (depthwise: oneDNN's convolution where
+    # available, else the native kernel; grouped: the native kernel); the layer in eval mode
+    # (Paddle's conv2d)
+    layer_op = "pfc_conv2d" if depthwise and onednn_ops.kernels() else "pfc_grouped_conv2d"
+    expected_op = {"kernel": "pfc_grouped_conv2d", "layer": layer_op,
+                   "paddle": "pd_op.depthwise_conv2d" if depthwise else "pd_op.conv2d"}
     for road in ("kernel", "layer", "paddle"):
         main, startup = paddle.static.Program(), paddle.static.Program()
         with paddle.static.program_guard(main, startup):
             xv = paddle.static.data("x", shape, "float32")
             xv.stop_gradient = False
-            layer = DepthwiseConv2D(shape[1], kernel, stride, pad)
+            layer = DepthwiseConv2D(shape[1], kernel, stride, pad) if depthwise else \
+                GroupedConv2D(shape[1], out_c, kernel, stride, pad, groups)
             layer.train() if road == "layer" else layer.eval()
-            out = native_ops.depthwise_conv2d(xv, layer.weight, stride, pad) if road == "kernel" else layer(xv)
+            out = native_ops.grouped_conv2d(xv, layer.weight, stride, pad, groups) if road == "kernel" else layer(xv)
             upstream = paddle.static.data("upstream", out.shape, "float32")
             dx, dw = pir_grad(paddle.sum(out * upstream), [xv, layer.weight])
         ops = [op.name() for op in main.global_block().ops]
@@ -126,27 +137,73 @@ def test_native_depthwise_conv_matches_paddle_and_float64(shape, kernel, stride,
             scope.find_var(layer.weight.name).get_tensor().set(weight, paddle.CPUPlace())
             results[road] = exe.run(main, feed={"x": x, "upstream": up}, fetch_list=[out, dx, dw])
     x64, w64, up64 = x.astype(np.float64), weight.astype(np.float64), up.astype(np.float64)
-    ref_out = _depthwise_reference(x64, w64, stride, pad)
+    ref_out = _grouped_reference(x64, w64, stride, pad, groups)
     # float64 gradients of sum(out * up) from the definition: the convolution is linear in x and
     # in w, so each derivative is the output of a basis input, weighted by up (all of dw; 40
     # sampled entries of dx).
     ref_dw = np.zeros_like(w64)
+    for index in np.ndindex(*w64.shape):
+        e = np.zeros_like(w64)
+        e[index] = 1.0
+        ref_dw[index] = (_grouped_reference(x64, e, stride, pad, groups) * up64).sum()
     ref_dx = np.zeros_like(x64)
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            e = np.zeros_like(w64)
-            e[:, 0, i, j] = 1.0
-            ref_dw[:, 0, i, j] = (_depthwise_reference(x64, e, stride, pad) * up64).sum(axis=(0, 2, 3))
     flat = x64.reshape(-1)
     checked = np.random.default_rng(2).choice(flat.size, size=min(40, flat.size), replace=False)
     for k in checked:
         basis = np.zeros_like(flat)
         basis[k] = 1.0
-        ref_dx.reshape(-1)[k] = (_depthwise_reference(basis.reshape(x64.shape), w64, stride, pad) * up64).sum()
+        ref_dx.reshape(-1)[k] = (_grouped_reference(basis.reshape(x64.shape), w64, stride, pad, groups) * up64).sum()
     for road, (got_out, got_dx, got_dw) in results.items():
         np.testing.assert_allclose(got_out, ref_out, rtol=1e-5, atol=1e-5, err_msg=road)
         np.testing.assert_allclose(got_dw, ref_dw, rtol=1e-5, atol=1e-4, err_msg=road)
         np.testing.assert_allclose(got_dx.reshape(-1)[checked], ref_dx.reshape(-1)[checked], rtol=1e-5, atol=1e-5,
                                    err_msg=road)
-    for road in ("kernel", "layer"):
-        np.testing.assert_allclose(results[road][0], results["paddle"][0], rtol=1e-6, atol=1e-6, err_msg=road)
+    for road in ("kernel", "layer"):  # Paddle's GEMM sums in another order
+        np.testing.assert_allclose(results[road][0], results["paddle"][0], rtol=1e-5, atol=1e-5, err_msg=road)
+
+
+def _mobilefacenet_gradients(native: str, monkeypatch):
+    """(op names, [embedding, every parameter's gradient]) of sum(embedding * up) for a small
+    mobilefacenet (scale 2: its 64 groups of 2 channels; batch 4 of 64x64 images, so that the
+    batch norms' statistics are not ill-conditioned) in a static training program."""
+    from paddle_pfc.backbones.mobilefacenet import MobileFaceNet
+
+    monkeypatch.setenv("PADDLE_PFC_NATIVE", native)
+    paddle.seed(7)
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        images = paddle.static.data("images", [4, 3, 64, 64], "float32")
+        net = MobileFaceNet(embedding_size=16, input_size=64, blocks=(1, 1, 1, 1), scale=2)
+        net.train()
+        embedding = net(images)
+        up = paddle.static.data("up", [4, 16], "float32")
+        params = [p for p in net.parameters() if not p.stop_gradient]
+        grads = pir_grad(paddle.sum(embedding * up), params)
+    rng = np.random.default_rng(3)
+    feed = {"images": rng.uniform(-1, 1, (4, 3, 64, 64)).astype(np.float32),
+            "up": rng.standard_normal((4, 16)).astype(np.float32)}
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    with paddle.static.scope_guard(paddle.static.Scope()):
+        exe.run(startup)
+        values = exe.run(main, feed=feed, fetch_list=[embedding, *grads])
+    return {op.name() for op in main.global_block().ops}, values
+
+
+def test_mobilefacenet_native_training_step_matches_paddles_ops(static_mode, monkeypatch):
+    """The whole backbone on the native layers (oneDNN convolutions where built, the native
+    grouped convolution and PReLU) against the same program on Paddle's ops: the embedding and
+    every parameter's gradient, with the same initial values (same seed)."""
+    native_ops_used, native = _mobilefacenet_gradients("on", monkeypatch)
+    paddle_ops_used, reference = _mobilefacenet_gradients("off", monkeypatch)
+    assert {"custom_op.pfc_grouped_conv2d", "custom_op.pfc_prelu"} <= native_ops_used, native_ops_used
+    assert not any(name.startswith("custom_op.") for name in paddle_ops_used), paddle_ops_used
+    assert len(native) == len(reference)
+    # Some shifts' gradients are zero but for rounding (a batch norm's bias feeding a 1x1
+    # convolution and another batch norm): they are compared against the typical scale.
+    typical = float(np.median([np.abs(want).max() for want in reference]))
+    for k, (got, want) in enumerate(zip(native, reference)):
+        scale = float(np.abs(want).max())
+        if scale < 1e-4 * typical:
+            assert np.abs(got).max() < 1e-3 * typical, f"output {k}"
+            continue
+        np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4 * scale, err_msg=f"output {k}")

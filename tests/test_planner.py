@@ -28,10 +28,11 @@ def test_small_case_by_hand():
 
 
 def test_blocks_by_hand():
-    # D=512, N=256: 2048-row blocks (4 MiB) unless that makes more than 32 blocks.
-    assert block_rows(512, 256, 50_000) == 2048
+    # D=512, N=256: 4096-row blocks (8 MiB) unless that makes more than 32 blocks.
+    assert block_rows(512, 256, 50_000) == 4096
     assert block_rows(512, 256, 500_000) == 15_625
-    assert block_rows(64, 4096, 10) == 256
+    assert block_rows(64, 4096, 10) == 512     # [N, R] logits within 8 MiB
+    assert block_rows(64, 16384, 10) == 256    # at least 256 rows
     assert block_bounds(10, 4) == [(0, 4), (4, 8), (8, None)]  # the last block takes the rest
     assert block_bounds(3, 256) == [(0, None)]
     p = plan(10_000_000, 512, 2, 0.1, batch_size=64, center_dtype="bfloat16", compute_dtype="bfloat16")

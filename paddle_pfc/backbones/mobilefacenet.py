@@ -29,7 +29,7 @@ import paddle
 from paddle import nn
 
 from .iresnet import BN_EPSILON, BN_MOMENTUM, _check_spatial, check_head_args, normalize_input_size
-from .native_layers import Conv2D, DepthwiseConv2D, PReLU
+from .native_layers import Conv2D, DepthwiseConv2D, GroupedConv2D, PReLU
 
 __all__ = ["MobileFaceNet", "mobilefacenet"]
 
@@ -49,12 +49,8 @@ def _conv(in_c, out_c, kernel, stride, padding, groups) -> nn.Conv2D:
     if groups == 1:  # oneDNN's convolution when training on CPU
         return Conv2D(in_c, out_c, kernel, _pair(stride), _pair(padding),
                       weight_attr=paddle.ParamAttr(initializer=nn.initializer.Normal(0.0, std)))
-    return nn.Conv2D(
-        in_c, out_c, kernel_size=kernel, stride=_pair(stride), padding=_pair(padding),
-        groups=groups,
-        weight_attr=paddle.ParamAttr(initializer=nn.initializer.Normal(0.0, std)),
-        bias_attr=False,
-    )
+    return GroupedConv2D(in_c, out_c, kernel, _pair(stride), _pair(padding), groups,  # native when training on CPU
+                         weight_attr=paddle.ParamAttr(initializer=nn.initializer.Normal(0.0, std)))
 
 
 def _bn2d(c: int) -> nn.BatchNorm2D:

@@ -1,14 +1,15 @@
 """Backbone layers whose training forward/backward run in native CPU kernels.
 
-:class:`PReLU`, :class:`DepthwiseConv2D` and :class:`Conv2D` are Paddle's ``nn.PReLU`` and ``nn.Conv2D`` (same
+:class:`PReLU`, :class:`DepthwiseConv2D`, :class:`GroupedConv2D` and :class:`Conv2D` are Paddle's ``nn.PReLU`` and ``nn.Conv2D`` (same
 parameters, initialisation and state-dict names, so checkpoints and exported models are
 unchanged), except that in a static *training* program on CPU they call
-:func:`paddle_pfc.kernels.native_ops.prelu` / :func:`~paddle_pfc.kernels.native_ops.depthwise_conv2d` /
+:func:`paddle_pfc.kernels.native_ops.prelu` / :func:`~paddle_pfc.kernels.native_ops.grouped_conv2d` /
 :func:`paddle_pfc.kernels.onednn_ops.conv2d` (oneDNN) when the native kernels are available
 (``PADDLE_PFC_NATIVE``; depthwise convolutions go to oneDNN too when it is available, the native
-kernel otherwise). Paddle 3.3's CPU kernels for the first two took half of mobilefacenet's
-training step, its im2col + GEMM convolutions most of the rest and ~97 % of iresnet50's
-(``docs/paddle-notes.md``). Evaluation programs (the
+kernel otherwise; grouped ones with few channels a group to the native kernel, oneDNN having
+no direct kernel for them). Paddle 3.3's CPU PReLU and depthwise kernels took half of
+mobilefacenet's training step, its im2col + GEMM convolutions most of the rest and ~97 % of
+iresnet50's (``docs/paddle-notes.md``). Evaluation programs (the
 layer in eval mode: validation, export), dynamic mode and GPU programs use Paddle's ops, so an
 exported model needs no custom-op library.
 """
@@ -27,6 +28,14 @@ def native_layers_active(layer: nn.Layer, x, extension=lambda: native_ops.kernel
             and not paddle.device.get_device().startswith("gpu") and extension() is not None)
 
 
+def _symmetric_padding(padding, layer: str) -> tuple[int, int]:
+    """``padding`` (an int, or (ph, pw)) as (ph, pw); ValueError naming ``layer`` otherwise."""
+    pad = (padding, padding) if isinstance(padding, int) else tuple(padding)
+    if len(pad) != 2 or not all(isinstance(p, int) and p >= 0 for p in pad):
+        raise ValueError(f"{layer} takes int or (ph, pw) padding, got {padding!r}")
+    return pad
+
+
 class PReLU(nn.PReLU):
     """``nn.PReLU(num_parameters=C)`` (channel mode, NCHW); see the module docstring."""
 
@@ -41,9 +50,7 @@ class DepthwiseConv2D(nn.Conv2D):
     symmetric integer padding and no dilation; see the module docstring."""
 
     def __init__(self, channels: int, kernel_size, stride, padding, weight_attr=None) -> None:
-        pad = (padding, padding) if isinstance(padding, int) else tuple(padding)
-        if len(pad) != 2 or not all(isinstance(p, int) and p >= 0 for p in pad):
-            raise ValueError(f"DepthwiseConv2D takes int or (ph, pw) padding, got {padding!r}")
+        pad = _symmetric_padding(padding, "DepthwiseConv2D")
         super().__init__(channels, channels, kernel_size=kernel_size, stride=stride, padding=pad,
                          groups=channels, weight_attr=weight_attr, bias_attr=False)
         self._pad_hw = pad
@@ -55,7 +62,27 @@ class DepthwiseConv2D(nn.Conv2D):
         if self._data_format == "NCHW" and native_layers_active(self, x, onednn_ops.kernels):
             return onednn_ops.conv2d(x, self.weight, self._stride, self._pad_hw, groups=self._in_channels)
         if self._data_format == "NCHW" and native_layers_active(self, x):
-            return native_ops.depthwise_conv2d(x, self.weight, self._stride, self._pad_hw)
+            return native_ops.grouped_conv2d(x, self.weight, self._stride, self._pad_hw, self._in_channels)
+        return super().forward(x)
+
+
+class GroupedConv2D(nn.Conv2D):
+    """``nn.Conv2D(in, out, kernel, stride, padding, groups=groups, bias_attr=False)`` with few
+    channels a group (no dilation, symmetric integer padding), whose static training programs on
+    CPU run the native grouped kernel. Paddle's conv2d and oneDNN both take im2col + GEMM for
+    mobilefacenet's 64 groups of 2 channels (its backward ~13 % of the float32 step,
+    docs/paddle-notes.md)."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride, padding, groups: int,
+                 weight_attr=None) -> None:
+        pad = _symmetric_padding(padding, "GroupedConv2D")
+        super().__init__(in_channels, out_channels, kernel_size=kernel_size, stride=stride, padding=pad,
+                         groups=groups, weight_attr=weight_attr, bias_attr=False)
+        self._pad_hw = pad
+
+    def forward(self, x):
+        if self._data_format == "NCHW" and native_layers_active(self, x):
+            return native_ops.grouped_conv2d(x, self.weight, self._stride, self._pad_hw, self._groups)
         return super().forward(x)
 
 
@@ -66,9 +93,7 @@ class Conv2D(nn.Conv2D):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  weight_attr=None) -> None:
-        pad = (padding, padding) if isinstance(padding, int) else tuple(padding)
-        if len(pad) != 2 or not all(isinstance(p, int) and p >= 0 for p in pad):
-            raise ValueError(f"Conv2D takes int or (ph, pw) padding, got {padding!r}")
+        pad = _symmetric_padding(padding, "Conv2D")
         super().__init__(in_channels, out_channels, kernel_size=kernel_size, stride=stride, padding=pad,
                          weight_attr=weight_attr, bias_attr=False)
         self._pad_hw = pad

@@ -20,10 +20,10 @@ several such passes per block. One-pass kernels replace them (the head reaches t
   momentum, in float32 arithmetic, written in place in the storage dtype (float32 or bfloat16,
   rounded to nearest even like Paddle's cast); replaces the gathers, the fused update kernel and
   the two write-back scatters.
-* :func:`prelu`, :func:`depthwise_conv2d` — the backbones' channel PReLU and depthwise
-  convolution with their backward (custom ops with grad ops), for training programs on CPU
-  (:mod:`paddle_pfc.backbones.native_layers`); Paddle's CPU kernels for them took half of
-  mobilefacenet's step.
+* :func:`prelu`, :func:`grouped_conv2d` — the backbones' channel PReLU and grouped (depthwise,
+  or few channels a group) convolution with their backward (custom ops with grad ops), for
+  training programs on CPU (:mod:`paddle_pfc.backbones.native_layers`); Paddle's CPU kernels for
+  them took over half of mobilefacenet's step.
 
 ``PADDLE_PFC_NATIVE`` chooses: ``auto`` (default: build with Paddle's cpp_extension and the
 system C++ compiler, once per machine, under ``$PADDLE_PFC_BUILD_DIR`` or
@@ -192,11 +192,14 @@ def prelu(x, alpha):
     return kernels("backbone_ops").pfc_prelu(x, alpha)
 
 
-def depthwise_conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int]):
-    """Depthwise convolution of float32 ``x`` [N, C, H, W] with ``weight`` [C, 1, kh, kw] (one
-    filter per channel, no dilation, no bias, zero padding ``padding`` = (ph, pw) on both sides):
-    ``out[n, c, oh, ow] = sum_ij weight[c, 0, i, j] * x[n, c, oh*sh - ph + i, ow*sw - pw + j]``,
-    differentiable in both inputs (``d weight`` sums per plane in float32, over the batch in
-    float64)."""
-    return kernels("backbone_ops").pfc_depthwise_conv2d(x, weight, int(stride[0]), int(stride[1]),
-                                                        int(padding[0]), int(padding[1]))
+def grouped_conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int], groups: int):
+    """Grouped convolution of float32 ``x`` [N, C, H, W] with ``weight`` [O, C / groups, kh, kw]
+    (``groups`` divides C and O; no dilation, no bias, zero padding ``padding`` = (ph, pw) on both
+    sides); output channel ``o`` of group ``q = o // (O / groups)`` reads input channels
+    ``q * C/groups + b``:
+    ``out[n, o, oh, ow] = sum_{b, i, j} weight[o, b, i, j] * x[n, q*C/groups + b, oh*sh - ph + i, ow*sw - pw + j]``.
+    ``groups = C = O`` is a depthwise convolution. Differentiable in both inputs (``d weight``
+    sums per plane in float32, over the batch in float64). Made for few channels a group
+    (depthwise; mobilefacenet's 64 groups of 2): its cost grows with (C / groups) per output."""
+    return kernels("backbone_ops").pfc_grouped_conv2d(x, weight, int(stride[0]), int(stride[1]),
+                                                      int(padding[0]), int(padding[1]), int(groups))

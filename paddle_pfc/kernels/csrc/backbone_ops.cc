@@ -1,8 +1,10 @@
 // CPU kernels for backbone ops whose Paddle 3.3 CPU kernels are far below memory speed. Profiled on
 // mobilefacenet at 112x112 (2026-11-23, AMD EPYC Zen 4): Paddle's prelu forward and backward took
 // 33 % of a training step's CPU time, more than all its convolutions' forward; its depthwise
-// convolutions another 17 %. Built on first use by paddle_pfc/kernels/native_ops.py; the Python module
+// convolutions another 17 %, and its grouped 3x3 convolution (64 groups of 2 channels, im2col +
+// GEMM in Paddle and in oneDNN alike) ~13 %. Built on first use by paddle_pfc/kernels/native_ops.py; the Python module
 // states the contracts.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -112,14 +114,16 @@ PD_BUILD_GRAD_OP(pfc_prelu)
     .SetInferDtypeFn(PD_INFER_DTYPE(PReluGradDtype));
 
 // ---------------------------------------------------------------------------------------------
-// Depthwise 2-D convolution (one filter per channel, multiplier 1), NCHW, no dilation, no bias:
-// out[n, c, oh, ow] = sum_{i, j} w[c, 0, i, j] * x[n, c, oh * sh - ph + i, ow * sw - pw + j]
+// Grouped 2-D convolution with few channels a group (depthwise: one filter per channel;
+// mobilefacenet's 64 groups of 2), NCHW, no dilation, no bias; output channel o of group
+// q = o / (O / groups) reads input channels q * Cg + b, b < Cg = C / groups:
+// out[n, o, oh, ow] = sum_{b, i, j} w[o, b, i, j] * x[n, q * Cg + b, oh * sh - ph + i, ow * sw - pw + j]
 // (positions outside x count as 0). Each kernel tap is a pass over whole output rows, so the
 // inner loops run over contiguous memory when the stride is 1.
 namespace {
 
-struct DepthwiseGeometry {
-  int64_t planes, channels, in_h, in_w, out_h, out_w, k_h, k_w;
+struct GroupedGeometry {
+  int64_t batch, channels, out_channels, group_in, group_out, in_h, in_w, out_h, out_w, k_h, k_w;
   int stride_h, stride_w, pad_h, pad_w;
 
   // The output columns [lo, hi) whose input column ow * sw - pw + j lies inside [0, in_w).
@@ -129,19 +133,26 @@ struct DepthwiseGeometry {
     *hi = out_w;
     while (*hi > *lo && (*hi - 1) * stride_w - pad_w + j >= in_w) --*hi;
   }
+  // The first input channel read by output channel o.
+  int64_t FirstInput(int64_t o) const { return o / group_out * group_in; }
 };
 
-DepthwiseGeometry Geometry(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h, int stride_w,
-                           int pad_h, int pad_w) {
-  PD_CHECK(x.is_cpu() && w.is_cpu(), "pfc_depthwise_conv2d runs on CPU tensors");
+GroupedGeometry Geometry(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h, int stride_w,
+                         int pad_h, int pad_w, int groups) {
+  PD_CHECK(x.is_cpu() && w.is_cpu(), "pfc_grouped_conv2d runs on CPU tensors");
   PD_CHECK(x.dtype() == paddle::DataType::FLOAT32 && w.dtype() == paddle::DataType::FLOAT32,
-           "pfc_depthwise_conv2d takes float32 x and weight");
-  PD_CHECK(x.shape().size() == 4 && w.shape().size() == 4, "x must be [N, C, H, W], weight [C, 1, kh, kw]");
-  PD_CHECK(w.shape()[0] == x.shape()[1] && w.shape()[1] == 1, "weight must be [C, 1, kh, kw] for x's C");
+           "pfc_grouped_conv2d takes float32 x and weight");
+  PD_CHECK(x.shape().size() == 4 && w.shape().size() == 4, "x must be [N, C, H, W], weight [O, C / groups, kh, kw]");
+  PD_CHECK(groups >= 1 && x.shape()[1] % groups == 0 && w.shape()[0] % groups == 0 &&
+               w.shape()[1] * groups == x.shape()[1],
+           "pfc_grouped_conv2d: weight must be [O, C / groups, kh, kw] for x's C, with groups dividing C and O");
   PD_CHECK(stride_h >= 1 && stride_w >= 1 && pad_h >= 0 && pad_w >= 0, "bad stride or padding");
-  DepthwiseGeometry g{};
+  GroupedGeometry g{};
+  g.batch = x.shape()[0];
   g.channels = x.shape()[1];
-  g.planes = x.shape()[0] * g.channels;
+  g.out_channels = w.shape()[0];
+  g.group_in = g.channels / groups;
+  g.group_out = g.out_channels / groups;
   g.in_h = x.shape()[2];
   g.in_w = x.shape()[3];
   g.k_h = w.shape()[2];
@@ -152,38 +163,47 @@ DepthwiseGeometry Geometry(const paddle::Tensor& x, const paddle::Tensor& w, int
   g.pad_w = pad_w;
   g.out_h = (g.in_h + 2 * pad_h - g.k_h) / stride_h + 1;
   g.out_w = (g.in_w + 2 * pad_w - g.k_w) / stride_w + 1;
-  PD_CHECK(g.out_h >= 1 && g.out_w >= 1, "pfc_depthwise_conv2d: kernel larger than the padded input");
+  PD_CHECK(g.out_h >= 1 && g.out_w >= 1, "pfc_grouped_conv2d: kernel larger than the padded input");
   return g;
 }
 
 }  // namespace
 
-std::vector<paddle::Tensor> DepthwiseForward(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h,
-                                             int stride_w, int pad_h, int pad_w) {
-  const DepthwiseGeometry g = Geometry(x, w, stride_h, stride_w, pad_h, pad_w);
-  auto out = paddle::empty({x.shape()[0], g.channels, g.out_h, g.out_w}, paddle::DataType::FLOAT32,
+std::vector<paddle::Tensor> GroupedForward(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h,
+                                           int stride_w, int pad_h, int pad_w, int groups) {
+  const GroupedGeometry g = Geometry(x, w, stride_h, stride_w, pad_h, pad_w, groups);
+  auto out = paddle::empty({g.batch, g.out_channels, g.out_h, g.out_w}, paddle::DataType::FLOAT32,
                            paddle::CPUPlace());
   const float* in = x.data<float>();
   const float* filters = w.data<float>();
   float* y = out.data<float>();
-  const int64_t sw = g.stride_w;
-  for (int64_t plane = 0; plane < g.planes; ++plane) {
-    const float* xp = in + plane * g.in_h * g.in_w;
-    const float* f = filters + (plane % g.channels) * g.k_h * g.k_w;
-    float* yp = y + plane * g.out_h * g.out_w;
-    for (int64_t k = 0; k < g.out_h * g.out_w; ++k) yp[k] = 0.0f;
-    for (int64_t j = 0; j < g.k_w; ++j) {
-      int64_t lo, hi;
-      g.Columns(j, &lo, &hi);
-      for (int64_t oh = 0; oh < g.out_h; ++oh) {
-        float* row = yp + oh * g.out_w;
-        for (int64_t i = 0; i < g.k_h; ++i) {
-          const int64_t ih = oh * g.stride_h - g.pad_h + i;
-          if (ih < 0 || ih >= g.in_h) continue;
-          const float tap = f[i * g.k_w + j];
-          const float* src = xp + ih * g.in_w - g.pad_w + j;
+  const int64_t sw = g.stride_w, taps = g.k_h * g.k_w, in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t o = 0; o < g.out_channels; ++o) {
+      float* yp = y + (n * g.out_channels + o) * out_plane;
+      for (int64_t k = 0; k < out_plane; ++k) yp[k] = 0.0f;
+      for (int64_t b = 0; b < g.group_in; ++b) {
+        const float* xp = in + (n * g.channels + g.FirstInput(o) + b) * in_plane;
+        const float* f = filters + (o * g.group_in + b) * taps;
+        for (int64_t j = 0; j < g.k_w; ++j) {
+          int64_t lo, hi;
+          g.Columns(j, &lo, &hi);
+          for (int64_t oh = 0; oh < g.out_h; ++oh) {
+            float* row = yp + oh * g.out_w;
+            for (int64_t i = 0; i < g.k_h; ++i) {
+              const int64_t ih = oh * g.stride_h - g.pad_h + i;
+              if (ih < 0 || ih >= g.in_h) continue;
+              const float tap = f[i * g.k_w + j];
+              const float* src = xp + ih * g.in_w - g.pad_w + j;
+              if (sw == 1) {  // contiguous: vector loads instead of gathers
 #pragma omp simd
-          for (int64_t ow = lo; ow < hi; ++ow) row[ow] += tap * src[ow * sw];
+                for (int64_t ow = lo; ow < hi; ++ow) row[ow] += tap * src[ow];
+              } else {
+#pragma omp simd
+                for (int64_t ow = lo; ow < hi; ++ow) row[ow] += tap * src[ow * sw];
+              }
+            }
+          }
         }
       }
     }
@@ -191,90 +211,103 @@ std::vector<paddle::Tensor> DepthwiseForward(const paddle::Tensor& x, const padd
   return {out};
 }
 
-// dx[n, c, ih, iw] = sum of w[c, 0, i, j] * dy[n, c, oh, ow] over the (oh, ow, i, j) that read it;
-// dw[c, 0, i, j] = sum over n, oh, ow of dy[n, c, oh, ow] * x[n, c, oh * sh - ph + i, ow * sw - pw + j]
-// (per-plane float sums, added over the batch in double and rounded once).
-std::vector<paddle::Tensor> DepthwiseBackward(const paddle::Tensor& x, const paddle::Tensor& w,
-                                              const paddle::Tensor& grad_out, int stride_h, int stride_w,
-                                              int pad_h, int pad_w) {
-  const DepthwiseGeometry g = Geometry(x, w, stride_h, stride_w, pad_h, pad_w);
+// dx[n, c, ih, iw] = sum of w[o, b, i, j] * dy[n, o, oh, ow] over the (o, oh, ow, i, j) that read
+// it; dw[o, b, i, j] = sum over n, oh, ow of dy[n, o, oh, ow] * x[n, q * Cg + b, oh * sh - ph + i,
+// ow * sw - pw + j] (per-plane float sums, added over the batch in double and rounded once).
+std::vector<paddle::Tensor> GroupedBackward(const paddle::Tensor& x, const paddle::Tensor& w,
+                                            const paddle::Tensor& grad_out, int stride_h, int stride_w,
+                                            int pad_h, int pad_w, int groups) {
+  const GroupedGeometry g = Geometry(x, w, stride_h, stride_w, pad_h, pad_w, groups);
   PD_CHECK(grad_out.dtype() == paddle::DataType::FLOAT32 && grad_out.shape().size() == 4 &&
+               grad_out.shape()[0] == g.batch && grad_out.shape()[1] == g.out_channels &&
                grad_out.shape()[2] == g.out_h && grad_out.shape()[3] == g.out_w,
-           "pfc_depthwise_conv2d_grad: grad_out must be float32 [N, C, out_h, out_w]");
+           "pfc_grouped_conv2d_grad: grad_out must be float32 [N, O, out_h, out_w]");
   auto grad_x = paddle::empty(x.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
   auto grad_w = paddle::empty(w.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
   const float* in = x.data<float>();
   const float* filters = w.data<float>();
   const float* dy = grad_out.data<float>();
   float* dx = grad_x.data<float>();
-  const int64_t taps = g.k_h * g.k_w, sw = g.stride_w;
-  std::vector<double> sums(g.channels * taps, 0.0);
-  for (int64_t plane = 0; plane < g.planes; ++plane) {
-    const int64_t c = plane % g.channels;
-    const float* xp = in + plane * g.in_h * g.in_w;
-    const float* f = filters + c * taps;
-    const float* dyp = dy + plane * g.out_h * g.out_w;
-    float* dxp = dx + plane * g.in_h * g.in_w;
-    for (int64_t k = 0; k < g.in_h * g.in_w; ++k) dxp[k] = 0.0f;
-    for (int64_t j = 0; j < g.k_w; ++j) {
-      int64_t lo, hi;
-      g.Columns(j, &lo, &hi);
-      for (int64_t i = 0; i < g.k_h; ++i) {
-        const float tap = f[i * g.k_w + j];
-        float partial = 0.0f;
-        for (int64_t oh = 0; oh < g.out_h; ++oh) {
-          const int64_t ih = oh * g.stride_h - g.pad_h + i;
-          if (ih < 0 || ih >= g.in_h) continue;
-          const float* row = dyp + oh * g.out_w;
-          const float* src = xp + ih * g.in_w - g.pad_w + j;
-          float* dst = dxp + ih * g.in_w - g.pad_w + j;
+  std::fill(dx, dx + grad_x.numel(), 0.0f);
+  const int64_t taps = g.k_h * g.k_w, sw = g.stride_w, in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
+  std::vector<double> sums(w.numel(), 0.0);
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t o = 0; o < g.out_channels; ++o) {
+      const float* dyp = dy + (n * g.out_channels + o) * out_plane;
+      for (int64_t b = 0; b < g.group_in; ++b) {
+        const int64_t c = g.FirstInput(o) + b;
+        const float* xp = in + (n * g.channels + c) * in_plane;
+        float* dxp = dx + (n * g.channels + c) * in_plane;
+        const int64_t filter = (o * g.group_in + b) * taps;
+        for (int64_t j = 0; j < g.k_w; ++j) {
+          int64_t lo, hi;
+          g.Columns(j, &lo, &hi);
+          for (int64_t i = 0; i < g.k_h; ++i) {
+            const float tap = filters[filter + i * g.k_w + j];
+            float partial = 0.0f;
+            for (int64_t oh = 0; oh < g.out_h; ++oh) {
+              const int64_t ih = oh * g.stride_h - g.pad_h + i;
+              if (ih < 0 || ih >= g.in_h) continue;
+              const float* row = dyp + oh * g.out_w;
+              const float* src = xp + ih * g.in_w - g.pad_w + j;
+              float* dst = dxp + ih * g.in_w - g.pad_w + j;
+              // For one tap, distinct outputs read distinct inputs: this row update has no overlap.
+              if (sw == 1) {  // contiguous: vector loads and stores instead of gathers and scatters
 #pragma omp simd reduction(+ : partial)
-          for (int64_t ow = lo; ow < hi; ++ow) partial += row[ow] * src[ow * sw];
-          // For one tap, distinct outputs read distinct inputs: this row update has no overlap.
+                for (int64_t ow = lo; ow < hi; ++ow) {
+                  partial += row[ow] * src[ow];
+                  dst[ow] += tap * row[ow];
+                }
+              } else {
+#pragma omp simd reduction(+ : partial)
+                for (int64_t ow = lo; ow < hi; ++ow) partial += row[ow] * src[ow * sw];
 #pragma omp simd
-          for (int64_t ow = lo; ow < hi; ++ow) dst[ow * sw] += tap * row[ow];
+                for (int64_t ow = lo; ow < hi; ++ow) dst[ow * sw] += tap * row[ow];
+              }
+            }
+            sums[filter + i * g.k_w + j] += partial;
+          }
         }
-        sums[c * taps + i * g.k_w + j] += partial;
       }
     }
   }
   float* dw = grad_w.data<float>();
-  for (int64_t k = 0; k < g.channels * taps; ++k) dw[k] = static_cast<float>(sums[k]);
+  for (int64_t k = 0; k < w.numel(); ++k) dw[k] = static_cast<float>(sums[k]);
   return {grad_x, grad_w};
 }
 
-std::vector<std::vector<int64_t>> DepthwiseShape(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
-                                                 int stride_h, int stride_w, int pad_h, int pad_w) {
+std::vector<std::vector<int64_t>> GroupedShape(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
+                                               int stride_h, int stride_w, int pad_h, int pad_w, int) {
   auto out_size = [](int64_t in, int64_t k, int stride, int pad) {
     return in < 0 ? int64_t{-1} : (in + 2 * pad - k) / stride + 1;
   };
-  return {{x[0], x[1], out_size(x[2], w[2], stride_h, pad_h), out_size(x[3], w[3], stride_w, pad_w)}};
+  return {{x[0], w[0], out_size(x[2], w[2], stride_h, pad_h), out_size(x[3], w[3], stride_w, pad_w)}};
 }
 
-std::vector<paddle::DataType> DepthwiseDtype(const paddle::DataType& x, const paddle::DataType&) { return {x}; }
+std::vector<paddle::DataType> GroupedDtype(const paddle::DataType& x, const paddle::DataType&) { return {x}; }
 
-std::vector<std::vector<int64_t>> DepthwiseGradShape(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
-                                                     const std::vector<int64_t>&, int, int, int, int) {
+std::vector<std::vector<int64_t>> GroupedGradShape(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
+                                                   const std::vector<int64_t>&, int, int, int, int, int) {
   return {x, w};
 }
 
-std::vector<paddle::DataType> DepthwiseGradDtype(const paddle::DataType& x, const paddle::DataType& w,
-                                                 const paddle::DataType&) {
+std::vector<paddle::DataType> GroupedGradDtype(const paddle::DataType& x, const paddle::DataType& w,
+                                               const paddle::DataType&) {
   return {x, w};
 }
 
-PD_BUILD_OP(pfc_depthwise_conv2d)
+PD_BUILD_OP(pfc_grouped_conv2d)
     .Inputs({"X", "W"})
     .Outputs({"Out"})
-    .Attrs({"stride_h: int", "stride_w: int", "pad_h: int", "pad_w: int"})
-    .SetKernelFn(PD_KERNEL(DepthwiseForward))
-    .SetInferShapeFn(PD_INFER_SHAPE(DepthwiseShape))
-    .SetInferDtypeFn(PD_INFER_DTYPE(DepthwiseDtype));
+    .Attrs({"stride_h: int", "stride_w: int", "pad_h: int", "pad_w: int", "groups: int"})
+    .SetKernelFn(PD_KERNEL(GroupedForward))
+    .SetInferShapeFn(PD_INFER_SHAPE(GroupedShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(GroupedDtype));
 
-PD_BUILD_GRAD_OP(pfc_depthwise_conv2d)
+PD_BUILD_GRAD_OP(pfc_grouped_conv2d)
     .Inputs({"X", "W", paddle::Grad("Out")})
     .Outputs({paddle::Grad("X"), paddle::Grad("W")})
-    .Attrs({"stride_h: int", "stride_w: int", "pad_h: int", "pad_w: int"})
-    .SetKernelFn(PD_KERNEL(DepthwiseBackward))
-    .SetInferShapeFn(PD_INFER_SHAPE(DepthwiseGradShape))
-    .SetInferDtypeFn(PD_INFER_DTYPE(DepthwiseGradDtype));
+    .Attrs({"stride_h: int", "stride_w: int", "pad_h: int", "pad_w: int", "groups: int"})
+    .SetKernelFn(PD_KERNEL(GroupedBackward))
+    .SetInferShapeFn(PD_INFER_SHAPE(GroupedGradShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(GroupedGradDtype));
