@@ -5,7 +5,8 @@ matrix product with bfloat16 operands (:func:`matmul`, the head's products with
 
 Paddle 3.3's CPU ``conv2d`` / ``conv2d_grad`` (im2col + GEMM) took ~67 % of mobilefacenet's and
 ~97 % of iresnet50's training step; oneDNN's direct convolutions (blocked layouts, AVX-512 JIT
-kernels) do the same float32 arithmetic several times faster. oneDNN is the copy Paddle's CPU
+kernels; 1x1 stride-1 ones as GEMMs on the NCHW tensors, which spares the layout reorders) do the
+same float32 arithmetic several times faster. oneDNN is the copy Paddle's CPU
 wheel already loads (``paddle/libs/libdnnl.so.3``, oneDNN 3.6.2); the wheel ships only forwarding
 stubs of its headers, so the headers of that release are vendored in ``csrc/third_party/onednn``
 (Apache-2.0). The build links ``libdnnl.so.3`` by soname with Paddle's ``libs`` directory as rpath,
