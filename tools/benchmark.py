@@ -38,6 +38,10 @@ each in a fresh scope. Per configuration rank 0 prints ONE JSON line (and append
   [2048, 2048] product, measured once at start on every rank at the same time (the slowest
   rank's); ``floor_over_gemm_peak``: their ratio (how close the head's products run to the best
   rate this CPU gives Paddle).
+* ``bf16_floor_s`` (with ``--dtype bfloat16`` where the head's products are native bfloat16
+  products, oneDNN's, rounding float32 operands themselves): the same three products through
+  :func:`paddle_pfc.kernels.onednn_ops.matmul` with ``bf16=True``, measured the same way;
+  ``step_over_bf16_floor`` = ``median_step_s / bf16_floor_s``. Otherwise both are null.
 * memory, per rank (MiB, from ``/proc/self/status``; gathered from every rank with a one-op
   all-gather program): ``peak_rss_mib`` = VmHWM over the whole configuration (program build,
   start-up initialisation and all steps; VmHWM is reset through ``/proc/self/clear_refs`` before
@@ -78,6 +82,7 @@ import numpy as np
 import paddle_pfc  # noqa: F401
 from paddle_pfc.engine.device import cpu_summary  # noqa: E402
 from paddle_pfc.engine.runtime import MALLOC_MODES  # noqa: E402
+from paddle_pfc.kernels import onednn_ops  # noqa: E402
 import paddle
 from paddle import _C_ops
 
@@ -334,8 +339,9 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
         step_alloc = allocated_mib() - base_alloc
         num_local, num_sample, chunks, native = ((head.num_local, head.num_sample, len(head.chunks), head.native)
                                                  if head is not None else (0, 0, 0, False))
+        products_round = head is not None and head.backend.blocks.products_round(cfg["dtype"])
     result = dict(times=times, losses=losses, startup_s=startup_s, num_local=num_local, chunks=chunks,
-                  native=native, num_sample=num_sample, step_peak=step_peak,
+                  native=native, num_sample=num_sample, step_peak=step_peak, products_round=products_round,
                   peak=max(startup_peak, step_peak), startup_alloc=startup_alloc,
                   persistent_alloc=persistent_alloc, step_alloc=step_alloc,
                   user_s=(usage1.ru_utime - usage0.ru_utime) / len(times) if args.warmup else float("nan"),
@@ -347,25 +353,31 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
 
 
 # ---------------------------------------------------------------------------------------------
-def build_floor_program(n: int, s: int, d: int):
-    """The three products of the head alone, on persistable inputs (nothing is fed)."""
+def build_floor_program(n: int, s: int, d: int, bf16: bool = False):
+    """The three products of the head alone, on persistable inputs (nothing is fed): Paddle's
+    float32 ``matmul``, or with ``bf16`` the head's native bfloat16 products."""
+    def product(a, b, transpose_a=False, transpose_b=False):
+        if bf16:
+            return onednn_ops.matmul(a, b, transpose_a, transpose_b, bf16=True)
+        return paddle.matmul(a, b, transpose_x=transpose_a, transpose_y=transpose_b)
+
     main, startup = paddle.static.Program(), paddle.static.Program()
     init = paddle.nn.initializer.Normal(0.0, 0.01)
     with paddle.static.program_guard(main, startup):
         x = paddle.static.create_parameter([n, d], "float32", name="floor_x", default_initializer=init)
         w = paddle.static.create_parameter([s, d], "float32", name="floor_w", default_initializer=init)
         x.stop_gradient = w.stop_gradient = True
-        logits = paddle.matmul(x, w, transpose_y=True)                       # [N,D]x[D,S]
-        grad_x = paddle.matmul(logits, w)                                    # [N,S]x[S,D]
-        grad_w = paddle.matmul(logits, x, transpose_x=True)                  # [S,N]x[N,D]
+        logits = product(x, w, transpose_b=True)                             # [N,D]x[D,S]
+        grad_x = product(logits, w)                                          # [N,S]x[S,D]
+        grad_w = product(logits, x, transpose_a=True)                        # [S,N]x[N,D]
         probe = grad_x[0, 0] + grad_w[0, 0]
     return main, startup, probe
 
 
-def run_floor(n: int, s: int, d: int, warmup: int, steps: int) -> list[float]:
+def run_floor(n: int, s: int, d: int, warmup: int, steps: int, bf16: bool = False) -> list[float]:
     scope = paddle.static.Scope()
     with paddle.static.scope_guard(scope):
-        return _time_program(*build_floor_program(n, s, d), warmup, steps)
+        return _time_program(*build_floor_program(n, s, d, bf16), warmup, steps)
 
 
 def _time_program(main, startup, probe, warmup: int, steps: int) -> list[float]:
@@ -407,7 +419,7 @@ def step_parts(cfg: dict, args, rank: int, world_size: int, step_s: float, gathe
     ``tools/bench_loader.py``. Times are the maxima over ranks."""
     backbone = statistics.median(run_train(cfg, args, rank, world_size, "backbone")["times"])
     head = statistics.median(run_train(cfg, args, rank, world_size, "head")["times"])
-    backbone, head = (float(v) for v in gather([backbone, head, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])[:, :2].max(axis=0))
+    backbone, head = (float(v) for v in gather([backbone, head] + [0.0] * (gather.length - 2))[:, :2].max(axis=0))
     rest = max(0.0, step_s - backbone - head)
     return {"backbone_s": round(backbone, 4), "head_s": round(head, 4), "rest_s": round(rest, 4),
             "share_backbone": round(backbone / step_s, 3), "share_head": round(head / step_s, 3),
@@ -428,10 +440,10 @@ def main(argv=None) -> None:
         os.environ["PADDLE_PFC_MALLOC"] = args.malloc
     rank, world_size = paddle_pfc.init_distributed()
     malloc = paddle_pfc.configure_process()["malloc"]  # what init_distributed applied
-    gather = RankGather(world_size, 12)
+    gather = RankGather(world_size, 13)
     idle = idle_overhead()
     gemm_gflops = float("nan") if args.no_floor else run_gemm_peak()
-    gemm_gflops = float(np.min(gather([gemm_gflops] + [0.0] * 11)[:, 0]))  # the slowest rank's
+    gemm_gflops = float(np.min(gather([gemm_gflops] + [0.0] * (gather.length - 1))[:, 0]))  # the slowest rank's
     can_reset = reset_peak_rss()
     for cfg in configurations(args):
         if cfg["num_classes"] < world_size:
@@ -442,15 +454,20 @@ def main(argv=None) -> None:
         floor = [float("nan")]
         if not args.no_floor:
             floor = run_floor(n, kept, cfg["embedding_size"], min(args.warmup, 2) or 1, args.floor_steps)
+        bf16_floor = [float("nan")]
+        if not args.no_floor and train["products_round"]:
+            bf16_floor = run_floor(n, kept, cfg["embedding_size"], min(args.warmup, 2) or 1, args.floor_steps,
+                                   bf16=True)
         median_step = statistics.median(train["times"])
         parts = step_parts(cfg, args, rank, world_size, median_step, gather) if args.mode == "e2e" else {}
         per_rank = gather([train["peak"], train["step_peak"], idle, statistics.median(floor),
                            median_step, train["startup_s"], train["persistent_alloc"],
                            train["startup_alloc"], train["step_alloc"], train["user_s"],
-                           train["sys_s"], train["minflt"]])
+                           train["sys_s"], train["minflt"], statistics.median(bf16_floor)])
         if rank != 0:
             continue
         floor_s = float(np.max(per_rank[:, 3]))
+        bf16_floor_s = float(np.max(per_rank[:, 12]))
         global_batch = cfg["batch_size"] * world_size
         record = {
             "mode": args.mode,
@@ -472,6 +489,8 @@ def main(argv=None) -> None:
             "floor_s": None if np.isnan(floor_s) else round(floor_s, 6),
             "step_over_floor": None if np.isnan(floor_s) else round(median_step / floor_s, 3),
             "floor_gflops": None if np.isnan(floor_s) else round(6.0 * n * kept * cfg["embedding_size"] / floor_s / 1e9, 1),
+            "bf16_floor_s": None if np.isnan(bf16_floor_s) else round(bf16_floor_s, 6),
+            "step_over_bf16_floor": None if np.isnan(bf16_floor_s) else round(median_step / bf16_floor_s, 3),
             "gemm_peak_gflops": None if np.isnan(gemm_gflops) else round(gemm_gflops, 1),
             "floor_over_gemm_peak": None if np.isnan(floor_s) or np.isnan(gemm_gflops) else
             round(6.0 * n * kept * cfg["embedding_size"] / floor_s / 1e9 / gemm_gflops, 3),
