@@ -43,14 +43,13 @@ def _conv(in_c, out_c, kernel, stride, padding, groups) -> nn.Conv2D:
     # insightface: kaiming_normal_(mode='fan_out', nonlinearity='relu');
     # torch's fan_out of a conv weight [out, in/groups, kh, kw] is out*kh*kw.
     std = math.sqrt(2.0 / (out_c * kernel[0] * kernel[1]))
-    if groups > 1 and groups == in_c == out_c:  # depthwise: a native kernel when training on CPU
-        return DepthwiseConv2D(out_c, kernel, _pair(stride), _pair(padding),
-                               weight_attr=paddle.ParamAttr(initializer=nn.initializer.Normal(0.0, std)))
+    weight_attr = paddle.ParamAttr(initializer=nn.initializer.Normal(0.0, std))
+    if groups > 1 and groups == in_c == out_c:  # depthwise: oneDNN, else the native kernel, when training on CPU
+        return DepthwiseConv2D(out_c, kernel, _pair(stride), _pair(padding), weight_attr=weight_attr)
     if groups == 1:  # oneDNN's convolution when training on CPU
-        return Conv2D(in_c, out_c, kernel, _pair(stride), _pair(padding),
-                      weight_attr=paddle.ParamAttr(initializer=nn.initializer.Normal(0.0, std)))
-    return GroupedConv2D(in_c, out_c, kernel, _pair(stride), _pair(padding), groups,  # native when training on CPU
-                         weight_attr=paddle.ParamAttr(initializer=nn.initializer.Normal(0.0, std)))
+        return Conv2D(in_c, out_c, kernel, _pair(stride), _pair(padding), weight_attr=weight_attr)
+    # a native kernel when training on CPU
+    return GroupedConv2D(in_c, out_c, kernel, _pair(stride), _pair(padding), groups, weight_attr=weight_attr)
 
 
 def _bn2d(c: int) -> nn.BatchNorm2D:

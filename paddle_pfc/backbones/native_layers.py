@@ -1,6 +1,6 @@
 """Backbone layers whose training forward/backward run in native CPU kernels.
 
-:class:`PReLU`, :class:`DepthwiseConv2D`, :class:`GroupedConv2D` and :class:`Conv2D` are Paddle's ``nn.PReLU`` and ``nn.Conv2D`` (same
+:class:`PReLU`, :class:`GroupedConv2D`, :class:`DepthwiseConv2D` and :class:`Conv2D` are Paddle's ``nn.PReLU`` and ``nn.Conv2D`` (same
 parameters, initialisation and state-dict names, so checkpoints and exported models are
 unchanged), except that in a static *training* program on CPU they call
 :func:`paddle_pfc.kernels.native_ops.prelu` / :func:`~paddle_pfc.kernels.native_ops.grouped_conv2d` /
@@ -45,27 +45,6 @@ class PReLU(nn.PReLU):
         return super().forward(x)
 
 
-class DepthwiseConv2D(nn.Conv2D):
-    """``nn.Conv2D(C, C, kernel, stride, padding, groups=C, bias_attr=False)`` on NCHW input with
-    symmetric integer padding and no dilation; see the module docstring."""
-
-    def __init__(self, channels: int, kernel_size, stride, padding, weight_attr=None) -> None:
-        pad = _symmetric_padding(padding, "DepthwiseConv2D")
-        super().__init__(channels, channels, kernel_size=kernel_size, stride=stride, padding=pad,
-                         groups=channels, weight_attr=weight_attr, bias_attr=False)
-        self._pad_hw = pad
-
-    # oneDNN's depthwise kernels (channels-blocked) ran mobilefacenet's depthwise convolutions
-    # 1.6-1.9x faster than the NCHW native kernel, which stays as the fallback without oneDNN.
-    # Always float32: oneDNN's bfloat16 depthwise was slower (3-7x on the strided shapes).
-    def forward(self, x):
-        if self._data_format == "NCHW" and native_layers_active(self, x, onednn_ops.kernels):
-            return onednn_ops.conv2d(x, self.weight, self._stride, self._pad_hw, groups=self._in_channels)
-        if self._data_format == "NCHW" and native_layers_active(self, x):
-            return native_ops.grouped_conv2d(x, self.weight, self._stride, self._pad_hw, self._in_channels)
-        return super().forward(x)
-
-
 class GroupedConv2D(nn.Conv2D):
     """``nn.Conv2D(in, out, kernel, stride, padding, groups=groups, bias_attr=False)`` with few
     channels a group (no dilation, symmetric integer padding), whose static training programs on
@@ -75,7 +54,7 @@ class GroupedConv2D(nn.Conv2D):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride, padding, groups: int,
                  weight_attr=None) -> None:
-        pad = _symmetric_padding(padding, "GroupedConv2D")
+        pad = _symmetric_padding(padding, type(self).__name__)
         super().__init__(in_channels, out_channels, kernel_size=kernel_size, stride=stride, padding=pad,
                          groups=groups, weight_attr=weight_attr, bias_attr=False)
         self._pad_hw = pad
@@ -84,6 +63,22 @@ class GroupedConv2D(nn.Conv2D):
         if self._data_format == "NCHW" and native_layers_active(self, x):
             return native_ops.grouped_conv2d(x, self.weight, self._stride, self._pad_hw, self._groups)
         return super().forward(x)
+
+
+class DepthwiseConv2D(GroupedConv2D):
+    """``nn.Conv2D(C, C, kernel, stride, padding, groups=C, bias_attr=False)`` on NCHW input with
+    symmetric integer padding and no dilation; see the module docstring."""
+
+    def __init__(self, channels: int, kernel_size, stride, padding, weight_attr=None) -> None:
+        super().__init__(channels, channels, kernel_size, stride, padding, channels, weight_attr)
+
+    # oneDNN's depthwise kernels (channels-blocked) ran mobilefacenet's depthwise convolutions
+    # 1.6-1.9x faster than the NCHW native kernel, which stays as the fallback without oneDNN.
+    # Always float32: oneDNN's bfloat16 depthwise was slower (3-7x on the strided shapes).
+    def forward(self, x):
+        if self._data_format == "NCHW" and native_layers_active(self, x, onednn_ops.kernels):
+            return onednn_ops.conv2d(x, self.weight, self._stride, self._pad_hw, groups=self._in_channels)
+        return super().forward(x)  # the native grouped kernel, else Paddle's
 
 
 class Conv2D(nn.Conv2D):

@@ -196,6 +196,11 @@ struct Entry {
   Scratch bw_scratch;
 };
 
+// An activation's descriptor: NCHW when the entry keeps activations plain, else oneDNN's choice.
+memory::desc Act(const Entry& e, const memory::desc& md, dt type) {
+  return memory::desc(md.get_dims(), type, e.plain ? tag::nchw : tag::any);
+}
+
 std::map<Key, std::unique_ptr<Entry>>& Cache() {
   static std::map<Key, std::unique_ptr<Entry>> cache;
   return cache;
@@ -220,9 +225,8 @@ Entry& Lookup(const Key& k) {
   entry->w_md = memory::desc(w_dims, dt::f32, groups == 1 ? tag::oihw : tag::goihw);
   entry->y_md = memory::desc({n, o, oh, ow}, dt::f32, tag::nchw);
   entry->plain = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && groups == 1;
-  const tag act = entry->plain ? tag::nchw : tag::any;
-  const memory::desc x_any({n, c, h, w}, operand, act), w_any(w_dims, operand, tag::any),
-      y_any({n, o, oh, ow}, dt::f32, act);
+  const memory::desc x_any = Act(*entry, entry->x_md, operand), w_any(w_dims, operand, tag::any),
+      y_any = Act(*entry, entry->y_md, dt::f32);
   entry->fwd_pd = std::make_unique<dnnl::convolution_forward::primitive_desc>(
       Engine(), dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, x_any, w_any, y_any,
       entry->strides, entry->padding, entry->padding, StrictAttr());
@@ -245,10 +249,6 @@ void BuildForward(Entry& e) {
 // Backward primitives: operands in e.operand, results (d x, d w) in f32; each built on first use
 // (d x is never built for a layer whose input needs no gradient, e.g. a stem on images).
 memory::desc Any(const memory::desc& md, dt type) { return memory::desc(md.get_dims(), type, tag::any); }
-// An activation's descriptor: NCHW when the entry keeps activations plain, else oneDNN's choice.
-memory::desc Act(const Entry& e, const memory::desc& md, dt type) {
-  return memory::desc(md.get_dims(), type, e.plain ? tag::nchw : tag::any);
-}
 
 void BuildBackwardData(Entry& e) {
   if (e.has_bwd_data) return;
