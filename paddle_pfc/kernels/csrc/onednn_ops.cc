@@ -13,7 +13,8 @@
 // AVX-512); Paddle's plain NCHW / OIHW tensors are reordered into and out of them. A 1x1
 // convolution of stride 1 (a product per image) keeps its activations in NCHW: oneDNN's GEMM
 // convolution on them skips the two activation reorders (mobilefacenet b32 training step, one
-// rank, 2026-11-25: 1.56 -> 1.46 s float32, 1.18 -> 1.13 s bfloat16). Primitives and
+// rank, 2026-11-25, AMD EPYC [AVX2 AVX-512F AVX512_BF16]: 1.56 -> 1.46 s float32, 1.18 -> 1.13 s
+// bfloat16). Primitives and
 // their descriptors are cached per shape. Paddle's PIR executor runs independent CPU ops on
 // several threads at once (tests/test_onednn_ops.py::test_conv_concurrent_branches), so the cache
 // and the lazy building of primitives are under one lock; a built entry is read-only, and all
