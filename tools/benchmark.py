@@ -26,22 +26,29 @@ each in a fresh scope. Per configuration rank 0 prints ONE JSON line (and append
 * step time: ``time.perf_counter`` around ``exe.run(main, feed, fetch_list=[loss])`` (the loss
   fetch synchronises, and the collectives in the step keep the ranks in lock-step); median and
   min over ``--steps`` timed steps after ``--warmup`` untimed ones.
-* ``floor_s``: the median time, measured in the same processes right after the configuration,
-  of a static program that does only the three products of the head on the same shapes:
-  ``[N, D] x [D, S]`` (forward logits), ``[N, S] x [S, D]`` (feature gradient) and
-  ``[S, N] x [N, D]`` (center gradient), with N = B * W gathered rows and S = this rank's kept
-  centers (``num_sample``, or ``num_local`` without sampling). Inputs are persistable tensors
-  initialised in the scope; only one element of each result is fetched. Every rank runs it at
-  the same time (the same CPU sharing as the real step); the maximum over ranks is reported.
-  ``step_over_floor`` = ``median_step_s / floor_s``. ``floor_gflops``: the floor's rate
-  (6·N·S·D flops); ``gemm_peak_gflops``: Paddle's float32 ``matmul`` rate on a [2048, 2048] x
-  [2048, 2048] product, measured once at start on every rank at the same time (the slowest
-  rank's); ``floor_over_gemm_peak``: their ratio (how close the head's products run to the best
-  rate this CPU gives Paddle).
+* ``floor_s``: the median time of a static program that does only the three products of the
+  head on the same shapes, in the head's blocks of c kept centers: per block ``[N, D] x [D, c]``
+  (forward logits), ``[N, c] x [c, D]`` (feature gradient) and ``[c, N] x [N, D]`` (center
+  gradient), with N = B * W gathered rows and this rank's S kept centers (``num_sample``, or
+  ``num_local`` without sampling) in ``chunks`` blocks. (In blocks the products run faster than
+  as three whole products, whose [N, S] logits fall out of cache: 1M classes at ratio 0.1, 2
+  ranks: 0.39 s against 0.44 s, so the blocks are the floor.) Inputs are persistable
+  tensors initialised in a scope of their own; only one element of each result is fetched. It is
+  timed *interleaved with the step*: after the ``--steps`` timed steps (and the memory readings),
+  ``--steps`` more rounds of [one training step, one [2048, 2048] x [2048, 2048] float32
+  ``matmul`` (the best GEMM rate this CPU gives Paddle), one floor run], so that the step, its
+  floor and the GEMM see the same machine (a shared VM's speed drifts by ±10 % within minutes;
+  a floor timed minutes after the steps moved ``step_over_floor`` by as much). Every rank runs
+  them at the same time (the same CPU sharing as the real step); the slowest rank's floor and
+  GEMM are reported. ``step_over_floor``: the median over rounds of step / floor (
+  ``paired_step_s``: the median step of those rounds). ``floor_gflops``: the floor's rate
+  (6·N·S·D flops); ``gemm_peak_gflops``: the GEMM's median rate; ``floor_over_gemm_peak``: the
+  median over rounds of the floor's rate over the GEMM's (how close the head's products run to
+  the best rate this CPU gives Paddle). ``--no-floor`` skips the rounds (all null).
 * ``bf16_floor_s`` (with ``--dtype bfloat16`` where the head's products are native bfloat16
   products, oneDNN's, rounding float32 operands themselves): the same three products through
-  :func:`paddle_pfc.kernels.onednn_ops.matmul` with ``bf16=True``, measured the same way;
-  ``step_over_bf16_floor`` = ``median_step_s / bf16_floor_s``. Otherwise both are null.
+  :func:`paddle_pfc.kernels.onednn_ops.matmul` with ``bf16=True``, run in the same rounds;
+  ``step_over_bf16_floor``: the median over rounds of step / bf16 floor. Otherwise both are null.
 * memory, per rank (MiB, from ``/proc/self/status``; gathered from every rank with a one-op
   all-gather program): ``peak_rss_mib`` = VmHWM over the whole configuration (program build,
   start-up initialisation and all steps; VmHWM is reset through ``/proc/self/clear_refs`` before
@@ -88,6 +95,7 @@ from paddle import _C_ops
 
 
 _DISTINCT_BATCHES = 16  # distinct synthetic batches cycled through the steps
+GEMM_SIZE = 2048  # side of the square product whose rate is the best GEMM rate (gemm_peak_gflops)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,8 +174,6 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="rows per block of kept centers (default: the classifier's choice)")
     p.add_argument("--steps", type=int, default=20, help="timed steps per configuration")
     p.add_argument("--warmup", type=int, default=3, help="untimed steps before timing")
-    p.add_argument("--floor-steps", type=int, default=None,
-                   help="timed runs of the matmul floor (default: --steps)")
     p.add_argument("--no-floor", action="store_true", help="skip the matmul floor")
     p.add_argument("--backbone", default="mobilefacenet", help="e2e mode: backbone name")
     p.add_argument("--input-size", type=int, default=112, help="e2e mode: image side (multiple of 16)")
@@ -188,8 +194,6 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error("--warmup must be >= 0")
     if len(args.margins) != 3:
         p.error("--margins needs three numbers m1,m2,m3")
-    if args.floor_steps is None:
-        args.floor_steps = args.steps
     return args
 
 
@@ -299,9 +303,13 @@ def make_feeds(cfg: dict, args, rank: int, inputs: str) -> list[dict]:
     return feeds
 
 
-def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = None) -> dict:
+def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = None,
+              floors: bool = False) -> dict:
     """Build, initialise and time one configuration (``mode``, default ``args.mode``) in a fresh
-    scope; return rank-local numbers."""
+    scope; return rank-local numbers. With ``floors`` (and a head), after the timed steps and the
+    memory readings, ``args.steps`` more rounds of one step, one large square GEMM, one run of
+    the head's three-product floor (and of its bfloat16 floor where the products round):
+    ``pairs``, rows of (step, gemm, floor[, bf16 floor]) seconds."""
     mode = mode or args.mode
     reset_peak_rss()
     reset_peak_allocated()
@@ -322,16 +330,20 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
         times, losses = [], []
         usage0 = None
         names = {op.attrs()["name"] for op in main.global_block().ops if op.name() == "pd_op.data"}
-        for step in range(args.warmup + args.steps):
+
+        def run_step(step: int) -> tuple[float, float]:
             feed = {k: v for k, v in feeds[step % len(feeds)].items() if k in names}
             t0 = time.perf_counter()
             out, = exe.run(main, feed=feed, fetch_list=[loss])
-            elapsed = time.perf_counter() - t0
+            return time.perf_counter() - t0, float(np.asarray(out))
+
+        for step in range(args.warmup + args.steps):
+            elapsed, value = run_step(step)
             if step >= args.warmup:
                 times.append(elapsed)
             if step + 1 == args.warmup:
                 usage0 = resource.getrusage(resource.RUSAGE_SELF)
-            losses.append(float(np.asarray(out)))
+            losses.append(value)
         step_peak = peak_rss_mib()
         usage1 = resource.getrusage(resource.RUSAGE_SELF)
         if usage0 is None:
@@ -340,7 +352,20 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
         num_local, num_sample, chunks, native = ((head.num_local, head.num_sample, len(head.chunks), head.native)
                                                  if head is not None else (0, 0, 0, False))
         products_round = head is not None and head.backend.blocks.products_round(cfg["dtype"])
-    result = dict(times=times, losses=losses, startup_s=startup_s, num_local=num_local, chunks=chunks,
+        pairs = []
+        if floors and head is not None:  # after the memory readings: the floors' buffers are not the step's
+            n, d = cfg["batch_size"] * world_size, cfg["embedding_size"]
+            rows = head.chunks[0].stop  # the head's block rows (None: one block)
+            programs = [TimedProgram(*build_gemm_program()),
+                        TimedProgram(*build_floor_program(n, num_sample, d, block_rows=rows))]
+            if products_round:
+                programs.append(TimedProgram(*build_floor_program(n, num_sample, d, bf16=True, block_rows=rows)))
+            for pair in range(1 + args.steps):  # the first round warms the programs up
+                timed = [run_step(args.warmup + args.steps + pair)[0]] + [program() for program in programs]
+                if pair:
+                    pairs.append(timed)
+            del programs
+    result = dict(pairs=pairs, times=times, losses=losses, startup_s=startup_s, num_local=num_local, chunks=chunks,
                   native=native, num_sample=num_sample, step_peak=step_peak, products_round=products_round,
                   peak=max(startup_peak, step_peak), startup_alloc=startup_alloc,
                   persistent_alloc=persistent_alloc, step_alloc=step_alloc,
@@ -353,9 +378,12 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
 
 
 # ---------------------------------------------------------------------------------------------
-def build_floor_program(n: int, s: int, d: int, bf16: bool = False):
-    """The three products of the head alone, on persistable inputs (nothing is fed): Paddle's
-    float32 ``matmul``, or with ``bf16`` the head's native bfloat16 products."""
+def build_floor_program(n: int, s: int, d: int, bf16: bool = False, block_rows: int | None = None):
+    """The three products of the head alone, on persistable inputs (nothing is fed), in the head's
+    blocks of ``block_rows`` kept centers (all ``s`` in one block by default): per block
+    ``[N, D] x [D, c]`` (logits), ``[N, c] x [c, D]`` (the feature gradient, summed over blocks)
+    and ``[c, N] x [N, D]`` (the block's center gradient). Paddle's float32 ``matmul``, or with
+    ``bf16`` the head's native bfloat16 products."""
     def product(a, b, transpose_a=False, transpose_b=False):
         if bf16:
             return onednn_ops.matmul(a, b, transpose_a, transpose_b, bf16=True)
@@ -363,51 +391,51 @@ def build_floor_program(n: int, s: int, d: int, bf16: bool = False):
 
     main, startup = paddle.static.Program(), paddle.static.Program()
     init = paddle.nn.initializer.Normal(0.0, 0.01)
+    rows = block_rows or s
     with paddle.static.program_guard(main, startup):
         x = paddle.static.create_parameter([n, d], "float32", name="floor_x", default_initializer=init)
         w = paddle.static.create_parameter([s, d], "float32", name="floor_w", default_initializer=init)
         x.stop_gradient = w.stop_gradient = True
-        logits = product(x, w, transpose_b=True)                             # [N,D]x[D,S]
-        grad_x = product(logits, w)                                          # [N,S]x[S,D]
-        grad_w = product(logits, x, transpose_a=True)                        # [S,N]x[N,D]
-        probe = grad_x[0, 0] + grad_w[0, 0]
+        grad_x, probe = None, None
+        for start in range(0, s, rows):
+            block = w if rows >= s else paddle.slice(w, [0], [start], [min(s, start + rows)])
+            logits = product(x, block, transpose_b=True)                     # [N,D]x[D,c]
+            grad = product(logits, block)                                    # [N,c]x[c,D]
+            grad_x = grad if grad_x is None else grad_x + grad
+            grad_w = product(logits, x, transpose_a=True)                    # [c,N]x[N,D]
+            probe = grad_w[0, 0] if probe is None else probe + grad_w[0, 0]
+        probe = probe + grad_x[0, 0]
     return main, startup, probe
 
 
-def run_floor(n: int, s: int, d: int, warmup: int, steps: int, bf16: bool = False) -> list[float]:
-    scope = paddle.static.Scope()
-    with paddle.static.scope_guard(scope):
-        return _time_program(*build_floor_program(n, s, d, bf16), warmup, steps)
-
-
-def _time_program(main, startup, probe, warmup: int, steps: int) -> list[float]:
-    """Seconds of each of ``steps`` runs of ``main`` (fetching ``probe``) after ``warmup`` untimed
-    ones, in the current scope (``startup`` run first)."""
-    exe = paddle.static.Executor(paddle.CPUPlace())
-    exe.run(startup)
-    times = []
-    for step in range(warmup + steps):
-        t0 = time.perf_counter()
-        exe.run(main, fetch_list=[probe])
-        if step >= warmup:
-            times.append(time.perf_counter() - t0)
-    del main, startup, probe, exe
-    gc.collect()
-    return times
-
-
-def run_gemm_peak(size: int = 2048, warmup: int = 1, steps: int = 3) -> float:
-    """GFLOP/s of Paddle's float32 ``matmul`` on a large square product [size, size] x [size, size]
-    in a static program (the best GEMM rate this CPU gives Paddle; median of ``steps`` runs)."""
+def build_gemm_program(size: int = GEMM_SIZE):
+    """Paddle's float32 ``matmul`` on a large square product [size, size] x [size, size] (the best
+    GEMM rate this CPU gives Paddle), on persistable inputs."""
     main, startup = paddle.static.Program(), paddle.static.Program()
     init = paddle.nn.initializer.Normal(0.0, 0.01)
     with paddle.static.program_guard(main, startup):
         a = paddle.static.create_parameter([size, size], "float32", name="gemm_a", default_initializer=init)
         b = paddle.static.create_parameter([size, size], "float32", name="gemm_b", default_initializer=init)
         probe = paddle.matmul(a, b)[0, 0]
-    with paddle.static.scope_guard(paddle.static.Scope()):
-        times = _time_program(main, startup, probe, warmup, steps)
-    return 2.0 * size ** 3 / statistics.median(times) / 1e9
+    return main, startup, probe
+
+
+class TimedProgram:
+    """A static program ``(main, startup, probe)`` initialised in a scope of its own; each call
+    runs ``main`` once (fetching only ``probe``) and returns the seconds."""
+
+    def __init__(self, main, startup, probe) -> None:
+        self.main, self.probe = main, probe
+        self.scope = paddle.static.Scope()
+        self.exe = paddle.static.Executor(paddle.CPUPlace())
+        with paddle.static.scope_guard(self.scope):
+            self.exe.run(startup)
+
+    def __call__(self) -> float:
+        with paddle.static.scope_guard(self.scope):
+            t0 = time.perf_counter()
+            self.exe.run(self.main, fetch_list=[self.probe])
+            return time.perf_counter() - t0
 
 
 def step_parts(cfg: dict, args, rank: int, world_size: int, step_s: float, gather) -> dict:
@@ -427,6 +455,30 @@ def step_parts(cfg: dict, args, rank: int, world_size: int, step_s: float, gathe
 
 
 # ---------------------------------------------------------------------------------------------
+def paired_floor(pairs: list, floor_flop: float, gemm_size: int = GEMM_SIZE) -> dict:
+    """This rank's floor figures from ``run_train``'s rounds (step, gemm, floor[, bf16 floor]),
+    each ratio taken within a round, then the median over rounds (NaN where not measured)."""
+    nan = float("nan")
+    if not pairs:
+        return dict(floor_s=nan, bf16_floor_s=nan, step_over_floor=nan, step_over_bf16_floor=nan,
+                    gemm_gflops=nan, floor_over_gemm=nan, paired_step_s=nan)
+    rounds = np.asarray(pairs, dtype=np.float64)
+    step, gemm, floor = rounds[:, 0], rounds[:, 1], rounds[:, 2]
+    bf16 = rounds[:, 3] if rounds.shape[1] > 3 else None
+    gemm_flop = 2.0 * gemm_size ** 3
+    return dict(floor_s=float(np.median(floor)),
+                bf16_floor_s=nan if bf16 is None else float(np.median(bf16)),
+                step_over_floor=float(np.median(step / floor)),
+                step_over_bf16_floor=nan if bf16 is None else float(np.median(step / bf16)),
+                gemm_gflops=float(np.median(gemm_flop / gemm)) / 1e9,
+                floor_over_gemm=float(np.median((floor_flop / floor) / (gemm_flop / gemm))),
+                paired_step_s=float(np.median(step)))
+
+
+def _rounded(value: float, digits: int) -> float | None:
+    return None if np.isnan(value) else round(value, digits)
+
+
 def configurations(args) -> list[dict]:
     return [dict(num_classes=c, embedding_size=d, batch_size=b, sample_ratio=r, dtype=t, center_dtype=ct)
             for c, d, b, r, t, ct in itertools.product(args.num_classes, args.embedding_size,
@@ -440,34 +492,30 @@ def main(argv=None) -> None:
         os.environ["PADDLE_PFC_MALLOC"] = args.malloc
     rank, world_size = paddle_pfc.init_distributed()
     malloc = paddle_pfc.configure_process()["malloc"]  # what init_distributed applied
-    gather = RankGather(world_size, 13)
+    gather = RankGather(world_size, 18)
     idle = idle_overhead()
-    gemm_gflops = float("nan") if args.no_floor else run_gemm_peak()
-    gemm_gflops = float(np.min(gather([gemm_gflops] + [0.0] * (gather.length - 1))[:, 0]))  # the slowest rank's
     can_reset = reset_peak_rss()
     for cfg in configurations(args):
         if cfg["num_classes"] < world_size:
             raise SystemExit(f"--num-classes {cfg['num_classes']} < world size {world_size}")
-        train = run_train(cfg, args, rank, world_size)
+        train = run_train(cfg, args, rank, world_size, floors=not args.no_floor)
         n = cfg["batch_size"] * world_size
         kept = train["num_sample"]
-        floor = [float("nan")]
-        if not args.no_floor:
-            floor = run_floor(n, kept, cfg["embedding_size"], min(args.warmup, 2) or 1, args.floor_steps)
-        bf16_floor = [float("nan")]
-        if not args.no_floor and train["products_round"]:
-            bf16_floor = run_floor(n, kept, cfg["embedding_size"], min(args.warmup, 2) or 1, args.floor_steps,
-                                   bf16=True)
+        floor = paired_floor(train["pairs"], 6.0 * n * kept * cfg["embedding_size"])
         median_step = statistics.median(train["times"])
         parts = step_parts(cfg, args, rank, world_size, median_step, gather) if args.mode == "e2e" else {}
-        per_rank = gather([train["peak"], train["step_peak"], idle, statistics.median(floor),
+        per_rank = gather([train["peak"], train["step_peak"], idle, floor["floor_s"],
                            median_step, train["startup_s"], train["persistent_alloc"],
                            train["startup_alloc"], train["step_alloc"], train["user_s"],
-                           train["sys_s"], train["minflt"], statistics.median(bf16_floor)])
+                           train["sys_s"], train["minflt"], floor["bf16_floor_s"], floor["step_over_floor"],
+                           floor["gemm_gflops"], floor["floor_over_gemm"], floor["step_over_bf16_floor"],
+                           floor["paired_step_s"]])
         if rank != 0:
             continue
-        floor_s = float(np.max(per_rank[:, 3]))
-        bf16_floor_s = float(np.max(per_rank[:, 12]))
+        # the slowest rank's floor and GEMM (the floors run on every rank at once)
+        floor_s, bf16_floor_s = float(np.max(per_rank[:, 3])), float(np.max(per_rank[:, 12]))
+        step_over_floor, gemm_gflops = float(np.min(per_rank[:, 13])), float(np.min(per_rank[:, 14]))
+        floor_over_gemm, step_over_bf16 = float(np.min(per_rank[:, 15])), float(np.min(per_rank[:, 16]))
         global_batch = cfg["batch_size"] * world_size
         record = {
             "mode": args.mode,
@@ -486,14 +534,14 @@ def main(argv=None) -> None:
             "median_step_s": round(median_step, 6),
             "min_step_s": round(min(train["times"]), 6),
             "samples_per_s": round(global_batch / median_step, 2),
-            "floor_s": None if np.isnan(floor_s) else round(floor_s, 6),
-            "step_over_floor": None if np.isnan(floor_s) else round(median_step / floor_s, 3),
-            "floor_gflops": None if np.isnan(floor_s) else round(6.0 * n * kept * cfg["embedding_size"] / floor_s / 1e9, 1),
-            "bf16_floor_s": None if np.isnan(bf16_floor_s) else round(bf16_floor_s, 6),
-            "step_over_bf16_floor": None if np.isnan(bf16_floor_s) else round(median_step / bf16_floor_s, 3),
-            "gemm_peak_gflops": None if np.isnan(gemm_gflops) else round(gemm_gflops, 1),
-            "floor_over_gemm_peak": None if np.isnan(floor_s) or np.isnan(gemm_gflops) else
-            round(6.0 * n * kept * cfg["embedding_size"] / floor_s / 1e9 / gemm_gflops, 3),
+            "paired_step_s": _rounded(float(per_rank[0, 17]), 6),
+            "floor_s": _rounded(floor_s, 6),
+            "step_over_floor": _rounded(step_over_floor, 3),
+            "floor_gflops": _rounded(6.0 * n * kept * cfg["embedding_size"] / floor_s / 1e9, 1),
+            "bf16_floor_s": _rounded(bf16_floor_s, 6),
+            "step_over_bf16_floor": _rounded(step_over_bf16, 3),
+            "gemm_peak_gflops": _rounded(gemm_gflops, 1),
+            "floor_over_gemm_peak": _rounded(floor_over_gemm, 3),
             "peak_rss_mib": [round(v, 1) for v in per_rank[:, 0]],
             "peak_rss_mib_max": round(float(per_rank[:, 0].max()), 1),
             "step_peak_rss_mib": [round(v, 1) for v in per_rank[:, 1]],
