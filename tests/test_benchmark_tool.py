@@ -1,0 +1,80 @@
+"""tools/benchmark.py's floor: the head's three products in its blocks, against numpy float64, and
+the figures it derives from the interleaved rounds; then the tool as a user runs it (1 rank)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from launcher import REPO
+
+SCRIPT = REPO / "tools" / "benchmark.py"
+
+
+@pytest.fixture(scope="module")
+def bench_tool():
+    spec = importlib.util.spec_from_file_location("pfc_benchmark_tool", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("block_rows", [None, 4, 3, 10])
+def test_floor_program_does_every_product_of_every_block(bench_tool, block_rows):
+    """10 kept centers in blocks of 4 (4, 4, 2), 3 (3, 3, 3, 1), 10 or one block: the probe sums
+    each block's center gradient [0, 0] and the feature gradient [0, 0]."""
+    import paddle
+
+    paddle.enable_static()
+    n, s, d = 5, 10, 3
+    main, startup, probe = bench_tool.build_floor_program(n, s, d, block_rows=block_rows)
+    scope = paddle.static.Scope()
+    with paddle.static.scope_guard(scope):
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        exe.run(startup)
+        x = np.asarray(scope.find_var("floor_x").get_tensor(), dtype=np.float64)
+        w = np.asarray(scope.find_var("floor_w").get_tensor(), dtype=np.float64)
+        value, = exe.run(main, fetch_list=[probe])
+    rows = block_rows or s
+    expected = 0.0
+    for start in range(0, s, rows):
+        block = w[start:start + rows]
+        logits = x @ block.T
+        expected += (logits.T @ x)[0, 0]
+    expected += (x @ w.T @ w)[0, 0]  # the feature gradient summed over the blocks
+    np.testing.assert_allclose(float(np.asarray(value)), expected, rtol=1e-5, atol=1e-12)
+
+
+def test_paired_floor_takes_each_ratio_within_its_round(bench_tool):
+    # rounds (step, gemm, floor): the machine slows down in round 2, step and floor alike
+    pairs = [[1.0, 0.10, 0.80], [2.0, 0.20, 1.60], [1.1, 0.10, 0.80]]
+    gemm_flop = 2.0 * bench_tool.GEMM_SIZE ** 3
+    figures = bench_tool.paired_floor(pairs, floor_flop=gemm_flop * 4.0)
+    assert figures["floor_s"] == pytest.approx(0.80)
+    assert figures["step_over_floor"] == pytest.approx(1.25)  # 1.25, 1.25, 1.375
+    assert figures["paired_step_s"] == pytest.approx(1.1)
+    assert figures["gemm_gflops"] == pytest.approx(gemm_flop / 0.10 / 1e9)
+    assert figures["floor_over_gemm"] == pytest.approx(0.5)  # 4 GEMMs of work in 8 GEMMs' time
+    assert np.isnan(figures["bf16_floor_s"]) and np.isnan(figures["step_over_bf16_floor"])
+    assert all(np.isnan(v) for v in bench_tool.paired_floor([], 1.0).values())
+
+
+def test_benchmark_runs_as_a_user_runs_it(tmp_path):
+    out = tmp_path / "head.jsonl"
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--num-classes", "3000", "--batch-size", "8",
+                           "--embedding-size", "64", "--sample-ratio", "0.5", "--chunk-rows", "512",
+                           "--steps", "2", "--warmup", "1", "--json", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    record = json.loads(out.read_text().splitlines()[0])
+    assert (record["num_local"], record["num_sample"], record["chunks"]) == (3000, 1500, 3)
+    assert np.isfinite(record["first_loss"]) and np.isfinite(record["last_loss"])
+    for key in ("floor_s", "step_over_floor", "gemm_peak_gflops", "floor_over_gemm_peak", "paired_step_s"):
+        assert record[key] is not None and record[key] > 0, key
+    assert record["floor_gflops"] == pytest.approx(6.0 * 8 * 1500 * 64 / record["floor_s"] / 1e9, abs=0.06)
