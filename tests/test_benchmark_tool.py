@@ -25,12 +25,11 @@ def bench_tool():
 
 
 @pytest.mark.parametrize("block_rows", [None, 4, 3, 10])
-def test_floor_program_does_every_product_of_every_block(bench_tool, block_rows):
+def test_floor_program_does_every_product_of_every_block(bench_tool, block_rows, static_mode):
     """10 kept centers in blocks of 4 (4, 4, 2), 3 (3, 3, 3, 1), 10 or one block: the probe sums
     each block's center gradient [0, 0] and the feature gradient [0, 0]."""
     import paddle
 
-    paddle.enable_static()
     n, s, d = 5, 10, 3
     main, startup, probe = bench_tool.build_floor_program(n, s, d, block_rows=block_rows)
     scope = paddle.static.Scope()
@@ -52,9 +51,9 @@ def test_floor_program_does_every_product_of_every_block(bench_tool, block_rows)
 
 def test_paired_floor_takes_each_ratio_within_its_round(bench_tool):
     # rounds (step, gemm, floor): the machine slows down in round 2, step and floor alike
-    pairs = [[1.0, 0.10, 0.80], [2.0, 0.20, 1.60], [1.1, 0.10, 0.80]]
+    rounds = [[1.0, 0.10, 0.80], [2.0, 0.20, 1.60], [1.1, 0.10, 0.80]]
     gemm_flop = 2.0 * bench_tool.GEMM_SIZE ** 3
-    figures = bench_tool.paired_floor(pairs, floor_flop=gemm_flop * 4.0)
+    figures = bench_tool.paired_floor(rounds, floor_flop=gemm_flop * 4.0)
     assert figures["floor_s"] == pytest.approx(0.80)
     assert figures["step_over_floor"] == pytest.approx(1.25)  # 1.25, 1.25, 1.375
     assert figures["paired_step_s"] == pytest.approx(1.1)

@@ -309,7 +309,7 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
     scope; return rank-local numbers. With ``floors`` (and a head), after the timed steps and the
     memory readings, ``args.steps`` more rounds of one step, one large square GEMM, one run of
     the head's three-product floor (and of its bfloat16 floor where the products round):
-    ``pairs``, rows of (step, gemm, floor[, bf16 floor]) seconds."""
+    ``rounds``, rows of (step, gemm, floor[, bf16 floor]) seconds."""
     mode = mode or args.mode
     reset_peak_rss()
     reset_peak_allocated()
@@ -352,7 +352,7 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
         num_local, num_sample, chunks, native = ((head.num_local, head.num_sample, len(head.chunks), head.native)
                                                  if head is not None else (0, 0, 0, False))
         products_round = head is not None and head.backend.blocks.products_round(cfg["dtype"])
-        pairs = []
+        rounds = []
         if floors and head is not None:  # after the memory readings: the floors' buffers are not the step's
             n, d = cfg["batch_size"] * world_size, cfg["embedding_size"]
             rows = head.chunks[0].stop  # the head's block rows (None: one block)
@@ -360,12 +360,12 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
                         TimedProgram(*build_floor_program(n, num_sample, d, block_rows=rows))]
             if products_round:
                 programs.append(TimedProgram(*build_floor_program(n, num_sample, d, bf16=True, block_rows=rows)))
-            for pair in range(1 + args.steps):  # the first round warms the programs up
-                timed = [run_step(args.warmup + args.steps + pair)[0]] + [program() for program in programs]
-                if pair:
-                    pairs.append(timed)
+            for k in range(1 + args.steps):  # round 0 warms the programs up
+                timed = [run_step(args.warmup + args.steps + k)[0]] + [program() for program in programs]
+                if k:
+                    rounds.append(timed)
             del programs
-    result = dict(pairs=pairs, times=times, losses=losses, startup_s=startup_s, num_local=num_local, chunks=chunks,
+    result = dict(rounds=rounds, times=times, losses=losses, startup_s=startup_s, num_local=num_local, chunks=chunks,
                   native=native, num_sample=num_sample, step_peak=step_peak, products_round=products_round,
                   peak=max(startup_peak, step_peak), startup_alloc=startup_alloc,
                   persistent_alloc=persistent_alloc, step_alloc=step_alloc,
@@ -455,16 +455,16 @@ def step_parts(cfg: dict, args, rank: int, world_size: int, step_s: float, gathe
 
 
 # ---------------------------------------------------------------------------------------------
-def paired_floor(pairs: list, floor_flop: float, gemm_size: int = GEMM_SIZE) -> dict:
+def paired_floor(rounds: list, floor_flop: float, gemm_size: int = GEMM_SIZE) -> dict:
     """This rank's floor figures from ``run_train``'s rounds (step, gemm, floor[, bf16 floor]),
     each ratio taken within a round, then the median over rounds (NaN where not measured)."""
     nan = float("nan")
-    if not pairs:
+    if not rounds:
         return dict(floor_s=nan, bf16_floor_s=nan, step_over_floor=nan, step_over_bf16_floor=nan,
                     gemm_gflops=nan, floor_over_gemm=nan, paired_step_s=nan)
-    rounds = np.asarray(pairs, dtype=np.float64)
-    step, gemm, floor = rounds[:, 0], rounds[:, 1], rounds[:, 2]
-    bf16 = rounds[:, 3] if rounds.shape[1] > 3 else None
+    seconds = np.asarray(rounds, dtype=np.float64)
+    step, gemm, floor = seconds[:, 0], seconds[:, 1], seconds[:, 2]
+    bf16 = seconds[:, 3] if seconds.shape[1] > 3 else None
     gemm_flop = 2.0 * gemm_size ** 3
     return dict(floor_s=float(np.median(floor)),
                 bf16_floor_s=nan if bf16 is None else float(np.median(bf16)),
@@ -501,7 +501,7 @@ def main(argv=None) -> None:
         train = run_train(cfg, args, rank, world_size, floors=not args.no_floor)
         n = cfg["batch_size"] * world_size
         kept = train["num_sample"]
-        floor = paired_floor(train["pairs"], 6.0 * n * kept * cfg["embedding_size"])
+        floor = paired_floor(train["rounds"], 6.0 * n * kept * cfg["embedding_size"])
         median_step = statistics.median(train["times"])
         parts = step_parts(cfg, args, rank, world_size, median_step, gather) if args.mode == "e2e" else {}
         per_rank = gather([train["peak"], train["step_peak"], idle, floor["floor_s"],
