@@ -103,6 +103,8 @@ def _grouped_reference(x, w, stride, pad, groups):
     ([1, 2, 6, 11], 2, (3, 5), (2, 1), (2, 0), 2),   # odd shapes, padding wider than 1
     ([2, 8, 9, 9], 8, (3, 3), (1, 1), (1, 1), 4),    # its 64 groups of 2 channels
     ([2, 6, 7, 8], 9, (3, 3), (2, 1), (1, 0), 3),    # two inputs and three outputs a group
+    ([2, 4, 5, 37], 6, (3, 3), (1, 1), (1, 1), 2),   # rows wider than a chunk of 16 columns
+    ([1, 3, 6, 20], 3, (2, 3), (1, 1), (2, 3), 3),   # padding wider than the kernel
 ])
 def test_native_grouped_conv_matches_paddle_and_float64(shape, out_c, kernel, stride, pad, groups, static_mode):
     rng = np.random.default_rng(shape[1] * 13 + kernel[1] + groups)

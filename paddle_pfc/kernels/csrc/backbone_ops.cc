@@ -118,8 +118,8 @@ PD_BUILD_GRAD_OP(pfc_prelu)
 // mobilefacenet's 64 groups of 2), NCHW, no dilation, no bias; output channel o of group
 // q = o / (O / groups) reads input channels q * Cg + b, b < Cg = C / groups:
 // out[n, o, oh, ow] = sum_{b, i, j} w[o, b, i, j] * x[n, q * Cg + b, oh * sh - ph + i, ow * sw - pw + j]
-// (positions outside x count as 0). Each kernel tap is a pass over whole output rows, so the
-// inner loops run over contiguous memory when the stride is 1.
+// (positions outside x count as 0). Stride 1 (mobilefacenet's grouped layer) runs on padded
+// copies with register-held chunks; other strides on passes over whole rows per kernel tap.
 namespace {
 
 struct GroupedGeometry {
@@ -167,16 +167,8 @@ GroupedGeometry Geometry(const paddle::Tensor& x, const paddle::Tensor& w, int s
   return g;
 }
 
-}  // namespace
-
-std::vector<paddle::Tensor> GroupedForward(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h,
-                                           int stride_w, int pad_h, int pad_w, int groups) {
-  const GroupedGeometry g = Geometry(x, w, stride_h, stride_w, pad_h, pad_w, groups);
-  auto out = paddle::empty({g.batch, g.out_channels, g.out_h, g.out_w}, paddle::DataType::FLOAT32,
-                           paddle::CPUPlace());
-  const float* in = x.data<float>();
-  const float* filters = w.data<float>();
-  float* y = out.data<float>();
+// Any stride: each kernel tap is a pass over whole output rows (a load and a store per tap).
+void StridedForward(const GroupedGeometry& g, const float* in, const float* filters, float* y) {
   const int64_t sw = g.stride_w, taps = g.k_h * g.k_w, in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t o = 0; o < g.out_channels; ++o) {
@@ -208,29 +200,105 @@ std::vector<paddle::Tensor> GroupedForward(const paddle::Tensor& x, const paddle
       }
     }
   }
+}
+
+// Stride 1: a sample's group is copied once into zero-padded planes, so every output row is
+// chunks of kChunk columns, each the sum over taps of tap * (a shifted row of a padded plane),
+// held in registers: no bounds tests, one store per chunk instead of a load and a store per tap.
+constexpr int64_t kChunk = 16;
+typedef float Chunk __attribute__((vector_size(kChunk * sizeof(float))));
+
+inline Chunk LoadChunk(const float* p) {
+  Chunk v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+
+inline void StoreChunk(float* p, Chunk v, int64_t count) {
+  if (count >= kChunk) {
+    __builtin_memcpy(p, &v, sizeof v);
+  } else {
+    float lanes[kChunk];
+    __builtin_memcpy(lanes, &v, sizeof v);
+    std::copy(lanes, lanes + count, p);
+  }
+}
+
+inline float SumChunk(Chunk v) {
+  float lanes[kChunk];
+  __builtin_memcpy(lanes, &v, sizeof v);
+  float total = 0.0f;
+  for (int64_t t = 0; t < kChunk; ++t) total += lanes[t];
+  return total;
+}
+
+// acc + sum_{i < kh, j < kw} taps[i * kw + j] * at[i * pitch + j + t], t < kChunk.
+inline Chunk Correlate(const float* at, int64_t pitch, const float* taps, int64_t kh, int64_t kw, Chunk acc) {
+  for (int64_t i = 0; i < kh; ++i)
+    for (int64_t j = 0; j < kw; ++j) acc += taps[i * kw + j] * LoadChunk(at + i * pitch + j);
+  return acc;
+}
+
+// Planes of [rows, pitch] floats, zero outside what Put writes (Put always writes the same
+// window, so the border zeroed once stays zero), with kChunk spare columns on the right.
+struct PaddedPlanes {
+  int64_t rows, pitch, top, left;
+  std::vector<float> data;
+  PaddedPlanes(int64_t count, int64_t h, int64_t w, int64_t pad_top, int64_t pad_left, int64_t pad_bottom,
+               int64_t pad_right)
+      : rows(h + pad_top + pad_bottom), pitch(w + pad_left + pad_right + kChunk), top(pad_top), left(pad_left),
+        data(count * rows * pitch, 0.0f) {}
+  float* Plane(int64_t k) { return data.data() + k * rows * pitch; }
+  void Put(int64_t k, const float* src, int64_t h, int64_t w) {
+    float* dst = Plane(k) + top * pitch + left;
+    for (int64_t r = 0; r < h; ++r) std::copy(src + r * w, src + (r + 1) * w, dst + r * pitch);
+  }
+};
+
+void UnitStrideForward(const GroupedGeometry& g, const float* in, const float* filters, float* y) {
+  const int64_t taps = g.k_h * g.k_w, in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
+  PaddedPlanes xp(g.group_in, g.in_h, g.in_w, g.pad_h, g.pad_w, g.pad_h, g.pad_w);
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t q = 0; q < g.channels / g.group_in; ++q) {
+      for (int64_t b = 0; b < g.group_in; ++b)
+        xp.Put(b, in + (n * g.channels + q * g.group_in + b) * in_plane, g.in_h, g.in_w);
+      for (int64_t o = q * g.group_out; o < (q + 1) * g.group_out; ++o) {
+        float* yp = y + (n * g.out_channels + o) * out_plane;
+        const float* f = filters + o * g.group_in * taps;
+        for (int64_t oh = 0; oh < g.out_h; ++oh) {
+          for (int64_t ow = 0; ow < g.out_w; ow += kChunk) {
+            Chunk acc = {};
+            for (int64_t b = 0; b < g.group_in; ++b)
+              acc = Correlate(xp.Plane(b) + oh * xp.pitch + ow, xp.pitch, f + b * taps, g.k_h, g.k_w, acc);
+            StoreChunk(yp + oh * g.out_w + ow, acc, g.out_w - ow);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<paddle::Tensor> GroupedForward(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h,
+                                           int stride_w, int pad_h, int pad_w, int groups) {
+  const GroupedGeometry g = Geometry(x, w, stride_h, stride_w, pad_h, pad_w, groups);
+  auto out = paddle::empty({g.batch, g.out_channels, g.out_h, g.out_w}, paddle::DataType::FLOAT32,
+                           paddle::CPUPlace());
+  if (stride_h == 1 && stride_w == 1) {
+    UnitStrideForward(g, x.data<float>(), w.data<float>(), out.data<float>());
+  } else {
+    StridedForward(g, x.data<float>(), w.data<float>(), out.data<float>());
+  }
   return {out};
 }
 
-// dx[n, c, ih, iw] = sum of w[o, b, i, j] * dy[n, o, oh, ow] over the (o, oh, ow, i, j) that read
-// it; dw[o, b, i, j] = sum over n, oh, ow of dy[n, o, oh, ow] * x[n, q * Cg + b, oh * sh - ph + i,
-// ow * sw - pw + j] (per-plane float sums, added over the batch in double and rounded once).
-std::vector<paddle::Tensor> GroupedBackward(const paddle::Tensor& x, const paddle::Tensor& w,
-                                            const paddle::Tensor& grad_out, int stride_h, int stride_w,
-                                            int pad_h, int pad_w, int groups) {
-  const GroupedGeometry g = Geometry(x, w, stride_h, stride_w, pad_h, pad_w, groups);
-  PD_CHECK(grad_out.dtype() == paddle::DataType::FLOAT32 && grad_out.shape().size() == 4 &&
-               grad_out.shape()[0] == g.batch && grad_out.shape()[1] == g.out_channels &&
-               grad_out.shape()[2] == g.out_h && grad_out.shape()[3] == g.out_w,
-           "pfc_grouped_conv2d_grad: grad_out must be float32 [N, O, out_h, out_w]");
-  auto grad_x = paddle::empty(x.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
-  auto grad_w = paddle::empty(w.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
-  const float* in = x.data<float>();
-  const float* filters = w.data<float>();
-  const float* dy = grad_out.data<float>();
-  float* dx = grad_x.data<float>();
-  std::fill(dx, dx + grad_x.numel(), 0.0f);
+namespace {
+
+// Any stride: per tap, one pass over the output rows (d w's partial sum and d x's scatter).
+void StridedBackward(const GroupedGeometry& g, const float* in, const float* filters, const float* dy, float* dx,
+                     double* sums) {
   const int64_t taps = g.k_h * g.k_w, sw = g.stride_w, in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
-  std::vector<double> sums(w.numel(), 0.0);
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t o = 0; o < g.out_channels; ++o) {
       const float* dyp = dy + (n * g.out_channels + o) * out_plane;
@@ -270,6 +338,106 @@ std::vector<paddle::Tensor> GroupedBackward(const paddle::Tensor& x, const paddl
         }
       }
     }
+  }
+}
+
+// sum over the plane of d y times x shifted by one tap, as kChunk lanes: ``dy`` and ``x`` are
+// [rows, pitch] planes (d y zero right of its out_w columns), ``x`` already offset by the tap.
+inline Chunk WeightGradTap(const float* dy, int64_t dy_pitch, const float* x, int64_t x_pitch, int64_t out_h,
+                           int64_t out_w) {
+  Chunk acc = {};
+  for (int64_t oh = 0; oh < out_h; ++oh)
+    for (int64_t ow = 0; ow < out_w; ow += kChunk)
+      acc += LoadChunk(dy + oh * dy_pitch + ow) * LoadChunk(x + oh * x_pitch + ow);
+  return acc;
+}
+
+// Every tap of a KH x KW kernel in one pass over d y (the KH * KW sums held in registers).
+template <int KH, int KW>
+void WeightGradPlane(const float* dy, int64_t dy_pitch, const float* x, int64_t x_pitch, int64_t out_h,
+                     int64_t out_w, double* tap_sums) {
+  Chunk acc[KH * KW] = {};
+  for (int64_t oh = 0; oh < out_h; ++oh) {
+    for (int64_t ow = 0; ow < out_w; ow += kChunk) {
+      const Chunk d = LoadChunk(dy + oh * dy_pitch + ow);
+      for (int i = 0; i < KH; ++i)
+        for (int j = 0; j < KW; ++j) acc[i * KW + j] += d * LoadChunk(x + (oh + i) * x_pitch + ow + j);
+    }
+  }
+  for (int k = 0; k < KH * KW; ++k) tap_sums[k] += SumChunk(acc[k]);
+}
+
+// Stride 1 (see UnitStrideForward): d x is the correlation of d y, zero-padded by the kernel
+// size less one, with the flipped filters; d w[o, b, i, j] the sum over the plane of d y times
+// the padded x shifted by (i, j); both in kChunk-column chunks held in registers.
+void UnitStrideBackward(const GroupedGeometry& g, const float* in, const float* filters, const float* dy, float* dx,
+                        double* sums) {
+  const int64_t taps = g.k_h * g.k_w, in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
+  const int64_t kh = g.k_h, kw = g.k_w;
+  PaddedPlanes xp(g.group_in, g.in_h, g.in_w, g.pad_h, g.pad_w, g.pad_h, g.pad_w);
+  PaddedPlanes dp(g.group_out, g.out_h, g.out_w, kh - 1, kw - 1, kh - 1, kw - 1);
+  std::vector<float> flipped(g.out_channels * g.group_in * taps);  // w[o, b, kh-1-i, kw-1-j]
+  for (int64_t f = 0; f < g.out_channels * g.group_in; ++f)
+    for (int64_t k = 0; k < taps; ++k) flipped[f * taps + k] = filters[f * taps + taps - 1 - k];
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t q = 0; q < g.channels / g.group_in; ++q) {
+      const int64_t first_in = q * g.group_in, first_out = q * g.group_out;
+      for (int64_t b = 0; b < g.group_in; ++b)
+        xp.Put(b, in + (n * g.channels + first_in + b) * in_plane, g.in_h, g.in_w);
+      for (int64_t r = 0; r < g.group_out; ++r)
+        dp.Put(r, dy + (n * g.out_channels + first_out + r) * out_plane, g.out_h, g.out_w);
+      for (int64_t b = 0; b < g.group_in; ++b) {
+        float* dxp = dx + (n * g.channels + first_in + b) * in_plane;
+        for (int64_t ih = 0; ih < g.in_h; ++ih) {
+          for (int64_t iw = 0; iw < g.in_w; iw += kChunk) {
+            Chunk acc = {};
+            for (int64_t r = 0; r < g.group_out; ++r)
+              acc = Correlate(dp.Plane(r) + (ih + g.pad_h) * dp.pitch + iw + g.pad_w, dp.pitch,
+                              flipped.data() + ((first_out + r) * g.group_in + b) * taps, kh, kw, acc);
+            StoreChunk(dxp + ih * g.in_w + iw, acc, g.in_w - iw);
+          }
+        }
+      }
+      for (int64_t r = 0; r < g.group_out; ++r) {
+        const float* dyp = dp.Plane(r) + (kh - 1) * dp.pitch + kw - 1;  // d y[0, 0]; zeros right of each row
+        for (int64_t b = 0; b < g.group_in; ++b) {
+          double* tap_sums = sums + ((first_out + r) * g.group_in + b) * taps;
+          if (kh == 3 && kw == 3) {
+            WeightGradPlane<3, 3>(dyp, dp.pitch, xp.Plane(b), xp.pitch, g.out_h, g.out_w, tap_sums);
+          } else {
+            for (int64_t i = 0; i < kh; ++i)
+              for (int64_t j = 0; j < kw; ++j)
+                tap_sums[i * kw + j] += SumChunk(WeightGradTap(dyp, dp.pitch, xp.Plane(b) + i * xp.pitch + j, xp.pitch,
+                                                               g.out_h, g.out_w));
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// dx[n, c, ih, iw] = sum of w[o, b, i, j] * dy[n, o, oh, ow] over the (o, oh, ow, i, j) that read
+// it; dw[o, b, i, j] = sum over n, oh, ow of dy[n, o, oh, ow] * x[n, q * Cg + b, oh * sh - ph + i,
+// ow * sw - pw + j] (per-plane float sums, added over the batch in double and rounded once).
+std::vector<paddle::Tensor> GroupedBackward(const paddle::Tensor& x, const paddle::Tensor& w,
+                                            const paddle::Tensor& grad_out, int stride_h, int stride_w,
+                                            int pad_h, int pad_w, int groups) {
+  const GroupedGeometry g = Geometry(x, w, stride_h, stride_w, pad_h, pad_w, groups);
+  PD_CHECK(grad_out.dtype() == paddle::DataType::FLOAT32 && grad_out.shape().size() == 4 &&
+               grad_out.shape()[0] == g.batch && grad_out.shape()[1] == g.out_channels &&
+               grad_out.shape()[2] == g.out_h && grad_out.shape()[3] == g.out_w,
+           "pfc_grouped_conv2d_grad: grad_out must be float32 [N, O, out_h, out_w]");
+  auto grad_x = paddle::empty(x.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
+  auto grad_w = paddle::empty(w.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
+  float* dx = grad_x.data<float>();
+  std::vector<double> sums(w.numel(), 0.0);
+  if (stride_h == 1 && stride_w == 1) {
+    UnitStrideBackward(g, x.data<float>(), w.data<float>(), grad_out.data<float>(), dx, sums.data());
+  } else {
+    std::fill(dx, dx + grad_x.numel(), 0.0f);
+    StridedBackward(g, x.data<float>(), w.data<float>(), grad_out.data<float>(), dx, sums.data());
   }
   float* dw = grad_w.data<float>();
   for (int64_t k = 0; k < w.numel(); ++k) dw[k] = static_cast<float>(sums[k]);
