@@ -83,7 +83,8 @@ dnnl::primitive_attr StrictAttr() {
 // every shape: a thread runs one primitive at a time, and each buffer is used only within one
 // primitive's run (reorder in, execute, reorder out). So the memory is that of the largest
 // convolution, not the sum over all shapes (iresnet50 at batch 16: 1.35 GB with a set per shape).
-// Slots 0-2: the primitive's three operands; slot 3: its scratchpad.
+// Slots 0-2: the primitive's three operands; slot 3: its scratchpad; slot 4: d y converted once
+// for both gradient primitives of a convolution (ConvBackward), the one buffer used across two runs.
 class Pool {
  public:
   ~Pool() {
@@ -113,7 +114,7 @@ class Pool {
     void* data = nullptr;
     size_t size = 0;
   };
-  std::array<Buffer, 4> buffers_;
+  std::array<Buffer, 5> buffers_;
 };
 
 Pool& ThreadPool() {
@@ -121,7 +122,7 @@ Pool& ThreadPool() {
   return pool;
 }
 
-constexpr int kScratchSlot = 3;
+constexpr int kScratchSlot = 3, kSharedDiffDstSlot = 4;
 
 // A tensor in Paddle's plain layout (user memory) and, when oneDNN wants another layout, the
 // reorder between the two; the blocked copy lives in the calling thread's pool slot `slot`.
@@ -150,10 +151,11 @@ struct Operand {
 
   // The memory the primitive reads (input) or writes (output) for Paddle buffer `data`;
   // an input is reordered into its blocked copy first.
-  memory Bind(void* data) const {
+  memory Bind(void* data) const { return BindIn(data, slot); }
+  memory BindIn(void* data, int pool_slot) const {
     memory user(plain, Engine(), data);
     if (!reordered) return user;
-    memory blocked(chosen, Engine(), ThreadPool().Get(slot, chosen.get_size()));
+    memory blocked(chosen, Engine(), ThreadPool().Get(pool_slot, chosen.get_size()));
     if (input) to_chosen.execute(Stream(), user, blocked);
     return blocked;
   }
@@ -315,15 +317,19 @@ Key CheckedKey(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h, i
 
 // One run of primitive `p` on Paddle buffers: inputs `a` and `b` (oneDNN arguments a_arg, b_arg)
 // reordered in from a_data / b_data, the output `c` (c_arg) computed and reordered back to c_data.
-void Execute(const dnnl::primitive& p, const Scratch& scratch, int a_arg, const Operand& a, const void* a_data,
-             int b_arg, const Operand& b, const void* b_data, int c_arg, const Operand& c, void* c_data) {
+// Runs `p` on input `a_memory` (already bound), input `b` and output `c` (Paddle buffers).
+void ExecuteBound(const dnnl::primitive& p, const Scratch& scratch, int a_arg, const memory& a_memory, int b_arg,
+                  const Operand& b, const void* b_data, int c_arg, const Operand& c, void* c_data) {
   const memory out = c.Bind(c_data);
-  std::unordered_map<int, memory> args{{a_arg, a.Bind(const_cast<void*>(a_data))},
-                                       {b_arg, b.Bind(const_cast<void*>(b_data))},
-                                       {c_arg, out}};
+  std::unordered_map<int, memory> args{{a_arg, a_memory}, {b_arg, b.Bind(const_cast<void*>(b_data))}, {c_arg, out}};
   scratch.AddTo(args);
   p.execute(Stream(), args);
   c.Finish(out, c_data);
+}
+
+void Execute(const dnnl::primitive& p, const Scratch& scratch, int a_arg, const Operand& a, const void* a_data,
+             int b_arg, const Operand& b, const void* b_data, int c_arg, const Operand& c, void* c_data) {
+  ExecuteBound(p, scratch, a_arg, a.Bind(const_cast<void*>(a_data)), b_arg, b, b_data, c_arg, c, c_data);
 }
 
 // A product op(a) [m, k] x op(b) [k, n] -> [m, n] float32, op = transpose or not: plain float32
@@ -402,14 +408,25 @@ std::vector<paddle::Tensor> ConvBackward(const paddle::Tensor& x, const paddle::
   const float* dyp = grad_out.data<float>();
   float* dx = grad_x.data<float>();
   void* dw = grad_w.data<float>();
-  if (input_grad) {
+  // d y converted (layout or bfloat16) once when both primitives want the same copy of it
+  const bool shared_dy = input_grad && e.bd_dy.reordered && e.bw_dy.chosen == e.bd_dy.chosen;
+  const memory dy = shared_dy ? e.bd_dy.BindIn(const_cast<float*>(dyp), kSharedDiffDstSlot) : memory();
+  if (shared_dy) {
+    ExecuteBound(e.bwd_data, e.bd_scratch, DNNL_ARG_DIFF_DST, dy, DNNL_ARG_WEIGHTS, e.bd_w, wp, DNNL_ARG_DIFF_SRC,
+                 e.bd_dx, dx);
+  } else if (input_grad) {
     Execute(e.bwd_data, e.bd_scratch, DNNL_ARG_DIFF_DST, e.bd_dy, dyp, DNNL_ARG_WEIGHTS, e.bd_w, wp,
             DNNL_ARG_DIFF_SRC, e.bd_dx, dx);
   } else {  // the input needs no gradient: Paddle drops this output; zeros, never garbage
     std::fill(dx, dx + grad_x.numel(), 0.0f);
   }
-  Execute(e.bwd_weights, e.bw_scratch, DNNL_ARG_SRC, e.bw_x, xp, DNNL_ARG_DIFF_DST, e.bw_dy, dyp,
-          DNNL_ARG_DIFF_WEIGHTS, e.bw_dw, dw);
+  if (shared_dy) {
+    ExecuteBound(e.bwd_weights, e.bw_scratch, DNNL_ARG_DIFF_DST, dy, DNNL_ARG_SRC, e.bw_x, xp,
+                 DNNL_ARG_DIFF_WEIGHTS, e.bw_dw, dw);
+  } else {
+    Execute(e.bwd_weights, e.bw_scratch, DNNL_ARG_SRC, e.bw_x, xp, DNNL_ARG_DIFF_DST, e.bw_dy, dyp,
+            DNNL_ARG_DIFF_WEIGHTS, e.bw_dw, dw);
+  }
   Stream().wait();
   return {grad_x, grad_w};
 }
