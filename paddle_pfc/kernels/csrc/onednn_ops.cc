@@ -315,9 +315,7 @@ Key CheckedKey(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h, i
   return {s[0], s[1], s[2], s[3], f[0], f[2], f[3], stride_h, stride_w, pad_h, pad_w, bf16 ? 1 : 0, groups};
 }
 
-// One run of primitive `p` on Paddle buffers: inputs `a` and `b` (oneDNN arguments a_arg, b_arg)
-// reordered in from a_data / b_data, the output `c` (c_arg) computed and reordered back to c_data.
-// Runs `p` on input `a_memory` (already bound), input `b` and output `c` (Paddle buffers).
+// Execute with input a_arg already bound (`a_memory`, e.g. a converted copy shared by two runs).
 void ExecuteBound(const dnnl::primitive& p, const Scratch& scratch, int a_arg, const memory& a_memory, int b_arg,
                   const Operand& b, const void* b_data, int c_arg, const Operand& c, void* c_data) {
   const memory out = c.Bind(c_data);
@@ -327,6 +325,8 @@ void ExecuteBound(const dnnl::primitive& p, const Scratch& scratch, int a_arg, c
   c.Finish(out, c_data);
 }
 
+// One run of primitive `p` on Paddle buffers: inputs `a` and `b` (oneDNN arguments a_arg, b_arg)
+// reordered in from a_data / b_data, the output `c` (c_arg) computed and reordered back to c_data.
 void Execute(const dnnl::primitive& p, const Scratch& scratch, int a_arg, const Operand& a, const void* a_data,
              int b_arg, const Operand& b, const void* b_data, int c_arg, const Operand& c, void* c_data) {
   ExecuteBound(p, scratch, a_arg, a.Bind(const_cast<void*>(a_data)), b_arg, b, b_data, c_arg, c, c_data);
