@@ -410,23 +410,18 @@ std::vector<paddle::Tensor> ConvBackward(const paddle::Tensor& x, const paddle::
   void* dw = grad_w.data<float>();
   // d y converted (layout or bfloat16) once when both primitives want the same copy of it
   const bool shared_dy = input_grad && e.bd_dy.reordered && e.bw_dy.chosen == e.bd_dy.chosen;
-  const memory dy = shared_dy ? e.bd_dy.BindIn(const_cast<float*>(dyp), kSharedDiffDstSlot) : memory();
-  if (shared_dy) {
+  memory dy_for_weights;  // bound after d x unless shared
+  if (input_grad) {
+    const memory dy = e.bd_dy.BindIn(const_cast<float*>(dyp), shared_dy ? kSharedDiffDstSlot : e.bd_dy.slot);
     ExecuteBound(e.bwd_data, e.bd_scratch, DNNL_ARG_DIFF_DST, dy, DNNL_ARG_WEIGHTS, e.bd_w, wp, DNNL_ARG_DIFF_SRC,
                  e.bd_dx, dx);
-  } else if (input_grad) {
-    Execute(e.bwd_data, e.bd_scratch, DNNL_ARG_DIFF_DST, e.bd_dy, dyp, DNNL_ARG_WEIGHTS, e.bd_w, wp,
-            DNNL_ARG_DIFF_SRC, e.bd_dx, dx);
+    if (shared_dy) dy_for_weights = dy;
   } else {  // the input needs no gradient: Paddle drops this output; zeros, never garbage
     std::fill(dx, dx + grad_x.numel(), 0.0f);
   }
-  if (shared_dy) {
-    ExecuteBound(e.bwd_weights, e.bw_scratch, DNNL_ARG_DIFF_DST, dy, DNNL_ARG_SRC, e.bw_x, xp,
-                 DNNL_ARG_DIFF_WEIGHTS, e.bw_dw, dw);
-  } else {
-    Execute(e.bwd_weights, e.bw_scratch, DNNL_ARG_SRC, e.bw_x, xp, DNNL_ARG_DIFF_DST, e.bw_dy, dyp,
-            DNNL_ARG_DIFF_WEIGHTS, e.bw_dw, dw);
-  }
+  if (!shared_dy) dy_for_weights = e.bw_dy.Bind(const_cast<float*>(dyp));
+  ExecuteBound(e.bwd_weights, e.bw_scratch, DNNL_ARG_DIFF_DST, dy_for_weights, DNNL_ARG_SRC, e.bw_x, xp,
+               DNNL_ARG_DIFF_WEIGHTS, e.bw_dw, dw);
   Stream().wait();
   return {grad_x, grad_w};
 }
