@@ -67,16 +67,23 @@ def _reference(x, w, up, stride, pad, groups=1):
     return (out, dx[crop], dw), (out_scale, dx_scale[crop], dw_scale)
 
 
-def _run_conv(x, weight, up, stride, pad, native: bool, bf16: bool = False, groups: int = 1):
+def _run_conv(x, weight, up, stride, pad, native: bool, bf16: bool = False, groups: int = 1,
+              bf16_input: bool = False, bf16_output: bool = False):
     """out, dx, dw of sum(conv(x, weight) * up) in a static program: the oneDNN op (multiplying
-    in bfloat16 with ``bf16``) or Paddle's conv2d (nn.Conv2D)."""
+    in bfloat16 with ``bf16``, on x cast to a bfloat16 tensor with ``bf16_input``, writing a
+    bfloat16 output cast back to float32 with ``bf16_output``) or Paddle's conv2d (nn.Conv2D)."""
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, startup):
         xv = paddle.static.data("x", x.shape, "float32")
         xv.stop_gradient = False
         layer = paddle.nn.Conv2D(x.shape[1], weight.shape[0], weight.shape[2:], stride, pad, groups=groups,
                                  bias_attr=False)
-        out = onednn_ops.conv2d(xv, layer.weight, stride, pad, bf16=bf16, groups=groups) if native else layer(xv)
+        operand = paddle.cast(xv, "bfloat16") if bf16_input else xv
+        if native:
+            out = onednn_ops.conv2d(operand, layer.weight, stride, pad, bf16=bf16, groups=groups, bf16_output=bf16_output)
+            out = paddle.cast(out, "float32") if bf16_output else out
+        else:
+            out = layer(xv)
         upv = paddle.static.data("up", out.shape, "float32")
         dx, dw = pir_grad(paddle.sum(out * upv), [xv, layer.weight])
     ops = [op.name() for op in main.global_block().ops]
@@ -166,6 +173,41 @@ def test_conv_bfloat16_products_match_float64_of_rounded_operands(shape, out_c, 
         bound = 4 * np.finfo(np.float32).eps * scale + 1e-30
         assert np.all(np.abs(got - ref) <= bound), (name, np.max(np.abs(got - ref) / bound))
         assert np.any(np.abs(got - unrounded) > bound), (name, "no bfloat16 rounding seen")
+
+
+@pytest.mark.parametrize("bf16_input, bf16_output", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("shape, out_c, kernel, stride, pad", CASES[1:5])
+def test_conv_bfloat16_tensors_match_their_float32_copies(shape, out_c, kernel, stride, pad, bf16_input, bf16_output,
+                                                         static_mode):
+    """A bfloat16 x (from a native batch norm) and / or a bfloat16 output (for one): against
+    float32 tensors holding the same values, with the same bfloat16 products, the results are the
+    same, but a bfloat16 output (and a bfloat16 x's d x) comes rounded (within one bfloat16 step)."""
+    _need_bfloat16()
+    rng = np.random.default_rng(shape[1] * 11 + out_c)
+    shape = [shape[0], shape[1] * 4, *shape[2:]]
+    x = _bfloat16(rng.standard_normal(shape)).astype(np.float32)
+    weight = rng.standard_normal([out_c * 4, shape[1], *kernel]).astype(np.float32)
+    oh = (shape[2] + 2 * pad[0] - kernel[0]) // stride[0] + 1
+    ow = (shape[3] + 2 * pad[1] - kernel[1]) // stride[1] + 1
+    up = _bfloat16(rng.standard_normal([shape[0], out_c * 4, oh, ow])).astype(np.float32)
+    got = _run_conv(x, weight, up, stride, pad, native=True, bf16=True, bf16_input=bf16_input, bf16_output=bf16_output)
+    want = _run_conv(x, weight, up, stride, pad, native=True, bf16=True)
+    for name, g, w, rounded in zip(("out", "dx", "dw"), got, want, (bf16_output, bf16_input, False)):
+        if rounded:
+            assert np.all(np.abs(g - w) <= 2.0**-8 * np.abs(w) + 1e-30), (name, np.max(np.abs(g - w)))
+            assert np.array_equal(g, _bfloat16(g)) and np.any(g != w), (name, "not rounded to bfloat16")
+        else:
+            np.testing.assert_allclose(g, w, rtol=0, atol=1e-6 * np.abs(w).max(), err_msg=name)
+
+
+def test_conv_refuses_bfloat16_input_without_bfloat16_products(static_mode):
+    with paddle.static.program_guard(paddle.static.Program(), paddle.static.Program()):
+        x = paddle.cast(paddle.static.data("x", [1, 8, 4, 4], "float32"), "bfloat16")
+        weight = paddle.static.data("w", [8, 8, 1, 1], "float32")
+        with pytest.raises(ValueError, match="bfloat16 x or output needs bf16=True"):
+            onednn_ops.conv2d(x, weight, (1, 1), (0, 0))
+        with pytest.raises(ValueError, match="bfloat16 x or output needs bf16=True"):
+            onednn_ops.conv2d(paddle.cast(x, "float32"), weight, (1, 1), (0, 0), bf16_output=True)
 
 
 def test_use_bfloat16_convolutions_sets_the_backbone(static_mode):

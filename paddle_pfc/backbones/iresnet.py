@@ -32,7 +32,7 @@ import paddle
 import paddle.nn.functional as F
 from paddle import nn
 
-from .native_layers import Conv2D, PReLU
+from .native_layers import BatchNorm2D, Conv2D, PReLU, batch_norm_prelu, conv_batch_norm, takes_bfloat16
 
 __all__ = [
     "FrozenScaleBatchNorm1D",
@@ -95,8 +95,9 @@ def normalize_input_size(input_size) -> tuple[int, int]:
     return int(size[0]), int(size[1])
 
 
-def _bn2d(channels: int) -> nn.BatchNorm2D:
-    return nn.BatchNorm2D(channels, momentum=BN_MOMENTUM, epsilon=BN_EPSILON)
+def _bn2d(channels: int) -> BatchNorm2D:
+    # native_layers.BatchNorm2D: a native kernel in CPU training programs, nn.BatchNorm2D elsewhere
+    return BatchNorm2D(channels, momentum=BN_MOMENTUM, epsilon=BN_EPSILON)
 
 
 def _conv_attr() -> paddle.ParamAttr:
@@ -132,13 +133,14 @@ class IBasicBlock(nn.Layer):
 
     def forward(self, x):
         identity = x
-        out = self.bn1(x)
-        out = self.conv1(out)
-        out = self.bn2(out)
-        out = self.prelu(out)
-        out = self.conv2(out)
-        out = self.bn3(out)
-        if self.downsample is not None:
+        # each norm feeds only the convolution after it and each convolution only the norm after it:
+        # bfloat16 between them when the convolutions multiply in bfloat16 (see native_layers)
+        out = batch_norm_prelu(self.bn1, None, x, bfloat16_output=takes_bfloat16(self.conv1))
+        out = conv_batch_norm(self.conv1, self.bn2, self.prelu, out, bfloat16_output=takes_bfloat16(self.conv2))
+        out = conv_batch_norm(self.conv2, self.bn3, None, out)
+        if isinstance(self.downsample, nn.Sequential) and len(self.downsample) == 2:  # conv1x1-BN (_make_layer)
+            identity = conv_batch_norm(self.downsample[0], self.downsample[1], None, x)
+        elif self.downsample is not None:
             identity = self.downsample(x)
         return out + identity
 
@@ -227,8 +229,7 @@ class IResNet(nn.Layer):
     def forward(self, x):
         _check_spatial(x, self.input_size)
         x = self.conv1(x)
-        x = self.bn1(x)
-        x = self.prelu(x)
+        x = batch_norm_prelu(self.bn1, self.prelu, x)
         x = self.layer1(x)
         x = self.layer2(x)
         x = self.layer3(x)

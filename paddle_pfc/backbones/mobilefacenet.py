@@ -29,7 +29,7 @@ import paddle
 from paddle import nn
 
 from .iresnet import BN_EPSILON, BN_MOMENTUM, _check_spatial, check_head_args, normalize_input_size
-from .native_layers import Conv2D, DepthwiseConv2D, GroupedConv2D, PReLU
+from .native_layers import BatchNorm2D, Conv2D, DepthwiseConv2D, GroupedConv2D, PReLU, conv_batch_norm, takes_bfloat16
 
 __all__ = ["MobileFaceNet", "mobilefacenet"]
 
@@ -52,8 +52,8 @@ def _conv(in_c, out_c, kernel, stride, padding, groups) -> nn.Conv2D:
     return GroupedConv2D(in_c, out_c, kernel, _pair(stride), _pair(padding), groups, weight_attr=weight_attr)
 
 
-def _bn2d(c: int) -> nn.BatchNorm2D:
-    return nn.BatchNorm2D(c, momentum=BN_MOMENTUM, epsilon=BN_EPSILON)
+def _bn2d(c: int) -> BatchNorm2D:
+    return BatchNorm2D(c, momentum=BN_MOMENTUM, epsilon=BN_EPSILON)
 
 
 class ConvBlock(nn.Layer):
@@ -67,8 +67,9 @@ class ConvBlock(nn.Layer):
             PReLU(num_parameters=out_c, init=0.25),
         )
 
-    def forward(self, x):
-        return self.layers(x)
+    def forward(self, x, bfloat16_output: bool = False):
+        """``bfloat16_output``: for a convolution that takes bfloat16 (see native_layers)."""
+        return conv_batch_norm(self.layers[0], self.layers[1], self.layers[2], x, bfloat16_output)
 
 
 class LinearBlock(nn.Layer):
@@ -82,7 +83,7 @@ class LinearBlock(nn.Layer):
         )
 
     def forward(self, x):
-        return self.layers(x)
+        return conv_batch_norm(self.layers[0], self.layers[1], None, x)
 
 
 class DepthWise(nn.Layer):
@@ -100,7 +101,9 @@ class DepthWise(nn.Layer):
         )
 
     def forward(self, x):
-        out = self.layers(x)
+        expand, grouped, project = self.layers
+        # the grouped block's output feeds only the projection: bfloat16 when that takes it
+        out = project(grouped(expand(x), bfloat16_output=takes_bfloat16(project.layers[0])))
         return x + out if self.residual else out
 
 

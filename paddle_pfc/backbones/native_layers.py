@@ -1,17 +1,23 @@
 """Backbone layers whose training forward/backward run in native CPU kernels.
 
-:class:`PReLU`, :class:`GroupedConv2D`, :class:`DepthwiseConv2D` and :class:`Conv2D` are Paddle's ``nn.PReLU`` and ``nn.Conv2D`` (same
+:class:`PReLU`, :class:`BatchNorm2D`, :class:`GroupedConv2D`, :class:`DepthwiseConv2D` and
+:class:`Conv2D` are Paddle's ``nn.PReLU``, ``nn.BatchNorm2D`` and ``nn.Conv2D`` (same
 parameters, initialisation and state-dict names, so checkpoints and exported models are
 unchanged), except that in a static *training* program on CPU they call
-:func:`paddle_pfc.kernels.native_ops.prelu` / :func:`~paddle_pfc.kernels.native_ops.grouped_conv2d` /
+:func:`paddle_pfc.kernels.native_ops.prelu` / :func:`~paddle_pfc.kernels.native_ops.batch_norm` /
+:func:`~paddle_pfc.kernels.native_ops.grouped_conv2d` /
 :func:`paddle_pfc.kernels.onednn_ops.conv2d` (oneDNN) when the native kernels are available
 (``PADDLE_PFC_NATIVE``; depthwise convolutions go to oneDNN too when it is available, the native
 kernel otherwise; grouped ones with few channels a group to the native kernel, oneDNN having
-no direct kernel for them). Paddle 3.3's CPU PReLU and depthwise kernels took half of
-mobilefacenet's training step, its im2col + GEMM convolutions most of the rest and ~97 % of
-iresnet50's (``docs/paddle-notes.md``). Evaluation programs (the
-layer in eval mode: validation, export), dynamic mode and GPU programs use Paddle's ops, so an
-exported model needs no custom-op library.
+no direct kernel for them). :func:`batch_norm_prelu` runs a batch norm and the PReLU after it as
+one native op; with bfloat16 convolutions (:func:`use_bfloat16_convolutions`), the tensors
+between a :class:`Conv2D` and a norm that only it feeds or reads (:func:`conv_batch_norm`,
+``bfloat16_output``) are bfloat16, as under torch's autocast. Paddle 3.3's CPU PReLU and
+depthwise kernels took half of mobilefacenet's training step, its im2col + GEMM convolutions
+most of the rest and ~97 % of iresnet50's, its batch norm with the PReLU ~17 % of the step once
+those were native (``docs/paddle-notes.md``). Evaluation programs (the layer in eval mode:
+validation, export), dynamic mode and GPU programs use Paddle's ops, so an exported model needs
+no custom-op library.
 """
 from __future__ import annotations
 
@@ -21,11 +27,17 @@ from paddle import nn
 from paddle_pfc.kernels import onednn_ops, native_ops
 
 
-def native_layers_active(layer: nn.Layer, x, extension=lambda: native_ops.kernels("backbone_ops")) -> bool:
-    """True when ``layer`` called on ``x`` now builds a native op: training mode, a static program
-    on CPU, float32 input, and the op's ``extension()`` built (default: the backbone ops)."""
-    return (layer.training and x.dtype == paddle.float32 and not paddle.in_dynamic_mode()
+def native_program(layer: nn.Layer, extension) -> bool:
+    """True when ``layer`` now builds native ops: training mode, a static program on CPU, and the
+    op's ``extension()`` built."""
+    return (layer.training and not paddle.in_dynamic_mode()
             and not paddle.device.get_device().startswith("gpu") and extension() is not None)
+
+
+def native_layers_active(layer: nn.Layer, x, extension=lambda: native_ops.kernels("backbone_ops")) -> bool:
+    """True when ``layer`` called on float32 ``x`` now builds a native op (:func:`native_program`;
+    default extension: the backbone ops)."""
+    return x.dtype == paddle.float32 and native_program(layer, extension)
 
 
 def _symmetric_padding(padding, layer: str) -> tuple[int, int]:
@@ -43,6 +55,52 @@ class PReLU(nn.PReLU):
         if self._num_parameters > 1 and self._data_format == "NCHW" and native_layers_active(self, x):
             return native_ops.prelu(x, self._weight)
         return super().forward(x)
+
+
+class BatchNorm2D(nn.BatchNorm2D):
+    """``nn.BatchNorm2D(C, momentum, epsilon)`` (NCHW, learned scale and bias, batch statistics
+    in training); see the module docstring."""
+
+    def native(self) -> bool:
+        """True when this layer now builds the native op (on a float32 or bfloat16 input)."""
+        return (self._data_format == "NCHW" and not self._use_global_stats and self.weight is not None
+                and self.bias is not None and native_program(self, lambda: native_ops.kernels("batch_norm_ops")))
+
+    def forward(self, x):
+        return batch_norm_prelu(self, None, x)
+
+
+def _fused(norm: nn.BatchNorm2D, prelu: nn.PReLU | None) -> bool:
+    """True when ``prelu(norm(.))`` now builds one native op."""
+    fusable = prelu is None or (prelu._num_parameters == norm._num_features and prelu._data_format == "NCHW")
+    return isinstance(norm, BatchNorm2D) and fusable and norm.native()
+
+
+def takes_bfloat16(conv: nn.Layer) -> bool:
+    """True when ``conv`` is a :class:`Conv2D` that now multiplies in bfloat16 natively: it reads a
+    bfloat16 input as it is (the conversion it would make, saved) and can write bfloat16."""
+    return isinstance(conv, Conv2D) and conv.bfloat16_products and conv.native()
+
+
+def batch_norm_prelu(norm: nn.BatchNorm2D, prelu: nn.PReLU | None, x, bfloat16_output: bool = False):
+    """``prelu(norm(x))`` (``norm(x)`` without ``prelu``); one native op (the PReLU's input never
+    stored) when ``norm`` is a :class:`BatchNorm2D` that runs natively and ``prelu`` has one slope
+    per channel: then ``x`` may be bfloat16, and the output is bfloat16 with ``bfloat16_output``
+    (for a convolution that :func:`takes_bfloat16`)."""
+    if x.dtype in (paddle.float32, paddle.bfloat16) and _fused(norm, prelu):
+        norm._check_input_dim(x)
+        return native_ops.batch_norm(x, norm.weight, norm.bias, norm._mean, norm._variance, norm._momentum,
+                                     norm._epsilon, None if prelu is None else prelu._weight, bfloat16_output)
+    out = nn.BatchNorm2D.forward(norm, x)
+    return out if prelu is None else prelu(out)
+
+
+def conv_batch_norm(conv: nn.Layer, norm: nn.BatchNorm2D, prelu: nn.PReLU | None, x, bfloat16_output: bool = False):
+    """``batch_norm_prelu(norm, prelu, conv(x), bfloat16_output)`` for a convolution whose output
+    only the norm reads: a convolution that :func:`takes_bfloat16` writes it in bfloat16 when the
+    norm runs natively (half the bytes written, read by the norm twice, and of its gradient)."""
+    out = conv(x, bfloat16_output=True) if takes_bfloat16(conv) and _fused(norm, prelu) else conv(x)
+    return batch_norm_prelu(norm, prelu, out, bfloat16_output)
 
 
 class GroupedConv2D(nn.Conv2D):
@@ -101,18 +159,28 @@ class Conv2D(nn.Conv2D):
     #: multiply in bfloat16 (set by :func:`use_bfloat16_convolutions`)
     bfloat16_products = False
 
-    def forward(self, x):
-        if (self._data_format == "NCHW" and self._in_channels >= self.MIN_NATIVE_CHANNELS
-                and native_layers_active(self, x, onednn_ops.kernels)):
-            return onednn_ops.conv2d(x, self.weight, self._stride, self._pad_hw, bf16=self.bfloat16_products)
+    def native(self) -> bool:
+        """True when this layer now builds oneDNN's convolution (for a float32 input, and a bfloat16
+        one with :attr:`bfloat16_products`)."""
+        return (self._data_format == "NCHW" and self._in_channels >= self.MIN_NATIVE_CHANNELS
+                and native_program(self, onednn_ops.kernels))
+
+    def forward(self, x, bfloat16_output: bool = False):
+        """``bfloat16_output``: write the output in bfloat16 when this layer :func:`takes_bfloat16`
+        (float32 otherwise)."""
+        takes = x.dtype == paddle.float32 or (x.dtype == paddle.bfloat16 and self.bfloat16_products)
+        if takes and self.native():
+            return onednn_ops.conv2d(x, self.weight, self._stride, self._pad_hw, bf16=self.bfloat16_products,
+                                     bf16_output=bfloat16_output and self.bfloat16_products)
         return super().forward(x)
 
 
 def use_bfloat16_convolutions(model: nn.Layer) -> int:
     """Make the oneDNN convolutions of ``model`` (its :class:`Conv2D` layers that run natively)
     multiply in bfloat16 in the training programs built after this call: bfloat16 operands, float32
-    accumulation, float32 tensors everywhere (weights, activations, gradients, the optimizer), so
-    no loss scaling is needed. Returns how many layers it set; raises RuntimeError naming the
+    accumulation; weights, their gradients, the optimizer and the residual stream stay float32, the
+    activations between such a convolution and a native batch norm bfloat16 (their gradients too;
+    bfloat16 has float32's range, so no loss scaling is needed). Returns how many layers it set; raises RuntimeError naming the
     reason when this CPU or build cannot (:func:`paddle_pfc.kernels.onednn_ops.bfloat16_unsupported`)."""
     reason = onednn_ops.bfloat16_unsupported()
     if reason is not None:

@@ -124,7 +124,8 @@ def _backbone_forward(backbone: paddle.nn.Layer, images, amp: str):
     """``(backbone, float32 [B, D] embeddings)``; with ``train.amp`` under Paddle's autocast (GPU;
     O2 also casts the backbone's weights to float16 — the returned backbone is the decorated one
     — and the optimizer keeps float32 master weights). ``bf16`` on CPU: the backbone's oneDNN
-    convolutions multiply in bfloat16, every tensor stays float32
+    convolutions multiply in bfloat16 and hand their native batch norms bfloat16 activations;
+    weights, gradients, the optimizer and the residual stream stay float32
     (:func:`~paddle_pfc.backbones.native_layers.use_bfloat16_convolutions`)."""
     if amp == "none":
         return backbone, backbone(images)

@@ -111,10 +111,12 @@ def _loss_scaler(loss_scaling, heads) -> DynamicLossScaler | None:
 
 def running_statistics(program) -> list:
     """The running means and variances that the BatchNorm ops of ``program`` write in its
-    forward pass (their new values, as Values of the program)."""
+    forward pass (their new values, as Values of the program): Paddle's, and the native ones of
+    :func:`paddle_pfc.kernels.native_ops.batch_norm` (same result order)."""
+    names = ("pd_op.batch_norm_", "pd_op.batch_norm", "custom_op.pfc_batch_norm_", "custom_op.pfc_batch_norm_prelu_")
     out = []
     for op in program.global_block().ops:
-        if op.name() in ("pd_op.batch_norm_", "pd_op.batch_norm"):
+        if op.name() in names:
             out += [op.result(1), op.result(2)]
     return out
 

@@ -1,5 +1,5 @@
 """Native CPU kernels, built on first use: the per-block center work (``csrc/center_ops.cc``) and
-backbone ops whose Paddle CPU kernels are slow (``csrc/backbone_ops.cc``).
+backbone ops whose Paddle CPU kernels are slow (``csrc/backbone_ops.cc``, ``csrc/batch_norm_ops.cc``).
 
 Paddle's CPU element-wise and reduction kernels run ~10x below memory speed on [c, D] blocks
 (a [2000, 512] ``h * w`` takes 2.5 ms in a static program, 0.26 ms in numpy), and the head does
@@ -24,6 +24,9 @@ several such passes per block. One-pass kernels replace them (the head reaches t
   or few channels a group) convolution with their backward (custom ops with grad ops), for
   training programs on CPU (:mod:`paddle_pfc.backbones.native_layers`); Paddle's CPU kernels for
   them took over half of mobilefacenet's step.
+* :func:`batch_norm` — training-mode batch norm, alone or with the PReLU after it fused in,
+  float32 or bfloat16 in and out (``csrc/batch_norm_ops.cc``): the tensors around bfloat16
+  convolutions stay bfloat16.
 
 ``PADDLE_PFC_NATIVE`` chooses: ``auto`` (default: build with Paddle's cpp_extension and the
 system C++ compiler, once per machine, under ``$PADDLE_PFC_BUILD_DIR`` or
@@ -42,7 +45,8 @@ from pathlib import Path
 
 import paddle
 
-SOURCES = {name: Path(__file__).with_name("csrc") / f"{name}.cc" for name in ("center_ops", "backbone_ops")}
+SOURCES = {name: Path(__file__).with_name("csrc") / f"{name}.cc"
+           for name in ("center_ops", "backbone_ops", "batch_norm_ops")}
 MODES = ("auto", "on", "off")
 _loaded: dict[str, object] = {}
 
@@ -203,3 +207,34 @@ def grouped_conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int],
     (depthwise; mobilefacenet's 64 groups of 2): its cost grows with (C / groups) per output."""
     return kernels("backbone_ops").pfc_grouped_conv2d(x, weight, int(stride[0]), int(stride[1]),
                                                       int(padding[0]), int(padding[1]), int(groups))
+
+
+def batch_norm(x, scale, bias, mean, variance, momentum: float, epsilon: float, alpha=None,
+               bfloat16_output: bool = False):
+    """Training-mode batch normalisation of ``x`` [N, C, ...] over N and the positions,
+    then, when ``alpha`` [C] is given, the channel PReLU of the result (one op, so the PReLU's
+    input is never stored): ``y = scale * (x - m) / sqrt(v + epsilon) + bias`` with the batch's
+    mean ``m`` and biased variance ``v``; ``y`` where ``y > 0``, else ``alpha * y``. Updates the
+    float32 [C] running statistics in place as Paddle's ``batch_norm`` does:
+    ``mean = momentum * mean + (1 - momentum) * m``, likewise ``variance`` with ``v``.
+    Differentiable in ``x``, ``scale``, ``bias`` (and ``alpha``); per-channel sums in float32 per
+    plane, float64 across planes, all arithmetic in float32. ``x`` is float32, or bfloat16 (from a
+    bfloat16 convolution; d x is then bfloat16 too). Returns the output [N, C, ...]: float32, or
+    with ``bfloat16_output`` bfloat16 (rounded to nearest even; its gradient then arrives in
+    bfloat16 too), for a bfloat16 convolution after it. ValueError naming the input when
+    a shape or dtype is off (the kernel's own checks reach Python as a bare ``std::exception``)."""
+    if len(x.shape) < 2 or x.dtype not in (paddle.float32, paddle.bfloat16):
+        raise ValueError(f"batch_norm: x must be float32 or bfloat16 [N, C, ...], got {x.dtype} {list(x.shape)}")
+    named = {"scale": scale, "bias": bias, "mean": mean, "variance": variance, "alpha": alpha}
+    for name, value in named.items():
+        if value is not None and (list(value.shape) != [x.shape[1]] or value.dtype != paddle.float32):
+            raise ValueError(f"batch_norm: {name} must be float32 [C] = [{x.shape[1]}], "
+                             f"got {value.dtype} {list(value.shape)}")
+    ops = kernels("batch_norm_ops")
+    if alpha is None:
+        outputs = ops.pfc_batch_norm(x, scale, bias, mean, variance, float(momentum), float(epsilon),
+                                     bool(bfloat16_output))
+    else:
+        outputs = ops.pfc_batch_norm_prelu(x, scale, bias, alpha, mean, variance, float(momentum), float(epsilon),
+                                           bool(bfloat16_output))
+    return outputs[0]

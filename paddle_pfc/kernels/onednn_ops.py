@@ -148,7 +148,8 @@ def kernels():
     return load_or_fall_back("onednn_ops", _build, "onednn_ops.cc (oneDNN convolutions and products)")
 
 
-def conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int], bf16: bool = False, groups: int = 1):
+def conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int], bf16: bool = False, groups: int = 1,
+           bf16_output: bool = False):
     """Convolution of float32 ``x`` [N, C, H, W] with ``weight`` [O, C / groups, kh, kw] (no
     dilation, no bias, zero padding ``padding`` = (ph, pw) on both sides; ``groups`` divides C and
     O, ``groups = C = O`` is a depthwise convolution):
@@ -158,10 +159,15 @@ def conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int], bf16: b
 
     ``bf16=False``: strict float32. ``bf16=True``: each product's operands are rounded to bfloat16
     (to nearest even) and the sums accumulated in float32 — the forward on (x, weight), d x on
-    (d out, weight), d weight on (x, d out); inputs, outputs and gradients stay float32 tensors.
-    Needs a CPU with native bfloat16 products (:func:`bfloat16_unsupported` is None)."""
+    (d out, weight), d weight on (x, d out); the weight and its gradient are float32 tensors, ``x``
+    and d x float32 or (a conversion saved) both bfloat16, the output and d out float32 or, with
+    ``bf16_output``, both bfloat16 (the float32 sums rounded to nearest even). Needs a CPU with
+    native bfloat16 products (:func:`bfloat16_unsupported` is None). ValueError for a bfloat16
+    ``x`` or output without ``bf16``."""
+    if (x.dtype == paddle.bfloat16 or bf16_output) and not bf16:
+        raise ValueError("conv2d: a bfloat16 x or output needs bf16=True (bfloat16 products)")
     return kernels().pfc_conv2d(x, weight, int(stride[0]), int(stride[1]), int(padding[0]), int(padding[1]),
-                                bool(bf16), int(groups), not x.stop_gradient)
+                                bool(bf16), int(groups), not x.stop_gradient, bool(bf16_output))
 
 
 def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False, bf16: bool = True):

@@ -1,5 +1,6 @@
 // oneDNN ops: 2-D convolution (dense, grouped or depthwise; NCHW, float32 tensors with float32 or
-// bfloat16 products, no bias, no dilation, symmetric zero padding) with its backward, and a matrix
+// bfloat16 products, or with bfloat16 products bfloat16 activations in and / or out; no bias, no
+// dilation, symmetric zero padding) with its backward, and a matrix
 // product (pfc_matmul, float32 tensors, bfloat16 or float32 products; the head's bfloat16 road,
 // since Paddle 3.3.1's CPU build registers no bfloat16 matmul kernel), through oneDNN: the
 // library Paddle's CPU wheel already loads (paddle/libs/libdnnl.so.3, oneDNN 3.6.2, OpenMP
@@ -22,11 +23,12 @@
 // stream) belongs to the calling thread, so convolutions run concurrently. Convolutions use the
 // direct algorithm (no Winograd). Math: strict float32 (fpmath_mode::strict), or with bf16 set,
 // bfloat16 operands (rounded to nearest even by the reorders) accumulated in float32, results in
-// float32.
+// float32 (or rounded to a bfloat16 output / d x).
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <map>
 #include <memory>
@@ -59,8 +61,11 @@ void ApplyThreads() {
   if (g_threads > 0 && omp_get_max_threads() != g_threads) omp_set_num_threads(g_threads);
 }
 
-// n, c, h, w, o, kh, kw, sh, sw, ph, pw, bf16, groups
+// n, c, h, w, o, kh, kw, sh, sw, ph, pw, types (the kBf16* bits below), groups
 using Key = std::array<int64_t, 13>;
+// bfloat16 products (else float32); a bfloat16 x and d x (else float32); a bfloat16 output and
+// d output (else float32). Tensors in bfloat16 need bfloat16 products.
+constexpr int64_t kBf16Products = 1, kBf16Input = 2, kBf16Output = 4;
 
 dnnl::engine& Engine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -180,6 +185,8 @@ struct Scratch {
 struct Entry {
   bool plain = false;  // activations stay in Paddle's NCHW (1x1 convolutions: a GEMM per image)
   dt operand = dt::f32;  // the products' operand type: f32, or bf16 (accumulated and written in f32)
+  dt x_type = dt::f32;   // x's (and d x's) type: f32, or bf16 with bf16 operands
+  dt y_type = dt::f32;   // the output's (and its gradient's) type: f32, or bf16 with bf16 operands
   memory::dims strides, padding;
   memory::desc x_md, w_md, y_md;
   std::unique_ptr<dnnl::convolution_forward::primitive_desc> fwd_pd;
@@ -216,20 +223,24 @@ Entry& Lookup(const Key& k) {
   auto entry = std::make_unique<Entry>();
   const int64_t n = k[0], c = k[1], h = k[2], w = k[3], o = k[4], kh = k[5], kw = k[6];
   const int64_t sh = k[7], sw = k[8], ph = k[9], pw = k[10];
-  const dt operand = k[11] ? dt::bf16 : dt::f32;
+  const dt operand = k[11] & kBf16Products ? dt::bf16 : dt::f32;
+  const dt x_type = k[11] & kBf16Input ? dt::bf16 : dt::f32;
+  const dt y_type = k[11] & kBf16Output ? dt::bf16 : dt::f32;
   const int64_t groups = k[12];
   const int64_t oh = (h + 2 * ph - kh) / sh + 1, ow = (w + 2 * pw - kw) / sw + 1;
   entry->operand = operand;
+  entry->x_type = x_type;
+  entry->y_type = y_type;
   entry->strides = {sh, sw};
   entry->padding = {ph, pw};
-  entry->x_md = memory::desc({n, c, h, w}, dt::f32, tag::nchw);
+  entry->x_md = memory::desc({n, c, h, w}, x_type, tag::nchw);
   // grouped weights [O, C / g, kh, kw] are oneDNN's goihw [g, O / g, C / g, kh, kw], the same bytes
   const memory::dims w_dims = groups == 1 ? memory::dims{o, c, kh, kw} : memory::dims{groups, o / groups, c / groups, kh, kw};
   entry->w_md = memory::desc(w_dims, dt::f32, groups == 1 ? tag::oihw : tag::goihw);
-  entry->y_md = memory::desc({n, o, oh, ow}, dt::f32, tag::nchw);
+  entry->y_md = memory::desc({n, o, oh, ow}, y_type, tag::nchw);
   entry->plain = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && groups == 1;
   const memory::desc x_any = Act(*entry, entry->x_md, operand), w_any(w_dims, operand, tag::any),
-      y_any = Act(*entry, entry->y_md, dt::f32);
+      y_any = Act(*entry, entry->y_md, y_type);
   entry->fwd_pd = std::make_unique<dnnl::convolution_forward::primitive_desc>(
       Engine(), dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, x_any, w_any, y_any,
       entry->strides, entry->padding, entry->padding, StrictAttr());
@@ -249,14 +260,14 @@ void BuildForward(Entry& e) {
   e.has_fwd = true;
 }
 
-// Backward primitives: operands in e.operand, results (d x, d w) in f32; each built on first use
+// Backward primitives: operands in e.operand, results in f32 (d w) and x's type (d x); each built on first use
 // (d x is never built for a layer whose input needs no gradient, e.g. a stem on images).
 memory::desc Any(const memory::desc& md, dt type) { return memory::desc(md.get_dims(), type, tag::any); }
 
 void BuildBackwardData(Entry& e) {
   if (e.has_bwd_data) return;
   dnnl::convolution_backward_data::primitive_desc pd(Engine(), dnnl::algorithm::convolution_direct,
-                                                     Act(e, e.x_md, dt::f32), Any(e.w_md, e.operand),
+                                                     Act(e, e.x_md, e.x_type), Any(e.w_md, e.operand),
                                                      Act(e, e.y_md, e.operand), e.strides, e.padding, e.padding,
                                                      *e.fwd_pd, StrictAttr());
   e.bwd_data = dnnl::convolution_backward_data(pd);
@@ -301,10 +312,12 @@ const Entry& Prepared(const Key& k, int parts) {
 }
 
 Key CheckedKey(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h, int stride_w, int pad_h,
-               int pad_w, bool bf16, int groups) {
+               int pad_w, bool bf16, int groups, bool bf16_out) {
   PD_CHECK(x.is_cpu() && w.is_cpu(), "pfc_conv2d runs on CPU tensors");
-  PD_CHECK(x.dtype() == paddle::DataType::FLOAT32 && w.dtype() == paddle::DataType::FLOAT32,
-           "pfc_conv2d takes float32 x and weight");
+  const bool bf16_x = x.dtype() == paddle::DataType::BFLOAT16;
+  PD_CHECK((x.dtype() == paddle::DataType::FLOAT32 || (bf16 && bf16_x)) && w.dtype() == paddle::DataType::FLOAT32,
+           "pfc_conv2d takes a float32 weight and a float32 x (bfloat16 x with bf16 products)");
+  PD_CHECK(bf16 || !bf16_out, "pfc_conv2d: a bfloat16 output needs bf16 products");
   PD_CHECK(x.shape().size() == 4 && w.shape().size() == 4, "pfc_conv2d: x must be [N, C, H, W], weight [O, C, kh, kw]");
   PD_CHECK(groups >= 1 && x.shape()[1] % groups == 0 && w.shape()[0] % groups == 0 && w.shape()[1] * groups == x.shape()[1],
            "pfc_conv2d: weight must be [O, C / groups, kh, kw] for x's C, with groups dividing C and O");
@@ -312,7 +325,8 @@ Key CheckedKey(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h, i
   const auto& s = x.shape();
   const auto& f = w.shape();
   PD_CHECK(s[2] + 2 * pad_h >= f[2] && s[3] + 2 * pad_w >= f[3], "pfc_conv2d: kernel larger than the padded input");
-  return {s[0], s[1], s[2], s[3], f[0], f[2], f[3], stride_h, stride_w, pad_h, pad_w, bf16 ? 1 : 0, groups};
+  const int64_t types = (bf16 ? kBf16Products : 0) | (bf16_x ? kBf16Input : 0) | (bf16_out ? kBf16Output : 0);
+  return {s[0], s[1], s[2], s[3], f[0], f[2], f[3], stride_h, stride_w, pad_h, pad_w, types, groups};
 }
 
 // Execute with input a_arg already bound (`a_memory`, e.g. a converted copy shared by two runs).
@@ -382,12 +396,14 @@ extern "C" __attribute__((visibility("default"))) int pfc_onednn_threads() {
 extern "C" __attribute__((visibility("default"))) int64_t pfc_onednn_pool_bytes() { return ThreadPool().Bytes(); }
 
 std::vector<paddle::Tensor> ConvForward(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h,
-                                        int stride_w, int pad_h, int pad_w, bool bf16, int groups, bool) {
+                                        int stride_w, int pad_h, int pad_w, bool bf16, int groups, bool,
+                                        bool bf16_out) {
   ApplyThreads();
-  const Entry& e = Prepared(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w, bf16, groups), kForward);
-  auto out = paddle::empty(e.y_md.get_dims(), paddle::DataType::FLOAT32, paddle::CPUPlace());
-  void* y = out.data<float>();
-  Execute(e.fwd, e.fwd_scratch, DNNL_ARG_SRC, e.fwd_x, x.data<float>(), DNNL_ARG_WEIGHTS, e.fwd_w, w.data<float>(),
+  const Entry& e = Prepared(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w, bf16, groups, bf16_out), kForward);
+  auto out = paddle::empty(e.y_md.get_dims(), bf16_out ? paddle::DataType::BFLOAT16 : paddle::DataType::FLOAT32,
+                           paddle::CPUPlace());
+  void* y = out.data();
+  Execute(e.fwd, e.fwd_scratch, DNNL_ARG_SRC, e.fwd_x, x.data(), DNNL_ARG_WEIGHTS, e.fwd_w, w.data<float>(),
           DNNL_ARG_DST, e.fwd_y, y);
   Stream().wait();
   return {out};
@@ -395,31 +411,32 @@ std::vector<paddle::Tensor> ConvForward(const paddle::Tensor& x, const paddle::T
 
 std::vector<paddle::Tensor> ConvBackward(const paddle::Tensor& x, const paddle::Tensor& w,
                                          const paddle::Tensor& grad_out, int stride_h, int stride_w, int pad_h,
-                                         int pad_w, bool bf16, int groups, bool input_grad) {
+                                         int pad_w, bool bf16, int groups, bool input_grad, bool bf16_out) {
   ApplyThreads();
-  const Entry& e = Prepared(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w, bf16, groups),
+  const Entry& e = Prepared(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w, bf16, groups, bf16_out),
                             (input_grad ? kBackwardData : 0) | kBackwardWeights);
-  PD_CHECK(grad_out.dtype() == paddle::DataType::FLOAT32 && grad_out.shape() == e.y_md.get_dims(),
-           "pfc_conv2d_grad: grad_out must be float32 [N, O, out_h, out_w]");
-  auto grad_x = paddle::empty(x.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
+  const auto grad_type = bf16_out ? paddle::DataType::BFLOAT16 : paddle::DataType::FLOAT32;
+  PD_CHECK(grad_out.dtype() == grad_type && grad_out.shape() == e.y_md.get_dims(),
+           "pfc_conv2d_grad: grad_out must be [N, O, out_h, out_w] in the output's dtype");
+  auto grad_x = paddle::empty(x.shape(), x.dtype(), paddle::CPUPlace());
   auto grad_w = paddle::empty(w.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
-  const float* xp = x.data<float>();
+  const void* xp = x.data();
   const float* wp = w.data<float>();
-  const float* dyp = grad_out.data<float>();
-  float* dx = grad_x.data<float>();
+  const void* dyp = grad_out.data();
+  void* dx = grad_x.data();
   void* dw = grad_w.data<float>();
   // d y converted (layout or bfloat16) once when both primitives want the same copy of it
   const bool shared_dy = input_grad && e.bd_dy.reordered && e.bw_dy.chosen == e.bd_dy.chosen;
   memory dy_for_weights;  // bound after d x unless shared
   if (input_grad) {
-    const memory dy = e.bd_dy.BindIn(const_cast<float*>(dyp), shared_dy ? kSharedDiffDstSlot : e.bd_dy.slot);
+    const memory dy = e.bd_dy.BindIn(const_cast<void*>(dyp), shared_dy ? kSharedDiffDstSlot : e.bd_dy.slot);
     ExecuteBound(e.bwd_data, e.bd_scratch, DNNL_ARG_DIFF_DST, dy, DNNL_ARG_WEIGHTS, e.bd_w, wp, DNNL_ARG_DIFF_SRC,
                  e.bd_dx, dx);
     if (shared_dy) dy_for_weights = dy;
   } else {  // the input needs no gradient: Paddle drops this output; zeros, never garbage
-    std::fill(dx, dx + grad_x.numel(), 0.0f);
+    std::memset(dx, 0, grad_x.numel() * (e.x_type == dt::bf16 ? 2 : 4));
   }
-  if (!shared_dy) dy_for_weights = e.bw_dy.Bind(const_cast<float*>(dyp));
+  if (!shared_dy) dy_for_weights = e.bw_dy.Bind(const_cast<void*>(dyp));
   ExecuteBound(e.bwd_weights, e.bw_scratch, DNNL_ARG_DIFF_DST, dy_for_weights, DNNL_ARG_SRC, e.bw_x, xp,
                DNNL_ARG_DIFF_WEIGHTS, e.bw_dw, dw);
   Stream().wait();
@@ -427,17 +444,21 @@ std::vector<paddle::Tensor> ConvBackward(const paddle::Tensor& x, const paddle::
 }
 
 std::vector<std::vector<int64_t>> ConvShape(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
-                                            int stride_h, int stride_w, int pad_h, int pad_w, bool, int, bool) {
+                                            int stride_h, int stride_w, int pad_h, int pad_w, bool, int, bool, bool) {
   auto out_size = [](int64_t in, int64_t k, int stride, int pad) {
     return in < 0 ? in : (in + 2 * pad - k) / stride + 1;
   };
   return {{x[0], w[0], out_size(x[2], w[2], stride_h, pad_h), out_size(x[3], w[3], stride_w, pad_w)}};
 }
 
-std::vector<paddle::DataType> ConvDtype(const paddle::DataType& x, const paddle::DataType&) { return {x}; }
+std::vector<paddle::DataType> ConvDtype(const paddle::DataType&, const paddle::DataType&, int, int, int, int, bool, int,
+                                        bool, bool bf16_out) {
+  return {bf16_out ? paddle::DataType::BFLOAT16 : paddle::DataType::FLOAT32};
+}
 
 std::vector<std::vector<int64_t>> ConvGradShape(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
-                                                const std::vector<int64_t>&, int, int, int, int, bool, int, bool) {
+                                                const std::vector<int64_t>&, int, int, int, int, bool, int, bool,
+                                                bool) {
   return {x, w};
 }
 
@@ -487,7 +508,8 @@ PD_BUILD_OP(pfc_matmul)
 PD_BUILD_OP(pfc_conv2d)
     .Inputs({"X", "W"})
     .Outputs({"Out"})
-    .Attrs({"stride_h: int", "stride_w: int", "pad_h: int", "pad_w: int", "bf16: bool", "groups: int", "input_grad: bool"})
+    .Attrs({"stride_h: int", "stride_w: int", "pad_h: int", "pad_w: int", "bf16: bool", "groups: int", "input_grad: bool",
+            "bf16_out: bool"})
     .SetKernelFn(PD_KERNEL(ConvForward))
     .SetInferShapeFn(PD_INFER_SHAPE(ConvShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(ConvDtype));
@@ -495,7 +517,8 @@ PD_BUILD_OP(pfc_conv2d)
 PD_BUILD_GRAD_OP(pfc_conv2d)
     .Inputs({"X", "W", paddle::Grad("Out")})
     .Outputs({paddle::Grad("X"), paddle::Grad("W")})
-    .Attrs({"stride_h: int", "stride_w: int", "pad_h: int", "pad_w: int", "bf16: bool", "groups: int", "input_grad: bool"})
+    .Attrs({"stride_h: int", "stride_w: int", "pad_h: int", "pad_w: int", "bf16: bool", "groups: int", "input_grad: bool",
+            "bf16_out: bool"})
     .SetKernelFn(PD_KERNEL(ConvBackward))
     .SetInferShapeFn(PD_INFER_SHAPE(ConvGradShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(ConvGradDtype));
