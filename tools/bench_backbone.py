@@ -53,9 +53,20 @@ PEER_NAMES = {"iresnet18": "r18", "iresnet34": "r34", "iresnet50": "r50", "iresn
               "iresnet200": "r200", "mobilefacenet": "mbf"}
 
 
-def _paddle_steps(backbone: str, batch: int, steps: int, warmup: int, classes: int,
-                  sample_ratio: float, bf16: bool = False) -> tuple[int, list[float]]:
-    """(this process's rank, its step times in seconds)."""
+def _timed(step, steps: int, warmup: int) -> list[float]:
+    """Seconds of each of ``steps`` calls of ``step`` after ``warmup`` untimed ones."""
+    times = []
+    for i in range(warmup + steps):
+        start = time.perf_counter()
+        step()
+        if i >= warmup:
+            times.append(time.perf_counter() - start)
+    return times
+
+
+def paddle_step(backbone: str, batch: int, classes: int, sample_ratio: float, bf16: bool = False):
+    """(this process's rank, a function running one paddle_pfc training step): the static program
+    of the module docstring's step, built and initialised (also for tools/profile_backbone.py)."""
     import numpy as np
     import paddle
 
@@ -92,18 +103,19 @@ def _paddle_steps(backbone: str, batch: int, steps: int, warmup: int, classes: i
         feed["labels"] = rng.integers(0, classes, batch).astype(np.int64)
     else:
         feed["weights"] = rng.standard_normal((batch, 512)).astype(np.float32)
-    times = []
-    for step in range(warmup + steps):
-        start = time.perf_counter()
-        exe.run(main, feed=feed, fetch_list=[loss])
-        if step >= warmup:
-            times.append(time.perf_counter() - start)
-    return rank, times
+    return rank, lambda: exe.run(main, feed=feed, fetch_list=[loss])
 
 
-def _torch_steps(backbone: str, batch: int, steps: int, warmup: int, insightface: str, threads: int,
-                 classes: int, sample_ratio: float, rank: int = 0, world_size: int = 1,
-                 port: int = 0) -> list[float]:
+def _paddle_steps(backbone: str, batch: int, steps: int, warmup: int, classes: int,
+                  sample_ratio: float, bf16: bool = False) -> tuple[int, list[float]]:
+    """(this process's rank, its step times in seconds)."""
+    rank, step = paddle_step(backbone, batch, classes, sample_ratio, bf16)
+    return rank, _timed(step, steps, warmup)
+
+
+def torch_step(backbone: str, batch: int, insightface: str, threads: int, classes: int, sample_ratio: float,
+               rank: int = 0, world_size: int = 1, port: int = 0):
+    """A function running one arcface_torch training step (the module docstring's peer step)."""
     import torch
 
     torch.set_num_threads(threads)
@@ -134,17 +146,22 @@ def _torch_steps(backbone: str, batch: int, steps: int, warmup: int, insightface
         params = net.parameters()
         compute_loss = lambda: (net(images) * weights).mean()  # noqa: E731
     optimizer = torch.optim.SGD(params, lr=0.1, momentum=0.9, weight_decay=5e-4)
-    times = []
-    for step in range(warmup + steps):
-        start = time.perf_counter()
+
+    def step() -> None:
         loss = compute_loss()
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
         optimizer.step()
-        if step >= warmup:
-            times.append(time.perf_counter() - start)
-    return times
+
+    return step
+
+
+def _torch_steps(backbone: str, batch: int, steps: int, warmup: int, insightface: str, threads: int,
+                 classes: int, sample_ratio: float, rank: int = 0, world_size: int = 1,
+                 port: int = 0) -> list[float]:
+    step = torch_step(backbone, batch, insightface, threads, classes, sample_ratio, rank, world_size, port)
+    return _timed(step, steps, warmup)
 
 
 def _conv_shapes(backbone: str, batch: int) -> list[tuple[tuple, int]]:

@@ -1,0 +1,46 @@
+"""tools/profile_backbone.py as a user runs it (paddle_pfc's side; the peer needs a local insightface
+checkout), and its report's arithmetic."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+
+from launcher import REPO
+
+SCRIPT = REPO / "tools" / "profile_backbone.py"
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("pfc_profile_tool", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_report_ranks_ops_and_accounts_for_the_whole_step():
+    figures = {"step_s": 0.1, "ops": {"a": [0.05, 2.0], "b": [0.01, 1.0], "c": [0.03, 4.0], "d": [0.005, 1.0]}}
+    lines = _tool().report("side", figures, top=2)
+    assert lines[0] == "side: 100.0 ms a step"
+    assert lines[1].split()[-1] == "a" and lines[2].split()[-1] == "c"
+    assert "50.0 %" in lines[1] and "2.0x" in lines[1]
+    assert lines[3].endswith("the other 2 ops") and "15.0 ms" in lines[3]
+    assert lines[4].endswith("outside any op") and "5.0 ms" in lines[4]
+
+
+def test_profile_runs_as_a_user_runs_it(tmp_path):
+    out = tmp_path / "profile.json"
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--backbone", "mobilefacenet", "--batch-size", "2",
+                           "--steps", "1", "--warmup", "1", "--top", "5", "--json", str(out)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.startswith("CPU: ") and "paddle_pfc: " in proc.stdout
+    figures = json.loads(out.read_text())["paddle_pfc"]
+    ops = figures["ops"]
+    # the backbone's convolutions, norms and grouped layer, forward and backward, once per layer
+    assert ops["custom_op.pfc_grouped_conv2d"][1] == ops["custom_op.pfc_grouped_conv2d_grad"][1] == 1
+    assert ops["custom_op.pfc_batch_norm_prelu_"][1] == ops["custom_op.pfc_batch_norm_prelu_grad"][1] > 10
+    assert ops["custom_op.pfc_conv2d"][1] == ops["custom_op.pfc_conv2d_grad"][1] > 10
+    total = sum(seconds for seconds, _ in ops.values())
+    assert 0.5 * figures["step_s"] < total <= 1.05 * figures["step_s"], (total, figures["step_s"])
