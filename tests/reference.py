@@ -1,4 +1,5 @@
-"""Independent float64 numpy reference of the Partial FC loss, its gradients and the update rule."""
+"""Independent float64 numpy reference of the Partial FC loss, its gradients and the update rule (and of
+bfloat16 rounding)."""
 from __future__ import annotations
 
 import numpy as np
@@ -66,3 +67,10 @@ def balanced_split(num_classes: int, world_size: int) -> list[tuple[int, int]]:
         out.append((start, count))
         start += count
     return out
+
+
+def round_bfloat16(a) -> np.ndarray:
+    """float32 ``a`` rounded to bfloat16 (nearest, ties to even), as float64."""
+    bits = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32).astype(np.float64)

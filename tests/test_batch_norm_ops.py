@@ -8,6 +8,7 @@ import pytest
 from paddle.autograd.ir_backward import grad as pir_grad
 
 from paddle_pfc.backbones.native_layers import BatchNorm2D, PReLU, batch_norm_prelu
+from reference import round_bfloat16 as _bfloat16
 
 MOMENTUM, EPSILON = 0.9, 1e-5
 
@@ -102,13 +103,6 @@ def test_native_batch_norm_matches_float64_and_paddle(shape, with_prelu, static_
             tolerance = 1e-5 * np.abs(w).max() + 1e-5 * np.sqrt(x.size / x.shape[1])
         assert np.abs(g - w).max() <= tolerance, (name, np.abs(g - w).max(), tolerance)
         assert np.abs(p - w).max() <= 10 * tolerance, (name, "paddle", np.abs(p - w).max())
-
-
-def _bfloat16(a):
-    """float32 ``a`` rounded to bfloat16 (nearest, ties to even), as float64."""
-    bits = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
 
 
 def _within_a_bfloat16_step(got, want, name):

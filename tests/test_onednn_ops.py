@@ -11,6 +11,7 @@ from paddle.autograd.ir_backward import grad as pir_grad
 from paddle_pfc.backbones import build_backbone
 from paddle_pfc.backbones.native_layers import Conv2D
 from paddle_pfc.kernels import onednn_ops
+from reference import round_bfloat16 as _bfloat16
 
 
 @pytest.fixture(autouse=True)
@@ -136,13 +137,6 @@ def test_conv_matches_paddle_and_float64(shape, out_c, kernel, stride, pad, grou
         assert np.all(np.abs(got - ref) <= bound), (name, np.max(np.abs(got - ref) / bound))
         assert np.all(np.abs(theirs - ref) <= bound), (name, "paddle")
         np.testing.assert_allclose(got, theirs, rtol=0, atol=float(np.max(2 * bound)))
-
-
-def _bfloat16(a):
-    """float32 ``a`` rounded to bfloat16 (nearest, ties to even), as float64."""
-    bits = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
 
 
 def _need_bfloat16():
