@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import json
 import os
 import subprocess
@@ -29,6 +30,7 @@ from pathlib import Path
 
 
 
+@functools.cache
 def _bench_backbone():
     """tools/bench_backbone.py as a module: the step is built in one place."""
     import importlib.util

@@ -45,6 +45,13 @@ Layout CheckInputs(const paddle::Tensor& x, const std::vector<const paddle::Tens
 // both see the same y (and take the same side of the PReLU).
 inline float Affine(float x, float gain, float shift) { return x * gain + shift; }
 
+// A channel's gain and shift from its saved (float32) mean and inverse std: the forward and the
+// backward both take them from here, so the backward's y is the forward's bit for bit.
+inline void GainShift(float scale, float bias, float mean, float inv_std, float* gain, float* shift) {
+  *gain = static_cast<float>(static_cast<double>(scale) * inv_std);
+  *shift = static_cast<float>(bias - static_cast<double>(mean) * scale * inv_std);
+}
+
 // x, the output and their gradients are float32, or bfloat16 next to a bfloat16 convolution: the
 // upper half of a float32, stored rounded to nearest even (a NaN kept a NaN), as Paddle's cast.
 inline float Load(float v) { return v; }
@@ -118,8 +125,7 @@ std::vector<paddle::Tensor> Forward(const paddle::Tensor& x, const paddle::Tenso
       saved_inv_std.data<float>()[c] = static_cast<float>(inv_std);
       rm[c] = static_cast<float>(momentum * rm[c] + (1.0 - momentum) * mean);
       rv[c] = static_cast<float>(momentum * rv[c] + (1.0 - momentum) * variance);
-      gains[j] = static_cast<float>(gamma[c] * inv_std);
-      shifts[j] = static_cast<float>(beta[c] - mean * gamma[c] * inv_std);
+      GainShift(gamma[c], beta[c], saved_mean.data<float>()[c], saved_inv_std.data<float>()[c], &gains[j], &shifts[j]);
     }
     for (int64_t n = 0; n < l.batch; ++n) {
       for (int64_t j = 0; j < k; ++j) {
@@ -176,8 +182,7 @@ std::vector<paddle::Tensor> Backward(const paddle::Tensor& x, const paddle::Tens
     const int64_t k = std::min(block, l.channels - c0);
     for (int64_t j = 0; j < k; ++j) {
       const int64_t c = c0 + j;
-      gains[j] = static_cast<float>(static_cast<double>(gamma[c]) * inv_stds[c]);
-      shifts[j] = static_cast<float>(beta[c] - static_cast<double>(means[c]) * gamma[c] * inv_stds[c]);
+      GainShift(gamma[c], beta[c], means[c], inv_stds[c], &gains[j], &shifts[j]);
       sum_dy[j] = sum_dy_xc[j] = sum_dalpha[j] = 0.0;
     }
     for (int64_t n = 0; n < l.batch; ++n) {
