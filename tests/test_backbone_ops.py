@@ -212,27 +212,32 @@ def _backbone_gradients(build, native: str, monkeypatch, bf16: bool = False):
 
 
 @pytest.mark.parametrize("build, native_op_names", [
-    (_small_mobilefacenet, {"custom_op.pfc_grouped_conv2d", "custom_op.pfc_batch_norm_prelu_", "custom_op.pfc_batch_norm_"}),
-    (_small_iresnet, {"custom_op.pfc_conv2d", "custom_op.pfc_batch_norm_prelu_", "custom_op.pfc_batch_norm_"}),
+    (_small_mobilefacenet, {"custom_op.pfc_grouped_conv2d", "custom_op.pfc_batch_norm_prelu_", "custom_op.pfc_batch_norm_",
+                            "custom_op.pfc_to_nhwc", "custom_op.pfc_to_nchw"}),
+    (_small_iresnet, {"custom_op.pfc_conv2d", "custom_op.pfc_batch_norm_prelu_", "custom_op.pfc_batch_norm_",
+                      "custom_op.pfc_to_nhwc", "custom_op.pfc_to_nchw"}),
 ])
 def test_backbone_native_training_step_matches_paddles_ops(build, native_op_names, static_mode, monkeypatch):
     """The whole backbone on the native layers (oneDNN convolutions, the native grouped
-    convolution, batch norm and batch norm + PReLU) against the same program on Paddle's ops: the
-    embedding and every parameter's gradient, with the same initial values (same seed)."""
+    convolution, batch norm and batch norm + PReLU; channels last after the first block) against
+    the same program on Paddle's ops: the embedding and every parameter's gradient, with the same
+    initial values (same seed)."""
     native_ops_used, native = _backbone_gradients(build, "on", monkeypatch)
     paddle_ops_used, reference = _backbone_gradients(build, "off", monkeypatch)
     assert native_op_names <= native_ops_used, native_ops_used
     assert not any(name.startswith("custom_op.") for name in paddle_ops_used), paddle_ops_used
     assert len(native) == len(reference)
     # Some shifts' gradients are zero but for rounding (a batch norm's bias feeding a 1x1
-    # convolution and another batch norm): they are compared against the typical scale.
+    # convolution and another batch norm): they are compared against the typical scale. Some
+    # scales' gradients partly cancel (100x below the typical): they keep the absolute rounding
+    # of their terms, ~1e-6 of the typical (either road against the other; measured 1-3e-6).
     typical = float(np.median([np.abs(want).max() for want in reference]))
     for k, (got, want) in enumerate(zip(native, reference)):
         scale = float(np.abs(want).max())
         if scale < 1e-4 * typical:
             assert np.abs(got).max() < 1e-3 * typical, f"output {k}"
             continue
-        np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4 * scale, err_msg=f"output {k}")
+        np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4 * scale + 5e-6 * typical, err_msg=f"output {k}")
 
 
 @pytest.mark.parametrize("build", [_small_mobilefacenet, _small_iresnet])

@@ -1,5 +1,6 @@
 """The native training-mode batch norm, alone and fused with the channel PReLU after it, against
-float64 numpy and Paddle's batch_norm (+ prelu): outputs, every gradient, the running statistics."""
+float64 numpy and Paddle's batch_norm (+ prelu): outputs, every gradient, the running statistics;
+on NCHW tensors and (channels last) on NHWC ones."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +8,8 @@ import paddle
 import pytest
 from paddle.autograd.ir_backward import grad as pir_grad
 
-from paddle_pfc.backbones.native_layers import BatchNorm2D, PReLU, batch_norm_prelu
+from paddle_pfc.backbones.native_layers import (BatchNorm2D, PReLU, batch_norm_prelu, channels_last,
+                                                to_channels_first, to_channels_last)
 from reference import round_bfloat16 as _bfloat16
 
 MOMENTUM, EPSILON = 0.9, 1e-5
@@ -36,10 +38,12 @@ def _reference(x, scale, bias, alpha, up):
 
 
 def _run(x, scale, bias, alpha, up, native: str, monkeypatch, steps: int = 1, bfloat16_output: bool = False,
-         bfloat16_input: bool = False):
+         bfloat16_input: bool = False, nhwc: bool = False, prelu_slopes: int | None = None):
     """The same values from a static training program: native ('on') or Paddle's ops ('off');
     with ``bfloat16_output`` the native op writes bfloat16 (cast to float32 for the loss), with
-    ``bfloat16_input`` it reads x cast to bfloat16."""
+    ``bfloat16_input`` it reads x cast to bfloat16; with ``nhwc`` the layers run channels last on
+    x converted to NHWC (the results converted back). ``prelu_slopes``: the PReLU's parameter count
+    (default one per channel)."""
     monkeypatch.setenv("PADDLE_PFC_NATIVE", native)
     channels = x.shape[1]
     main, startup = paddle.static.Program(), paddle.static.Program()
@@ -48,9 +52,14 @@ def _run(x, scale, bias, alpha, up, native: str, monkeypatch, steps: int = 1, bf
         xv.stop_gradient = False
         upv = paddle.static.data("up", list(x.shape), "float32")
         norm = BatchNorm2D(channels, momentum=MOMENTUM, epsilon=EPSILON)
-        prelu = PReLU(num_parameters=channels) if alpha is not None else None
+        prelu = PReLU(num_parameters=prelu_slopes or channels) if alpha is not None else None
         operand = paddle.cast(xv, "bfloat16") if bfloat16_input else xv
-        out = batch_norm_prelu(norm, prelu, operand, bfloat16_output=bfloat16_output)
+        if nhwc:
+            with channels_last():
+                out = to_channels_first(batch_norm_prelu(norm, prelu, to_channels_last(operand),
+                                                         bfloat16_output=bfloat16_output))
+        else:
+            out = batch_norm_prelu(norm, prelu, operand, bfloat16_output=bfloat16_output)
         if bfloat16_output:
             out = paddle.cast(out, "float32")
         params = [xv, norm.weight, norm.bias] + ([prelu._weight] if prelu is not None else [])
@@ -83,12 +92,14 @@ def _inputs(shape, seed, offset=0.0, spread=1.0):
 
 # planes of 1, 49 (blocks of 83 channels: 130 is not a multiple), 33, 4095 (one a block) and
 # 5000 values
+@pytest.mark.parametrize("nhwc", [False, True])
 @pytest.mark.parametrize("shape", [[8, 5, 1, 1], [3, 130, 7, 7], [4, 6, 1, 33], [2, 3, 63, 65], [2, 2, 50, 100]])
 @pytest.mark.parametrize("with_prelu", [False, True])
-def test_native_batch_norm_matches_float64_and_paddle(shape, with_prelu, static_mode, monkeypatch):
+def test_native_batch_norm_matches_float64_and_paddle(shape, with_prelu, nhwc, static_mode, monkeypatch):
     x, scale, bias, alpha, up = _inputs(shape, seed=sum(shape) + with_prelu)
     alpha = alpha if with_prelu else None
-    ops, got = _run(x, scale, bias, alpha, up, "on", monkeypatch)
+    ops, got = _run(x, scale, bias, alpha, up, "on", monkeypatch, nhwc=nhwc)
+    assert ("custom_op.pfc_to_nhwc" in ops) == nhwc, ops
     fused = "custom_op.pfc_batch_norm_prelu_" if with_prelu else "custom_op.pfc_batch_norm_"
     assert fused in ops and "pd_op.batch_norm_" not in ops and "custom_op.pfc_prelu" not in ops, ops
     paddle_ops, paddles = _run(x, scale, bias, alpha, up, "off", monkeypatch)
@@ -111,9 +122,11 @@ def _within_a_bfloat16_step(got, want, name):
     assert np.mean(got == _bfloat16(want)) > 0.98, name  # off by a step only where float32 sits near a tie
 
 
-@pytest.mark.parametrize("bfloat16_input, bfloat16_output", [(False, True), (True, False), (True, True)])
+@pytest.mark.parametrize("bfloat16_input, bfloat16_output, nhwc", [(False, True, False), (True, False, False),
+                                                                    (True, True, False), (True, True, True)])
 @pytest.mark.parametrize("with_prelu", [False, True])
-def test_native_batch_norm_bfloat16_tensors(with_prelu, bfloat16_input, bfloat16_output, static_mode, monkeypatch):
+def test_native_batch_norm_bfloat16_tensors(with_prelu, bfloat16_input, bfloat16_output, nhwc, static_mode,
+                                            monkeypatch):
     """Between bfloat16 convolutions: a bfloat16 x (d x then bfloat16, float64's rounded) and / or a
     bfloat16 output (float64's rounded; its gradient arrives in bfloat16, the upstream rounded);
     everything else float64's for those values, to float32 accuracy."""
@@ -121,7 +134,7 @@ def test_native_batch_norm_bfloat16_tensors(with_prelu, bfloat16_input, bfloat16
     x = _bfloat16(x).astype(np.float32)
     alpha = alpha if with_prelu else None
     ops, got = _run(x, scale, bias, alpha, up, "on", monkeypatch, bfloat16_output=bfloat16_output,
-                    bfloat16_input=bfloat16_input)
+                    bfloat16_input=bfloat16_input, nhwc=nhwc)
     assert "custom_op.pfc_batch_norm_prelu_" in ops or "custom_op.pfc_batch_norm_" in ops, ops
     want = _reference(x, scale, bias, alpha, _bfloat16(up) if bfloat16_output else up)
     for name, g, w, rounded in zip(["out", "dx", "dscale", "dbias", "dalpha"], got, want,
@@ -138,11 +151,12 @@ def test_native_batch_norm_bfloat16_tensors(with_prelu, bfloat16_input, bfloat16
         assert np.abs(got[1] - unrounded).max() > 2e-5 * np.abs(unrounded).max(), "the upstream was not rounded"
 
 
-def test_native_batch_norm_far_from_zero_and_running_statistics(static_mode, monkeypatch):
+@pytest.mark.parametrize("nhwc", [False, True])
+def test_native_batch_norm_far_from_zero_and_running_statistics(nhwc, static_mode, monkeypatch):
     """A mean 10^4 times the spread (the one-pass moments are taken about a sample of the channel,
     not about 0) and three steps of running statistics."""
     x, scale, bias, alpha, up = _inputs([4, 3, 9, 11], seed=5, offset=300.0, spread=0.03)
-    _, got = _run(x, scale, bias, alpha, up, "on", monkeypatch, steps=3)
+    _, got = _run(x, scale, bias, alpha, up, "on", monkeypatch, steps=3, nhwc=nhwc)
     out, dx, _, _, _, mean1, var1 = _reference(x, scale, bias, alpha, up)
     np.testing.assert_allclose(got[0], out, rtol=0, atol=2e-3)  # x itself holds ~3e-5 of rounding
     np.testing.assert_allclose(got[1], dx, rtol=0, atol=2e-2 * np.abs(dx).max())
@@ -151,6 +165,31 @@ def test_native_batch_norm_far_from_zero_and_running_statistics(static_mode, mon
     want_var = MOMENTUM**3 + batch_var * (1 - MOMENTUM**3)
     np.testing.assert_allclose(got[5], want_mean, rtol=1e-6)
     np.testing.assert_allclose(got[6], want_var, rtol=1e-5)
+
+
+def test_channels_last_with_one_prelu_slope(static_mode, monkeypatch):
+    """Channels last, a PReLU with one slope for all channels (it cannot fuse) follows the native
+    norm as its own NHWC op: the float64 values."""
+    x, scale, bias, alpha, up = _inputs([3, 8, 5, 6], seed=9)
+    alpha = np.full(1, 0.2, np.float32)
+    ops, got = _run(x, scale, bias, alpha, up, "on", monkeypatch, nhwc=True, prelu_slopes=1)
+    assert "custom_op.pfc_batch_norm_" in ops and "custom_op.pfc_batch_norm_prelu_" not in ops, ops
+    want = _reference(x, scale, bias, np.full(8, 0.2, np.float32), up)
+    for name, g, w in zip(["out", "dx", "dscale", "dbias"], got, want):
+        assert np.abs(g - w).max() <= 2e-5 * np.abs(w).max() + 1e-5, name
+    np.testing.assert_allclose(got[4], want[4].sum(keepdims=True), rtol=1e-5)  # the one slope's gradient
+
+
+def test_channels_last_refuses_a_layer_without_its_native_op(static_mode, monkeypatch):
+    """Within channels_last() a norm that would build Paddle's NCHW op (here in eval mode) raises,
+    instead of normalising the wrong axis."""
+    monkeypatch.setenv("PADDLE_PFC_NATIVE", "on")
+    with paddle.static.program_guard(paddle.static.Program(), paddle.static.Program()):
+        x = paddle.static.data("x", [2, 4, 4, 3], "float32")
+        norm = BatchNorm2D(3)
+        norm.eval()
+        with channels_last(), pytest.raises(RuntimeError, match="BatchNorm2D: channels_last\(\) needs"):
+            batch_norm_prelu(norm, None, x)
 
 
 def test_eval_mode_and_global_stats_use_paddles_op(static_mode, monkeypatch):
@@ -175,7 +214,9 @@ def test_native_batch_norm_rejects_bad_inputs(static_mode):
         x = paddle.static.data("x", [2, 3, 4], "float32")
         per_channel = [paddle.static.data(name, [3], "float32") for name in ("s", "b", "m", "v")]
         native_ops.batch_norm(x, *per_channel, MOMENTUM, EPSILON)  # well formed: builds
-        with pytest.raises(ValueError, match="alpha must be float32 \\[C\\] = \\[3\\], got .* \\[4\\]"):
+        with pytest.raises(ValueError, match="alpha must be float32 \\[C\\] = \\[3\\] for x .*, got .* \\[4\\]"):
             native_ops.batch_norm(x, *per_channel, MOMENTUM, EPSILON, alpha=paddle.static.data("a", [4], "float32"))
         with pytest.raises(ValueError, match="x must be float32"):
             native_ops.batch_norm(paddle.static.data("h", [2, 3], "float16"), *per_channel, MOMENTUM, EPSILON)
+        with pytest.raises(ValueError, match="scale must be float32 \\[C\\] = \\[4\\] for x \\[N, ..., C\\]"):
+            native_ops.batch_norm(x, *per_channel, MOMENTUM, EPSILON, channels_last=True)

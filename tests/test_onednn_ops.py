@@ -69,10 +69,12 @@ def _reference(x, w, up, stride, pad, groups=1):
 
 
 def _run_conv(x, weight, up, stride, pad, native: bool, bf16: bool = False, groups: int = 1,
-              bf16_input: bool = False, bf16_output: bool = False):
+              bf16_input: bool = False, bf16_output: bool = False, channels_last: bool = False):
     """out, dx, dw of sum(conv(x, weight) * up) in a static program: the oneDNN op (multiplying
     in bfloat16 with ``bf16``, on x cast to a bfloat16 tensor with ``bf16_input``, writing a
-    bfloat16 output cast back to float32 with ``bf16_output``) or Paddle's conv2d (nn.Conv2D)."""
+    bfloat16 output cast back to float32 with ``bf16_output``; with ``channels_last`` on NHWC
+    tensors, x and the output converted by to_channels_last / to_channels_first) or Paddle's
+    conv2d (nn.Conv2D). All in NCHW."""
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, startup):
         xv = paddle.static.data("x", x.shape, "float32")
@@ -81,7 +83,13 @@ def _run_conv(x, weight, up, stride, pad, native: bool, bf16: bool = False, grou
                                  bias_attr=False)
         operand = paddle.cast(xv, "bfloat16") if bf16_input else xv
         if native:
-            out = onednn_ops.conv2d(operand, layer.weight, stride, pad, bf16=bf16, groups=groups, bf16_output=bf16_output)
+            if channels_last:
+                operand = onednn_ops.to_channels_last(operand)
+            out = onednn_ops.conv2d(operand, layer.weight, stride, pad, bf16=bf16, groups=groups, bf16_output=bf16_output,
+                                    channels_last=channels_last)
+            if channels_last:
+                assert list(out.shape)[-1] == weight.shape[0], out.shape
+                out = onednn_ops.to_channels_first(out)
             out = paddle.cast(out, "float32") if bf16_output else out
         else:
             out = layer(xv)
@@ -117,16 +125,18 @@ GROUPED_CASES = [  # x shape, out channels, kernel, stride, padding, groups
 ]
 
 
+@pytest.mark.parametrize("channels_last", [False, True])
 @pytest.mark.parametrize("shape, out_c, kernel, stride, pad, groups",
                          [(*case, 1) for case in CASES] + GROUPED_CASES)
-def test_conv_matches_paddle_and_float64(shape, out_c, kernel, stride, pad, groups, static_mode):
+def test_conv_matches_paddle_and_float64(shape, out_c, kernel, stride, pad, groups, channels_last, static_mode):
+    """NCHW, or NHWC tensors (``channels_last``: oneDNN's kernels on them as they are)."""
     rng = np.random.default_rng(shape[1] * 31 + out_c + kernel[1])
     x = rng.standard_normal(shape).astype(np.float32)
     weight = rng.standard_normal([out_c, shape[1] // groups, *kernel]).astype(np.float32)
     oh = (shape[2] + 2 * pad[0] - kernel[0]) // stride[0] + 1
     ow = (shape[3] + 2 * pad[1] - kernel[1]) // stride[1] + 1
     up = rng.standard_normal([shape[0], out_c, oh, ow]).astype(np.float32)
-    ours = _run_conv(x, weight, up, stride, pad, native=True, groups=groups)
+    ours = _run_conv(x, weight, up, stride, pad, native=True, groups=groups, channels_last=channels_last)
     paddles = _run_conv(x, weight, up, stride, pad, native=False, groups=groups)
     refs, scales = _reference(x.astype(np.float64), weight.astype(np.float64), up.astype(np.float64), stride, pad,
                               groups)
@@ -145,23 +155,30 @@ def _need_bfloat16():
         pytest.skip(f"no native bfloat16 here: {reason}")
 
 
-@pytest.mark.parametrize("shape, out_c, kernel, stride, pad", CASES[1:5])
-def test_conv_bfloat16_products_match_float64_of_rounded_operands(shape, out_c, kernel, stride, pad, static_mode):
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("shape, out_c, kernel, stride, pad, depthwise",
+                         [(*case, False) for case in CASES[1:5]] + [(*GROUPED_CASES[0][:5], True),
+                                                                    (*GROUPED_CASES[2][:5], True)])
+def test_conv_bfloat16_products_match_float64_of_rounded_operands(shape, out_c, kernel, stride, pad, depthwise,
+                                                                  channels_last, static_mode):
     """bf16=True: each product takes bfloat16-rounded operands — (x, w) forward, (d out, w) for
     d x, (x, d out) for d w — and sums in float32: float64 on the rounded operands within a few
-    float32 ulps of the absolute sums, while the unrounded float64 result lies outside that."""
+    float32 ulps of the absolute sums, while the unrounded float64 result lies outside that. NCHW
+    and NHWC tensors; dense and (stride-1, as mobilefacenet multiplies them in bfloat16)
+    depthwise convolutions."""
     _need_bfloat16()
     rng = np.random.default_rng(shape[1] * 7 + out_c)
     # 16+ channels so that every case reaches oneDNN's blocked bfloat16 kernels
     shape = [shape[0], shape[1] * 4, *shape[2:]]
+    groups = shape[1] if depthwise else 1
     x = rng.standard_normal(shape).astype(np.float32)
-    weight = rng.standard_normal([out_c * 4, shape[1], *kernel]).astype(np.float32)
+    weight = rng.standard_normal([out_c * 4, shape[1] // groups, *kernel]).astype(np.float32)
     oh = (shape[2] + 2 * pad[0] - kernel[0]) // stride[0] + 1
     ow = (shape[3] + 2 * pad[1] - kernel[1]) // stride[1] + 1
     up = rng.standard_normal([shape[0], out_c * 4, oh, ow]).astype(np.float32)
-    ours = _run_conv(x, weight, up, stride, pad, native=True, bf16=True)
-    rounded, scales = _reference(_bfloat16(x), _bfloat16(weight), _bfloat16(up), stride, pad)
-    exact, _ = _reference(x.astype(np.float64), weight.astype(np.float64), up.astype(np.float64), stride, pad)
+    ours = _run_conv(x, weight, up, stride, pad, native=True, bf16=True, groups=groups, channels_last=channels_last)
+    rounded, scales = _reference(_bfloat16(x), _bfloat16(weight), _bfloat16(up), stride, pad, groups)
+    exact, _ = _reference(x.astype(np.float64), weight.astype(np.float64), up.astype(np.float64), stride, pad, groups)
     for name, got, ref, unrounded, scale in zip(("out", "dx", "dw"), ours, rounded, exact, scales):
         assert got.shape == ref.shape and got.dtype == np.float32, name
         bound = 4 * np.finfo(np.float32).eps * scale + 1e-30
@@ -169,10 +186,11 @@ def test_conv_bfloat16_products_match_float64_of_rounded_operands(shape, out_c, 
         assert np.any(np.abs(got - unrounded) > bound), (name, "no bfloat16 rounding seen")
 
 
-@pytest.mark.parametrize("bf16_input, bf16_output", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("bf16_input, bf16_output, channels_last", [(True, False, False), (False, True, False),
+                                                                  (True, True, False), (True, True, True)])
 @pytest.mark.parametrize("shape, out_c, kernel, stride, pad", CASES[1:5])
 def test_conv_bfloat16_tensors_match_their_float32_copies(shape, out_c, kernel, stride, pad, bf16_input, bf16_output,
-                                                         static_mode):
+                                                         channels_last, static_mode):
     """A bfloat16 x (from a native batch norm) and / or a bfloat16 output (for one): against
     float32 tensors holding the same values, with the same bfloat16 products, the results are the
     same, but a bfloat16 output (and a bfloat16 x's d x) comes rounded (within one bfloat16 step)."""
@@ -184,8 +202,9 @@ def test_conv_bfloat16_tensors_match_their_float32_copies(shape, out_c, kernel, 
     oh = (shape[2] + 2 * pad[0] - kernel[0]) // stride[0] + 1
     ow = (shape[3] + 2 * pad[1] - kernel[1]) // stride[1] + 1
     up = _bfloat16(rng.standard_normal([shape[0], out_c * 4, oh, ow])).astype(np.float32)
-    got = _run_conv(x, weight, up, stride, pad, native=True, bf16=True, bf16_input=bf16_input, bf16_output=bf16_output)
-    want = _run_conv(x, weight, up, stride, pad, native=True, bf16=True)
+    got = _run_conv(x, weight, up, stride, pad, native=True, bf16=True, bf16_input=bf16_input, bf16_output=bf16_output,
+                    channels_last=channels_last)
+    want = _run_conv(x, weight, up, stride, pad, native=True, bf16=True, channels_last=channels_last)
     for name, g, w, rounded in zip(("out", "dx", "dw"), got, want, (bf16_output, bf16_input, False)):
         if rounded:
             assert np.all(np.abs(g - w) <= 2.0**-8 * np.abs(w) + 1e-30), (name, np.max(np.abs(g - w)))
@@ -220,6 +239,30 @@ def test_use_bfloat16_convolutions_sets_the_backbone(static_mode):
     convs = [op for op in main.global_block().ops if "pfc_conv2d" in op.name()]
     assert count == len([m for m in net.sublayers() if isinstance(m, Conv2D)]) > len(convs) > 0
     assert all(op.attrs()["bf16"] is True for op in convs)
+
+
+def test_mobilefacenet_training_program_runs_channels_last_with_bfloat16_depthwise(static_mode):
+    """mobilefacenet's training program: every oneDNN convolution after the first block on NHWC
+    tensors; with bfloat16 convolutions the stride-1 depthwise ones multiply in bfloat16 and the
+    strided ones in float32; the eval program has none of them."""
+    _need_bfloat16()
+    from paddle_pfc.backbones.native_layers import use_bfloat16_convolutions
+
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        x = paddle.static.data("x", [2, 3, 32, 32], "float32")
+        net = build_backbone("mbf", embedding_size=16, input_size=32)
+        net.train()
+        use_bfloat16_convolutions(net)
+        net(x)
+    convs = [op.attrs() for op in main.global_block().ops if op.name() == "custom_op.pfc_conv2d"]
+    assert convs and all(attrs["channels_last"] for attrs in convs)
+    depthwise = [attrs for attrs in convs if attrs["groups"] > 1]
+    strides = {(attrs["stride_h"], attrs["bf16"]) for attrs in depthwise}
+    assert strides == {(1, True), (2, False)}, strides
+    assert all(attrs["bf16"] for attrs in convs if attrs["groups"] == 1)
+    relayouts = [op.name() for op in main.global_block().ops if op.name() in ("custom_op.pfc_to_nhwc", "custom_op.pfc_to_nchw")]
+    assert relayouts == ["custom_op.pfc_to_nhwc", "custom_op.pfc_to_nchw"], relayouts
 
 
 def test_conv_without_input_gradient(static_mode):

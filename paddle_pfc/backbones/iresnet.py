@@ -32,7 +32,8 @@ import paddle
 import paddle.nn.functional as F
 from paddle import nn
 
-from .native_layers import BatchNorm2D, Conv2D, PReLU, batch_norm_prelu, conv_batch_norm, takes_bfloat16
+from .native_layers import (BatchNorm2D, Conv2D, PReLU, batch_norm_prelu, channels_last, channels_last_ready,
+                            conv_batch_norm, takes_bfloat16, to_channels_first, to_channels_last)
 
 __all__ = [
     "FrozenScaleBatchNorm1D",
@@ -230,11 +231,13 @@ class IResNet(nn.Layer):
         _check_spatial(x, self.input_size)
         x = self.conv1(x)
         x = batch_norm_prelu(self.bn1, self.prelu, x)
-        x = self.layer1(x)
-        x = self.layer2(x)
-        x = self.layer3(x)
-        x = self.layer4(x)
-        x = self.bn2(x)
+        if channels_last_ready(self):  # a CPU training program: the blocks run channels last (NHWC)
+            with channels_last():
+                x = to_channels_last(x)
+                x = self.bn2(self.layer4(self.layer3(self.layer2(self.layer1(x)))))
+                x = to_channels_first(x)
+        else:
+            x = self.bn2(self.layer4(self.layer3(self.layer2(self.layer1(x)))))
         x = paddle.flatten(x, start_axis=1)
         x = self.dropout(x)
         x = self.fc(x)

@@ -6,7 +6,9 @@ Contract
   ``input_size`` given at construction (default 112x112), each a multiple of 16.
 * Output: ``float32`` tensor ``[N, embedding_size]`` (not L2-normalised).
 * Works in dygraph and in a Paddle 3 static PIR program; ``train()`` / ``eval()``
-  select BatchNorm batch statistics (and dropout, if any) at call time.
+  select BatchNorm batch statistics (and dropout, if any) at call time. A static
+  training program on CPU runs the layers after the first block channels last
+  (NHWC, ``native_layers.channels_last``); the parameters are the same.
 
 Architecture (arcface_torch ``get_mbf`` defaults: ``blocks=(1, 4, 6, 2)``,
 ``scale=2``): ConvBlock = conv-BN-PReLU, LinearBlock = conv-BN,
@@ -29,7 +31,9 @@ import paddle
 from paddle import nn
 
 from .iresnet import BN_EPSILON, BN_MOMENTUM, _check_spatial, check_head_args, normalize_input_size
-from .native_layers import BatchNorm2D, Conv2D, DepthwiseConv2D, GroupedConv2D, PReLU, conv_batch_norm, takes_bfloat16
+from .native_layers import (BatchNorm2D, Conv2D, DepthwiseConv2D, GroupedConv2D, PReLU, channels_last,
+                            channels_last_ready, conv_batch_norm, takes_bfloat16, to_channels_first,
+                            to_channels_last)
 
 __all__ = ["MobileFaceNet", "mobilefacenet"]
 
@@ -102,9 +106,14 @@ class DepthWise(nn.Layer):
 
     def forward(self, x):
         expand, grouped, project = self.layers
-        # the grouped block's output feeds only the projection: bfloat16 when that takes it
-        out = project(grouped(expand(x), bfloat16_output=takes_bfloat16(project.layers[0])))
+        # each block's output feeds only the next block's convolution: bfloat16 when that takes it
+        out = expand(x, bfloat16_output=takes_bfloat16(grouped.layers[0]))
+        out = project(grouped(out, bfloat16_output=takes_bfloat16(project.layers[0])))
         return x + out if self.residual else out
+
+    def takes_bfloat16(self) -> bool:
+        """True when this block's first convolution now reads bfloat16 (see native_layers)."""
+        return takes_bfloat16(self.layers[0].layers[0])
 
 
 class Residual(nn.Layer):
@@ -140,7 +149,10 @@ class GDC(nn.Layer):
         self.dropout = nn.Dropout(p=float(dropout))
 
     def forward(self, x):
-        x = self.layers[0](x)
+        return self.embed(self.layers[0](x))
+
+    def embed(self, x):
+        """The part after the depthwise LinearBlock: [N, 512, 1, 1] -> [N, embedding_size]."""
         x = self.layers[1](x)
         x = self.dropout(x)
         x = self.layers[2](x)
@@ -183,9 +195,27 @@ class MobileFaceNet(nn.Layer):
 
     def forward(self, x):
         _check_spatial(x, self.input_size)
-        x = self.layers(x)
-        x = self.conv_sep(x)
-        return self.features(x)
+        stem, first, *trunk = self.layers
+        if not channels_last_ready(self):
+            x = first(stem(x))
+            for layer in trunk:
+                x = layer(x)
+            return self.features(self.conv_sep(x))
+        # A CPU training program: the rest runs channels last (NHWC) up to the 1x1 map after the
+        # GDC's depthwise conv; the stem and the first block (mobilefacenet's grouped 3x3 conv,
+        # whose native kernel is NCHW) stay NCHW.
+        if isinstance(first, ConvBlock) and isinstance(trunk[0], DepthWise):
+            x = first(stem(x), bfloat16_output=trunk[0].takes_bfloat16())
+        else:
+            x = first(stem(x))
+        with channels_last():
+            x = to_channels_last(x)
+            for layer in trunk:
+                x = layer(x)
+            gdc = self.features.layers[0]
+            x = gdc(self.conv_sep(x, bfloat16_output=takes_bfloat16(gdc.layers[0])))
+            x = to_channels_first(x)
+        return self.features.embed(x)
 
 
 def mobilefacenet(embedding_size: int = 512, input_size=112,

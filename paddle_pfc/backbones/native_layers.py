@@ -18,13 +18,66 @@ most of the rest and ~97 % of iresnet50's, its batch norm with the PReLU ~17 % o
 those were native (``docs/paddle-notes.md``). Evaluation programs (the layer in eval mode:
 validation, export), dynamic mode and GPU programs use Paddle's ops, so an exported model needs
 no custom-op library.
+
+Channels last: within :func:`channels_last` (opened by a model around the part of its training
+program that runs on these layers, when :func:`channels_last_ready`), the layers take and return
+NHWC tensors: oneDNN convolves them with no layout reorder and the native norm reads them along
+rows; :func:`to_channels_last` / :func:`to_channels_first` convert at the edges. Parameters and
+state-dict names are the same; only the training program's activations change layout.
 """
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
 
 import paddle
 from paddle import nn
 
 from paddle_pfc.kernels import onednn_ops, native_ops
+
+_channels_last = [False]  # True while a model builds its channels-last part (channels_last())
+
+
+@contextlib.contextmanager
+def channels_last() -> Iterator[None]:
+    """Within: the layers of this module build ops on NHWC tensors (see the module docstring); a
+    layer that cannot raises RuntimeError. For a model's training program when
+    :func:`channels_last_ready`."""
+    previous = _channels_last[0]
+    _channels_last[0] = True
+    try:
+        yield
+    finally:
+        _channels_last[0] = previous
+
+
+def in_channels_last() -> bool:
+    """True within :func:`channels_last`."""
+    return _channels_last[0]
+
+
+def channels_last_ready(model: nn.Layer) -> bool:
+    """True when ``model`` now builds a training program whose convolutions and norms of these
+    layers all run natively (oneDNN and the native norm built), so it may run them channels last."""
+    return (native_program(model, onednn_ops.kernels)
+            and native_program(model, lambda: native_ops.kernels("batch_norm_ops")))
+
+
+def to_channels_last(x):
+    """NCHW ``x`` as NHWC (:func:`paddle_pfc.kernels.onednn_ops.to_channels_last`)."""
+    return onednn_ops.to_channels_last(x)
+
+
+def to_channels_first(x):
+    """NHWC ``x`` as NCHW (:func:`paddle_pfc.kernels.onednn_ops.to_channels_first`)."""
+    return onednn_ops.to_channels_first(x)
+
+
+def _needs_native(layer: nn.Layer, native: bool) -> None:
+    """Within :func:`channels_last`, a layer that would not build its native op raises."""
+    if in_channels_last() and not native:
+        raise RuntimeError(f"{type(layer).__name__}: channels_last() needs the layer's native op in a CPU "
+                           "training program (see channels_last_ready)")
 
 
 def native_program(layer: nn.Layer, extension) -> bool:
@@ -52,6 +105,8 @@ class PReLU(nn.PReLU):
     """``nn.PReLU(num_parameters=C)`` (channel mode, NCHW); see the module docstring."""
 
     def forward(self, x):
+        if in_channels_last():
+            return nn.functional.prelu(x, self._weight, data_format="NHWC")
         if self._num_parameters > 1 and self._data_format == "NCHW" and native_layers_active(self, x):
             return native_ops.prelu(x, self._weight)
         return super().forward(x)
@@ -77,9 +132,10 @@ def _fused(norm: nn.BatchNorm2D, prelu: nn.PReLU | None) -> bool:
 
 
 def takes_bfloat16(conv: nn.Layer) -> bool:
-    """True when ``conv`` is a :class:`Conv2D` that now multiplies in bfloat16 natively: it reads a
-    bfloat16 input as it is (the conversion it would make, saved) and can write bfloat16."""
-    return isinstance(conv, Conv2D) and conv.bfloat16_products and conv.native()
+    """True when ``conv`` is a :class:`Conv2D` or :class:`DepthwiseConv2D` that now multiplies in
+    bfloat16 natively: it reads a bfloat16 input as it is (the conversion it would make, saved)
+    and can write bfloat16."""
+    return isinstance(conv, (Conv2D, DepthwiseConv2D)) and conv.multiplies_bfloat16()
 
 
 def batch_norm_prelu(norm: nn.BatchNorm2D, prelu: nn.PReLU | None, x, bfloat16_output: bool = False):
@@ -90,7 +146,11 @@ def batch_norm_prelu(norm: nn.BatchNorm2D, prelu: nn.PReLU | None, x, bfloat16_o
     if x.dtype in (paddle.float32, paddle.bfloat16) and _fused(norm, prelu):
         norm._check_input_dim(x)
         return native_ops.batch_norm(x, norm.weight, norm.bias, norm._mean, norm._variance, norm._momentum,
-                                     norm._epsilon, None if prelu is None else prelu._weight, bfloat16_output)
+                                     norm._epsilon, None if prelu is None else prelu._weight, bfloat16_output,
+                                     channels_last=in_channels_last())
+    if prelu is not None and in_channels_last():  # a PReLU that cannot fuse (one slope) follows the norm
+        return prelu(batch_norm_prelu(norm, None, x))
+    _needs_native(norm, False)
     out = nn.BatchNorm2D.forward(norm, x)
     return out if prelu is None else prelu(out)
 
@@ -119,7 +179,12 @@ class GroupedConv2D(nn.Conv2D):
 
     def forward(self, x):
         if self._data_format == "NCHW" and native_layers_active(self, x):
+            if in_channels_last():  # the native kernel is NCHW: converted around it
+                out = native_ops.grouped_conv2d(to_channels_first(x), self.weight, self._stride, self._pad_hw,
+                                                self._groups)
+                return to_channels_last(out)
             return native_ops.grouped_conv2d(x, self.weight, self._stride, self._pad_hw, self._groups)
+        _needs_native(self, False)
         return super().forward(x)
 
 
@@ -130,12 +195,31 @@ class DepthwiseConv2D(GroupedConv2D):
     def __init__(self, channels: int, kernel_size, stride, padding, weight_attr=None) -> None:
         super().__init__(channels, channels, kernel_size, stride, padding, channels, weight_attr)
 
+    #: multiply in bfloat16 where that is fast (set by :func:`use_bfloat16_convolutions`; see
+    #: :meth:`multiplies_bfloat16`)
+    bfloat16_products = False
+
+    def native(self) -> bool:
+        """True when this layer now builds oneDNN's convolution (for a float32 input, and a bfloat16
+        one when it :meth:`multiplies_bfloat16`)."""
+        return self._data_format == "NCHW" and native_program(self, onednn_ops.kernels)
+
+    def multiplies_bfloat16(self) -> bool:
+        """True when this layer now multiplies in bfloat16: :attr:`bfloat16_products`, stride 1
+        and :func:`channels_last` (oneDNN's bfloat16 depthwise kernels on NHWC: mobilefacenet's
+        stride-1 layers 75 -> 48 ms a step, forward and backward; its strided bfloat16 backward
+        is a generic kernel, 100x slower, and on the blocked NCHW layout bfloat16 was slower)."""
+        return (self.bfloat16_products and tuple(self._stride) == (1, 1) and in_channels_last()
+                and self.native())
+
     # oneDNN's depthwise kernels (channels-blocked) ran mobilefacenet's depthwise convolutions
     # 1.6-1.9x faster than the NCHW native kernel, which stays as the fallback without oneDNN.
-    # Always float32: oneDNN's bfloat16 depthwise was slower (3-7x on the strided shapes).
-    def forward(self, x):
-        if self._data_format == "NCHW" and native_layers_active(self, x, onednn_ops.kernels):
-            return onednn_ops.conv2d(x, self.weight, self._stride, self._pad_hw, groups=self._in_channels)
+    def forward(self, x, bfloat16_output: bool = False):
+        """``bfloat16_output``: write the output in bfloat16 when this layer :func:`takes_bfloat16`."""
+        bf16 = self.multiplies_bfloat16()
+        if (x.dtype == paddle.float32 or (x.dtype == paddle.bfloat16 and bf16)) and self.native():
+            return onednn_ops.conv2d(x, self.weight, self._stride, self._pad_hw, bf16=bf16, groups=self._in_channels,
+                                     bf16_output=bfloat16_output and bf16, channels_last=in_channels_last())
         return super().forward(x)  # the native grouped kernel, else Paddle's
 
 
@@ -165,13 +249,19 @@ class Conv2D(nn.Conv2D):
         return (self._data_format == "NCHW" and self._in_channels >= self.MIN_NATIVE_CHANNELS
                 and native_program(self, onednn_ops.kernels))
 
+    def multiplies_bfloat16(self) -> bool:
+        """True when this layer now multiplies in bfloat16 (:attr:`bfloat16_products` and native)."""
+        return self.bfloat16_products and self.native()
+
     def forward(self, x, bfloat16_output: bool = False):
         """``bfloat16_output``: write the output in bfloat16 when this layer :func:`takes_bfloat16`
         (float32 otherwise)."""
         takes = x.dtype == paddle.float32 or (x.dtype == paddle.bfloat16 and self.bfloat16_products)
         if takes and self.native():
             return onednn_ops.conv2d(x, self.weight, self._stride, self._pad_hw, bf16=self.bfloat16_products,
-                                     bf16_output=bfloat16_output and self.bfloat16_products)
+                                     bf16_output=bfloat16_output and self.bfloat16_products,
+                                     channels_last=in_channels_last())
+        _needs_native(self, False)
         return super().forward(x)
 
 
@@ -185,7 +275,7 @@ def use_bfloat16_convolutions(model: nn.Layer) -> int:
     reason = onednn_ops.bfloat16_unsupported()
     if reason is not None:
         raise RuntimeError(f"bfloat16 convolutions: {reason}")
-    layers = [layer for layer in model.sublayers(include_self=True) if isinstance(layer, Conv2D)]
+    layers = [layer for layer in model.sublayers(include_self=True) if isinstance(layer, (Conv2D, DepthwiseConv2D))]
     for layer in layers:
         layer.bfloat16_products = True
     return len(layers)

@@ -26,7 +26,7 @@ several such passes per block. One-pass kernels replace them (the head reaches t
   them took over half of mobilefacenet's step.
 * :func:`batch_norm` — training-mode batch norm, alone or with the PReLU after it fused in,
   float32 or bfloat16 in and out (``csrc/batch_norm_ops.cc``): the tensors around bfloat16
-  convolutions stay bfloat16.
+  convolutions stay bfloat16; NCHW or (``channels_last``) NHWC.
 
 ``PADDLE_PFC_NATIVE`` chooses: ``auto`` (default: build with Paddle's cpp_extension and the
 system C++ compiler, once per machine, under ``$PADDLE_PFC_BUILD_DIR`` or
@@ -210,8 +210,9 @@ def grouped_conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int],
 
 
 def batch_norm(x, scale, bias, mean, variance, momentum: float, epsilon: float, alpha=None,
-               bfloat16_output: bool = False):
-    """Training-mode batch normalisation of ``x`` [N, C, ...] over N and the positions,
+               bfloat16_output: bool = False, channels_last: bool = False):
+    """Training-mode batch normalisation of ``x`` [N, C, ...] (with ``channels_last``: [N, ..., C],
+    e.g. NHWC) over N and the positions,
     then, when ``alpha`` [C] is given, the channel PReLU of the result (one op, so the PReLU's
     input is never stored): ``y = scale * (x - m) / sqrt(v + epsilon) + bias`` with the batch's
     mean ``m`` and biased variance ``v``; ``y`` where ``y > 0``, else ``alpha * y``. Updates the
@@ -223,18 +224,20 @@ def batch_norm(x, scale, bias, mean, variance, momentum: float, epsilon: float, 
     with ``bfloat16_output`` bfloat16 (rounded to nearest even; its gradient then arrives in
     bfloat16 too), for a bfloat16 convolution after it. ValueError naming the input when
     a shape or dtype is off (the kernel's own checks reach Python as a bare ``std::exception``)."""
+    layout = "[N, ..., C]" if channels_last else "[N, C, ...]"
     if len(x.shape) < 2 or x.dtype not in (paddle.float32, paddle.bfloat16):
-        raise ValueError(f"batch_norm: x must be float32 or bfloat16 [N, C, ...], got {x.dtype} {list(x.shape)}")
+        raise ValueError(f"batch_norm: x must be float32 or bfloat16 {layout}, got {x.dtype} {list(x.shape)}")
+    channels = x.shape[-1] if channels_last else x.shape[1]
     named = {"scale": scale, "bias": bias, "mean": mean, "variance": variance, "alpha": alpha}
     for name, value in named.items():
-        if value is not None and (list(value.shape) != [x.shape[1]] or value.dtype != paddle.float32):
-            raise ValueError(f"batch_norm: {name} must be float32 [C] = [{x.shape[1]}], "
-                             f"got {value.dtype} {list(value.shape)}")
+        if value is not None and (list(value.shape) != [channels] or value.dtype != paddle.float32):
+            raise ValueError(f"batch_norm: {name} must be float32 [C] = [{channels}] for x {layout} "
+                             f"{list(x.shape)}, got {value.dtype} {list(value.shape)}")
     ops = kernels("batch_norm_ops")
     if alpha is None:
         outputs = ops.pfc_batch_norm(x, scale, bias, mean, variance, float(momentum), float(epsilon),
-                                     bool(bfloat16_output))
+                                     bool(bfloat16_output), bool(channels_last))
     else:
         outputs = ops.pfc_batch_norm_prelu(x, scale, bias, alpha, mean, variance, float(momentum), float(epsilon),
-                                           bool(bfloat16_output))
+                                           bool(bfloat16_output), bool(channels_last))
     return outputs[0]

@@ -1,5 +1,6 @@
 """oneDNN ops (``csrc/onednn_ops.cc``): convolutions (dense, grouped, depthwise; float32 or
-bfloat16 products) as a Paddle custom op with its grad op (:func:`conv2d`, the backbones), and a
+bfloat16 products; NCHW or NHWC tensors) as a Paddle custom op with its grad op (:func:`conv2d`,
+the backbones), NCHW ↔ NHWC reorders (:func:`to_channels_last`, :func:`to_channels_first`), and a
 matrix product with bfloat16 operands (:func:`matmul`, the head's products with
 ``dtype=bfloat16``: Paddle 3.3.1's CPU build registers no bfloat16 ``matmul`` kernel).
 
@@ -149,7 +150,7 @@ def kernels():
 
 
 def conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int], bf16: bool = False, groups: int = 1,
-           bf16_output: bool = False):
+           bf16_output: bool = False, channels_last: bool = False):
     """Convolution of float32 ``x`` [N, C, H, W] with ``weight`` [O, C / groups, kh, kw] (no
     dilation, no bias, zero padding ``padding`` = (ph, pw) on both sides; ``groups`` divides C and
     O, ``groups = C = O`` is a depthwise convolution):
@@ -163,11 +164,26 @@ def conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int], bf16: b
     and d x float32 or (a conversion saved) both bfloat16, the output and d out float32 or, with
     ``bf16_output``, both bfloat16 (the float32 sums rounded to nearest even). Needs a CPU with
     native bfloat16 products (:func:`bfloat16_unsupported` is None). ValueError for a bfloat16
-    ``x`` or output without ``bf16``."""
+    ``x`` or output without ``bf16``.
+
+    ``channels_last``: ``x`` is [N, H, W, C] and the output [N, OH, OW, O] (the same values,
+    NHWC), which oneDNN convolves as they are, with no layout reorder (see :func:`to_channels_last`)."""
     if (x.dtype == paddle.bfloat16 or bf16_output) and not bf16:
         raise ValueError("conv2d: a bfloat16 x or output needs bf16=True (bfloat16 products)")
     return kernels().pfc_conv2d(x, weight, int(stride[0]), int(stride[1]), int(padding[0]), int(padding[1]),
-                                bool(bf16), int(groups), not x.stop_gradient, bool(bf16_output))
+                                bool(bf16), int(groups), not x.stop_gradient, bool(bf16_output), bool(channels_last))
+
+
+def to_channels_last(x):
+    """NCHW ``x`` [N, C, H, W] (float32 or bfloat16) as NHWC [N, H, W, C], differentiable (its
+    gradient the inverse reorder); oneDNN's reorder, at memory speed (Paddle 3.3's CPU transpose
+    is ~7x slower on a backbone's maps)."""
+    return kernels().pfc_to_nhwc(x)
+
+
+def to_channels_first(x):
+    """NHWC ``x`` [N, H, W, C] as NCHW [N, C, H, W]: the inverse of :func:`to_channels_last`."""
+    return kernels().pfc_to_nchw(x)
 
 
 def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False, bf16: bool = True):

@@ -10,7 +10,11 @@
 // the contract; the oneDNN headers of that exact release are vendored beside this file
 // (third_party/onednn/, Apache-2.0), because the wheel ships only forwarding stubs of them.
 //
-// oneDNN chooses the layouts it computes in (format_tag::any: blocked nChw16c / OIhw16i16o on
+// With channels_last the activations are NHWC tensors (x [N, H, W, C], out [N, OH, OW, O]) and
+// oneDNN computes on them as they are (its nxc kernels: no activation reorder at all; mobilefacenet
+// keeps its trunk in NHWC, docs/performance.md); pfc_to_nhwc / pfc_to_nchw convert a tensor between
+// the two layouts (oneDNN's reorder, each the other's gradient). Otherwise oneDNN chooses the
+// layouts it computes in (format_tag::any: blocked nChw16c / OIhw16i16o on
 // AVX-512); Paddle's plain NCHW / OIHW tensors are reordered into and out of them. A 1x1
 // convolution of stride 1 (a product per image) keeps its activations in NCHW: oneDNN's GEMM
 // convolution on them skips the two activation reorders (mobilefacenet b32 training step, one
@@ -64,8 +68,8 @@ void ApplyThreads() {
 // n, c, h, w, o, kh, kw, sh, sw, ph, pw, types (the kBf16* bits below), groups
 using Key = std::array<int64_t, 13>;
 // bfloat16 products (else float32); a bfloat16 x and d x (else float32); a bfloat16 output and
-// d output (else float32). Tensors in bfloat16 need bfloat16 products.
-constexpr int64_t kBf16Products = 1, kBf16Input = 2, kBf16Output = 4;
+// d output (else float32); NHWC activations (else NCHW). Tensors in bfloat16 need bfloat16 products.
+constexpr int64_t kBf16Products = 1, kBf16Input = 2, kBf16Output = 4, kChannelsLast = 8;
 
 dnnl::engine& Engine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -183,7 +187,9 @@ struct Scratch {
 };
 
 struct Entry {
-  bool plain = false;  // activations stay in Paddle's NCHW (1x1 convolutions: a GEMM per image)
+  bool plain = false;  // activations stay in Paddle's layout (NHWC; NCHW for 1x1 convolutions: a GEMM per image)
+  tag act_tag = tag::nchw;  // Paddle's layout of x and the output: nchw, or nhwc with channels_last
+  std::vector<int64_t> y_shape;  // the output tensor's shape in that layout
   dt operand = dt::f32;  // the products' operand type: f32, or bf16 (accumulated and written in f32)
   dt x_type = dt::f32;   // x's (and d x's) type: f32, or bf16 with bf16 operands
   dt y_type = dt::f32;   // the output's (and its gradient's) type: f32, or bf16 with bf16 operands
@@ -206,9 +212,9 @@ struct Entry {
   Scratch bw_scratch;
 };
 
-// An activation's descriptor: NCHW when the entry keeps activations plain, else oneDNN's choice.
+// An activation's descriptor: Paddle's layout when the entry keeps activations plain, else oneDNN's choice.
 memory::desc Act(const Entry& e, const memory::desc& md, dt type) {
-  return memory::desc(md.get_dims(), type, e.plain ? tag::nchw : tag::any);
+  return memory::desc(md.get_dims(), type, e.plain ? e.act_tag : tag::any);
 }
 
 std::map<Key, std::unique_ptr<Entry>>& Cache() {
@@ -233,12 +239,15 @@ Entry& Lookup(const Key& k) {
   entry->y_type = y_type;
   entry->strides = {sh, sw};
   entry->padding = {ph, pw};
-  entry->x_md = memory::desc({n, c, h, w}, x_type, tag::nchw);
+  entry->act_tag = k[11] & kChannelsLast ? tag::nhwc : tag::nchw;
+  entry->x_md = memory::desc({n, c, h, w}, x_type, entry->act_tag);
   // grouped weights [O, C / g, kh, kw] are oneDNN's goihw [g, O / g, C / g, kh, kw], the same bytes
   const memory::dims w_dims = groups == 1 ? memory::dims{o, c, kh, kw} : memory::dims{groups, o / groups, c / groups, kh, kw};
   entry->w_md = memory::desc(w_dims, dt::f32, groups == 1 ? tag::oihw : tag::goihw);
-  entry->y_md = memory::desc({n, o, oh, ow}, y_type, tag::nchw);
-  entry->plain = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && groups == 1;
+  entry->y_md = memory::desc({n, o, oh, ow}, y_type, entry->act_tag);
+  entry->y_shape = entry->act_tag == tag::nhwc ? std::vector<int64_t>{n, oh, ow, o} : std::vector<int64_t>{n, o, oh, ow};
+  entry->plain = entry->act_tag == tag::nhwc ||
+                 (kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && groups == 1);
   const memory::desc x_any = Act(*entry, entry->x_md, operand), w_any(w_dims, operand, tag::any),
       y_any = Act(*entry, entry->y_md, y_type);
   entry->fwd_pd = std::make_unique<dnnl::convolution_forward::primitive_desc>(
@@ -311,21 +320,28 @@ const Entry& Prepared(const Key& k, int parts) {
   return e;
 }
 
+// x's (n, c, h, w) in its layout
+std::array<int64_t, 4> Nchw(const std::vector<int64_t>& s, bool channels_last) {
+  return channels_last ? std::array<int64_t, 4>{s[0], s[3], s[1], s[2]} : std::array<int64_t, 4>{s[0], s[1], s[2], s[3]};
+}
+
 Key CheckedKey(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h, int stride_w, int pad_h,
-               int pad_w, bool bf16, int groups, bool bf16_out) {
+               int pad_w, bool bf16, int groups, bool bf16_out, bool channels_last) {
   PD_CHECK(x.is_cpu() && w.is_cpu(), "pfc_conv2d runs on CPU tensors");
   const bool bf16_x = x.dtype() == paddle::DataType::BFLOAT16;
   PD_CHECK((x.dtype() == paddle::DataType::FLOAT32 || (bf16 && bf16_x)) && w.dtype() == paddle::DataType::FLOAT32,
            "pfc_conv2d takes a float32 weight and a float32 x (bfloat16 x with bf16 products)");
   PD_CHECK(bf16 || !bf16_out, "pfc_conv2d: a bfloat16 output needs bf16 products");
-  PD_CHECK(x.shape().size() == 4 && w.shape().size() == 4, "pfc_conv2d: x must be [N, C, H, W], weight [O, C, kh, kw]");
-  PD_CHECK(groups >= 1 && x.shape()[1] % groups == 0 && w.shape()[0] % groups == 0 && w.shape()[1] * groups == x.shape()[1],
+  PD_CHECK(x.shape().size() == 4 && w.shape().size() == 4,
+           "pfc_conv2d: x must be [N, C, H, W] ([N, H, W, C] with channels_last), weight [O, C, kh, kw]");
+  const auto s = Nchw(x.shape(), channels_last);
+  const auto& f = w.shape();
+  PD_CHECK(groups >= 1 && s[1] % groups == 0 && f[0] % groups == 0 && f[1] * groups == s[1],
            "pfc_conv2d: weight must be [O, C / groups, kh, kw] for x's C, with groups dividing C and O");
   PD_CHECK(stride_h >= 1 && stride_w >= 1 && pad_h >= 0 && pad_w >= 0, "pfc_conv2d: bad stride or padding");
-  const auto& s = x.shape();
-  const auto& f = w.shape();
   PD_CHECK(s[2] + 2 * pad_h >= f[2] && s[3] + 2 * pad_w >= f[3], "pfc_conv2d: kernel larger than the padded input");
-  const int64_t types = (bf16 ? kBf16Products : 0) | (bf16_x ? kBf16Input : 0) | (bf16_out ? kBf16Output : 0);
+  const int64_t types = (bf16 ? kBf16Products : 0) | (bf16_x ? kBf16Input : 0) | (bf16_out ? kBf16Output : 0) |
+                        (channels_last ? kChannelsLast : 0);
   return {s[0], s[1], s[2], s[3], f[0], f[2], f[3], stride_h, stride_w, pad_h, pad_w, types, groups};
 }
 
@@ -397,10 +413,11 @@ extern "C" __attribute__((visibility("default"))) int64_t pfc_onednn_pool_bytes(
 
 std::vector<paddle::Tensor> ConvForward(const paddle::Tensor& x, const paddle::Tensor& w, int stride_h,
                                         int stride_w, int pad_h, int pad_w, bool bf16, int groups, bool,
-                                        bool bf16_out) {
+                                        bool bf16_out, bool channels_last) {
   ApplyThreads();
-  const Entry& e = Prepared(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w, bf16, groups, bf16_out), kForward);
-  auto out = paddle::empty(e.y_md.get_dims(), bf16_out ? paddle::DataType::BFLOAT16 : paddle::DataType::FLOAT32,
+  const Entry& e = Prepared(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w, bf16, groups, bf16_out, channels_last),
+                            kForward);
+  auto out = paddle::empty(e.y_shape, bf16_out ? paddle::DataType::BFLOAT16 : paddle::DataType::FLOAT32,
                            paddle::CPUPlace());
   void* y = out.data();
   Execute(e.fwd, e.fwd_scratch, DNNL_ARG_SRC, e.fwd_x, x.data(), DNNL_ARG_WEIGHTS, e.fwd_w, w.data<float>(),
@@ -411,13 +428,14 @@ std::vector<paddle::Tensor> ConvForward(const paddle::Tensor& x, const paddle::T
 
 std::vector<paddle::Tensor> ConvBackward(const paddle::Tensor& x, const paddle::Tensor& w,
                                          const paddle::Tensor& grad_out, int stride_h, int stride_w, int pad_h,
-                                         int pad_w, bool bf16, int groups, bool input_grad, bool bf16_out) {
+                                         int pad_w, bool bf16, int groups, bool input_grad, bool bf16_out,
+                                         bool channels_last) {
   ApplyThreads();
-  const Entry& e = Prepared(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w, bf16, groups, bf16_out),
+  const Entry& e = Prepared(CheckedKey(x, w, stride_h, stride_w, pad_h, pad_w, bf16, groups, bf16_out, channels_last),
                             (input_grad ? kBackwardData : 0) | kBackwardWeights);
   const auto grad_type = bf16_out ? paddle::DataType::BFLOAT16 : paddle::DataType::FLOAT32;
-  PD_CHECK(grad_out.dtype() == grad_type && grad_out.shape() == e.y_md.get_dims(),
-           "pfc_conv2d_grad: grad_out must be [N, O, out_h, out_w] in the output's dtype");
+  PD_CHECK(grad_out.dtype() == grad_type && grad_out.shape() == e.y_shape,
+           "pfc_conv2d_grad: grad_out must be shaped and typed like the output");
   auto grad_x = paddle::empty(x.shape(), x.dtype(), paddle::CPUPlace());
   auto grad_w = paddle::empty(w.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
   const void* xp = x.data();
@@ -444,21 +462,25 @@ std::vector<paddle::Tensor> ConvBackward(const paddle::Tensor& x, const paddle::
 }
 
 std::vector<std::vector<int64_t>> ConvShape(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
-                                            int stride_h, int stride_w, int pad_h, int pad_w, bool, int, bool, bool) {
+                                            int stride_h, int stride_w, int pad_h, int pad_w, bool, int, bool, bool,
+                                            bool channels_last) {
   auto out_size = [](int64_t in, int64_t k, int stride, int pad) {
     return in < 0 ? in : (in + 2 * pad - k) / stride + 1;
   };
-  return {{x[0], w[0], out_size(x[2], w[2], stride_h, pad_h), out_size(x[3], w[3], stride_w, pad_w)}};
+  const auto s = Nchw(x, channels_last);
+  const int64_t oh = out_size(s[2], w[2], stride_h, pad_h), ow = out_size(s[3], w[3], stride_w, pad_w);
+  if (channels_last) return {{s[0], oh, ow, w[0]}};
+  return {{s[0], w[0], oh, ow}};
 }
 
 std::vector<paddle::DataType> ConvDtype(const paddle::DataType&, const paddle::DataType&, int, int, int, int, bool, int,
-                                        bool, bool bf16_out) {
+                                        bool, bool bf16_out, bool) {
   return {bf16_out ? paddle::DataType::BFLOAT16 : paddle::DataType::FLOAT32};
 }
 
 std::vector<std::vector<int64_t>> ConvGradShape(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
                                                 const std::vector<int64_t>&, int, int, int, int, bool, int, bool,
-                                                bool) {
+                                                bool, bool) {
   return {x, w};
 }
 
@@ -497,6 +519,46 @@ std::vector<std::vector<int64_t>> MatmulShape(const std::vector<int64_t>& a, con
 
 std::vector<paddle::DataType> MatmulDtype(const paddle::DataType& a, const paddle::DataType&) { return {a}; }
 
+// An [n, c, h, w] tensor of `type` reordered between NCHW and NHWC (oneDNN's reorder: a blocked
+// transpose at memory speed; Paddle 3.3's CPU transpose took 37 ms for mobilefacenet's
+// [32, 128, 56, 56] float32 map), the reorder cached per shape.
+paddle::Tensor Relayout(const paddle::Tensor& x, bool to_nhwc) {
+  ApplyThreads();
+  PD_CHECK(x.is_cpu() && (x.dtype() == paddle::DataType::FLOAT32 || x.dtype() == paddle::DataType::BFLOAT16),
+           "pfc_to_nhwc / pfc_to_nchw take a float32 or bfloat16 CPU tensor");
+  PD_CHECK(x.shape().size() == 4, "pfc_to_nhwc / pfc_to_nchw take a 4-D tensor");
+  const auto s = Nchw(x.shape(), !to_nhwc);
+  const dt type = x.dtype() == paddle::DataType::BFLOAT16 ? dt::bf16 : dt::f32;
+  const memory::dims dims{s[0], s[1], s[2], s[3]};
+  const tag from = to_nhwc ? tag::nchw : tag::nhwc, to = to_nhwc ? tag::nhwc : tag::nchw;
+  auto out = paddle::empty(to_nhwc ? std::vector<int64_t>{s[0], s[2], s[3], s[1]} : std::vector<int64_t>{s[0], s[1], s[2], s[3]},
+                           x.dtype(), paddle::CPUPlace());
+  if (x.numel() == 0) return out;
+  const memory::desc from_md(dims, type, from), to_md(dims, type, to);
+  const dnnl::reorder* reorder;
+  {
+    std::lock_guard<std::mutex> guard(CacheLock());
+    static std::map<std::array<int64_t, 6>, dnnl::reorder> cache;
+    const std::array<int64_t, 6> key{s[0], s[1], s[2], s[3], type == dt::bf16, to_nhwc};
+    auto found = cache.find(key);
+    if (found == cache.end()) {
+      found = cache.emplace(key, dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), from_md, Engine(), to_md))).first;
+    }
+    reorder = &found->second;
+  }
+  memory src(from_md, Engine(), const_cast<void*>(x.data())), dst(to_md, Engine(), out.data());
+  reorder->execute(Stream(), src, dst);
+  Stream().wait();
+  return out;
+}
+
+std::vector<paddle::Tensor> ToNhwc(const paddle::Tensor& x) { return {Relayout(x, true)}; }
+std::vector<paddle::Tensor> ToNchw(const paddle::Tensor& x) { return {Relayout(x, false)}; }
+
+std::vector<std::vector<int64_t>> ToNhwcShape(const std::vector<int64_t>& x) { return {{x[0], x[2], x[3], x[1]}}; }
+std::vector<std::vector<int64_t>> ToNchwShape(const std::vector<int64_t>& x) { return {{x[0], x[3], x[1], x[2]}}; }
+std::vector<paddle::DataType> SameDtype(const paddle::DataType& x) { return {x}; }
+
 PD_BUILD_OP(pfc_matmul)
     .Inputs({"A", "B"})
     .Outputs({"Out"})
@@ -509,7 +571,7 @@ PD_BUILD_OP(pfc_conv2d)
     .Inputs({"X", "W"})
     .Outputs({"Out"})
     .Attrs({"stride_h: int", "stride_w: int", "pad_h: int", "pad_w: int", "bf16: bool", "groups: int", "input_grad: bool",
-            "bf16_out: bool"})
+            "bf16_out: bool", "channels_last: bool"})
     .SetKernelFn(PD_KERNEL(ConvForward))
     .SetInferShapeFn(PD_INFER_SHAPE(ConvShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(ConvDtype));
@@ -518,7 +580,35 @@ PD_BUILD_GRAD_OP(pfc_conv2d)
     .Inputs({"X", "W", paddle::Grad("Out")})
     .Outputs({paddle::Grad("X"), paddle::Grad("W")})
     .Attrs({"stride_h: int", "stride_w: int", "pad_h: int", "pad_w: int", "bf16: bool", "groups: int", "input_grad: bool",
-            "bf16_out: bool"})
+            "bf16_out: bool", "channels_last: bool"})
     .SetKernelFn(PD_KERNEL(ConvBackward))
     .SetInferShapeFn(PD_INFER_SHAPE(ConvGradShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(ConvGradDtype));
+
+PD_BUILD_OP(pfc_to_nhwc)
+    .Inputs({"X"})
+    .Outputs({"Out"})
+    .SetKernelFn(PD_KERNEL(ToNhwc))
+    .SetInferShapeFn(PD_INFER_SHAPE(ToNhwcShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(SameDtype));
+
+PD_BUILD_GRAD_OP(pfc_to_nhwc)
+    .Inputs({paddle::Grad("Out")})
+    .Outputs({paddle::Grad("X")})
+    .SetKernelFn(PD_KERNEL(ToNchw))
+    .SetInferShapeFn(PD_INFER_SHAPE(ToNchwShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(SameDtype));
+
+PD_BUILD_OP(pfc_to_nchw)
+    .Inputs({"X"})
+    .Outputs({"Out"})
+    .SetKernelFn(PD_KERNEL(ToNchw))
+    .SetInferShapeFn(PD_INFER_SHAPE(ToNchwShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(SameDtype));
+
+PD_BUILD_GRAD_OP(pfc_to_nchw)
+    .Inputs({paddle::Grad("Out")})
+    .Outputs({paddle::Grad("X")})
+    .SetKernelFn(PD_KERNEL(ToNhwc))
+    .SetInferShapeFn(PD_INFER_SHAPE(ToNhwcShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(SameDtype));
