@@ -54,12 +54,36 @@ def test_import_changes_nothing():
     assert out[-2:] == ["-", "False"]  # no MKL variable, glibc still returns freed 4 MiB blocks
 
 
-def test_mkl_setting_follows_the_cpu_vendor():
-    with open("/proc/cpuinfo") as f:
-        info = f.read()
-    amd_avx2 = "AuthenticAMD" in info and " avx2" in info
+def _cpuinfo(tmp_path, vendor: str, family: int, flags: str) -> str:
+    path = tmp_path / f"cpuinfo_{vendor}_{family}"
+    block = (f"processor\t: {{}}\nvendor_id\t: {vendor}\ncpu family\t: {family}\nmodel\t\t: 2\n"
+             f"model name\t: Some CPU\nflags\t\t: fpu sse2 {flags}\n\n")
+    path.write_text(block.format(0) + block.format(1).replace(flags, ""))  # only the first block counts
+    return str(path)
+
+
+def test_mkl_kernels_follow_the_cpu_vendor_and_features(tmp_path):
+    from paddle_pfc.engine.device import cpu_info
+    from paddle_pfc.engine.runtime import mkl_kernels_for
+
+    avx512 = "avx2 avx512f avx512cd avx512bw avx512dq avx512vl"
+    zen5 = cpu_info(_cpuinfo(tmp_path, "AuthenticAMD", 26, avx512 + " avx512_bf16"))
+    assert (zen5.family, zen5.model_number, zen5.avx512_core) == (26, 2, True)
+    assert zen5.summary() == "Some CPU (family 26, model 2) [AVX2 AVX-512F AVX512_BF16]"
+    assert mkl_kernels_for(zen5) == "7"
+    assert mkl_kernels_for(cpu_info(_cpuinfo(tmp_path, "AuthenticAMD", 25, avx512))) == "7"
+    # AVX-512F without BW/DQ/VL is not enough for MKL's AVX-512 kernels
+    assert mkl_kernels_for(cpu_info(_cpuinfo(tmp_path, "AuthenticAMD", 23, "avx2 avx512f"))) == "5"
+    assert mkl_kernels_for(cpu_info(_cpuinfo(tmp_path, "AuthenticAMD", 23, "avx"))) is None
+    assert mkl_kernels_for(cpu_info(_cpuinfo(tmp_path, "GenuineIntel", 6, avx512))) is None
+
+
+def test_mkl_setting_follows_the_running_cpu():
+    from paddle_pfc.engine.device import cpu_info
+    from paddle_pfc.engine.runtime import mkl_kernels_for
+
     out = python("import paddle_pfc\nprint(paddle_pfc.configure_process()['mkl_debug_cpu_type'] or '-')")
-    assert out[-1] == ("5" if amd_avx2 else "-")
+    assert out[-1] == (mkl_kernels_for(cpu_info()) or "-")
     kept = python("import paddle_pfc\nprint(paddle_pfc.configure_process()['mkl_debug_cpu_type'])",
                   MKL_DEBUG_CPU_TYPE="4")
     assert kept[-1] == "4"  # the user's own value wins

@@ -36,7 +36,9 @@ each in a fresh scope. Per configuration rank 0 prints ONE JSON line (and append
   tensors initialised in a scope of their own; only one element of each result is fetched. It is
   timed *interleaved with the step*: after the ``--steps`` timed steps (and the memory readings),
   ``--steps`` more rounds of [one training step, one [2048, 2048] x [2048, 2048] float32
-  ``matmul`` (the best GEMM rate this CPU gives Paddle), one floor run], so that the step, its
+  product by Paddle's ``matmul`` (MKL) and one by oneDNN's float32 matmul (where the oneDNN ops
+  build; the faster of the two in each round is the best GEMM rate this CPU gives, so a slow
+  math-library setting shows as a low ``floor_over_gemm_peak``), one floor run], so that the step, its
   floor and the GEMM see the same machine (a shared VM's speed drifts by ±10 % within minutes;
   a floor timed minutes after the steps moved ``step_over_floor`` by as much). Every rank runs
   them at the same time (the same CPU sharing as the real step); the slowest rank's floor and
@@ -356,15 +358,16 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
         if floors and head is not None:  # after the memory readings: the floors' buffers are not the step's
             n, d = cfg["batch_size"] * world_size, cfg["embedding_size"]
             rows = head.chunks[0].stop  # the head's block rows (None: one block)
-            programs = [TimedProgram(*build_gemm_program()),
-                        TimedProgram(*build_floor_program(n, num_sample, d, block_rows=rows))]
+            gemms = [TimedProgram(*build_gemm_program(library)) for library in gemm_libraries()]
+            programs = [TimedProgram(*build_floor_program(n, num_sample, d, block_rows=rows))]
             if products_round:
                 programs.append(TimedProgram(*build_floor_program(n, num_sample, d, bf16=True, block_rows=rows)))
             for k in range(1 + args.steps):  # round 0 warms the programs up
-                timed = [run_step(args.warmup + args.steps + k)[0]] + [program() for program in programs]
+                timed = [run_step(args.warmup + args.steps + k)[0], min(gemm() for gemm in gemms)]
+                timed += [program() for program in programs]
                 if k:
                     rounds.append(timed)
-            del programs
+            del programs, gemms
     result = dict(rounds=rounds, times=times, losses=losses, startup_s=startup_s, num_local=num_local, chunks=chunks,
                   native=native, num_sample=num_sample, step_peak=step_peak, products_round=products_round,
                   peak=max(startup_peak, step_peak), startup_alloc=startup_alloc,
@@ -408,15 +411,22 @@ def build_floor_program(n: int, s: int, d: int, bf16: bool = False, block_rows: 
     return main, startup, probe
 
 
-def build_gemm_program(size: int = GEMM_SIZE):
-    """Paddle's float32 ``matmul`` on a large square product [size, size] x [size, size] (the best
-    GEMM rate this CPU gives Paddle), on persistable inputs."""
+def gemm_libraries() -> list[str]:
+    """The float32 GEMMs this process can time: Paddle's ``matmul`` (MKL) and, where the oneDNN
+    ops build, oneDNN's."""
+    return ["paddle"] + (["onednn"] if onednn_ops.kernels() is not None else [])
+
+
+def build_gemm_program(library: str = "paddle", size: int = GEMM_SIZE):
+    """A large square float32 product [size, size] x [size, size] on persistable inputs, by
+    Paddle's ``matmul`` (``library`` "paddle") or oneDNN's (``"onednn"``)."""
     main, startup = paddle.static.Program(), paddle.static.Program()
     init = paddle.nn.initializer.Normal(0.0, 0.01)
     with paddle.static.program_guard(main, startup):
         a = paddle.static.create_parameter([size, size], "float32", name="gemm_a", default_initializer=init)
         b = paddle.static.create_parameter([size, size], "float32", name="gemm_b", default_initializer=init)
-        probe = paddle.matmul(a, b)[0, 0]
+        product = onednn_ops.matmul(a, b, bf16=False) if library == "onednn" else paddle.matmul(a, b)
+        probe = product[0, 0]
     return main, startup, probe
 
 
@@ -491,7 +501,7 @@ def main(argv=None) -> None:
     if args.malloc is not None:  # init_distributed applies it with the other process settings
         os.environ["PADDLE_PFC_MALLOC"] = args.malloc
     rank, world_size = paddle_pfc.init_distributed()
-    malloc = paddle_pfc.configure_process()["malloc"]  # what init_distributed applied
+    settings = paddle_pfc.configure_process()  # what init_distributed applied
     gather = RankGather(world_size, 18)
     idle = idle_overhead()
     can_reset = reset_peak_rss()
@@ -558,7 +568,8 @@ def main(argv=None) -> None:
             "first_loss": train["losses"][0],
             "last_loss": train["losses"][-1],
             "peak_reset_ok": can_reset,
-            "malloc": malloc,
+            "malloc": settings["malloc"],
+            "mkl_debug_cpu_type": settings["mkl_debug_cpu_type"] or None,
             "native_kernels": train["native"],
             "sequential_executor": bool(paddle.get_flags(["FLAGS_new_executor_sequential_run"])
                                         ["FLAGS_new_executor_sequential_run"]),

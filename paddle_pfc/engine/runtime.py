@@ -6,11 +6,15 @@ tools; a user may call it directly, before the first program runs. Each setting 
 the running machine, never assumed:
 
 * **MKL on AMD CPUs.** Paddle's MKL picks a slow generic code path for matrix products on CPUs
-  whose vendor is ``AuthenticAMD``; ``MKL_DEBUG_CPU_TYPE=5`` selects its AVX2 kernels. MKL reads
-  the variable at its first call, so setting it after ``import paddle`` but before the first
-  product works (measured 2026-11-23 on an AMD EPYC Zen 4, one thread: a [256,512]x[512,20000]
-  product 0.092-0.109 s set late, 0.103-0.110 s set before start, 0.232-0.285 s unset). Only set
-  when the user has not set it and the CPU is AMD and has AVX2; elsewhere nothing changes.
+  whose vendor is ``AuthenticAMD``; ``MKL_DEBUG_CPU_TYPE`` selects its kernels: ``7`` its AVX-512
+  ones (Skylake-SP's subsets F, CD, BW, DQ, VL, which AMD's Zen 4 and Zen 5 have), ``5`` its AVX2
+  ones. MKL reads the variable at its first call, so setting it after ``import paddle`` but before
+  the first product works (measured 2026-11-23 on an AMD EPYC Zen 4, one thread: a
+  [256,512]x[512,20000] product 0.092-0.109 s set late, 0.103-0.110 s set before start,
+  0.232-0.285 s unset). On an AMD EPYC Zen 5 (family 26), whose AVX-512 units are full width, a
+  [2048, 2048] float32 product ran at 44 GFLOP/s unset, 113 with ``5`` and 206-241 with ``7``
+  (2026-11-25, one thread). Set to ``7`` when the CPU is AMD with those AVX-512 subsets, to ``5``
+  when it is AMD with AVX2 only, and only when the user has not set it; elsewhere nothing changes.
 * **malloc.** glibc's malloc decides how freed CPU buffers are kept, and the head's step allocates
   many block-sized temporaries, so the choice is a trade-off between page faults and resident
   memory. ``malloc=`` (default ``$PADDLE_PFC_MALLOC``, else ``speed``) sets it with ``mallopt``:
@@ -40,7 +44,7 @@ from __future__ import annotations
 import ctypes
 import os
 
-from paddle_pfc.engine.device import cpu_info
+from paddle_pfc.engine.device import CpuInfo, cpu_info
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 #: (mmap threshold, trim threshold) in bytes per mode; 32 MiB is glibc's largest mmap threshold.
@@ -65,6 +69,17 @@ def tune_malloc(mode: str | None = None) -> str:
     return mode if ok else "default"
 
 
+def mkl_kernels_for(cpu: CpuInfo) -> str | None:
+    """The ``MKL_DEBUG_CPU_TYPE`` that gives ``cpu`` MKL's fastest kernels it can run: ``"7"``
+    (AVX-512) for an AMD CPU with :attr:`~paddle_pfc.engine.device.CpuInfo.avx512_core`, ``"5"``
+    (AVX2) for an AMD CPU with AVX2 only; None elsewhere (Intel CPUs get MKL's best path anyway)."""
+    if cpu.vendor != "AuthenticAMD":
+        return None
+    if cpu.avx512_core:
+        return "7"
+    return "5" if cpu.has("AVX2") else None
+
+
 SERIAL_FLAG = "FLAGS_new_executor_serial_run"
 
 
@@ -87,8 +102,9 @@ def configure_process(malloc: str | None = None) -> dict[str, str]:
     ``$PADDLE_PFC_MALLOC``, else ``speed``). Returns what is in effect:
     ``{"malloc": mode, "mkl_debug_cpu_type": value or "", "serial_executor": "yes" | "no"}``."""
     cpu = cpu_info()
-    if "MKL_DEBUG_CPU_TYPE" not in os.environ and cpu.vendor == "AuthenticAMD" and cpu.has("AVX2"):
-        os.environ["MKL_DEBUG_CPU_TYPE"] = "5"
+    kernels = mkl_kernels_for(cpu)
+    if "MKL_DEBUG_CPU_TYPE" not in os.environ and kernels is not None:
+        os.environ["MKL_DEBUG_CPU_TYPE"] = kernels
     mode = tune_malloc(malloc)  # an unknown mode raises here, naming the variable
     serial = serial_executor_on_cpu()
     return {"malloc": mode, "mkl_debug_cpu_type": os.environ.get("MKL_DEBUG_CPU_TYPE", ""),
