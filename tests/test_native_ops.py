@@ -158,6 +158,50 @@ def test_sparse_update_is_paddles_rule_on_the_kept_rows_only(center_dtype, momen
         np.testing.assert_array_equal(final["weight"], from_float32(to_float32(final["weight"]), "bfloat16"))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_gather_rows_is_take_along_the_first_axis(dtype, static_mode):
+    """Unsorted, repeated and edge indices (the kernel prefetches rows ahead of the one it copies):
+    the very rows, bit for bit, in the table's dtype."""
+    table = from_float32(RNG.standard_normal((50, 7)), dtype)
+    index = np.array([49, 0, 3, 3, 17, 48, 1, 0, 25, 49, 12], np.int64)
+    (rows,), _ = run(lambda index, table: [native_ops.gather_rows(table, index)], dict(index=index),
+                     persist=dict(table=table))
+    np.testing.assert_array_equal(np.asarray(rows).view(table.dtype), table[index])
+
+
+def test_gather_rows_refuses_an_index_outside_the_table(static_mode):
+    with pytest.raises(RuntimeError):  # Paddle re-raises the kernel's message as a bare std::exception
+        run(lambda index, table: [native_ops.gather_rows(table, index)], dict(index=np.array([2, 9], np.int64)),
+            persist=dict(table=np.zeros((9, 3), np.float32)))
+
+
+def test_row_range_shares_the_tables_memory(static_mode):
+    """The rows as they are, and, read after an in-place update of the table, the updated rows:
+    a view, not a copy."""
+    table = RNG.standard_normal((10, 4)).astype(np.float32)
+    grad = RNG.standard_normal((3, 4)).astype(np.float32)
+
+    def build(index, grad, lr_value, table, velocity):
+        before = native_ops.row_range(table, 3, 7) + 0.0  # a copy, taken before the update
+        view = native_ops.row_range(table, 3, 7)
+        native_ops.sparse_update_(table, velocity, index, grad, lr_value, momentum=None, nesterov=False,
+                                  weight_decay=0.0, rescale=1.0)
+        return [before, paddle.assign(view)]
+
+    index = np.array([4, 6, 9], np.int64)
+    (before, after), final = run(build, dict(index=index, grad=grad, lr_value=np.array([0.5], np.float32)),
+                                 persist=dict(table=table, velocity=np.zeros((10, 4), np.float32)))
+    np.testing.assert_array_equal(before, table[3:7])
+    np.testing.assert_array_equal(final["table"][[4, 6, 9]], (table[index] - 0.5 * grad).astype(np.float32))
+    np.testing.assert_array_equal(after, final["table"][3:7])
+
+
+def test_row_range_refuses_rows_outside_the_table(static_mode):
+    with pytest.raises(RuntimeError):
+        run(lambda x, table: [native_ops.row_range(table, 2, 11) + x], dict(x=np.zeros((1, 3), np.float32)),
+            persist=dict(table=np.zeros((10, 3), np.float32)))
+
+
 def test_out_of_range_index_fails_the_run_instead_of_writing_outside_the_shard(static_mode):
     # The kernel's message ("index 12 outside the shard's 5 rows") does not survive Paddle 3.3's
     # executor, which re-raises custom-op failures as a bare ``std::exception``.

@@ -238,11 +238,11 @@ class LargeScaleClassifier:
         for start, stop in block_bounds(num_kept, rows):
             if self.sampled:  # the last block takes the rest: positives may exceed num_sample
                 index = paddle.slice(self.sampled_index, [0], [start], [2**62 if stop is None else stop])
-                centers = paddle.gather(self.weight, index)
+                centers = self.backend.blocks.gather_rows(self.weight, index)
             else:
                 end = self.num_local if stop is None else stop
                 index = paddle.arange(start, end, dtype="int64")
-                centers = paddle.slice(self.weight, [0], [start], [end])
+                centers = self.backend.blocks.row_range(self.weight, start, end)
             index.stop_gradient = True
             if self.block_dtype != self.center_dtype:
                 centers = paddle.cast(centers, self.block_dtype)
@@ -269,7 +269,7 @@ class LargeScaleClassifier:
     def _reload_block(self, k: int) -> paddle.pir.Value:
         """Block k's centers again, for the backward: a fresh gather of its stored rows in
         ``block_dtype``."""
-        rows = paddle.gather(self.weight, self.chunks[k].index)
+        rows = self.backend.blocks.gather_rows(self.weight, self.chunks[k].index)
         rows.stop_gradient = True
         return rows if self.block_dtype == self.center_dtype else paddle.cast(rows, self.block_dtype)
 
@@ -277,7 +277,7 @@ class LargeScaleClassifier:
         """[N, D]: the shard's row of each sample's class (row 0 for samples of other shards)."""
         column = paddle.clip(local_target, min=0)
         row = column if self.sampled_index is None else paddle.gather(self.sampled_index, column)
-        target = paddle.gather(self.weight, row)
+        target = self.backend.blocks.gather_rows(self.weight, row)
         target.stop_gradient = True
         return target
 

@@ -57,6 +57,15 @@ class PaddleBlockOps:
         passed unrounded)."""
         return False
 
+    def gather_rows(self, table: Value, index: Value) -> Value:
+        """``table[index]``: rows ``index`` (int64 [c]) of ``table`` [L, D], [c, D] in its dtype."""
+        return paddle.gather(table, index)
+
+    def row_range(self, table: Value, start: int, end: int) -> Value:
+        """Rows ``[start, end)`` of ``table`` [L, D]: [end - start, D] in its dtype, for reading
+        (a copy here; the native ops share the table's memory)."""
+        return paddle.slice(table, [0], [start], [end])
+
     def inverse_row_norm(self, rows: Value, round_bfloat16: bool = False) -> Value:
         """``1 / max(|rows[j]|, eps)`` of [R, D] ``rows``, shape [R] (frobenius_norm: one pass);
         with ``round_bfloat16`` the norms of the rows' values rounded to bfloat16."""
@@ -157,6 +166,18 @@ class NativeBlockOps(PaddleBlockOps):
 
     def products_round(self, dtype):
         return dtype == "bfloat16" and _native_bfloat16_products()
+
+    def gather_rows(self, table, index):
+        if table.dtype in (paddle.float32, paddle.bfloat16):
+            rows = native_ops.gather_rows(table, index)
+            rows.stop_gradient = table.stop_gradient  # as Paddle's gather: no gradient path past it
+            return rows
+        return super().gather_rows(table, index)
+
+    def row_range(self, table, start, end):
+        rows = native_ops.row_range(table, start, end)
+        rows.stop_gradient = table.stop_gradient
+        return rows
 
     def inverse_row_norm(self, rows, round_bfloat16=False):
         return native_ops.inverse_row_norm(rows, NORM_EPS, round_bfloat16)

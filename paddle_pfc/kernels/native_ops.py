@@ -14,6 +14,9 @@ several such passes per block. One-pass kernels replace them (the head reaches t
   multiplies and the target's gather / scatter).
 * :func:`tangent_project_` — the backward's tangent projection of a block gradient, in place
   (replaces a multiply, a row sum, a broadcast multiply and a subtraction).
+* :func:`gather_rows` — the kept rows of a shard, with the next rows prefetched (replaces a
+  ``gather``); :func:`row_range` — consecutive rows of a shard without a copy (replaces a
+  ``slice``).
 * :func:`any_nonfinite` — the step's finite check of the gradients (replaces an ``isfinite``
   and an ``all`` per gradient).
 * :func:`sparse_update_` — Paddle's SGD / Momentum rule on rows ``index`` of the shard and its
@@ -146,6 +149,19 @@ def inverse_row_norm(rows, eps: float, round_bfloat16: bool = False):
     """``1 / max(|rows[j]|, eps)`` of float32 ``rows`` [c, D], shape [c]; with ``round_bfloat16``
     the norms of the rows' values rounded to bfloat16 (nearest, ties to even)."""
     return kernels().pfc_inverse_row_norm(rows, float(eps), bool(round_bfloat16))
+
+
+def gather_rows(table, index):
+    """``table[index]``: rows ``index`` (int64 [c], each in ``[0, L)``) of a float32 or bfloat16
+    ``table`` [L, D], as [c, D] in its dtype (Paddle's ``gather`` on axis 0, with the next rows
+    prefetched: the index scatters the reads over the table). No gradient."""
+    return kernels().pfc_gather_rows(table, index)
+
+
+def row_range(table, start: int, end: int):
+    """Rows ``[start, end)`` of a CPU ``table`` [L, D] as [end - start, D], sharing the table's
+    memory (no copy: a later in-place write of those rows changes it). No gradient."""
+    return kernels().pfc_row_range(table, int(start), int(end))
 
 
 def any_nonfinite(values: list):

@@ -258,6 +258,22 @@ PD_BUILD_OP(pfc_block_dlogits)
 
 namespace {
 
+// Asks for the cache lines of `bytes` bytes at `p` ahead of their use (for rows that a scattered
+// index reaches: the hardware prefetchers follow a row only after its first misses).
+inline void PrefetchBytes(const void* p, int64_t bytes, bool for_write) {
+  const char* c = static_cast<const char*>(p);
+  for (int64_t off = 0; off < bytes; off += 64) {
+    if (for_write) {
+      __builtin_prefetch(c + off, 1, 3);
+    } else {
+      __builtin_prefetch(c + off, 0, 3);
+    }
+  }
+}
+
+// The row `index[r + kRowsAhead]` of a [num_rows, dim] table is prefetched while row r is processed.
+constexpr int64_t kRowsAhead = 2;
+
 template <typename T>
 void UpdateRows(T* weight, T* velocity, const int64_t* index, int64_t count, int64_t num_rows,
                 int64_t dim, const float* grad, float lr, float momentum, bool use_momentum,
@@ -265,6 +281,13 @@ void UpdateRows(T* weight, T* velocity, const int64_t* index, int64_t count, int
   for (int64_t r = 0; r < count; ++r) {
     const int64_t row = index[r];
     PD_CHECK(row >= 0 && row < num_rows, "index ", row, " outside the shard's ", num_rows, " rows");
+    if (r + kRowsAhead < count) {
+      const int64_t ahead = index[r + kRowsAhead];
+      if (ahead >= 0 && ahead < num_rows) {
+        PrefetchBytes(weight + ahead * dim, dim * static_cast<int64_t>(sizeof(T)), true);
+        if (use_momentum) PrefetchBytes(velocity + ahead * dim, dim * static_cast<int64_t>(sizeof(T)), true);
+      }
+    }
     T* w = weight + row * dim;
     const float* g = grad + r * dim;
     if (!use_momentum) {
@@ -384,3 +407,98 @@ PD_BUILD_OP(pfc_any_nonfinite)
     .SetKernelFn(PD_KERNEL(AnyNonfiniteOp))
     .SetInferShapeFn(PD_INFER_SHAPE(AnyNonfiniteShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(AnyNonfiniteDtype));
+
+namespace {
+
+template <typename T>
+void GatherRowsOf(const T* table, const int64_t* index, int64_t count, int64_t num_rows, int64_t dim, T* out) {
+  const int64_t row_bytes = dim * static_cast<int64_t>(sizeof(T));
+  for (int64_t r = 0; r < count; ++r) {
+    const int64_t row = index[r];
+    PD_CHECK(row >= 0 && row < num_rows, "index ", row, " outside the table's ", num_rows, " rows");
+    if (r + kRowsAhead < count) {
+      const int64_t ahead = index[r + kRowsAhead];
+      if (ahead >= 0 && ahead < num_rows) PrefetchBytes(table + ahead * dim, row_bytes, false);
+    }
+    std::memcpy(out + r * dim, table + row * dim, row_bytes);
+  }
+}
+
+}  // namespace
+
+// out[r] = table[index[r]] for a float32 or bfloat16 table [L, D] and int64 index [c]: out [c, D].
+std::vector<paddle::Tensor> GatherRows(const paddle::Tensor& table, const paddle::Tensor& index) {
+  PD_CHECK(table.is_cpu() && index.is_cpu(), "table and index must be CPU tensors");
+  PD_CHECK(index.dtype() == paddle::DataType::INT64, "index must be int64");
+  PD_CHECK(table.shape().size() == 2, "table must be [L, D]");
+  const int64_t count = index.numel(), num_rows = table.shape()[0], dim = table.shape()[1];
+  auto out = paddle::empty({count, dim}, table.dtype(), paddle::CPUPlace());
+  const int64_t* idx = index.data<int64_t>();
+  if (table.dtype() == paddle::DataType::FLOAT32) {
+    GatherRowsOf<float>(table.data<float>(), idx, count, num_rows, dim, out.data<float>());
+  } else if (table.dtype() == paddle::DataType::BFLOAT16) {
+    GatherRowsOf<bfloat16>(table.data<bfloat16>(), idx, count, num_rows, dim, out.data<bfloat16>());
+  } else {
+    PD_THROW("table must be float32 or bfloat16");
+  }
+  return {out};
+}
+
+std::vector<std::vector<int64_t>> GatherRowsShape(const std::vector<int64_t>& table, const std::vector<int64_t>& index) {
+  return {{index.empty() ? 1 : index[0], table[1]}};
+}
+
+std::vector<paddle::DataType> GatherRowsDtype(const paddle::DataType& table, const paddle::DataType&) { return {table}; }
+
+PD_BUILD_OP(pfc_gather_rows)
+    .Inputs({"Table", "Index"})
+    .Outputs({"Rows"})
+    .SetKernelFn(PD_KERNEL(GatherRows))
+    .SetInferShapeFn(PD_INFER_SHAPE(GatherRowsShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(GatherRowsDtype));
+
+// The gather's backward is never part of a training program (the shard takes no gradient: its
+// kept rows are updated sparsely); it is registered because Paddle's backward pass asks every op
+// before a value it differentiates for one. Refuses to run.
+std::vector<paddle::Tensor> GatherRowsGrad(const paddle::Tensor&, const paddle::Tensor&, const paddle::Tensor&) {
+  PD_THROW("pfc_gather_rows has no gradient for its table (a sharded center table is updated sparsely)");
+}
+
+PD_BUILD_GRAD_OP(pfc_gather_rows)
+    .Inputs({"Table", "Index", paddle::Grad("Rows")})
+    .Outputs({paddle::Grad("Table")})
+    .SetKernelFn(PD_KERNEL(GatherRowsGrad));
+
+// Rows [start, end) of a [L, D] table as a tensor sharing its memory (no copy): a block of
+// consecutive centers. Writing the table's rows changes the block's values.
+std::vector<paddle::Tensor> RowRange(const paddle::Tensor& table, int64_t start, int64_t end) {
+  PD_CHECK(table.is_cpu() && table.shape().size() == 2, "table must be a [L, D] CPU tensor");
+  PD_CHECK(0 <= start && start < end && end <= table.shape()[0], "rows [", start, ", ", end,
+           ") outside the table's ", table.shape()[0], " rows");
+  return {table.slice(start, end)};
+}
+
+std::vector<std::vector<int64_t>> RowRangeShape(const std::vector<int64_t>& table, int64_t start, int64_t end) {
+  return {{end - start, table[1]}};
+}
+
+std::vector<paddle::DataType> RowRangeDtype(const paddle::DataType& table) { return {table}; }
+
+PD_BUILD_OP(pfc_row_range)
+    .Inputs({"Table"})
+    .Outputs({"Rows"})
+    .Attrs({"start: int64_t", "end: int64_t"})
+    .SetKernelFn(PD_KERNEL(RowRange))
+    .SetInferShapeFn(PD_INFER_SHAPE(RowRangeShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(RowRangeDtype));
+
+// Never part of a training program (see GatherRowsGrad).
+std::vector<paddle::Tensor> RowRangeGrad(const paddle::Tensor&, const paddle::Tensor&, int64_t, int64_t) {
+  PD_THROW("pfc_row_range has no gradient for its table (a sharded center table is updated sparsely)");
+}
+
+PD_BUILD_GRAD_OP(pfc_row_range)
+    .Inputs({"Table", paddle::Grad("Rows")})
+    .Outputs({paddle::Grad("Table")})
+    .Attrs({"start: int64_t", "end: int64_t"})
+    .SetKernelFn(PD_KERNEL(RowRangeGrad));
