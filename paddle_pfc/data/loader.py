@@ -134,9 +134,22 @@ def _slots_view(shared, slot_shape: Tuple[int, int, int, int]) -> np.ndarray:
     return np.frombuffer(shared, dtype=np.uint8).reshape(-1, *slot_shape)
 
 
+def _stop_opencv_threads_before_fork() -> None:
+    """Run OpenCV single-threaded in this process from now on (``cv2.setNumThreads(0)``, which
+    also joins its pool's worker threads), before forking decode workers: a child forked while
+    one of those threads held the pool's mutex hangs in its first parallel OpenCV call (seen in
+    ``cv2.warpAffine``, opencv-python-headless 5.0, 2026-11-25: a forked worker of a process that
+    had decoded batches itself waited on that mutex forever). The forked workers inherit the
+    setting, so they never touch the pool; the consumer only normalizes (numpy)."""
+    import cv2
+
+    cv2.setNumThreads(0)
+
+
 def _worker_init(dataset, shared, slot_shape) -> None:
     # NB: do not call cv2.setNumThreads here: in a forked child whose parent already used
-    # OpenCV's thread pool it deadlocks (observed with opencv-python-headless 4.x).
+    # OpenCV's thread pool it deadlocks (observed with opencv-python-headless 4.x); the parent
+    # stops the pool before forking instead (_stop_opencv_threads_before_fork).
     global _WORKER_DATASET, _WORKER_SLOTS
     _WORKER_DATASET = dataset
     _WORKER_SLOTS = _slots_view(shared, slot_shape)
@@ -170,7 +183,9 @@ class BatchLoader:
     and stopped by :meth:`close` (also on garbage collection and at interpreter exit);
     use as a context manager. A worker that dies raises ``BrokenProcessPool``;
     ``timeout`` (seconds per batch, default None = wait forever) raises
-    ``TimeoutError`` instead of hanging on a stuck worker. With ``spawn``/``forkserver``
+    ``TimeoutError`` instead of hanging on a stuck worker. Fork workers switch OpenCV to one
+    thread in this process first (a fork of a running OpenCV thread pool can hang the child).
+    With ``spawn``/``forkserver``
     the dataset is pickled to each worker and the worker imports ``paddle_pfc`` (the
     main script needs an ``if __name__ == "__main__":`` guard).
     """
@@ -214,6 +229,8 @@ class BatchLoader:
     def _get_executor(self):
         if self._executor is None:
             ctx = mp.get_context(self.mp_context)
+            if self.mp_context == "fork":
+                _stop_opencv_threads_before_fork()
             slot_shape = (self.sampler.batch_size, *self.image_size, 3)
             shared = ctx.RawArray(ctypes.c_uint8, self.in_flight * math.prod(slot_shape))
             self._slots = _slots_view(shared, slot_shape)
