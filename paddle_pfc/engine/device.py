@@ -41,10 +41,15 @@ class CpuInfo:
         """True when the CPU has every subset of :data:`AVX512_CORE_FLAGS`."""
         return AVX512_CORE_FLAGS <= self.flags
 
+    @property
+    def named(self) -> str:
+        """``model (family F, model M)``, or the model name alone where the family is unknown."""
+        return f"{self.model} (family {self.family}, model {self.model_number})" if self.family is not None \
+            else self.model
+
     def summary(self) -> str:
         """``model (family F, model M) [features]``: how every published figure names its CPU."""
-        generation = f" (family {self.family}, model {self.model_number})" if self.family is not None else ""
-        return f"{self.model}{generation} [{' '.join(self.features) or 'no AVX2'}]"
+        return f"{self.named} [{' '.join(self.features) or 'no AVX2'}]"
 
 
 def cpu_info(path: str = "/proc/cpuinfo") -> CpuInfo:
@@ -94,12 +99,11 @@ class DeviceInfo:
 
     def lines(self) -> list[str]:
         """Human-readable lines (one fact each)."""
-        generation = f" (family {self.cpu.family}, model {self.cpu.model_number})" if self.cpu.family is not None else ""
         cuda = (f"CUDA {self.cuda_version}, cuDNN {self.cudnn_version}, NCCL {self.nccl_version}"
                 if self.compiled_with_cuda else "not compiled with CUDA")
         return [f"paddle {self.paddle_version} ({cuda})",
                 f"device: {', '.join(self.gpus) if self.gpus else 'CPU (no GPU visible)'}",
-                f"cpu: {self.cpu.model}{generation}, {self.cpu_count} logical cores; features: "
+                f"cpu: {self.cpu.named}, {self.cpu_count} logical cores; features: "
                 f"{' '.join(self.cpu.features) or 'none of ' + ' '.join(CPU_FEATURES.values())}"]
 
 
