@@ -223,19 +223,26 @@ def test_conv_refuses_bfloat16_input_without_bfloat16_products(static_mode):
             onednn_ops.conv2d(paddle.cast(x, "float32"), weight, (1, 1), (0, 0), bf16_output=True)
 
 
-def test_use_bfloat16_convolutions_sets_the_backbone(static_mode):
-    """Every native Conv2D of a backbone gets bf16=True in its training program's ops; the stem
-    (Paddle's conv2d) and the eval program stay float32; the embedding stays near float32's."""
+def _bfloat16_training_program(backbone: str):
+    """(main program, model, layers set): ``backbone``'s training program on [2, 3, 32, 32] images
+    after :func:`use_bfloat16_convolutions` (skips where the CPU has no native bfloat16)."""
     _need_bfloat16()
     from paddle_pfc.backbones.native_layers import use_bfloat16_convolutions
 
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, startup):
         x = paddle.static.data("x", [2, 3, 32, 32], "float32")
-        net = build_backbone("r18", embedding_size=16, input_size=32)
+        net = build_backbone(backbone, embedding_size=16, input_size=32)
         net.train()
         count = use_bfloat16_convolutions(net)
         net(x)
+    return main, net, count
+
+
+def test_use_bfloat16_convolutions_sets_the_backbone(static_mode):
+    """Every native Conv2D of a backbone gets bf16=True in its training program's ops; the stem
+    (Paddle's conv2d) and the eval program stay float32; the embedding stays near float32's."""
+    main, net, count = _bfloat16_training_program("r18")
     convs = [op for op in main.global_block().ops if "pfc_conv2d" in op.name()]
     assert count == len([m for m in net.sublayers() if isinstance(m, Conv2D)]) > len(convs) > 0
     assert all(op.attrs()["bf16"] is True for op in convs)
@@ -245,16 +252,7 @@ def test_mobilefacenet_training_program_runs_channels_last_with_bfloat16_depthwi
     """mobilefacenet's training program: every oneDNN convolution after the first block on NHWC
     tensors; with bfloat16 convolutions the stride-1 depthwise ones multiply in bfloat16 and the
     strided ones in float32; the eval program has none of them."""
-    _need_bfloat16()
-    from paddle_pfc.backbones.native_layers import use_bfloat16_convolutions
-
-    main, startup = paddle.static.Program(), paddle.static.Program()
-    with paddle.static.program_guard(main, startup):
-        x = paddle.static.data("x", [2, 3, 32, 32], "float32")
-        net = build_backbone("mbf", embedding_size=16, input_size=32)
-        net.train()
-        use_bfloat16_convolutions(net)
-        net(x)
+    main, _, _ = _bfloat16_training_program("mbf")
     convs = [op.attrs() for op in main.global_block().ops if op.name() == "custom_op.pfc_conv2d"]
     assert convs and all(attrs["channels_last"] for attrs in convs)
     depthwise = [attrs for attrs in convs if attrs["groups"] > 1]

@@ -227,17 +227,19 @@ class IResNet(nn.Layer):
             layers.append(IBasicBlock(self.inplanes, planes))
         return nn.Sequential(*layers)
 
+    def _blocks(self, x):
+        """The residual stages and the norm after them."""
+        return self.bn2(self.layer4(self.layer3(self.layer2(self.layer1(x)))))
+
     def forward(self, x):
         _check_spatial(x, self.input_size)
         x = self.conv1(x)
         x = batch_norm_prelu(self.bn1, self.prelu, x)
         if channels_last_ready(self):  # a CPU training program: the blocks run channels last (NHWC)
             with channels_last():
-                x = to_channels_last(x)
-                x = self.bn2(self.layer4(self.layer3(self.layer2(self.layer1(x)))))
-                x = to_channels_first(x)
+                x = to_channels_first(self._blocks(to_channels_last(x)))
         else:
-            x = self.bn2(self.layer4(self.layer3(self.layer2(self.layer1(x)))))
+            x = self._blocks(x)
         x = paddle.flatten(x, start_axis=1)
         x = self.dropout(x)
         x = self.fc(x)

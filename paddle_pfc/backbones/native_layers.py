@@ -73,9 +73,10 @@ def to_channels_first(x):
     return onednn_ops.to_channels_first(x)
 
 
-def _needs_native(layer: nn.Layer, native: bool) -> None:
-    """Within :func:`channels_last`, a layer that would not build its native op raises."""
-    if in_channels_last() and not native:
+def _refuse_channels_last(layer: nn.Layer) -> None:
+    """Called where ``layer`` falls back to Paddle's (NCHW) op: within :func:`channels_last` that
+    raises."""
+    if in_channels_last():
         raise RuntimeError(f"{type(layer).__name__}: channels_last() needs the layer's native op in a CPU "
                            "training program (see channels_last_ready)")
 
@@ -150,7 +151,7 @@ def batch_norm_prelu(norm: nn.BatchNorm2D, prelu: nn.PReLU | None, x, bfloat16_o
                                      channels_last=in_channels_last())
     if prelu is not None and in_channels_last():  # a PReLU that cannot fuse (one slope) follows the norm
         return prelu(batch_norm_prelu(norm, None, x))
-    _needs_native(norm, False)
+    _refuse_channels_last(norm)
     out = nn.BatchNorm2D.forward(norm, x)
     return out if prelu is None else prelu(out)
 
@@ -184,7 +185,7 @@ class GroupedConv2D(nn.Conv2D):
                                                 self._groups)
                 return to_channels_last(out)
             return native_ops.grouped_conv2d(x, self.weight, self._stride, self._pad_hw, self._groups)
-        _needs_native(self, False)
+        _refuse_channels_last(self)
         return super().forward(x)
 
 
@@ -261,7 +262,7 @@ class Conv2D(nn.Conv2D):
             return onednn_ops.conv2d(x, self.weight, self._stride, self._pad_hw, bf16=self.bfloat16_products,
                                      bf16_output=bfloat16_output and self.bfloat16_products,
                                      channels_last=in_channels_last())
-        _needs_native(self, False)
+        _refuse_channels_last(self)
         return super().forward(x)
 
 

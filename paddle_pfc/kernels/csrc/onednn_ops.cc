@@ -311,13 +311,7 @@ void BuildBackwardWeightsProduct(Entry& e) {
   e.bw_scratch.Init(pd.scratchpad_desc());
 }
 
-void BuildBackwardWeights(Entry& e) {
-  if (e.has_bwd_weights) return;
-  if (e.w_as_product) {
-    BuildBackwardWeightsProduct(e);
-    e.has_bwd_weights = true;
-    return;
-  }
+void BuildBackwardWeightsConvolution(Entry& e) {
   dnnl::convolution_backward_weights::primitive_desc pd(Engine(), dnnl::algorithm::convolution_direct,
                                                         Act(e, e.x_md, e.operand), Any(e.w_md, dt::f32),
                                                         Act(e, e.y_md, e.operand), e.strides, e.padding, e.padding,
@@ -327,6 +321,15 @@ void BuildBackwardWeights(Entry& e) {
   e.bw_dy.Init(e.y_md, pd.diff_dst_desc(), true, 1);
   e.bw_dw.Init(e.w_md, pd.diff_weights_desc(), false, 2);
   e.bw_scratch.Init(pd.scratchpad_desc());
+}
+
+void BuildBackwardWeights(Entry& e) {
+  if (e.has_bwd_weights) return;
+  if (e.w_as_product) {
+    BuildBackwardWeightsProduct(e);
+  } else {
+    BuildBackwardWeightsConvolution(e);
+  }
   e.has_bwd_weights = true;
 }
 
