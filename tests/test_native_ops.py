@@ -5,6 +5,7 @@ import numpy as np
 import paddle
 import pytest
 
+from paddle_pfc.head.collectives import zero_depending_on
 from paddle_pfc.kernels import native_ops
 from paddle_pfc.head.dtypes import from_float32, to_float32
 
@@ -47,26 +48,27 @@ def test_block_softmax_and_its_gradient(static_mode):
     inv_norm = RNG.uniform(0.2, 2.0, c).astype(np.float32)
 
     def build(logits, col_scale, column, target_logit, to_global, slope, coef, inv_norm):
-        softmax, lse = native_ops.block_softmax_(logits, col_scale, column, target_logit)
-        lse = lse + 0.0  # a copy: the in-place gradient below must not change what is fetched
-        probs = softmax + 0.0
-        grad = native_ops.softmax_grad_(softmax, to_global, column, slope, coef, inv_norm)
-        return [probs, lse, grad]
+        weights, lse, top = native_ops.block_softmax_(logits, col_scale, column, target_logit)
+        lse, top = lse + 0.0, top + 0.0  # copies: the in-place gradient below must not change what is fetched
+        weights_copy = weights + 0.0
+        grad = native_ops.softmax_grad_(weights, to_global, column, slope, coef, inv_norm)
+        return [weights_copy, lse, top, grad]
 
     feeds = dict(logits=logits, col_scale=col_scale, column=column, target_logit=target_logit,
                  to_global=to_global, slope=slope, coef=coef, inv_norm=inv_norm)
-    (probs, lse, grad), _ = run(build, feeds)
+    (weights, lse, top, grad), _ = run(build, feeds)
 
     z = logits.astype(np.float64) * col_scale
     rows = np.flatnonzero(column[:, 0] >= 0)
     z[rows, column[rows, 0]] = target_logit[rows, 0]
     ref_lse = np.log(np.exp(z).sum(1, keepdims=True))
-    ref_probs = np.exp(z - ref_lse)
-    np.testing.assert_allclose(probs, ref_probs, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(top, z.max(1, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(weights, np.exp(z - top), rtol=1e-5, atol=1e-7)  # softmax times the row sum
+    np.testing.assert_allclose(weights * np.exp(top - lse), np.exp(z - ref_lse), rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(lse, ref_lse, rtol=1e-6, atol=1e-6)
-    ref_grad = probs.astype(np.float64) * to_global * coef[0] * inv_norm
+    ref_grad = weights.astype(np.float64) * to_global * coef[0] * inv_norm
     t = column[rows, 0]
-    ref_grad[rows, t] = (probs[rows, t] * to_global[rows, 0] - 1) * slope[rows, 0] * coef[0] * inv_norm[t]
+    ref_grad[rows, t] = (weights[rows, t] * to_global[rows, 0] - 1) * slope[rows, 0] * coef[0] * inv_norm[t]
     np.testing.assert_allclose(grad, ref_grad, rtol=1e-5, atol=1e-8)
 
 
@@ -83,44 +85,103 @@ def test_block_softmax_wide_rows_against_float64(static_mode):
     target_logit = RNG.uniform(-64.0, 64.0, (n, 1)).astype(np.float32)
 
     def build(logits, col_scale, column, target_logit):
-        softmax, lse = native_ops.block_softmax_(logits, col_scale, column, target_logit)
-        return [softmax + 0.0, lse + 0.0]
+        weights, lse, top = native_ops.block_softmax_(logits, col_scale, column, target_logit)
+        return [weights + 0.0, lse + 0.0, top + 0.0]
 
-    (probs, lse), _ = run(build, dict(logits=logits, col_scale=col_scale, column=column, target_logit=target_logit))
+    (weights, lse, top), _ = run(build, dict(logits=logits, col_scale=col_scale, column=column,
+                                             target_logit=target_logit))
     z = logits.astype(np.float64)
     rows = np.flatnonzero(column[:, 0] >= 0)
     z[rows, column[rows, 0]] = target_logit[rows, 0]
-    top = z.max(1, keepdims=True)
-    ref_lse = top + np.log(np.exp(z - top).sum(1, keepdims=True))
-    ref_probs = np.exp(z - ref_lse)
-    representable, underflow = (z - top) > -87.3, (z - top) < -87.4  # log(FLT_MIN) = -87.34
+    ref_top = z.max(1, keepdims=True)
+    np.testing.assert_array_equal(top, ref_top)  # a float32 value of z: exact
+    ref_lse = ref_top + np.log(np.exp(z - ref_top).sum(1, keepdims=True))
+    ref_weights = np.exp(z - ref_top)  # the softmax times the row's sum of exponentials
+    representable, underflow = (z - ref_top) > -87.3, (z - ref_top) < -87.4  # log(FLT_MIN) = -87.34
     # z - max, rounded to float32 (|z - max| < 128: an error up to 2^-18 absolute), puts up to
-    # 2^-18 relative error in its exponential; the exponential and the normalisation a few ulps
-    np.testing.assert_allclose(probs[representable], ref_probs[representable], rtol=2.0**-18 + 16 * 2.0**-23, atol=0)
-    assert np.all(probs[underflow] == 0) and underflow.sum() > 100
+    # 2^-18 relative error in its exponential; the exponential a few ulps
+    np.testing.assert_allclose(weights[representable], ref_weights[representable], rtol=2.0**-18 + 8 * 2.0**-23,
+                               atol=0)
+    assert np.all(weights[underflow] == 0) and underflow.sum() > 100
     np.testing.assert_allclose(lse, ref_lse, rtol=2 * 2.0**-23, atol=0)
 
-def test_row_norms_and_tangent_projection(static_mode):
+def test_row_norms(static_mode):
     rows = RNG.standard_normal((6, 9)).astype(np.float32)
     rows[3] = 0.0  # a zero row: 1 / eps, as the Paddle path clips
-    rows[5, 2] = np.nan  # a non-finite row stays non-finite (the loss-scaling check must see it)
-    grad = RNG.standard_normal((6, 9)).astype(np.float32)
+    rows[5, 2] = np.nan  # a non-finite row stays non-finite
 
-    def build(rows, grad):
-        inv = native_ops.inverse_row_norm(rows, 1e-12)
-        return [inv + 0.0, native_ops.tangent_project_(grad, rows, inv)]
+    (inv,), _ = run(lambda rows: [native_ops.inverse_row_norm(rows, 1e-12)], dict(rows=rows))
+    assert np.isnan(inv[5])
+    norm = np.linalg.norm(rows[:5].astype(np.float64), axis=1)
+    np.testing.assert_allclose(inv[:5], 1.0 / np.maximum(norm, 1e-12), rtol=1e-6)
 
-    (inv, projected), _ = run(build, dict(rows=rows, grad=grad))
-    assert np.isnan(inv[5]) and np.isnan(projected[5]).all()
-    inv, projected, rows, grad = inv[:5], projected[:5], rows[:5], grad[:5]
-    norm = np.linalg.norm(rows.astype(np.float64), axis=1)
-    np.testing.assert_allclose(inv, 1.0 / np.maximum(norm, 1e-12), rtol=1e-6)
+
+def _projected(grad: np.ndarray, rows: np.ndarray, eps: float) -> np.ndarray:
+    """float64 reference: grad - (grad . u) u, u = rows / max(|rows|, eps), row by row."""
     w = rows.astype(np.float64)
-    along = np.sum(grad * w, axis=1, keepdims=True)
-    ref = grad - along * inv.astype(np.float64)[:, None] ** 2 * w
-    np.testing.assert_allclose(projected, ref, rtol=1e-5, atol=1e-6)
-    live = np.flatnonzero(norm > 0)
-    np.testing.assert_allclose(np.sum(projected[live] * w[live], axis=1), 0.0, atol=1e-5)  # tangent
+    unit = w / np.maximum(np.linalg.norm(w, axis=1, keepdims=True), eps)
+    return grad - np.sum(grad * unit, axis=1, keepdims=True) * unit
+
+
+@pytest.mark.parametrize("center_dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("momentum", [None, 0.9])
+def test_sparse_update_projects_the_gradient_onto_the_rows_tangent_space(center_dtype, momentum, static_mode):
+    """With ``project_eps`` the rule takes g - (g . u) u (u: the stored row, normalised) in place
+    of g; a zero row (u = 0) takes g as it is. Rows wider than a vector register (remainders too)."""
+    rows, dim, lr, wd, rescale, eps = 12, 37, 0.3, 5e-3, 0.5, 1e-12
+    index = np.array([7, 2, 4, 11, 0], np.int64)
+    weight = from_float32(RNG.standard_normal((rows, dim)) * 3.0, center_dtype)
+    weight[4] = 0  # zero row (bfloat16 bit pattern 0 too)
+    velocity = from_float32(RNG.standard_normal((rows, dim)), center_dtype)
+    grad = RNG.standard_normal((len(index), dim)).astype(np.float32)
+
+    def build(index, grad, lr_value, weight, velocity):
+        native_ops.sparse_update_(weight, velocity, index, grad, lr_value, momentum=momentum, nesterov=False,
+                                  weight_decay=wd, rescale=rescale, project_eps=eps)
+        return []
+
+    _, final = run(build, dict(index=index, grad=grad, lr_value=np.array([lr], np.float32)),
+                   persist=dict(weight=weight, velocity=velocity))
+    w, v = to_float32(weight).astype(np.float64), to_float32(velocity).astype(np.float64)
+    tangent = _projected(grad.astype(np.float64), w[index], eps)
+    assert np.abs(np.sum(tangent * w[index], axis=1)).max() < 1e-9  # the reference is tangent
+    g = rescale * tangent + wd * w[index]
+    ref_w, ref_v = w.copy(), v.copy()
+    if momentum is None:
+        ref_w[index] = w[index] - lr * g
+    else:
+        ref_v[index] = momentum * v[index] + g
+        ref_w[index] = w[index] - lr * ref_v[index]
+    rtol = 2.0**-8 if center_dtype == "bfloat16" else 1e-6
+    np.testing.assert_allclose(to_float32(final["weight"]), ref_w, rtol=rtol, atol=1e-6)
+    np.testing.assert_allclose(to_float32(final["velocity"]), ref_v, rtol=rtol, atol=1e-6)
+    untouched = np.setdiff1d(np.arange(rows), index)
+    np.testing.assert_array_equal(final["weight"][untouched], weight[untouched])
+
+
+def test_projected_update_stays_finite_below_the_checked_limit(static_mode):
+    """Gradient elements just below 2**PROJECTED_GRAD_LIMIT_LOG2 (what the step's check lets
+    through) and a row whose squared norm overflows float32: the update stays finite."""
+    dim = 512
+    limit = 2.0 ** native_ops.PROJECTED_GRAD_LIMIT_LOG2
+    weight = RNG.standard_normal((3, dim)).astype(np.float32)
+    weight[1] = 1e30  # |w|^2 overflows: no projection rather than inf * 0
+    grad = np.full((3, dim), np.float32(limit * 0.99), np.float32)
+    grad[:, ::2] *= -1
+
+    def build(index, grad, lr_value, weight, velocity):
+        native_ops.sparse_update_(weight, velocity, index, grad, lr_value, momentum=0.9, nesterov=False,
+                                  weight_decay=0.0, rescale=1.0, project_eps=1e-12)
+        flags = [native_ops.any_nonfinite([grad], native_ops.PROJECTED_GRAD_LIMIT_LOG2),
+                 native_ops.any_nonfinite([grad * 2.0], native_ops.PROJECTED_GRAD_LIMIT_LOG2)]
+        return flags
+
+    (below, beyond), final = run(build, dict(index=np.array([0, 1, 2], np.int64), grad=grad,
+                                             lr_value=np.array([1e-30], np.float32)),
+                                 persist=dict(weight=weight, velocity=np.zeros((3, dim), np.float32)))
+    assert not below[0] and beyond[0]
+    assert np.isfinite(final["weight"]).all() and np.isfinite(final["velocity"]).all()
+    np.testing.assert_allclose(final["velocity"][1], grad[1], rtol=1e-6)  # not projected
 
 
 @pytest.mark.parametrize("center_dtype", ["float32", "bfloat16"])
@@ -184,9 +245,9 @@ def test_row_range_shares_the_tables_memory(static_mode):
     def build(index, grad, lr_value, table, velocity):
         before = native_ops.row_range(table, 3, 7) + 0.0  # a copy, taken before the update
         view = native_ops.row_range(table, 3, 7)
-        native_ops.sparse_update_(table, velocity, index, grad, lr_value, momentum=None, nesterov=False,
-                                  weight_decay=0.0, rescale=1.0)
-        return [before, paddle.assign(view)]
+        updated = native_ops.sparse_update_(table, velocity, index, grad, lr_value + zero_depending_on(before),
+                                            momentum=None, nesterov=False, weight_decay=0.0, rescale=1.0)
+        return [before, view + zero_depending_on(updated)]  # the view, read after the update
 
     index = np.array([4, 6, 9], np.int64)
     (before, after), final = run(build, dict(index=index, grad=grad, lr_value=np.array([0.5], np.float32)),
@@ -266,3 +327,74 @@ def test_any_nonfinite_finds_each_position_in_float32_and_bfloat16(bad, static_m
     values[0][500, 20] = np.finfo(np.float32).max
     (found32, found16), _ = run(build, dict(a=values[0], b=values[1], c=values[2]))
     assert not found32[0] and found16[0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("limit_log2", [64, 0, -3])
+def test_any_nonfinite_with_a_magnitude_limit(dtype, limit_log2, static_mode):
+    """``limit_log2``: |x| >= 2**limit_log2 is found (either sign, vector body or remainder), the
+    largest value below it is not; inf and NaN still are."""
+    limit = 2.0**limit_log2
+    below = np.nextafter(np.float32(limit), np.float32(0))  # float32's largest value below the limit
+    if dtype == "bfloat16":
+        below = np.float32(limit * (1 - 2.0**-8))  # bfloat16's
+    clean = RNG.uniform(-1, 1, 1003).astype(np.float32) * np.float32(limit / 2)
+    clean[[5, 1001]] = below, -below
+
+    def build(x):
+        x = x if dtype == "float32" else paddle.cast(x, "bfloat16")
+        return [native_ops.any_nonfinite([x], limit_log2)]
+
+    (found,), _ = run(build, dict(x=clean))
+    assert not found[0]
+    for place, value in ((0, limit), (1002, -limit), (700, -limit * 3), (17, np.inf), (999, np.nan)):
+        values = clean.copy()
+        values[place] = value
+        (found,), _ = run(build, dict(x=values))
+        assert found[0], (place, value)
+
+
+def test_any_nonfinite_refuses_a_limit_outside_float32(static_mode):
+    with pytest.raises(ValueError, match="limit_log2"):
+        run(lambda x: [native_ops.any_nonfinite([x], 129)], dict(x=np.zeros(3, np.float32)))
+
+
+def test_logit_gradient_turns_nan_where_its_products_could_reach_the_limit(static_mode):
+    """``product_limit_log2`` = 20 with N = 5 rows: the bound is 2^20 / 2^ceil(log2 10) = 2^16;
+    elements at or beyond it (either sign) and infs become NaN, the rest are the plain gradient."""
+    n, c = 5, 19
+    weights = RNG.uniform(0.6, 1.0, (n, c)).astype(np.float32)
+    inv_norm = np.ones(c, np.float32)
+    inv_norm[[3, 17]] = [2.0**17, -2.0**18]  # (an inverse norm is positive; the sign tests |g|)
+    inv_norm[5] = np.inf
+    column = np.array([[-1], [2], [-1], [0], [-1]], np.int64)
+    ones = np.ones((n, 1), np.float32)
+
+    def build(weights, column, to_global, slope, coef, inv_norm):
+        plain = native_ops.softmax_grad_(weights + 0.0, to_global, column, slope, coef, inv_norm)
+        limited = native_ops.softmax_grad_(weights, to_global, column, slope, coef, inv_norm, 20)
+        return [plain, limited]
+
+    (plain, limited), _ = run(build, dict(weights=weights, column=column, to_global=ones, slope=ones,
+                                          coef=np.array([1.0], np.float32), inv_norm=inv_norm))
+    beyond = ~(np.abs(plain) < 2.0**16)
+    assert beyond[:, [3, 5, 17]].all() and beyond.sum() == 3 * n  # the chosen columns, every row
+    assert np.isnan(limited[beyond]).all()
+    np.testing.assert_array_equal(limited[~beyond], plain[~beyond])
+
+
+def test_block_logits_is_the_product_and_the_inverse_norms(static_mode):
+    """Rows in several steps of the kernel (1100 = 512 + 512 + 76), a zero row (1 / eps): the
+    product within float32 rounding of float64, and the inverse norms."""
+    if native_ops.blas_library() is None:
+        pytest.skip("this Paddle wheel ships no MKL")
+    features = RNG.standard_normal((7, 64)).astype(np.float32)
+    rows = RNG.standard_normal((1100, 64)).astype(np.float32)
+    rows[600] = 0.0
+
+    (logits, inv), _ = run(lambda features, rows: list(native_ops.block_logits(features, rows, 1e-12)),
+                           dict(features=features, rows=rows))
+    assert logits.shape == (7, 1100) and inv.shape == (1100,)
+    np.testing.assert_allclose(logits, features.astype(np.float64) @ rows.astype(np.float64).T, rtol=1e-5, atol=1e-5)
+    norm = np.linalg.norm(rows.astype(np.float64), axis=1)
+    np.testing.assert_allclose(inv, 1.0 / np.maximum(norm, 1e-12), rtol=1e-6)

@@ -93,3 +93,45 @@ def test_implausible_settings_are_refused_naming_the_key(override, key):
     with pytest.raises(ConfigError, match=re.escape(key)):
         load_config(None, ["data.num_classes=10", override])
     load_config(None, ["data.num_classes=10", "loss.scale=64", "train.init_loss_scaling=65536"])  # insightface's values pass
+
+
+@pytest.mark.parametrize("loss_factor, skipped", [(1.0, False), (1e8, True)])
+@pytest.mark.parametrize("feature_has_grad", [True, False])
+def test_center_gradient_beyond_the_native_updates_limit_skips_the_step(loss_factor, skipped, feature_has_grad,
+                                                                        static_mode):
+    """A center of tiny norm (1/|w| clipped at 1e12) in a loss scaled by 1e8: its gradient reaches
+    ~1e21, beyond 2**64, where the native update's projection could overflow. The step is
+    skipped and reported as the centers' — found through the feature's gradient (the logit
+    gradients that lead there turn NaN), or without one through the centers' gradients; the
+    same program with an ordinary loss updates."""
+    import paddle
+
+    import paddle_pfc
+    from paddle_pfc.head import registry
+
+    rng = np.random.default_rng(5)
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup), paddle.utils.unique_name.guard():
+        x = paddle.static.data("x", [4, 8], "float32")
+        x.stop_gradient = not feature_has_grad
+        y = paddle.static.data("y", [4], "int64")
+        head = paddle_pfc.LargeScaleClassifier(x, y, 0, 1, 20, embedding_size=8, scale=64.0)
+        if not head.native:
+            pytest.skip("the native kernels did not build here")
+        paddle_pfc.minimize(paddle.optimizer.Momentum(0.1, momentum=0.9), head.output_dict["loss"] * loss_factor,
+                            startup_program=startup)
+    weights = rng.standard_normal((20, 8)).astype(np.float32)
+    weights[3] = 1e-20
+    exe, scope = paddle.static.Executor(paddle.CPUPlace()), paddle.static.Scope()
+    with paddle.static.scope_guard(scope):
+        exe.run(startup)
+        scope.find_var(head.weight.name).get_tensor().set(weights, paddle.CPUPlace())
+        flags, = exe.run(main, feed={"x": rng.standard_normal((4, 8)).astype(np.float32),
+                                     "y": np.array([3, 3, 7, 11], np.int64)},
+                         fetch_list=[registry.nonfinite_flags(main)])
+        after = np.array(scope.find_var(head.weight.name).get_tensor())
+    np.testing.assert_array_equal(flags, [0.0, 0.0, 1.0 if skipped else 0.0, 0.0])
+    if skipped:
+        np.testing.assert_array_equal(after, weights)
+    else:
+        assert np.isfinite(after).all() and not np.array_equal(after[3], weights[3])

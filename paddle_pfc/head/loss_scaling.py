@@ -105,8 +105,9 @@ class DynamicLossScaler:
         _C_ops.assign_out_(new_scale, self.scale)
 
 
-def nonfinite_flag(values: list, native: bool = False) -> paddle.pir.Value:
-    """bool [1]: True when any element of ``values`` (any float dtypes, shapes) is inf or NaN.
+def nonfinite_flag(values: list, native: bool = False, limit_log2: int = 128) -> paddle.pir.Value:
+    """bool [1]: True when any element of ``values`` (any float dtypes, shapes) is inf or NaN, or
+    (``limit_log2`` < 128, native only) of magnitude >= ``2**limit_log2``.
 
     Reads the values only (no in-place op), so the values used afterwards are exactly the
     ones computed before the check. ``native``: a CPU program with the native kernels, where
@@ -118,6 +119,8 @@ def nonfinite_flag(values: list, native: bool = False) -> paddle.pir.Value:
     if native and all(v.dtype in (paddle.float32, paddle.bfloat16) for v in values):
         from paddle_pfc.kernels import native_ops
 
-        return native_ops.any_nonfinite(values)
+        return native_ops.any_nonfinite(values, limit_log2)
+    if limit_log2 != 128:
+        raise ValueError("nonfinite_flag: a magnitude limit needs the native kernels and float32 / bfloat16 values")
     bad = [paddle.reshape(paddle.logical_not(paddle.all(paddle.isfinite(v))), [1]) for v in values]
     return paddle.reshape(paddle.any(paddle.concat(bad)), [1]) if len(bad) > 1 else bad[0]

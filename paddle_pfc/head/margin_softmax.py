@@ -14,8 +14,9 @@ Two implementations with one contract:
 * :func:`margin_softmax_loss` (the composite road, any device): plain ops for the forward, and a
   hand-written backward attached through ``static_pylayer``. The kept centers come in blocks of a
   few thousand rows (:mod:`paddle_pfc.head.blocks`); each block is finished (product, scaling,
-  margin, softmax; in the backward the two gradient products and the tangent projection) while it
-  is hot in cache, and every temporary is one block in size. The normalisation of x and w is
+  margin, softmax; in the backward the two gradient products and the tangent projection, which
+  the native kernels leave to the update) while it is hot in cache, and every temporary is one
+  block in size. The normalisation of x and w is
   folded into the products, the inputs are aliased rather than copied, and the backward reuses the
   forward's softmax in place, so a step costs the three [N, D] x [D, S] products plus O(S*D + N*S)
   passes over cached blocks. The per-block passes after each product are the head's block
@@ -100,8 +101,9 @@ class _Features:
 class _BlockForward:
     """What the forward keeps of one block for the backward: its centers (None when the backward
     gathers them again), inverse row norms [c], ``in_block`` (bool [N, 1]: the sample's class is in
-    this block), the target's ``column`` (int64 [N, 1]), the block softmax [N, c] (overwritten by
-    the backward) and the block's row log-sum-exp [N, 1]."""
+    this block), the target's ``column`` (int64 [N, 1]), the block softmax up to a row factor
+    [N, c] (``softmax``, overwritten by the backward; the global softmax is ``softmax *
+    exp(log_scale - lse)``), the block's row log-sum-exp [N, 1] and ``log_scale`` [N, 1]."""
 
     centers: paddle.pir.Value | None
     inv_norm: paddle.pir.Value
@@ -109,6 +111,7 @@ class _BlockForward:
     column: paddle.pir.Value
     softmax: paddle.pir.Value
     lse: paddle.pir.Value
+    log_scale: paddle.pir.Value
 
 
 def _unit_features(feature: paddle.pir.Value, ops: PaddleBlockOps, dtype: str) -> _Features:
@@ -131,14 +134,14 @@ def _block_forward(block: Block, features: _Features, target_logit, local_target
                    ops: PaddleBlockOps, dtype: str, keep_centers: bool) -> _BlockForward:
     """Product, scaling, target margin and softmax of one block (``local_target`` int64 [N, 1])."""
     w_operand, unrounded = _center_operand(block.centers, ops, dtype)
-    inv_norm = ops.inverse_row_norm(w_operand, round_bfloat16=unrounded)                      # [c]
-    product = ops.product(features.operand, w_operand, False, True, dtype)                    # [N,c]
+    product, inv_norm = ops.logits_and_norms(features.operand, w_operand, dtype, unrounded)   # [N,c], [c]
     in_block = local_target >= block.start
     if block.stop is not None:
         in_block = paddle.logical_and(in_block, local_target < block.stop)
-    softmax, lse, column = ops.block_softmax_(product, inv_norm, scale, target_logit, local_target, in_block,
-                                              block.start)
-    return _BlockForward(block.centers if keep_centers else None, inv_norm, in_block, column, softmax, lse)
+    softmax, lse, log_scale, column = ops.block_softmax_(product, inv_norm, scale, target_logit, local_target,
+                                                         in_block, block.start)
+    return _BlockForward(block.centers if keep_centers else None, inv_norm, in_block, column, softmax, lse,
+                         log_scale)
 
 
 def _normaliser(blocks: list[_BlockForward], local_target, target_logit, chain: CollectiveChain):
@@ -170,7 +173,7 @@ def _backward(grad_loss, features: _Features, blocks: list[_BlockForward], block
     coef = grad_loss * scale / num_rows
     grad_x_parts, grad_blocks = [], []
     for k, block in enumerate(blocks):
-        to_global = paddle.exp(block.lse - lse)                         # block softmax -> global
+        to_global = paddle.exp(block.log_scale - lse)                   # block weights -> global softmax
         grad_scaled = ops.product_grad_(block.softmax, to_global, block.in_block, block.column, margin_slope,
                                         coef, block.inv_norm)                                 # [N,c]
         source = block.centers if block.centers is not None else reload_block(k)
@@ -179,9 +182,10 @@ def _backward(grad_loss, features: _Features, blocks: list[_BlockForward], block
         grad_x_block = ops.product(grad_scaled, w_operand, False, False, dtype)
         grad_x_parts.append(grad_x_block)
         # Centers: h = grad_scaled^T x is |w|^-1 dL/dw_unit; the tangent projection removes
-        # (h_j . w_j) w_j / |w_j|^2, after the last reader of ``w`` (grad_x_block).
+        # (h_j . w_j) w_j / |w_j|^2, after the last reader of ``w`` (grad_x_block), here or in
+        # the update (``ops.projects_in_update``).
         h = ops.product(grad_scaled, features.operand, True, False, dtype)                    # [c,D]
-        grad_w = ops.tangent_project_(h, w_operand, block.inv_norm, grad_x_block)
+        grad_w = ops.center_grad_(h, w_operand, block.inv_norm, grad_x_block)
         grad_blocks.append(grad_w if block_dtypes[k] == paddle.float32 else paddle.cast(grad_w, block_dtypes[k]))
     grad_x_unit = paddle.add_n(grad_x_parts) if len(grad_x_parts) > 1 else grad_x_parts[0]
     # Feature: project dL/dx_unit onto the tangent space of the unit sphere, divide by |x|.
@@ -211,7 +215,10 @@ def margin_softmax_loss(feature: paddle.pir.Value, blocks: list[Block], target_c
 
     Returns a float32 scalar equal on every rank. Its gradient w.r.t. ``feature`` is this shard's
     contribution (the caller sums it over ranks, see ``all_gather_with_grad``); w.r.t. each block
-    it is complete ([c_k, D] in the block's dtype, nothing to sum). Every read of a block by the gradient
+    it is complete ([c_k, D] in the block's dtype, nothing to sum) — except that where
+    ``ops.projects_in_update`` (the native kernels) it is handed on before its tangent projection,
+    ``h_j = |w_j|^-1 sum_i dL/dcos_ij x_i/|x_i|``, which ``ops.update_rows_`` projects (the
+    gradient is ``h_j - (h_j . u_j) u_j``, ``u_j = w_j/|w_j|``). Every read of a block by the gradient
     computation precedes the output of that block's gradient, so the caller may update the block
     in place once it has that gradient.
 

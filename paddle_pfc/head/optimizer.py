@@ -96,6 +96,30 @@ def _per_head(block_grads: list, heads) -> list[list]:
     return out
 
 
+def _center_grads_bad(heads, block_grads: list, feature_grads: dict | None = None,
+                      limited_only: bool = False) -> paddle.pir.Value:
+    """bool [1]: a block gradient of any head is non-finite, or reaches its head's magnitude limit
+    (``blocks.grad_limit_log2`` < 128: the native update projects the gradient, which must not
+    overflow). For such a head, a gradient of its feature in ``feature_grads`` (by ``id`` of the
+    head) vouches for its blocks and is checked instead: its backward turns every logit gradient
+    that could reach the limit into NaN, and a NaN logit gradient makes the feature gradient NaN.
+    ``limited_only``: check only the heads with a limit (gradients already checked otherwise)."""
+    feature_grads = feature_grads or {}
+    flags = []
+    for head, grads in zip(heads, _per_head(block_grads, heads)):
+        limit = head.backend.blocks.grad_limit_log2
+        if not grads or (limited_only and limit == 128):
+            continue
+        vouching = feature_grads.get(id(head)) if limit < 128 else None
+        if vouching is not None:
+            flags.append(nonfinite_flag([vouching], head.backend.native))
+        else:
+            flags.append(nonfinite_flag(grads, head.backend.native, limit))
+    if not flags:
+        return paddle.full([1], False, "bool")
+    return paddle.reshape(paddle.any(paddle.concat(flags)), [1]) if len(flags) > 1 else flags[0]
+
+
 def _loss_scaler(loss_scaling, heads) -> DynamicLossScaler | None:
     if loss_scaling is None:  # on for float16 heads, as float16 gradients need it
         loss_scaling = any(h.dtype == "float16" for h in heads)
@@ -137,11 +161,14 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
       the default :class:`LossScaling`; ``False``: off.
     * ``skip_nonfinite`` (default True; always on with loss scaling): a step whose loss or any
       gradient (backbone or kept centers, on any rank) is inf/NaN updates no parameter and no
-      optimizer state — every update sits in one ``cond`` branch. The new BatchNorm running
+      optimizer state — every update sits in one ``cond`` branch. (With the native CPU kernels,
+      whose update projects the centers' gradient itself, a center gradient element of magnitude
+      >= 2**64 counts as non-finite too: below it the projection cannot overflow.) The new BatchNorm running
       statistics are checked too (a variance can overflow while the loss stays finite); they are
       written by the forward pass, outside the branch, so the caller restores them after a
-      skipped step (the trainer does). Cost: one isfinite pass over every gradient and a
-      4-float all-reduce per step. What was non-finite is fetchable as
+      skipped step (the trainer does). Cost: one isfinite pass over every gradient (with the
+      native kernels, the feature's gradient stands in for the centers': see
+      :func:`_center_grads_bad`) and a 4-float all-reduce per step. What was non-finite is fetchable as
       :func:`paddle_pfc.head.registry.nonfinite_flags`.
 
     ``loss``: float32 scalar, normally ``LargeScaleClassifier.output_dict['loss']`` (plus any
@@ -161,13 +188,14 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
     scaler = _loss_scaler(loss_scaling, heads)
     world_size = heads[0].world_size
     params = data_parallel_parameters(program, optimizer)
-    features = [h.input_dict["feature"] for h in heads if not h.input_dict["feature"].stop_gradient]
+    feature_heads = [h for h in heads if not h.input_dict["feature"].stop_gradient]
     blocks = [c.centers for h in heads for c in h.chunks]
-    grads = pir_grad(scaler.scaled(loss) if scaler else loss, params + blocks + features,
-                     allow_unused=True)
+    grads = pir_grad(scaler.scaled(loss) if scaler else loss,
+                     params + blocks + [h.input_dict["feature"] for h in feature_heads], allow_unused=True)
     param_grads = grads[:len(params)]
     block_grads = grads[len(params):len(params) + len(blocks)]
-    feature_grads = [g for g in grads[len(params) + len(blocks):] if g is not None]
+    feature_grad_of = {id(h): g for h, g in zip(feature_heads, grads[len(params) + len(blocks):]) if g is not None}
+    feature_grads = list(feature_grad_of.values())
     for head, head_grads in zip(heads, _per_head(block_grads, heads)):
         if any(g is None for g in head_grads):
             raise ValueError(f"loss does not depend on the class centers of {head.name}")
@@ -190,9 +218,10 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
                 [g if g.dtype == paddle.float32 else paddle.cast(g, "float32") for g in block_grads])
             pairs = [(p, g) for (p, _), g in zip(pairs, backbone)]
             block_grads = centers
+            centers_bad = paddle.logical_or(centers_bad, _center_grads_bad(heads, block_grads, limited_only=True))
         else:
             backbone_bad = nonfinite_flag([g for _, g in pairs], native)
-            centers_bad = nonfinite_flag(block_grads, native)
+            centers_bad = _center_grads_bad(heads, block_grads, feature_grad_of)
         stats_bad = nonfinite_flag(statistics, native)
         flags = paddle.concat([paddle.cast(f, "float32") for f in (loss_bad, backbone_bad, centers_bad, stats_bad)])
         if world_size > 1:  # the center gradients (and so their flag) differ per rank

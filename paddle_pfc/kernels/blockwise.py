@@ -3,6 +3,9 @@
 :class:`PaddleBlockOps` builds them from Paddle's own ops (any device); :class:`NativeBlockOps`
 from the one-pass native CPU kernels of :mod:`paddle_pfc.kernels.native_ops` (same arithmetic,
 up to float32 summation order). A head picks one once (:func:`paddle_pfc.kernels.choose_backend`).
+The one difference in what they hand on: the native update takes the tangent projection of the
+center gradient itself (:attr:`PaddleBlockOps.projects_in_update`), so the gradient between the
+loss's backward and the update is the unprojected one there.
 
 Shapes: ``N`` rows of the gathered batch, ``c`` rows of a block of kept centers, ``D`` the
 embedding size. Everything is float32 unless stated; trailing ``_``: writes its first input in
@@ -45,6 +48,15 @@ class PaddleBlockOps:
     """The block operations from Paddle's ops."""
 
     native = False
+    #: True when :meth:`update_rows_` projects the block gradient onto the tangent space of the
+    #: centers itself (:meth:`center_grad_` then hands the unprojected gradient on).
+    projects_in_update = False
+    #: A center gradient element of magnitude >= 2**grad_limit_log2 counts as non-finite in the
+    #: step's check (128: inf and NaN only). Below 128, :meth:`product_grad_` also turns every
+    #: element of d(product) that could lead to such a center gradient into NaN, which reaches the
+    #: feature's gradient through its product with the centers: a finite feature gradient then
+    #: vouches for the center gradients (``paddle_pfc.head.optimizer``).
+    grad_limit_log2 = 128
 
     def product(self, a: Value, b: Value, transpose_a: bool, transpose_b: bool, dtype: str) -> Value:
         """``op(a) @ op(b)`` (``op``: transposed when asked) of float32 operands holding values of
@@ -73,13 +85,24 @@ class PaddleBlockOps:
             rows = paddle.cast(paddle.cast(rows, "bfloat16"), "float32")
         return 1.0 / paddle.clip(_C_ops.frobenius_norm(rows, [1], False, False), min=NORM_EPS)
 
+    def logits_and_norms(self, features: Value, rows: Value, dtype: str, round_bfloat16: bool = False
+                         ) -> tuple[Value, Value]:
+        """``(features @ rows^T, inverse_row_norm(rows, round_bfloat16))``: a block's product [N, c]
+        (:meth:`product` of ``features`` [N, D] and the block's ``rows`` [c, D]) and the rows'
+        inverse norms [c]."""
+        inv_norm = self.inverse_row_norm(rows, round_bfloat16)
+        return self.product(features, rows, False, True, dtype), inv_norm
+
     def block_softmax_(self, product: Value, inv_norm: Value, scale: float, target_logit: Value,
-                       local_target: Value, in_block: Value, start: int) -> tuple[Value, Value, Value]:
+                       local_target: Value, in_block: Value, start: int) -> tuple[Value, Value, Value, Value]:
         """A block's forward after its product, in place on ``product`` [N, c]: logits ``product *
         inv_norm * scale`` (``inv_norm`` [c]), the target's logit ``target_logit`` [N, 1] at column
         ``local_target - start`` of the rows where ``in_block`` ([N, 1] bool; ``local_target``
-        int64 [N, 1]), the row softmax. Returns ``(softmax [N, c], log-sum-exp of the logits
-        [N, 1], column [N, 1])``; ``column`` is what :meth:`product_grad_` takes."""
+        int64 [N, 1]), the row softmax up to a row factor. Returns ``(weights [N, c], log-sum-exp
+        of the logits [N, 1], log_scale [N, 1], column [N, 1])``: the row softmax of any
+        normaliser ``lse`` (the block's, or the global one) is ``weights * exp(log_scale - lse)``;
+        ``column`` is what :meth:`product_grad_` takes. Here ``weights`` is the block softmax
+        (``log_scale`` its log-sum-exp)."""
         logits = _C_ops.multiply_(product, inv_norm * scale)
         column = paddle.where(in_block, local_target - start, paddle.zeros_like(local_target))
         at_column = paddle.take_along_axis(logits, column, axis=1, broadcast=False)
@@ -89,22 +112,26 @@ class PaddleBlockOps:
         # M - log(max softmax) (no extra exp pass).
         block_max = paddle.max(logits, axis=1, keepdim=True)
         softmax = _C_ops.softmax_(logits, 1)
-        return softmax, block_max - paddle.log(paddle.max(softmax, axis=1, keepdim=True)), column
+        lse = block_max - paddle.log(paddle.max(softmax, axis=1, keepdim=True))
+        return softmax, lse, lse, column
 
     def product_grad_(self, softmax: Value, to_global: Value, in_block: Value, column: Value, slope: Value,
                       coef: Value, inv_norm: Value) -> Value:
-        """dL/d(product) of a block, in place on its ``softmax`` [N, c]: ``softmax * to_global *
-        coef * inv_norm`` off the target, ``(softmax * to_global - 1) * slope * coef * inv_norm``
-        at it (``to_global``, ``slope`` [N, 1]; ``coef`` a scalar; ``inv_norm`` [c])."""
+        """dL/d(product) of a block, in place on its ``softmax`` [N, c] (the ``weights`` of
+        :meth:`block_softmax_`; ``to_global`` turns them into the global softmax): ``softmax *
+        to_global * coef * inv_norm`` off the target, ``(softmax * to_global - 1) * slope * coef *
+        inv_norm`` at it (``to_global``, ``slope`` [N, 1]; ``coef`` a scalar; ``inv_norm`` [c])."""
         p_target = paddle.take_along_axis(softmax, column, axis=1, broadcast=False) * to_global
         grad_target = paddle.where(in_block, (p_target - 1.0) * slope, p_target) * coef
         grad_cos = _C_ops.multiply_(softmax, to_global * coef)
         grad_cos = _C_ops.put_along_axis_(grad_cos, column, grad_target, 1, "assign", True)
         return _C_ops.multiply_(grad_cos, inv_norm)
 
-    def tangent_project_(self, grad: Value, rows: Value, inv_norm: Value, after: Value) -> Value:
-        """``grad[j] -= (grad[j] . rows[j]) * inv_norm[j]**2 * rows[j]`` in place (``grad``, ``rows``
-        [c, D], ``inv_norm`` [c]), ordered after ``after`` (the last other reader of ``rows``)."""
+    def center_grad_(self, grad: Value, rows: Value, inv_norm: Value, after: Value) -> Value:
+        """The block gradient as :meth:`update_rows_` takes it, from ``grad`` [c, D] = the gradient
+        w.r.t. the unit rows times ``inv_norm`` [c] (``rows`` [c, D] the block's values): its tangent
+        projection ``grad[j] -= (grad[j] . rows[j]) * inv_norm[j]**2 * rows[j]``, in place,
+        ordered after ``after`` (the last other reader of ``rows``)."""
         along = paddle.sum(grad * rows, axis=1)
         radial = paddle.unsqueeze(along * inv_norm * inv_norm, 1) + zero_depending_on(after)
         return _C_ops.subtract_(grad, rows * radial)
@@ -112,8 +139,9 @@ class PaddleBlockOps:
     def update_rows_(self, weight: Value, velocity: Value | None, index: Value, centers: Value, grad: Value,
                      lr: Value, rule: UpdateRule) -> None:
         """Apply ``rule`` to rows ``index`` (int64 [c]) of ``weight`` [L, D] (and of ``velocity``)
-        in place, with ``grad`` [c, D] and the float32 scalar ``lr``: float32 arithmetic, written
-        back in the storage dtype. ``centers``: the block's forward value; when it is float32 rows
+        in place, with ``grad`` [c, D] (what :meth:`center_grad_` handed on) and the float32
+        scalar ``lr``: float32 arithmetic, written back in the storage dtype. ``centers``: the
+        block's forward value; when it is float32 rows
         of a float32 shard it is updated in place (it has no other reader left), else the stored
         rows are gathered again and widened."""
         if centers.dtype == weight.dtype == paddle.float32:
@@ -182,20 +210,34 @@ class NativeBlockOps(PaddleBlockOps):
     def inverse_row_norm(self, rows, round_bfloat16=False):
         return native_ops.inverse_row_norm(rows, NORM_EPS, round_bfloat16)
 
+    def logits_and_norms(self, features, rows, dtype, round_bfloat16=False):
+        # float32: one op takes the norms while MKL's product reads the rows (one pass fewer)
+        if dtype == "float32" and not round_bfloat16 and native_ops.blas_library() is not None:
+            return native_ops.block_logits(features, rows, NORM_EPS)
+        return super().logits_and_norms(features, rows, dtype, round_bfloat16)
+
     def block_softmax_(self, product, inv_norm, scale, target_logit, local_target, in_block, start):
         # Scaling, target, softmax and log-sum-exp in one pass; column -1: the class is not here.
         column = paddle.where(in_block, local_target - start, paddle.full_like(local_target, -1))
-        softmax, lse = native_ops.block_softmax_(product, inv_norm * scale, column, target_logit)
-        return softmax, lse, column
+        weights, lse, top = native_ops.block_softmax_(product, inv_norm * scale, column, target_logit)
+        return weights, lse, top, column
 
     def product_grad_(self, softmax, to_global, in_block, column, slope, coef, inv_norm):
-        return native_ops.softmax_grad_(softmax, to_global, column, slope, coef, inv_norm)
+        # NaN where the center gradient h = grad^T x could reach the update's limit: see grad_limit_log2
+        return native_ops.softmax_grad_(softmax, to_global, column, slope, coef, inv_norm, self.grad_limit_log2)
 
-    def tangent_project_(self, grad, rows, inv_norm, after):
-        return native_ops.tangent_project_(grad, rows, inv_norm + zero_depending_on(after))
+    projects_in_update = True
+    grad_limit_log2 = native_ops.PROJECTED_GRAD_LIMIT_LOG2
+
+    def center_grad_(self, grad, rows, inv_norm, after):
+        # Unprojected: update_rows_ projects each row while it reads it for the update (three
+        # passes over the block gradient fewer than projecting here).
+        return grad
 
     def update_rows_(self, weight, velocity, index, centers, grad, lr, rule):
-        # Straight on the shard's rows: no gather, no scatter, no float32 copy of 2-byte rows.
+        # Straight on the shard's rows: no gather, no scatter, no float32 copy of 2-byte rows; the
+        # tangent projection of each gradient row at the row's stored value first.
         native_ops.sparse_update_(weight, velocity if velocity is not None else weight, index, float32(grad), lr,
                                   momentum=rule.momentum, nesterov=rule.nesterov,
-                                  weight_decay=rule.weight_decay, rescale=rule.rescale_grad)
+                                  weight_decay=rule.weight_decay, rescale=rule.rescale_grad,
+                                  project_eps=NORM_EPS)

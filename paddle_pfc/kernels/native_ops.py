@@ -6,23 +6,25 @@ Paddle's CPU element-wise and reduction kernels run ~10x below memory speed on [
 several such passes per block. One-pass kernels replace them (the head reaches them through
 :class:`~paddle_pfc.kernels.blockwise.NativeBlockOps`):
 
-* :func:`inverse_row_norm` — the centers' inverse norms (replaces a norm, a clip, a division).
+* :func:`inverse_row_norm` — the centers' inverse norms (replaces a norm, a clip, a division);
+  :func:`block_logits` — a block's float32 product with the norms taken on the way (replaces a
+  ``matmul`` and :func:`inverse_row_norm`).
 * :func:`block_softmax_` — a block's forward after its product: column scaling, the target's
-  margin logit, the row softmax and its log-sum-exp (replaces a broadcast multiply, two row
-  maxima, a softmax and the target's gather / scatter).
+  margin logit, the row softmax (up to a row factor) and its log-sum-exp (replaces a broadcast
+  multiply, two row maxima, a softmax and the target's gather / scatter).
 * :func:`softmax_grad_` — the block's dL/d(product) from its softmax (replaces two broadcast
   multiplies and the target's gather / scatter).
-* :func:`tangent_project_` — the backward's tangent projection of a block gradient, in place
-  (replaces a multiply, a row sum, a broadcast multiply and a subtraction).
 * :func:`gather_rows` — the kept rows of a shard, with the next rows prefetched (replaces a
   ``gather``); :func:`row_range` — consecutive rows of a shard without a copy (replaces a
   ``slice``).
 * :func:`any_nonfinite` — the step's finite check of the gradients (replaces an ``isfinite``
-  and an ``all`` per gradient).
+  and an ``all`` per gradient), optionally with a magnitude limit.
 * :func:`sparse_update_` — Paddle's SGD / Momentum rule on rows ``index`` of the shard and its
   momentum, in float32 arithmetic, written in place in the storage dtype (float32 or bfloat16,
   rounded to nearest even like Paddle's cast); replaces the gathers, the fused update kernel and
-  the two write-back scatters.
+  the two write-back scatters. With ``project`` it first takes the tangent projection of each
+  gradient row at its center row (the head's backward then leaves it out: the update reads both
+  rows anyway, which saves three passes over the block gradients).
 * :func:`prelu`, :func:`grouped_conv2d` — the backbones' channel PReLU and grouped (depthwise,
   or few channels a group) convolution with their backward (custom ops with grad ops), for
   training programs on CPU (:mod:`paddle_pfc.backbones.native_layers`); Paddle's CPU kernels for
@@ -151,6 +153,24 @@ def inverse_row_norm(rows, eps: float, round_bfloat16: bool = False):
     return kernels().pfc_inverse_row_norm(rows, float(eps), bool(round_bfloat16))
 
 
+def blas_library() -> str | None:
+    """The MKL that Paddle's float32 matmul calls on CPU (``paddle/libs/libmklml_intel.so``), or
+    None where the wheel ships none (then :func:`block_logits` is not available)."""
+    library = Path(paddle.__file__).parent / "libs" / "libmklml_intel.so"
+    return str(library) if library.exists() else None
+
+
+def block_logits(features, rows, eps: float):
+    """``(features @ rows^T [N, c], 1 / max(|rows[j]|, eps) [c])`` of float32 ``features`` [N, D]
+    and ``rows`` [c, D], 512 rows at a time: each row's norm is taken just before the product
+    (MKL's ``cblas_sgemm``, what Paddle's float32 matmul calls) reads it again from cache, which
+    saves :func:`inverse_row_norm`'s pass over the rows. Needs :func:`blas_library`. No gradient."""
+    library = blas_library()
+    if library is None:
+        raise RuntimeError("block_logits needs Paddle's MKL (paddle/libs/libmklml_intel.so), which this wheel lacks")
+    return kernels().pfc_block_logits(features, rows, float(eps), library)
+
+
 def gather_rows(table, index):
     """``table[index]``: rows ``index`` (int64 [c], each in ``[0, L)``) of a float32 or bfloat16
     ``table`` [L, D], as [c, D] in its dtype (Paddle's ``gather`` on axis 0, with the next rows
@@ -164,44 +184,64 @@ def row_range(table, start: int, end: int):
     return kernels().pfc_row_range(table, int(start), int(end))
 
 
-def any_nonfinite(values: list):
-    """bool [1]: True when any element of the float32 or bfloat16 ``values`` is inf or NaN (one
-    read-only pass each; replaces an ``isfinite`` and an ``all`` per value)."""
-    return kernels().pfc_any_nonfinite(values)
+def any_nonfinite(values: list, limit_log2: int = 128):
+    """bool [1]: True when any element of the float32 or bfloat16 ``values`` is inf or NaN, or
+    (``limit_log2`` < 128) of magnitude >= ``2**limit_log2`` (one read-only pass each; replaces an
+    ``isfinite`` and an ``all`` per value)."""
+    if not -127 < limit_log2 <= 128:
+        raise ValueError(f"limit_log2 must be in (-127, 128], got {limit_log2}")
+    return kernels().pfc_any_nonfinite(values, int(limit_log2))
 
 
 def block_softmax_(logits, col_scale, column, target_logit):
     """One block of the forward, in place on float32 ``logits`` [N, c] (the raw products):
     ``z = logits * col_scale`` (``col_scale`` [c]), ``z[i, column[i]] = target_logit[i]`` where
-    ``column[i] >= 0`` (int64 [N] or [N, 1]; -1: the row's class is not in this block), then the
-    row softmax of ``z`` in place. Returns (softmax [N, c], the rows' log-sum-exp of ``z`` [N, 1])."""
-    lse = paddle.empty_like(target_logit)
-    return kernels().pfc_block_softmax(logits, col_scale, column, target_logit, lse)
+    ``column[i] >= 0`` (int64 [N] or [N, 1]; -1: the row's class is not in this block), then
+    ``exp(z - top)`` in place, ``top`` the row maximum: the row softmax times the row's sum of
+    exponentials (no normalising pass). Returns (``exp(z - top)`` [N, c], the rows' log-sum-exp
+    of ``z`` [N, 1], ``top`` [N, 1]); the softmax is ``exp(z - top) * exp(top - lse)``."""
+    lse, top = paddle.empty_like(target_logit), paddle.empty_like(target_logit)
+    return kernels().pfc_block_softmax(logits, col_scale, column, target_logit, lse, top)
 
 
-def softmax_grad_(softmax, to_global, column, slope, coef, inv_norm):
+def softmax_grad_(softmax, to_global, column, slope, coef, inv_norm, product_limit_log2: int = 128):
     """dL/d(product) of one block, in place on its float32 ``softmax`` [N, c]: ``softmax[i, j] *
     to_global[i] * coef * inv_norm[j]``, and at ``j = column[i] >= 0`` (the target)
     ``(softmax[i, j] * to_global[i] - 1) * slope[i] * coef * inv_norm[j]``. ``to_global`` and
-    ``slope`` [N, 1] float32, ``coef`` a float32 scalar, ``inv_norm`` [c]."""
-    return kernels().pfc_block_dlogits(softmax, to_global, column, slope, coef, inv_norm)
+    ``slope`` [N, 1] float32, ``coef`` a float32 scalar, ``inv_norm`` [c].
 
-
-def tangent_project_(grad, rows, inv_norm):
-    """``grad[j] -= (grad[j] . rows[j]) * inv_norm[j]**2 * rows[j]`` in place; all float32 CPU,
-    ``grad`` and ``rows`` [c, D], ``inv_norm`` [c]. Returns ``grad`` (later readers use it)."""
-    return kernels().pfc_tangent_project(grad, rows, inv_norm)
+    With ``product_limit_log2`` < 128, every element of magnitude >= ``2**product_limit_log2 /
+    2**ceil(log2(2 N))`` (and every inf) becomes NaN: where the result is finite, its products
+    with [N, D] rows of elements in [-1, 1] stay below ``2**product_limit_log2``, and a NaN reaches
+    every product that reads it (a step's check of those products' results finds it)."""
+    if product_limit_log2 > 128:
+        raise ValueError(f"product_limit_log2 must be <= 128, got {product_limit_log2}")
+    return kernels().pfc_block_dlogits(softmax, to_global, column, slope, coef, inv_norm, int(product_limit_log2))
 
 
 def sparse_update_(weight, velocity, index, grad, lr, *, momentum: float | None, nesterov: bool,
-                   weight_decay: float, rescale: float) -> None:
+                   weight_decay: float, rescale: float, project_eps: float | None = None):
     """Update rows ``index`` (int64 [c], unique) of ``weight`` [L, D] and ``velocity`` (float32
     or bfloat16, alike) in place with float32 ``grad`` [c, D] and float32 ``lr`` [1]:
     ``g' = rescale * g + weight_decay * w``; SGD (``momentum`` None): ``w -= lr * g'``;
     Momentum: ``v = momentum * v + g'``, ``w -= lr * v`` (Nesterov: ``w -= lr * (g' + momentum * v)``).
-    With SGD, ``velocity`` is any tensor of ``weight``'s dtype and is not touched."""
-    kernels().pfc_sparse_update(weight, velocity, index, grad, lr, float(momentum or 0.0),
-                                 momentum is not None, bool(nesterov), float(weight_decay), float(rescale))
+    With SGD, ``velocity`` is any tensor of ``weight``'s dtype and is not touched.
+
+    With ``project_eps``, ``g`` is first replaced by its tangent projection at the row's value
+    before the update: ``g - (g . u) u`` with ``u = w / max(|w|, project_eps)`` (float32 values of
+    the stored row). ``|g . u| <= |g|``, so gradient rows whose elements stay below ``2**64`` give
+    finite projected rows (:data:`PROJECTED_GRAD_LIMIT_LOG2`).
+
+    Returns the updated weight's Value (what an op that must read the new rows depends on)."""
+    project = project_eps is not None
+    return kernels().pfc_sparse_update(weight, velocity, index, grad, lr, float(momentum or 0.0),
+                                 momentum is not None, bool(nesterov), float(weight_decay), float(rescale),
+                                 project, float(project_eps) if project else 0.0)[0]
+
+
+#: Gradient rows that :func:`sparse_update_` projects are checked against ``2**64`` (any element
+#: at or beyond it counts as non-finite): below it the projection cannot overflow.
+PROJECTED_GRAD_LIMIT_LOG2 = 64
 
 
 def prelu(x, alpha):

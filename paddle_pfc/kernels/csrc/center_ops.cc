@@ -2,9 +2,15 @@
 // do ~10x slower than memory allows (measured on a [2000, 512] block: 2.5 ms for h * w against
 // 0.26 ms in numpy). Each kernel makes one pass over its rows. Built on first use by
 // paddle_pfc/kernels/native_ops.py (paddle.utils.cpp_extension); the Python module states the contracts.
+#include <dlfcn.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "paddle/extension.h"
@@ -97,66 +103,108 @@ PD_BUILD_OP(pfc_inverse_row_norm)
     .SetInferShapeFn(PD_INFER_SHAPE(InverseRowNormShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(InverseRowNormDtype));
 
-// grad[j] <- grad[j] - (grad[j] . rows[j]) * inv_norm[j]^2 * rows[j]   (in place)
-void TangentProject(paddle::Tensor& grad, const paddle::Tensor& rows, const paddle::Tensor& inv_norm) {
-  CheckCpuFloat32(grad, "grad");
-  CheckCpuFloat32(rows, "rows");
-  CheckCpuFloat32(inv_norm, "inv_norm");
-  PD_CHECK(grad.shape().size() == 2 && grad.shape() == rows.shape(), "grad and rows must be [c, D] alike");
-  const int64_t count = grad.shape()[0], dim = grad.shape()[1];
-  PD_CHECK(inv_norm.numel() == count, "inv_norm must hold one value per row");
-  float* g = grad.data<float>();
-  const float* w = rows.data<float>();
-  const float* inv = inv_norm.data<float>();
-  for (int64_t j = 0; j < count; ++j) {
-    float* gj = g + j * dim;
-    const float* wj = w + j * dim;
-    float along = 0.0f;
-#pragma omp simd reduction(+ : along)
-    for (int64_t d = 0; d < dim; ++d) along += gj[d] * wj[d];
-    const float radial = along * inv[j] * inv[j];
-    for (int64_t d = 0; d < dim; ++d) gj[d] -= radial * wj[d];
+namespace {
+
+// cblas_sgemm of the MKL that Paddle's own float32 matmul calls (paddle/libs/libmklml_intel.so; the
+// same shared object, so the same CPU dispatch and thread settings), found at run time.
+using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*,
+                       int);
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+
+Sgemm LoadSgemm(const std::string& library) {
+  static std::mutex mutex;
+  static std::string loaded;
+  static Sgemm function = nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (function == nullptr || loaded != library) {
+    void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    PD_CHECK(handle != nullptr, "cannot load ", library, ": ", dlerror());
+    function = reinterpret_cast<Sgemm>(dlsym(handle, "cblas_sgemm"));
+    PD_CHECK(function != nullptr, library, " has no cblas_sgemm");
+    loaded = library;
   }
+  return function;
 }
 
-std::vector<std::vector<int64_t>> TangentProjectShape(const std::vector<int64_t>& grad,
-                                                      const std::vector<int64_t>&,
-                                                      const std::vector<int64_t>&) {
-  return {grad};
+// Rows of centers per step of BlockLogits: their norms are taken just before the product reads them
+// again, from L2 (512 rows of 512 floats: 1 MiB).
+constexpr int64_t kLogitRows = 512;
+
+}  // namespace
+
+// logits = features rows^T ([N, D] x [c, D]^T, MKL's float32 product) and inv_norm[j] = 1 / max(|rows[j]|, eps),
+// a few hundred rows at a time: each row's norm is taken while the product is about to read it.
+std::vector<paddle::Tensor> BlockLogits(const paddle::Tensor& features, const paddle::Tensor& rows, float eps,
+                                        const std::string& library) {
+  CheckCpuFloat32(features, "features");
+  CheckCpuFloat32(rows, "rows");
+  PD_CHECK(features.shape().size() == 2 && rows.shape().size() == 2 && features.shape()[1] == rows.shape()[1],
+           "features [N, D] and rows [c, D] must share D");
+  const int64_t n = features.shape()[0], count = rows.shape()[0], dim = rows.shape()[1];
+  auto logits = paddle::empty({n, count}, paddle::DataType::FLOAT32, paddle::CPUPlace());
+  auto inverse = paddle::empty({count}, paddle::DataType::FLOAT32, paddle::CPUPlace());
+  const Sgemm sgemm = LoadSgemm(library);
+  const float* x = features.data<float>();
+  const float* w = rows.data<float>();
+  float* out = logits.data<float>();
+  float* inv = inverse.data<float>();
+  for (int64_t j0 = 0; j0 < count; j0 += kLogitRows) {
+    const int64_t m = std::min(kLogitRows, count - j0);
+    for (int64_t j = j0; j < j0 + m; ++j) {
+      const float* wj = w + j * dim;
+      float squares = 0.0f;
+#pragma omp simd reduction(+ : squares)
+      for (int64_t d = 0; d < dim; ++d) squares += wj[d] * wj[d];
+      const float norm = std::sqrt(squares);
+      inv[j] = 1.0f / (norm < eps ? eps : norm);  // NaN stays NaN, as in InverseRowNorm
+    }
+    if (n > 0) {
+      sgemm(kRowMajor, kNoTrans, kTrans, static_cast<int>(n), static_cast<int>(m), static_cast<int>(dim), 1.0f, x,
+            static_cast<int>(dim), w + j0 * dim, static_cast<int>(dim), 0.0f, out + j0, static_cast<int>(count));
+    }
+  }
+  return {logits, inverse};
 }
 
-std::vector<paddle::DataType> TangentProjectDtype(const paddle::DataType& grad, const paddle::DataType&,
-                                                  const paddle::DataType&) {
-  return {grad};
+std::vector<std::vector<int64_t>> BlockLogitsShape(const std::vector<int64_t>& features,
+                                                   const std::vector<int64_t>& rows) {
+  return {{features[0], rows[0]}, {rows[0]}};
 }
 
-PD_BUILD_OP(pfc_tangent_project)
-    .Inputs({"Grad", "Rows", "InvNorm"})
-    .Outputs({"GradOut"})
-    .SetInplaceMap({{"Grad", "GradOut"}})
-    .SetKernelFn(PD_KERNEL(TangentProject))
-    .SetInferShapeFn(PD_INFER_SHAPE(TangentProjectShape))
-    .SetInferDtypeFn(PD_INFER_DTYPE(TangentProjectDtype));
+std::vector<paddle::DataType> BlockLogitsDtype(const paddle::DataType& features, const paddle::DataType&) {
+  return {features, features};
+}
+
+PD_BUILD_OP(pfc_block_logits)
+    .Inputs({"Features", "Rows"})
+    .Outputs({"Logits", "InvNorm"})
+    .Attrs({"eps: float", "library: std::string"})
+    .SetKernelFn(PD_KERNEL(BlockLogits))
+    .SetInferShapeFn(PD_INFER_SHAPE(BlockLogitsShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(BlockLogitsDtype));
 
 // Forward of one block, in place: z[i, j] = logits[i, j] * col_scale[j]; z[i, column[i]] =
-// target_logit[i] where column[i] >= 0; logits <- softmax(z) over each row; lse[i] <- log sum exp z[i].
+// target_logit[i] where column[i] >= 0; logits <- exp(z[i, j] - top[i]) with top[i] = max_j z[i, j]
+// (the row softmax times the row's sum: no normalising pass); lse[i] <- log sum_j exp z[i, j].
 void BlockSoftmax(paddle::Tensor& logits, const paddle::Tensor& col_scale, const paddle::Tensor& column,
-                  const paddle::Tensor& target_logit, paddle::Tensor& lse) {
+                  const paddle::Tensor& target_logit, paddle::Tensor& lse, paddle::Tensor& top) {
   CheckCpuFloat32(logits, "logits");
   CheckCpuFloat32(col_scale, "col_scale");
   CheckCpuFloat32(target_logit, "target_logit");
   CheckCpuFloat32(lse, "lse");
+  CheckCpuFloat32(top, "top");
   PD_CHECK(column.is_cpu() && column.dtype() == paddle::DataType::INT64, "column must be int64 on CPU");
   PD_CHECK(logits.shape().size() == 2, "logits must be [N, c]");
   const int64_t rows = logits.shape()[0], cols = logits.shape()[1];
   PD_CHECK(col_scale.numel() == cols, "col_scale must hold one value per column");
-  PD_CHECK(column.numel() == rows && target_logit.numel() == rows && lse.numel() == rows,
-           "column, target_logit and lse must hold one value per row");
+  PD_CHECK(column.numel() == rows && target_logit.numel() == rows && lse.numel() == rows && top.numel() == rows,
+           "column, target_logit, lse and top must hold one value per row");
   float* z = logits.data<float>();
   const float* scale = col_scale.data<float>();
   const int64_t* target = column.data<int64_t>();
   const float* target_value = target_logit.data<float>();
   float* out_lse = lse.data<float>();
+  float* out_top = top.data<float>();
   for (int64_t i = 0; i < rows; ++i) {
     float* zi = z + i * cols;
     for (int64_t j = 0; j < cols; ++j) zi[j] *= scale[j];
@@ -164,46 +212,49 @@ void BlockSoftmax(paddle::Tensor& logits, const paddle::Tensor& col_scale, const
       PD_CHECK(target[i] < cols, "column ", target[i], " outside the block's ", cols, " columns");
       zi[target[i]] = target_value[i];
     }
-    float top = zi[0];
-#pragma omp simd reduction(max : top)
-    for (int64_t j = 1; j < cols; ++j) top = zi[j] > top ? zi[j] : top;
+    float row_top = zi[0];
+#pragma omp simd reduction(max : row_top)
+    for (int64_t j = 1; j < cols; ++j) row_top = zi[j] > row_top ? zi[j] : row_top;
     float total = 0.0f;
 #pragma omp simd reduction(+ : total)
     for (int64_t j = 0; j < cols; ++j) {
-      zi[j] = ExpNonPositive(zi[j] - top);
+      zi[j] = ExpNonPositive(zi[j] - row_top);
       total += zi[j];
     }
-    const float inverse = 1.0f / total;
-#pragma omp simd
-    for (int64_t j = 0; j < cols; ++j) zi[j] *= inverse;
-    out_lse[i] = top + std::log(total);
+    out_top[i] = row_top;
+    out_lse[i] = row_top + std::log(total);
   }
 }
 
 std::vector<std::vector<int64_t>> BlockSoftmaxShape(const std::vector<int64_t>& logits, const std::vector<int64_t>&,
                                                     const std::vector<int64_t>&, const std::vector<int64_t>&,
-                                                    const std::vector<int64_t>& lse) {
-  return {logits, lse};
+                                                    const std::vector<int64_t>& lse, const std::vector<int64_t>& top) {
+  return {logits, lse, top};
 }
 
 std::vector<paddle::DataType> BlockSoftmaxDtype(const paddle::DataType& logits, const paddle::DataType&,
                                                 const paddle::DataType&, const paddle::DataType&,
-                                                const paddle::DataType& lse) {
-  return {logits, lse};
+                                                const paddle::DataType& lse, const paddle::DataType& top) {
+  return {logits, lse, top};
 }
 
 PD_BUILD_OP(pfc_block_softmax)
-    .Inputs({"Logits", "ColScale", "Column", "TargetLogit", "Lse"})
-    .Outputs({"LogitsOut", "LseOut"})
-    .SetInplaceMap({{"Logits", "LogitsOut"}, {"Lse", "LseOut"}})
+    .Inputs({"Logits", "ColScale", "Column", "TargetLogit", "Lse", "Top"})
+    .Outputs({"LogitsOut", "LseOut", "TopOut"})
+    .SetInplaceMap({{"Logits", "LogitsOut"}, {"Lse", "LseOut"}, {"Top", "TopOut"}})
     .SetKernelFn(PD_KERNEL(BlockSoftmax))
     .SetInferShapeFn(PD_INFER_SHAPE(BlockSoftmaxShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(BlockSoftmaxDtype));
 
-// Backward of one block, in place on its softmax p: g[i, j] = p[i, j] * to_global[i] * coef * inv_norm[j],
-// and where column[i] >= 0, g[i, c] = (p[i, c] * to_global[i] - 1) * slope[i] * coef * inv_norm[c] at c = column[i].
+// Backward of one block, in place on its softmax p (up to a row factor, which to_global carries):
+// g[i, j] = p[i, j] * to_global[i] * coef * inv_norm[j], and where column[i] >= 0,
+// g[i, c] = (p[i, c] * to_global[i] - 1) * slope[i] * coef * inv_norm[c] at c = column[i].
+// With product_limit_log2 < 128, every g of magnitude >= 2^product_limit_log2 / 2^ceil(log2(2 N)) (and
+// every inf) becomes NaN: then g^T x of rows x with elements in [-1, 1] stays below 2^product_limit_log2
+// wherever g is finite, and a NaN reaches every product that reads it.
 void SoftmaxGrad(paddle::Tensor& softmax, const paddle::Tensor& to_global, const paddle::Tensor& column,
-                 const paddle::Tensor& slope, const paddle::Tensor& coef, const paddle::Tensor& inv_norm) {
+                 const paddle::Tensor& slope, const paddle::Tensor& coef, const paddle::Tensor& inv_norm,
+                 int product_limit_log2) {
   CheckCpuFloat32(softmax, "softmax");
   CheckCpuFloat32(to_global, "to_global");
   CheckCpuFloat32(slope, "slope");
@@ -222,6 +273,12 @@ void SoftmaxGrad(paddle::Tensor& softmax, const paddle::Tensor& to_global, const
   const float* target_slope = slope.data<float>();
   const float* inv = inv_norm.data<float>();
   const float c = coef.data<float>()[0];
+  PD_CHECK(product_limit_log2 <= 128, "product_limit_log2 must be <= 128");
+  const bool limited = product_limit_log2 < 128;
+  int rows_log2 = 0;  // ceil(log2(2 N))
+  while ((int64_t{1} << rows_log2) < 2 * rows) ++rows_log2;
+  const float bound = std::ldexp(1.0f, product_limit_log2 - rows_log2);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
   for (int64_t i = 0; i < rows; ++i) {
     float* pi = p + i * cols;
     const float row_scale = global[i] * c;
@@ -231,8 +288,20 @@ void SoftmaxGrad(paddle::Tensor& softmax, const paddle::Tensor& to_global, const
       PD_CHECK(t < cols, "column ", t, " outside the block's ", cols, " columns");
       target_grad = (pi[t] * global[i] - 1.0f) * target_slope[i] * c;
     }
-    for (int64_t j = 0; j < cols; ++j) pi[j] = pi[j] * row_scale * inv[j];
-    if (t >= 0) pi[t] = target_grad * inv[t];
+    if (limited) {
+#pragma omp simd
+      for (int64_t j = 0; j < cols; ++j) {
+        const float g = pi[j] * row_scale * inv[j];
+        pi[j] = std::fabs(g) < bound ? g : nan;
+      }
+      if (t >= 0) {
+        const float g = target_grad * inv[t];
+        pi[t] = std::fabs(g) < bound ? g : nan;
+      }
+    } else {
+      for (int64_t j = 0; j < cols; ++j) pi[j] = pi[j] * row_scale * inv[j];
+      if (t >= 0) pi[t] = target_grad * inv[t];
+    }
   }
 }
 
@@ -251,6 +320,7 @@ std::vector<paddle::DataType> SoftmaxGradDtype(const paddle::DataType& softmax, 
 PD_BUILD_OP(pfc_block_dlogits)
     .Inputs({"Softmax", "ToGlobal", "Column", "Slope", "Coef", "InvNorm"})
     .Outputs({"GradOut"})
+    .Attrs({"product_limit_log2: int"})
     .SetInplaceMap({{"Softmax", "GradOut"}})
     .SetKernelFn(PD_KERNEL(SoftmaxGrad))
     .SetInferShapeFn(PD_INFER_SHAPE(SoftmaxGradShape))
@@ -274,10 +344,32 @@ inline void PrefetchBytes(const void* p, int64_t bytes, bool for_write) {
 // The row `index[r + kRowsAhead]` of a [num_rows, dim] table is prefetched while row r is processed.
 constexpr int64_t kRowsAhead = 2;
 
+// The tangent projection of a gradient row h at the center row w (float32 values of its storage):
+// the coefficient a = h . w^ and the inverse norm, so that the projected gradient is
+// h[d] - a * w[d] * inv (w^ = w * inv, inv = 1 / max(|w|, eps)). |w^| <= 1, so |a| <= |h|: a finite h
+// whose elements stay below 2^64 gives a finite projected gradient (an overflowing |w|^2 gives inv 0:
+// no projection). Two passes over the row (it stays in L1 for the update that follows).
+template <typename T>
+inline void Projection(const T* w, const float* h, int64_t dim, float eps, float* coefficient, float* inverse) {
+  float squares = 0.0f;
+#pragma omp simd reduction(+ : squares)
+  for (int64_t d = 0; d < dim; ++d) {
+    const float p = static_cast<float>(w[d]);
+    squares += p * p;
+  }
+  const float norm = std::sqrt(squares);
+  const float inv = 1.0f / (norm < eps ? eps : norm);
+  float along = 0.0f;
+#pragma omp simd reduction(+ : along)
+  for (int64_t d = 0; d < dim; ++d) along += h[d] * (static_cast<float>(w[d]) * inv);
+  *coefficient = along;
+  *inverse = inv;
+}
+
 template <typename T>
 void UpdateRows(T* weight, T* velocity, const int64_t* index, int64_t count, int64_t num_rows,
                 int64_t dim, const float* grad, float lr, float momentum, bool use_momentum,
-                bool nesterov, float weight_decay, float rescale) {
+                bool nesterov, float weight_decay, float rescale, bool project, float eps) {
   for (int64_t r = 0; r < count; ++r) {
     const int64_t row = index[r];
     PD_CHECK(row >= 0 && row < num_rows, "index ", row, " outside the shard's ", num_rows, " rows");
@@ -290,17 +382,20 @@ void UpdateRows(T* weight, T* velocity, const int64_t* index, int64_t count, int
     }
     T* w = weight + row * dim;
     const float* g = grad + r * dim;
+    float along = 0.0f, inv = 0.0f;  // no projection: g[d] - 0 * p * 0 is g[d]
+    if (project) Projection(w, g, dim, eps, &along, &inv);
     if (!use_momentum) {
       for (int64_t d = 0; d < dim; ++d) {
         const float p = static_cast<float>(w[d]);
-        w[d] = static_cast<T>(p - lr * (g[d] * rescale + weight_decay * p));
+        const float gd = g[d] - along * (p * inv);
+        w[d] = static_cast<T>(p - lr * (gd * rescale + weight_decay * p));
       }
       continue;
     }
     T* v = velocity + row * dim;
     for (int64_t d = 0; d < dim; ++d) {
       const float p = static_cast<float>(w[d]);
-      const float step = g[d] * rescale + weight_decay * p;
+      const float step = (g[d] - along * (p * inv)) * rescale + weight_decay * p;
       const float vel = static_cast<float>(v[d]) * momentum + step;
       v[d] = static_cast<T>(vel);
       w[d] = static_cast<T>(nesterov ? p - (step + vel * momentum) * lr : p - lr * vel);
@@ -311,10 +406,11 @@ void UpdateRows(T* weight, T* velocity, const int64_t* index, int64_t count, int
 }  // namespace
 
 // weight[index[r]] (and velocity[index[r]]) updated by Paddle's SGD / Momentum rule with the
-// float32 gradient row grad[r], in float32 arithmetic, in place.
+// float32 gradient row grad[r] (with `project`: its tangent projection at the row, see Projection),
+// in float32 arithmetic, in place.
 void SparseUpdate(paddle::Tensor& weight, paddle::Tensor& velocity, const paddle::Tensor& index,
                   const paddle::Tensor& grad, const paddle::Tensor& lr, float momentum, bool use_momentum,
-                  bool nesterov, float weight_decay, float rescale) {
+                  bool nesterov, float weight_decay, float rescale, bool project, float eps) {
   CheckCpuFloat32(grad, "grad");
   CheckCpuFloat32(lr, "lr");
   PD_CHECK(weight.is_cpu() && velocity.is_cpu() && index.is_cpu(), "weight, velocity and index must be on CPU");
@@ -329,10 +425,10 @@ void SparseUpdate(paddle::Tensor& weight, paddle::Tensor& velocity, const paddle
   const int64_t* idx = index.data<int64_t>();
   if (weight.dtype() == paddle::DataType::FLOAT32) {
     UpdateRows<float>(weight.data<float>(), velocity.data<float>(), idx, count, num_rows, dim,
-                      grad.data<float>(), rate, momentum, use_momentum, nesterov, weight_decay, rescale);
+                      grad.data<float>(), rate, momentum, use_momentum, nesterov, weight_decay, rescale, project, eps);
   } else if (weight.dtype() == paddle::DataType::BFLOAT16) {
     UpdateRows<bfloat16>(weight.data<bfloat16>(), velocity.data<bfloat16>(), idx, count, num_rows, dim,
-                         grad.data<float>(), rate, momentum, use_momentum, nesterov, weight_decay, rescale);
+                         grad.data<float>(), rate, momentum, use_momentum, nesterov, weight_decay, rescale, project, eps);
   } else {
     PD_THROW("weight must be float32 or bfloat16");
   }
@@ -355,7 +451,7 @@ PD_BUILD_OP(pfc_sparse_update)
     .Inputs({"Weight", "Velocity", "Index", "Grad", "LearningRate"})
     .Outputs({"WeightOut", "VelocityOut"})
     .Attrs({"momentum: float", "use_momentum: bool", "nesterov: bool", "weight_decay: float",
-            "rescale: float"})
+            "rescale: float", "project: bool", "eps: float"})
     .SetInplaceMap({{"Weight", "WeightOut"}, {"Velocity", "VelocityOut"}})
     .SetKernelFn(PD_KERNEL(SparseUpdate))
     .SetInferShapeFn(PD_INFER_SHAPE(SparseUpdateShape))
@@ -363,28 +459,33 @@ PD_BUILD_OP(pfc_sparse_update)
 
 namespace {
 
-// True when any element of v[0, n) has every exponent bit set (inf or NaN): `exponent` is the
-// format's exponent mask (float32 0x7F800000, bfloat16 0x7F80).
+// True when any element of v[0, n) has an exponent field >= `limit` (the format's exponent bits
+// of 2^e: inf and NaN have every exponent bit set, so the format's exponent mask finds exactly them).
 template <typename Bits>
-bool AnyNonfinite(const Bits* v, int64_t n, Bits exponent) {
+bool AnyBeyond(const Bits* v, int64_t n, Bits exponent_mask, Bits limit) {
   Bits found = 0;
 #pragma omp simd reduction(| : found)
-  for (int64_t i = 0; i < n; ++i) found |= static_cast<Bits>((v[i] & exponent) == exponent);
+  for (int64_t i = 0; i < n; ++i) found |= static_cast<Bits>((v[i] & exponent_mask) >= limit);
   return found != 0;
 }
 
 }  // namespace
 
-// bool [1]: whether any element of the float32 or bfloat16 CPU tensors `values` is inf or NaN.
-// Reads only; one pass over each tensor (stops at the first tensor that has one).
-std::vector<paddle::Tensor> AnyNonfiniteOp(const std::vector<paddle::Tensor>& values) {
+// bool [1]: whether any element of the float32 or bfloat16 CPU tensors `values` is inf or NaN, or
+// (limit_log2 < 128) of magnitude >= 2^limit_log2. Reads only; one pass over each tensor (stops at
+// the first tensor that has one).
+std::vector<paddle::Tensor> AnyNonfiniteOp(const std::vector<paddle::Tensor>& values, int limit_log2) {
+  PD_CHECK(limit_log2 > -127 && limit_log2 <= 128, "limit_log2 must be in (-127, 128]");
+  const uint32_t biased = static_cast<uint32_t>(limit_log2 + 127);
   bool found = false;
   for (const auto& t : values) {
     PD_CHECK(t.is_cpu(), "values must be CPU tensors");
     if (t.dtype() == paddle::DataType::FLOAT32) {
-      found = AnyNonfinite(reinterpret_cast<const uint32_t*>(t.data<float>()), t.numel(), uint32_t{0x7F800000u});
+      found = AnyBeyond(reinterpret_cast<const uint32_t*>(t.data<float>()), t.numel(), uint32_t{0x7F800000u},
+                        biased << 23);
     } else if (t.dtype() == paddle::DataType::BFLOAT16) {
-      found = AnyNonfinite(reinterpret_cast<const uint16_t*>(t.data<bfloat16>()), t.numel(), uint16_t{0x7F80u});
+      found = AnyBeyond(reinterpret_cast<const uint16_t*>(t.data<bfloat16>()), t.numel(), uint16_t{0x7F80u},
+                        static_cast<uint16_t>(biased << 7));
     } else {
       PD_THROW("values must be float32 or bfloat16");
     }
@@ -404,6 +505,7 @@ std::vector<paddle::DataType> AnyNonfiniteDtype(const std::vector<paddle::DataTy
 PD_BUILD_OP(pfc_any_nonfinite)
     .Inputs({paddle::Vec("Values")})
     .Outputs({"Found"})
+    .Attrs({"limit_log2: int"})
     .SetKernelFn(PD_KERNEL(AnyNonfiniteOp))
     .SetInferShapeFn(PD_INFER_SHAPE(AnyNonfiniteShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(AnyNonfiniteDtype));
