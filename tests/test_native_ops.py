@@ -116,6 +116,43 @@ def test_row_norms(static_mode):
     np.testing.assert_allclose(inv[:5], 1.0 / np.maximum(norm, 1e-12), rtol=1e-6)
 
 
+def _updated(weight: np.ndarray, velocity: np.ndarray, index: np.ndarray, grad: np.ndarray, lr: float,
+             **rule) -> dict[str, np.ndarray]:
+    """The final ``weight`` and ``velocity`` after one :func:`native_ops.sparse_update_` with ``rule``."""
+    def build(index, grad, lr_value, weight, velocity):
+        native_ops.sparse_update_(weight, velocity, index, grad, lr_value, **rule)
+        return []
+
+    _, final = run(build, dict(index=index, grad=grad, lr_value=np.array([lr], np.float32)),
+                   persist=dict(weight=weight, velocity=velocity))
+    return final
+
+
+def _assert_update(final: dict, weight: np.ndarray, velocity: np.ndarray, index: np.ndarray, ref_w: np.ndarray,
+                   ref_v: np.ndarray, center_dtype: str, atol: float) -> None:
+    """The updated rows match the float64 reference (float32 arithmetic, then one rounding to the
+    storage dtype: 2^-8 relative for bfloat16); the other rows are bit-identical."""
+    rtol = 2.0**-8 if center_dtype == "bfloat16" else 1e-6
+    np.testing.assert_allclose(to_float32(final["weight"]), ref_w, rtol=rtol, atol=atol)
+    np.testing.assert_allclose(to_float32(final["velocity"]), ref_v, rtol=rtol, atol=atol)
+    untouched = np.setdiff1d(np.arange(len(weight)), index)
+    np.testing.assert_array_equal(final["weight"][untouched], weight[untouched])
+    np.testing.assert_array_equal(final["velocity"][untouched], velocity[untouched])
+
+
+def _reference_rule(w: np.ndarray, v: np.ndarray, index: np.ndarray, g: np.ndarray, lr: float,
+                    momentum: float | None, nesterov: bool) -> tuple[np.ndarray, np.ndarray]:
+    """float64 (weight, velocity) after Paddle's SGD / Momentum rule on rows ``index`` with the
+    decayed, rescaled gradient ``g``."""
+    ref_w, ref_v = w.copy(), v.copy()
+    if momentum is None:
+        ref_w[index] = w[index] - lr * g
+    else:
+        ref_v[index] = momentum * v[index] + g
+        ref_w[index] = w[index] - lr * (g + momentum * ref_v[index] if nesterov else ref_v[index])
+    return ref_w, ref_v
+
+
 def _projected(grad: np.ndarray, rows: np.ndarray, eps: float) -> np.ndarray:
     """float64 reference: grad - (grad . u) u, u = rows / max(|rows|, eps), row by row."""
     w = rows.astype(np.float64)
@@ -135,28 +172,13 @@ def test_sparse_update_projects_the_gradient_onto_the_rows_tangent_space(center_
     velocity = from_float32(RNG.standard_normal((rows, dim)), center_dtype)
     grad = RNG.standard_normal((len(index), dim)).astype(np.float32)
 
-    def build(index, grad, lr_value, weight, velocity):
-        native_ops.sparse_update_(weight, velocity, index, grad, lr_value, momentum=momentum, nesterov=False,
-                                  weight_decay=wd, rescale=rescale, project_eps=eps)
-        return []
-
-    _, final = run(build, dict(index=index, grad=grad, lr_value=np.array([lr], np.float32)),
-                   persist=dict(weight=weight, velocity=velocity))
+    final = _updated(weight, velocity, index, grad, lr, momentum=momentum, nesterov=False, weight_decay=wd,
+                     rescale=rescale, project_eps=eps)
     w, v = to_float32(weight).astype(np.float64), to_float32(velocity).astype(np.float64)
     tangent = _projected(grad.astype(np.float64), w[index], eps)
     assert np.abs(np.sum(tangent * w[index], axis=1)).max() < 1e-9  # the reference is tangent
-    g = rescale * tangent + wd * w[index]
-    ref_w, ref_v = w.copy(), v.copy()
-    if momentum is None:
-        ref_w[index] = w[index] - lr * g
-    else:
-        ref_v[index] = momentum * v[index] + g
-        ref_w[index] = w[index] - lr * ref_v[index]
-    rtol = 2.0**-8 if center_dtype == "bfloat16" else 1e-6
-    np.testing.assert_allclose(to_float32(final["weight"]), ref_w, rtol=rtol, atol=1e-6)
-    np.testing.assert_allclose(to_float32(final["velocity"]), ref_v, rtol=rtol, atol=1e-6)
-    untouched = np.setdiff1d(np.arange(rows), index)
-    np.testing.assert_array_equal(final["weight"][untouched], weight[untouched])
+    ref_w, ref_v = _reference_rule(w, v, index, rescale * tangent + wd * w[index], lr, momentum, False)
+    _assert_update(final, weight, velocity, index, ref_w, ref_v, center_dtype, atol=1e-6)
 
 
 def test_projected_update_stays_finite_below_the_checked_limit(static_mode):
@@ -193,28 +215,11 @@ def test_sparse_update_is_paddles_rule_on_the_kept_rows_only(center_dtype, momen
     velocity = from_float32(RNG.standard_normal((rows, dim)), center_dtype)
     grad = RNG.standard_normal((3, dim)).astype(np.float32)
 
-    def build(index, grad, lr_value, weight, velocity):
-        native_ops.sparse_update_(weight, velocity, index, grad, lr_value, momentum=momentum,
-                                  nesterov=nesterov, weight_decay=wd, rescale=rescale)
-        return []
-
-    _, final = run(build, dict(index=index, grad=grad, lr_value=np.array([lr], np.float32)),
-                   persist=dict(weight=weight, velocity=velocity))
+    final = _updated(weight, velocity, index, grad, lr, momentum=momentum, nesterov=nesterov, weight_decay=wd,
+                     rescale=rescale)
     w, v = to_float32(weight).astype(np.float64), to_float32(velocity).astype(np.float64)
-    g = rescale * grad + wd * w[index]
-    ref_w, ref_v = w.copy(), v.copy()
-    if momentum is None:
-        ref_w[index] = w[index] - lr * g
-    else:
-        ref_v[index] = momentum * v[index] + g
-        ref_w[index] = w[index] - lr * (g + momentum * ref_v[index] if nesterov else ref_v[index])
-    # float32 arithmetic, then one rounding to the storage dtype (2^-8 relative for bfloat16)
-    rtol = 2.0**-8 if center_dtype == "bfloat16" else 1e-6
-    np.testing.assert_allclose(to_float32(final["weight"]), ref_w, rtol=rtol, atol=1e-7)
-    np.testing.assert_allclose(to_float32(final["velocity"]), ref_v, rtol=rtol, atol=1e-7)
-    untouched = np.setdiff1d(np.arange(rows), index)
-    np.testing.assert_array_equal(final["weight"][untouched], weight[untouched])
-    np.testing.assert_array_equal(final["velocity"][untouched], velocity[untouched])
+    ref_w, ref_v = _reference_rule(w, v, index, rescale * grad + wd * w[index], lr, momentum, nesterov)
+    _assert_update(final, weight, velocity, index, ref_w, ref_v, center_dtype, atol=1e-7)
     if center_dtype == "bfloat16":  # stored values are bfloat16 bit patterns, rounded to nearest
         np.testing.assert_array_equal(final["weight"], from_float32(to_float32(final["weight"]), "bfloat16"))
 
