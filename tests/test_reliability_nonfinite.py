@@ -12,7 +12,7 @@ import pytest
 from launcher import REPO, launch
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.config import ConfigError, load_config
-from test_classifier import ARCFACE, COMBINED, check_case, load_ranks, run_world
+from test_classifier import ARCFACE, COMBINED, case_data, check_case, load_ranks, run_world
 from test_mixed_precision import BF16_STORAGE
 
 TRAIN = REPO / "tools" / "train.py"
@@ -135,3 +135,25 @@ def test_center_gradient_beyond_the_native_updates_limit_skips_the_step(loss_fac
         np.testing.assert_array_equal(after, weights)
     else:
         assert np.isfinite(after).all() and not np.array_equal(after[3], weights[3])
+
+
+@pytest.mark.multirank
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_center_gradient_beyond_the_limit_skips_the_step_on_every_rank(world_size, tmp_path_factory):
+    """The last rank holds a center of tiny norm and the loss is scaled by 1e10: that rank's center
+    gradient passes 2**64 while every loss stays finite. Its NaN logit gradients reach other ranks'
+    feature gradients through the all-gather's summed backward, and the all-reduced flags make
+    every rank skip: no center, momentum or backbone value moves anywhere."""
+    classes = 5 * world_size
+    base = dict(batch=4, dim=16, in_dim=12, steps=1, lr=0.2, momentum=0.9, weight_decay=5e-4, scale=16.0,
+                optimizer="momentum", margins=ARCFACE, num_classes=classes, sample_ratio=1.0, seed=31,
+                tiny_center=classes - 1, loss_factor=1e10)
+    cases = [dict(base, name="beyond_limit")]
+    out, _ = run_world(world_size, tmp_path_factory, tag="beyond", cases_for=lambda _: cases)
+    ranks = load_ranks(out, "beyond_limit", world_size)
+    _, _, _, backbone = case_data(cases[0], world_size)
+    for r in ranks:
+        assert np.isfinite(float(r["loss_0"]))
+        np.testing.assert_array_equal(r["shard_0"], r["shard_initial"])
+        np.testing.assert_array_equal(r["velocity_0"], np.zeros_like(r["velocity_0"]))
+        np.testing.assert_array_equal(r["backbone_0"], backbone)

@@ -26,6 +26,8 @@ def case_data(case: dict, world_size: int):
         step, row = case["inject_inf"]
         inputs[step, row, :] = np.inf
     centers = rng.standard_normal((case["num_classes"], case["dim"])).astype(np.float32)
+    if case.get("tiny_center") is not None:  # a center of norm ~1e-19: 1/|w| clipped at 1e12
+        centers[case["tiny_center"]] = 1e-20
     backbone = (rng.standard_normal((case["in_dim"], case["dim"])) / np.sqrt(case["in_dim"])).astype(np.float32)
     return inputs, labels, centers, backbone
 
@@ -52,7 +54,7 @@ def run_case(case: dict, rank: int, world_size: int) -> dict:
         scaling = case.get("loss_scaling")
         if isinstance(scaling, dict):
             scaling = paddle_pfc.LossScaling(**scaling)
-        paddle_pfc.minimize(opt, head.output_dict["loss"], loss_scaling=scaling)
+        paddle_pfc.minimize(opt, head.output_dict["loss"] * case.get("loss_factor", 1.0), loss_scaling=scaling)
         backbone_velocity = opt._accumulators.get("velocity", {}).get("backbone_w")
     place = current_place()  # the CPU here; a GPU where one is visible (tests marked gpu)
     exe = paddle.static.Executor(place)
