@@ -62,6 +62,24 @@ inline float RoundToBfloat16(float x) {
   return out;
 }
 
+// The squared norm of one row of `dim` values (float32 values of float or bfloat16 storage).
+template <typename T>
+inline float SquaredNorm(const T* w, int64_t dim) {
+  float squares = 0.0f;
+#pragma omp simd reduction(+ : squares)
+  for (int64_t d = 0; d < dim; ++d) {
+    const float p = static_cast<float>(w[d]);
+    squares += p * p;
+  }
+  return squares;
+}
+
+// 1 / max(sqrt(squares), eps): a row's inverse norm, clipped like Paddle's clip (NaN stays NaN).
+inline float ClippedInverseNorm(float squares, float eps) {
+  const float norm = std::sqrt(squares);
+  return 1.0f / (norm < eps ? eps : norm);
+}
+
 }  // namespace
 
 // out[j] = 1 / max(|rows[j]|, eps) for float32 rows [c, D]; with round_bfloat16, the norms of the
@@ -83,11 +101,9 @@ std::vector<paddle::Tensor> InverseRowNorm(const paddle::Tensor& rows, float eps
         squares += v * v;
       }
     } else {
-#pragma omp simd reduction(+ : squares)
-      for (int64_t d = 0; d < dim; ++d) squares += wj[d] * wj[d];
+      squares = SquaredNorm(wj, dim);
     }
-    const float norm = std::sqrt(squares);
-    inv[j] = 1.0f / (norm < eps ? eps : norm);  // NaN stays NaN, as with Paddle's clip
+    inv[j] = ClippedInverseNorm(squares, eps);
   }
   return {out};
 }
@@ -151,14 +167,7 @@ std::vector<paddle::Tensor> BlockLogits(const paddle::Tensor& features, const pa
   float* inv = inverse.data<float>();
   for (int64_t j0 = 0; j0 < count; j0 += kLogitRows) {
     const int64_t m = std::min(kLogitRows, count - j0);
-    for (int64_t j = j0; j < j0 + m; ++j) {
-      const float* wj = w + j * dim;
-      float squares = 0.0f;
-#pragma omp simd reduction(+ : squares)
-      for (int64_t d = 0; d < dim; ++d) squares += wj[d] * wj[d];
-      const float norm = std::sqrt(squares);
-      inv[j] = 1.0f / (norm < eps ? eps : norm);  // NaN stays NaN, as in InverseRowNorm
-    }
+    for (int64_t j = j0; j < j0 + m; ++j) inv[j] = ClippedInverseNorm(SquaredNorm(w + j * dim, dim), eps);
     if (n > 0) {
       sgemm(kRowMajor, kNoTrans, kTrans, static_cast<int>(n), static_cast<int>(m), static_cast<int>(dim), 1.0f, x,
             static_cast<int>(dim), w + j0 * dim, static_cast<int>(dim), 0.0f, out + j0, static_cast<int>(count));
@@ -352,14 +361,7 @@ constexpr int64_t kRowsAhead = 2;
 // no projection). Two passes over the row (it stays in L1 for the update that follows).
 template <typename T>
 inline void Projection(const T* w, const float* h, int64_t dim, float eps, float* coefficient, float* inverse) {
-  float squares = 0.0f;
-#pragma omp simd reduction(+ : squares)
-  for (int64_t d = 0; d < dim; ++d) {
-    const float p = static_cast<float>(w[d]);
-    squares += p * p;
-  }
-  const float norm = std::sqrt(squares);
-  const float inv = 1.0f / (norm < eps ? eps : norm);
+  const float inv = ClippedInverseNorm(SquaredNorm(w, dim), eps);
   float along = 0.0f;
 #pragma omp simd reduction(+ : along)
   for (int64_t d = 0; d < dim; ++d) along += h[d] * (static_cast<float>(w[d]) * inv);
