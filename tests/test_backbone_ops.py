@@ -212,14 +212,15 @@ def _backbone_gradients(build, native: str, monkeypatch, bf16: bool = False):
 
 
 @pytest.mark.parametrize("build, native_op_names", [
-    (_small_mobilefacenet, {"custom_op.pfc_grouped_conv2d", "custom_op.pfc_batch_norm_prelu_", "custom_op.pfc_batch_norm_",
+    (_small_mobilefacenet, {"custom_op.pfc_depthwise_conv2d", "custom_op.pfc_conv2d", "custom_op.pfc_batch_norm_prelu_",
+                            "custom_op.pfc_batch_norm_",
                             "custom_op.pfc_to_nhwc", "custom_op.pfc_to_nchw"}),
     (_small_iresnet, {"custom_op.pfc_conv2d", "custom_op.pfc_batch_norm_prelu_", "custom_op.pfc_batch_norm_",
                       "custom_op.pfc_to_nhwc", "custom_op.pfc_to_nchw"}),
 ])
 def test_backbone_native_training_step_matches_paddles_ops(build, native_op_names, static_mode, monkeypatch):
-    """The whole backbone on the native layers (oneDNN convolutions, the native grouped
-    convolution, batch norm and batch norm + PReLU; channels last after the first block) against
+    """The whole backbone on the native layers (oneDNN convolutions, the channels-last grouped and
+    depthwise convolution, batch norm and batch norm + PReLU; channels last after the stem) against
     the same program on Paddle's ops: the embedding and every parameter's gradient, with the same
     initial values (same seed)."""
     native_ops_used, native = _backbone_gradients(build, "on", monkeypatch)

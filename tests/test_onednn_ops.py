@@ -249,17 +249,23 @@ def test_use_bfloat16_convolutions_sets_the_backbone(static_mode):
 
 
 def test_mobilefacenet_training_program_runs_channels_last_with_bfloat16_depthwise(static_mode):
-    """mobilefacenet's training program: every oneDNN convolution after the first block on NHWC
-    tensors; with bfloat16 convolutions the stride-1 depthwise ones multiply in bfloat16 and the
-    strided ones in float32; the eval program has none of them."""
+    """mobilefacenet's training program: every convolution after the stem on NHWC tensors; with
+    bfloat16 convolutions all of them multiply in bfloat16: oneDNN's stride-1 depthwise ones and
+    the channels-last kernel's first grouped layer, strided depthwise layers and GDC; the eval
+    program has none of them."""
     main, _, _ = _bfloat16_training_program("mbf")
-    convs = [op.attrs() for op in main.global_block().ops if op.name() == "custom_op.pfc_conv2d"]
-    assert convs and all(attrs["channels_last"] for attrs in convs)
-    depthwise = [attrs for attrs in convs if attrs["groups"] > 1]
-    strides = {(attrs["stride_h"], attrs["bf16"]) for attrs in depthwise}
-    assert strides == {(1, True), (2, False)}, strides
-    assert all(attrs["bf16"] for attrs in convs if attrs["groups"] == 1)
-    relayouts = [op.name() for op in main.global_block().ops if op.name() in ("custom_op.pfc_to_nhwc", "custom_op.pfc_to_nchw")]
+    ops = main.global_block().ops
+    convs = [op.attrs() for op in ops if op.name() == "custom_op.pfc_conv2d"]
+    assert convs and all(attrs["channels_last"] and attrs["bf16"] for attrs in convs)
+    assert {attrs["stride_h"] for attrs in convs if attrs["groups"] > 1} == {1}
+    native = [(op.attrs(), op.operand_source(0).shape, op.operand_source(1).shape) for op in ops
+              if op.name() == "custom_op.pfc_depthwise_conv2d"]
+    assert all(attrs["bf16"] for attrs, _, _ in native)
+    grouped = [x for _, x, w in native if w[1] == 2]  # the first block: 64 groups of 2 channels, NHWC
+    strided = [w for attrs, _, w in native if w[1] == 1 and attrs["stride_h"] == 2]
+    gdc = [w for attrs, _, w in native if w[1] == 1 and attrs["stride_h"] == 1]
+    assert len(grouped) == 1 and grouped[0][3] == 128 and len(strided) == 3 and len(gdc) == 1, native
+    relayouts = [op.name() for op in ops if op.name() in ("custom_op.pfc_to_nhwc", "custom_op.pfc_to_nchw")]
     assert relayouts == ["custom_op.pfc_to_nhwc", "custom_op.pfc_to_nchw"], relayouts
 
 

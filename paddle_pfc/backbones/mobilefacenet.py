@@ -7,8 +7,8 @@ Contract
 * Output: ``float32`` tensor ``[N, embedding_size]`` (not L2-normalised).
 * Works in dygraph and in a Paddle 3 static PIR program; ``train()`` / ``eval()``
   select BatchNorm batch statistics (and dropout, if any) at call time. A static
-  training program on CPU runs the layers after the first block channels last
-  (NHWC, ``native_layers.channels_last``); the parameters are the same.
+  training program on CPU runs the layers after the stem channels last (NHWC,
+  ``native_layers.channels_last``); the parameters are the same.
 
 Architecture (arcface_torch ``get_mbf`` defaults: ``blocks=(1, 4, 6, 2)``,
 ``scale=2``): ConvBlock = conv-BN-PReLU, LinearBlock = conv-BN,
@@ -201,15 +201,17 @@ class MobileFaceNet(nn.Layer):
             for layer in trunk:
                 x = layer(x)
             return self.features(self.conv_sep(x))
-        # A CPU training program: the rest runs channels last (NHWC) up to the 1x1 map after the
-        # GDC's depthwise conv; the stem and the first block (mobilefacenet's grouped 3x3 conv,
-        # whose native kernel is NCHW) stay NCHW.
-        if isinstance(first, ConvBlock) and isinstance(trunk[0], DepthWise):
-            x = first(stem(x), bfloat16_output=trunk[0].takes_bfloat16())
-        else:
-            x = first(stem(x))
+        # A CPU training program: all but the stem (Paddle's conv2d on the 3-channel images, NCHW)
+        # runs channels last (NHWC) up to the 1x1 map after the GDC's depthwise conv.
+        with channels_last():
+            first_takes_bfloat16 = isinstance(first, ConvBlock) and takes_bfloat16(first.layers[0])
+        x = stem(x, bfloat16_output=first_takes_bfloat16)
         with channels_last():
             x = to_channels_last(x)
+            if isinstance(first, ConvBlock) and isinstance(trunk[0], DepthWise):
+                x = first(x, bfloat16_output=trunk[0].takes_bfloat16())
+            else:
+                x = first(x)
             for layer in trunk:
                 x = layer(x)
             gdc = self.features.layers[0]

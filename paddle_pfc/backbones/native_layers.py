@@ -9,9 +9,10 @@ unchanged), except that in a static *training* program on CPU they call
 :func:`paddle_pfc.kernels.onednn_ops.conv2d` (oneDNN) when the native kernels are available
 (``PADDLE_PFC_NATIVE``; depthwise convolutions go to oneDNN too when it is available, the native
 kernel otherwise; grouped ones with few channels a group to the native kernel, oneDNN having
-no direct kernel for them). :func:`batch_norm_prelu` runs a batch norm and the PReLU after it as
+no direct kernel for them; on channels-last tensors grouped ones and the depthwise ones oneDNN
+runs on generic code, strided or global, to :func:`~paddle_pfc.kernels.native_ops.depthwise_conv2d`). :func:`batch_norm_prelu` runs a batch norm and the PReLU after it as
 one native op; with bfloat16 convolutions (:func:`use_bfloat16_convolutions`), the tensors
-between a :class:`Conv2D` and a norm that only it feeds or reads (:func:`conv_batch_norm`,
+between a convolution that multiplies in bfloat16 and a norm that only it feeds or reads (:func:`conv_batch_norm`,
 ``bfloat16_output``) are bfloat16, as under torch's autocast. Paddle 3.3's CPU PReLU and
 depthwise kernels took half of mobilefacenet's training step, its im2col + GEMM convolutions
 most of the rest and ~97 % of iresnet50's, its batch norm with the PReLU ~17 % of the step once
@@ -136,7 +137,7 @@ def takes_bfloat16(conv: nn.Layer) -> bool:
     """True when ``conv`` is a :class:`Conv2D` or :class:`DepthwiseConv2D` that now multiplies in
     bfloat16 natively: it reads a bfloat16 input as it is (the conversion it would make, saved)
     and can write bfloat16."""
-    return isinstance(conv, (Conv2D, DepthwiseConv2D)) and conv.multiplies_bfloat16()
+    return isinstance(conv, (Conv2D, GroupedConv2D)) and conv.multiplies_bfloat16()
 
 
 def batch_norm_prelu(norm: nn.BatchNorm2D, prelu: nn.PReLU | None, x, bfloat16_output: bool = False):
@@ -167,7 +168,10 @@ def conv_batch_norm(conv: nn.Layer, norm: nn.BatchNorm2D, prelu: nn.PReLU | None
 class GroupedConv2D(nn.Conv2D):
     """``nn.Conv2D(in, out, kernel, stride, padding, groups=groups, bias_attr=False)`` with few
     channels a group (no dilation, symmetric integer padding), whose static training programs on
-    CPU run the native grouped kernel. Paddle's conv2d and oneDNN both take im2col + GEMM for
+    CPU run a native kernel: on NCHW input the grouped kernel of ``csrc/backbone_ops.cc``; under
+    :func:`channels_last`, when each group's outputs read as many inputs and that count divides 16
+    (mobilefacenet's 64 groups of 2), the channels-last kernel of ``csrc/depthwise_ops.cc``, which
+    also multiplies in bfloat16. Paddle's conv2d and oneDNN both take im2col + GEMM for
     mobilefacenet's 64 groups of 2 channels (its backward ~13 % of the float32 step,
     docs/paddle-notes.md)."""
 
@@ -178,9 +182,30 @@ class GroupedConv2D(nn.Conv2D):
                          groups=groups, weight_attr=weight_attr, bias_attr=False)
         self._pad_hw = pad
 
-    def forward(self, x):
+    #: multiply in bfloat16 where that is fast (set by :func:`use_bfloat16_convolutions`; see
+    #: :meth:`multiplies_bfloat16`)
+    bfloat16_products = False
+
+    def channels_last_kernel(self, x=None) -> bool:
+        """True when this layer (on NHWC ``x``) now builds the channels-last kernel
+        (``csrc/depthwise_ops.cc``)."""
+        group = self._in_channels // self._groups
+        return (self._data_format == "NCHW" and in_channels_last() and self._out_channels == self._in_channels
+                and 16 % group == 0 and native_program(self, lambda: native_ops.kernels("depthwise_ops")))
+
+    def multiplies_bfloat16(self) -> bool:
+        """True when this layer now multiplies in bfloat16: :attr:`bfloat16_products` and the
+        channels-last kernel."""
+        return self.bfloat16_products and self.channels_last_kernel()
+
+    def forward(self, x, bfloat16_output: bool = False):
+        """``bfloat16_output``: write the output in bfloat16 when this layer :func:`takes_bfloat16`."""
+        bf16 = self.multiplies_bfloat16()
+        if (x.dtype == paddle.float32 or (x.dtype == paddle.bfloat16 and bf16)) and self.channels_last_kernel(x):
+            return native_ops.depthwise_conv2d(x, self.weight, self._stride, self._pad_hw, bf16,
+                                               bfloat16_output and bf16)
         if self._data_format == "NCHW" and native_layers_active(self, x):
-            if in_channels_last():  # the native kernel is NCHW: converted around it
+            if in_channels_last():  # the NCHW kernel: converted around it
                 out = native_ops.grouped_conv2d(to_channels_first(x), self.weight, self._stride, self._pad_hw,
                                                 self._groups)
                 return to_channels_last(out)
@@ -196,32 +221,46 @@ class DepthwiseConv2D(GroupedConv2D):
     def __init__(self, channels: int, kernel_size, stride, padding, weight_attr=None) -> None:
         super().__init__(channels, channels, kernel_size, stride, padding, channels, weight_attr)
 
-    #: multiply in bfloat16 where that is fast (set by :func:`use_bfloat16_convolutions`; see
-    #: :meth:`multiplies_bfloat16`)
-    bfloat16_products = False
-
     def native(self) -> bool:
-        """True when this layer now builds oneDNN's convolution (for a float32 input, and a bfloat16
-        one when it :meth:`multiplies_bfloat16`)."""
+        """True when this layer can now build oneDNN's convolution (for a float32 input, and a
+        bfloat16 one when it :meth:`multiplies_bfloat16`); :meth:`forward` takes it unless
+        :meth:`channels_last_kernel`."""
         return self._data_format == "NCHW" and native_program(self, onednn_ops.kernels)
 
+    def channels_last_kernel(self, x=None) -> bool:
+        """True when this layer now builds the channels-last kernel of ``csrc/depthwise_ops.cc``
+        (under :func:`channels_last`): strided, or global on NHWC ``x`` (the kernel covers the
+        padded map: mobilefacenet's GDC). oneDNN's bfloat16 backward of a strided depthwise layer
+        is a generic kernel ~100x slower than its float32 one; its d weight of the GDC (7x7 over a
+        7x7 map) generic code, 8 ms in bfloat16 and 3.4 in float32 for 0.8 M multiply-adds. Its
+        stride-1 3x3 kernels are faster than ours (mobilefacenet b32 bfloat16, one rank: 32
+        against 47 ms a step). AMD EPYC Zen 5, 2026-11-25; docs/performance.md."""
+        if not super().channels_last_kernel():
+            return False
+        if tuple(self._stride) != (1, 1):
+            return True
+        (kh, kw), (ph, pw) = self._kernel_size, self._pad_hw
+        return x is not None and 0 < x.shape[1] + 2 * ph <= kh and 0 < x.shape[2] + 2 * pw <= kw
+
     def multiplies_bfloat16(self) -> bool:
-        """True when this layer now multiplies in bfloat16: :attr:`bfloat16_products`, stride 1
-        and :func:`channels_last` (oneDNN's bfloat16 depthwise kernels on NHWC: mobilefacenet's
-        stride-1 layers 75 -> 48 ms a step, forward and backward; its strided bfloat16 backward
-        is a generic kernel, 100x slower, and on the blocked NCHW layout bfloat16 was slower)."""
-        return (self.bfloat16_products and tuple(self._stride) == (1, 1) and in_channels_last()
-                and self.native())
+        """True when this layer now multiplies in bfloat16: :attr:`bfloat16_products`, under
+        :func:`channels_last`, on the channels-last kernel or oneDNN's stride-1 bfloat16
+        depthwise kernels on NHWC (mobilefacenet's stride-1 layers 75 -> 48 ms a step, forward and
+        backward; on the blocked NCHW layout bfloat16 was slower)."""
+        strided = tuple(self._stride) != (1, 1)
+        return self.bfloat16_products and in_channels_last() and (
+            GroupedConv2D.channels_last_kernel(self) or (self.native() and not strided))
 
     # oneDNN's depthwise kernels (channels-blocked) ran mobilefacenet's depthwise convolutions
     # 1.6-1.9x faster than the NCHW native kernel, which stays as the fallback without oneDNN.
     def forward(self, x, bfloat16_output: bool = False):
         """``bfloat16_output``: write the output in bfloat16 when this layer :func:`takes_bfloat16`."""
         bf16 = self.multiplies_bfloat16()
-        if (x.dtype == paddle.float32 or (x.dtype == paddle.bfloat16 and bf16)) and self.native():
+        takes = x.dtype == paddle.float32 or (x.dtype == paddle.bfloat16 and bf16)
+        if takes and self.native() and not self.channels_last_kernel(x):
             return onednn_ops.conv2d(x, self.weight, self._stride, self._pad_hw, bf16=bf16, groups=self._in_channels,
                                      bf16_output=bfloat16_output and bf16, channels_last=in_channels_last())
-        return super().forward(x)  # the native grouped kernel, else Paddle's
+        return super().forward(x, bfloat16_output)  # the channels-last kernel, the NCHW one, else Paddle's
 
 
 class Conv2D(nn.Conv2D):
@@ -276,7 +315,7 @@ def use_bfloat16_convolutions(model: nn.Layer) -> int:
     reason = onednn_ops.bfloat16_unsupported()
     if reason is not None:
         raise RuntimeError(f"bfloat16 convolutions: {reason}")
-    layers = [layer for layer in model.sublayers(include_self=True) if isinstance(layer, (Conv2D, DepthwiseConv2D))]
+    layers = [layer for layer in model.sublayers(include_self=True) if isinstance(layer, (Conv2D, GroupedConv2D))]
     for layer in layers:
         layer.bfloat16_products = True
     return len(layers)

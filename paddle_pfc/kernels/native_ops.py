@@ -1,5 +1,6 @@
 """Native CPU kernels, built on first use: the per-block center work (``csrc/center_ops.cc``) and
-backbone ops whose Paddle CPU kernels are slow (``csrc/backbone_ops.cc``, ``csrc/batch_norm_ops.cc``).
+backbone ops whose Paddle CPU kernels are slow (``csrc/backbone_ops.cc``, ``csrc/batch_norm_ops.cc``,
+``csrc/depthwise_ops.cc``).
 
 Paddle's CPU element-wise and reduction kernels run ~10x below memory speed on [c, D] blocks
 (a [2000, 512] ``h * w`` takes 2.5 ms in a static program, 0.26 ms in numpy), and the head does
@@ -29,6 +30,10 @@ several such passes per block. One-pass kernels replace them (the head reaches t
   or few channels a group) convolution with their backward (custom ops with grad ops), for
   training programs on CPU (:mod:`paddle_pfc.backbones.native_layers`); Paddle's CPU kernels for
   them took over half of mobilefacenet's step.
+* :func:`depthwise_conv2d` — depthwise, or grouped with up to 16 channels a group, convolution
+  on channels-last (NHWC) tensors with its backward, float32 or bfloat16 (``csrc/depthwise_ops.cc``):
+  mobilefacenet's first grouped layer, strided depthwise layers and GDC, where oneDNN has only
+  generic code.
 * :func:`batch_norm` — training-mode batch norm, alone or with the PReLU after it fused in,
   float32 or bfloat16 in and out (``csrc/batch_norm_ops.cc``): the tensors around bfloat16
   convolutions stay bfloat16; NCHW or (``channels_last``) NHWC.
@@ -51,7 +56,7 @@ from pathlib import Path
 import paddle
 
 SOURCES = {name: Path(__file__).with_name("csrc") / f"{name}.cc"
-           for name in ("center_ops", "backbone_ops", "batch_norm_ops")}
+           for name in ("center_ops", "backbone_ops", "batch_norm_ops", "depthwise_ops")}
 MODES = ("auto", "on", "off")
 _loaded: dict[str, object] = {}
 
@@ -142,7 +147,7 @@ def load_or_fall_back(name: str, builder, what: str):
 
 
 def kernels(name: str = "center_ops"):
-    """The built extension ``name`` (``center_ops`` or ``backbone_ops``), or None when ``off``
+    """The built extension ``name`` (a key of :data:`SOURCES`), or None when ``off``
     (or ``auto`` and the build failed)."""
     return load_or_fall_back(name, lambda: _build(name), SOURCES[name].name)
 
@@ -263,6 +268,35 @@ def grouped_conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int],
     (depthwise; mobilefacenet's 64 groups of 2): its cost grows with (C / groups) per output."""
     return kernels("backbone_ops").pfc_grouped_conv2d(x, weight, int(stride[0]), int(stride[1]),
                                                       int(padding[0]), int(padding[1]), int(groups))
+
+
+def depthwise_conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int], bf16: bool = False,
+                     bf16_output: bool = False):
+    """Depthwise, or grouped with G = ``weight.shape[1]`` channels a group, convolution of
+    channels-last ``x`` [N, H, W, C] (float32, or bfloat16 with ``bf16``) with float32 ``weight``
+    [C, G, kh, kw] (G divides 16 and C; each group's G outputs read its G inputs; no dilation, no
+    bias, zero padding ``padding`` = (ph, pw) on both sides):
+    ``out[n, oh, ow, o] = sum_{q, i, j} weight[o, q, i, j] * x[n, oh*sh - ph + i, ow*sw - pw + j, (o // G) * G + q]``,
+    [N, OH, OW, C], float32 or with ``bf16_output`` bfloat16 (rounded to nearest even). With
+    ``bf16`` the products' operands (x, weight and in the backward d out) are rounded to bfloat16
+    first, as oneDNN's bfloat16 convolutions do; sums are float32. Differentiable in both inputs:
+    d x in x's dtype, d weight float32 (float32 sums per sample, float64 over the batch)
+    (``csrc/depthwise_ops.cc``: oneDNN 3.6 has only generic code for the strided bfloat16 backward,
+    for a kernel as large as its input, and im2col + GEMM for few channels a group). ValueError
+    naming the input when a shape or dtype is off."""
+    if len(x.shape) != 4 or x.dtype not in ((paddle.float32, paddle.bfloat16) if bf16 else (paddle.float32,)):
+        kinds = "float32 or bfloat16" if bf16 else "float32"
+        raise ValueError(f"depthwise_conv2d: x must be {kinds} [N, H, W, C], got {x.dtype} {list(x.shape)}")
+    channels = x.shape[3]
+    if (len(weight.shape) != 4 or weight.dtype != paddle.float32 or weight.shape[0] != channels
+            or 16 % weight.shape[1] or channels % weight.shape[1]):
+        raise ValueError(f"depthwise_conv2d: weight must be float32 [C, G, kh, kw] with G dividing 16 and C, for "
+                         f"x [N, H, W, C] {list(x.shape)}, got {weight.dtype} {list(weight.shape)}")
+    if bf16_output and not bf16:
+        raise ValueError("depthwise_conv2d: a bfloat16 output needs bf16 products")
+    return kernels("depthwise_ops").pfc_depthwise_conv2d(
+        x, weight, int(stride[0]), int(stride[1]), int(padding[0]), int(padding[1]), channels // weight.shape[1],
+        bool(bf16), bool(bf16_output))
 
 
 def batch_norm(x, scale, bias, mean, variance, momentum: float, epsilon: float, alpha=None,
