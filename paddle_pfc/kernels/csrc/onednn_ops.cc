@@ -311,11 +311,28 @@ void BuildBackwardWeightsProduct(Entry& e) {
   e.bw_scratch.Init(pd.scratchpad_desc());
 }
 
+// True where oneDNN's effective ISA lacks AVX-512 (avx512_core).
+bool BelowAvx512() {
+  static const bool below = (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & dnnl_cpu_isa_avx512_core) !=
+                            dnnl_cpu_isa_avx512_core;
+  return below;
+}
+
+// d w of a dense convolution on NHWC tensors below AVX-512 reads x and d y in the layouts oneDNN
+// picks (reordered into the pool): on the tensors as they are it runs a slow jit:avx2 kernel
+// (iresnet50 b16, one rank, AMD EPYC Zen 3 [AVX2], 2026-11-26, ONEDNN_VERBOSE: d w 6.4 s of the
+// step's 12.5 s of oneDNN time, a 256-channel 14x14 3x3 layer 88 ms against 46 ms forward;
+// docs/paddle-notes.md).
+bool WeightsGradientOnChosenLayouts(const Entry& e) {
+  return e.act_tag == tag::nhwc && e.w_md.get_ndims() == 4 && BelowAvx512();
+}
+
 void BuildBackwardWeightsConvolution(Entry& e) {
-  dnnl::convolution_backward_weights::primitive_desc pd(Engine(), dnnl::algorithm::convolution_direct,
-                                                        Act(e, e.x_md, e.operand), Any(e.w_md, dt::f32),
-                                                        Act(e, e.y_md, e.operand), e.strides, e.padding, e.padding,
-                                                        *e.fwd_pd, StrictAttr());
+  const bool chosen = WeightsGradientOnChosenLayouts(e);
+  dnnl::convolution_backward_weights::primitive_desc pd(
+      Engine(), dnnl::algorithm::convolution_direct, chosen ? Any(e.x_md, e.operand) : Act(e, e.x_md, e.operand),
+      Any(e.w_md, dt::f32), chosen ? Any(e.y_md, e.operand) : Act(e, e.y_md, e.operand), e.strides, e.padding,
+      e.padding, *e.fwd_pd, StrictAttr());
   e.bwd_weights = dnnl::convolution_backward_weights(pd);
   e.bw_x.Init(e.x_md, pd.src_desc(), true, 0);
   e.bw_dy.Init(e.y_md, pd.diff_dst_desc(), true, 1);
