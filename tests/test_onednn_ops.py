@@ -3,6 +3,11 @@ numpy, the backbones' training programs with them against PADDLE_PFC_NATIVE=off,
 matrix product against float64 of rounded operands."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import paddle
 import pytest
@@ -12,6 +17,8 @@ from paddle_pfc.backbones import build_backbone
 from paddle_pfc.backbones.native_layers import Conv2D
 from paddle_pfc.kernels import onednn_ops
 from reference import round_bfloat16 as _bfloat16
+
+_ISA_AVX512_CORE = 0x27  # dnnl_cpu_isa_avx512_core's bits
 
 
 @pytest.fixture(autouse=True)
@@ -113,6 +120,7 @@ CASES = [  # x shape, out channels, kernel, stride, padding
     ([2, 6, 11, 7], 3, (1, 1), (2, 2), (0, 0)),   # iresnet's down-sampling shortcut, odd sizes
     ([1, 16, 13, 10], 32, (3, 3), (2, 2), (0, 0)),
     ([2, 3, 6, 11], 4, (3, 5), (2, 1), (2, 0)),   # rectangular kernel, unequal strides and padding
+    ([4, 512, 24, 24], 8, (3, 3), (1, 1), (1, 1)),  # below AVX-512 on NHWC: d w from 3 chunks of patches (910 a chunk)
 ]
 
 
@@ -127,7 +135,8 @@ GROUPED_CASES = [  # x shape, out channels, kernel, stride, padding, groups
 
 @pytest.mark.parametrize("channels_last", [False, True])
 @pytest.mark.parametrize("shape, out_c, kernel, stride, pad, groups",
-                         [(*case, 1) for case in CASES] + GROUPED_CASES)
+                         [(*case, 1) for case in CASES] + GROUPED_CASES,
+                         ids=[f"dense{i}" for i in range(len(CASES))] + [f"grouped{i}" for i in range(len(GROUPED_CASES))])
 def test_conv_matches_paddle_and_float64(shape, out_c, kernel, stride, pad, groups, channels_last, static_mode):
     """NCHW, or NHWC tensors (``channels_last``: oneDNN's kernels on them as they are)."""
     rng = np.random.default_rng(shape[1] * 31 + out_c + kernel[1])
@@ -147,6 +156,19 @@ def test_conv_matches_paddle_and_float64(shape, out_c, kernel, stride, pad, grou
         assert np.all(np.abs(got - ref) <= bound), (name, np.max(np.abs(got - ref) / bound))
         assert np.all(np.abs(theirs - ref) <= bound), (name, "paddle")
         np.testing.assert_allclose(got, theirs, rtol=0, atol=float(np.max(2 * bound)))
+
+
+def test_conv_below_avx512_matches_float64(static_mode):
+    """oneDNN capped at AVX2 (``ONEDNN_MAX_CPU_ISA``, read at its first use: a fresh process), so
+    that CPUs with AVX-512 also check what AVX2-only ones run: d w of dense NHWC convolutions from
+    chunks of patches (csrc/onednn_ops.cc, WeightsGradientFromPatches)."""
+    if onednn_ops.onednn_cpu_isa() & _ISA_AVX512_CORE != _ISA_AVX512_CORE:
+        pytest.skip("oneDNN runs below AVX-512 here already: test_conv_matches_paddle_and_float64 covers it")
+    env = dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
+                          "test_conv_matches_paddle_and_float64 and True and dense"], env=env, capture_output=True,
+                         text=True, cwd=Path(__file__).parent, timeout=600)
+    assert run.returncode == 0 and f" {len(CASES)} passed" in run.stdout, run.stdout[-3000:] + run.stderr[-3000:]
 
 
 def _need_bfloat16():

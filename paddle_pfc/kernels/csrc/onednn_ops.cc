@@ -186,6 +186,12 @@ struct Scratch {
   }
 };
 
+// S [O, W] (+)= d y^T [O, rows] P [rows, W] for a chunk of `rows` patches P of width W.
+struct PatchProduct {
+  dnnl::matmul op;
+  Scratch scratch;
+};
+
 struct Entry {
   bool plain = false;  // activations stay in Paddle's layout (NHWC; NCHW for 1x1 convolutions: a GEMM per image)
   tag act_tag = tag::nchw;  // Paddle's layout of x and the output: nchw, or nhwc with channels_last
@@ -214,11 +220,24 @@ struct Entry {
   // 2026-11-25). In bfloat16 the product was slower in the step than jit_bf16_1x1 (3.5 against
   // 2.3 ms for that layer), so bfloat16 keeps the convolution primitive.
   bool w_as_product = false;
+  // Below AVX-512, d w of a dense float32 NHWC convolution with a larger kernel (or a stride) as
+  // products over chunks of x's patches (w_from_patches, WeightsGradientByPatches below).
+  bool w_from_patches = false;
+  int64_t patch_rows = 0;  // output positions a chunk (the last may have fewer)
+  PatchProduct first_patches, more_patches, last_patches;  // the first chunk writes, the others add
+  dnnl::reorder sums_to_oihw;  // the [O, kh, kw, C] sums into Paddle's OIHW d w
   dnnl::primitive bwd_weights;
   int bw_dy_arg = DNNL_ARG_DIFF_DST, bw_x_arg = DNNL_ARG_SRC, bw_dw_arg = DNNL_ARG_DIFF_WEIGHTS;
   Operand bw_x, bw_dy, bw_dw;
   Scratch bw_scratch;
 };
+
+// True where oneDNN's effective ISA lacks AVX-512 (avx512_core).
+bool BelowAvx512() {
+  static const bool below = (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & dnnl_cpu_isa_avx512_core) !=
+                            dnnl_cpu_isa_avx512_core;
+  return below;
+}
 
 // An activation's descriptor: Paddle's layout when the entry keeps activations plain, else oneDNN's choice.
 memory::desc Act(const Entry& e, const memory::desc& md, dt type) {
@@ -257,6 +276,8 @@ Entry& Lookup(const Key& k) {
   const bool pointwise = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && groups == 1;
   entry->plain = entry->act_tag == tag::nhwc || pointwise;
   entry->w_as_product = entry->act_tag == tag::nhwc && pointwise && operand == dt::f32;
+  entry->w_from_patches = entry->act_tag == tag::nhwc && !pointwise && groups == 1 && operand == dt::f32 &&
+                          x_type == dt::f32 && y_type == dt::f32 && BelowAvx512();
   const memory::desc x_any = Act(*entry, entry->x_md, operand), w_any(w_dims, operand, tag::any),
       y_any = Act(*entry, entry->y_md, y_type);
   entry->fwd_pd = std::make_unique<dnnl::convolution_forward::primitive_desc>(
@@ -311,28 +332,11 @@ void BuildBackwardWeightsProduct(Entry& e) {
   e.bw_scratch.Init(pd.scratchpad_desc());
 }
 
-// True where oneDNN's effective ISA lacks AVX-512 (avx512_core).
-bool BelowAvx512() {
-  static const bool below = (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & dnnl_cpu_isa_avx512_core) !=
-                            dnnl_cpu_isa_avx512_core;
-  return below;
-}
-
-// d w of a dense convolution on NHWC tensors below AVX-512 reads x and d y in the layouts oneDNN
-// picks (reordered into the pool): on the tensors as they are it runs a slow jit:avx2 kernel
-// (iresnet50 b16, one rank, AMD EPYC Zen 3 [AVX2], 2026-11-26, ONEDNN_VERBOSE: d w 6.4 s of the
-// step's 12.5 s of oneDNN time, a 256-channel 14x14 3x3 layer 88 ms against 46 ms forward;
-// docs/paddle-notes.md).
-bool WeightsGradientOnChosenLayouts(const Entry& e) {
-  return e.act_tag == tag::nhwc && e.w_md.get_ndims() == 4 && BelowAvx512();
-}
-
 void BuildBackwardWeightsConvolution(Entry& e) {
-  const bool chosen = WeightsGradientOnChosenLayouts(e);
-  dnnl::convolution_backward_weights::primitive_desc pd(
-      Engine(), dnnl::algorithm::convolution_direct, chosen ? Any(e.x_md, e.operand) : Act(e, e.x_md, e.operand),
-      Any(e.w_md, dt::f32), chosen ? Any(e.y_md, e.operand) : Act(e, e.y_md, e.operand), e.strides, e.padding,
-      e.padding, *e.fwd_pd, StrictAttr());
+  dnnl::convolution_backward_weights::primitive_desc pd(Engine(), dnnl::algorithm::convolution_direct,
+                                                        Act(e, e.x_md, e.operand), Any(e.w_md, dt::f32),
+                                                        Act(e, e.y_md, e.operand), e.strides, e.padding, e.padding,
+                                                        *e.fwd_pd, StrictAttr());
   e.bwd_weights = dnnl::convolution_backward_weights(pd);
   e.bw_x.Init(e.x_md, pd.src_desc(), true, 0);
   e.bw_dy.Init(e.y_md, pd.diff_dst_desc(), true, 1);
@@ -340,9 +344,89 @@ void BuildBackwardWeightsConvolution(Entry& e) {
   e.bw_scratch.Init(pd.scratchpad_desc());
 }
 
+// d w of a dense float32 convolution on NHWC tensors, below AVX-512, other than a 1x1 stride-1
+// one: oneDNN's jit:avx2 kernel ran at about half its forward rate, on NHWC or its own blocked
+// layouts (iresnet50 b16, one rank, AMD EPYC Zen 3 [AVX2], 2026-11-26: d w 6.35 s a step, 4.55 s
+// on blocked copies, 3.36 s of products here; docs/paddle-notes.md). Instead,
+// for chunks of output positions k = (n, oh, ow), the patches P [rows, kh*kw*C] (the x values each
+// position reads, zero in the padding) and S [O, kh*kw*C] += d y[k, :]^T P on oneDNN's matmul;
+// then S (OHWI) reordered into d w (OIHW). A chunk's patches take ~kPatchChunkBytes.
+constexpr int64_t kPatchChunkBytes = 16 << 20;
+
+PatchProduct MakePatchProduct(int64_t o, int64_t rows, int64_t width, bool add) {
+  dnnl::primitive_attr attr = StrictAttr();
+  if (add) {
+    dnnl::post_ops sum;
+    sum.append_sum(1.0f);
+    attr.set_post_ops(sum);
+  }
+  const dnnl::matmul::primitive_desc pd(Engine(), memory::desc({o, rows}, dt::f32, tag::ba),
+                                        memory::desc({rows, width}, dt::f32, tag::ab),
+                                        memory::desc({o, width}, dt::f32, tag::ab), attr);
+  PatchProduct product;
+  product.op = dnnl::matmul(pd);
+  product.scratch.Init(pd.scratchpad_desc());
+  return product;
+}
+
+void BuildBackwardWeightsFromPatches(Entry& e) {
+  const memory::dims y = e.y_md.get_dims(), w = e.w_md.get_dims();
+  const int64_t positions = y[0] * y[2] * y[3], o = w[0], width = w[1] * w[2] * w[3];
+  e.patch_rows = std::min(positions, std::max<int64_t>(64, kPatchChunkBytes / (width * 4)));
+  e.first_patches = MakePatchProduct(o, e.patch_rows, width, false);
+  if (positions > e.patch_rows) e.more_patches = MakePatchProduct(o, e.patch_rows, width, true);
+  if (positions % e.patch_rows) e.last_patches = MakePatchProduct(o, positions % e.patch_rows, width, true);
+  e.sums_to_oihw = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), memory::desc(w, dt::f32, tag::ohwi), Engine(),
+                                                               memory::desc(w, dt::f32, tag::oihw)));
+}
+
+// Rows [first, first + count) of x's patches: row k = (n, oh, ow), columns (i, j, c).
+void FillPatches(const Entry& e, const float* x, int64_t first, int64_t count, float* patches) {
+  const memory::dims xd = e.x_md.get_dims(), yd = e.y_md.get_dims(), wd = e.w_md.get_dims();
+  const int64_t c = xd[1], h = xd[2], w = xd[3], oh = yd[2], ow = yd[3], kh = wd[2], kw = wd[3];
+  const int64_t sh = e.strides[0], sw = e.strides[1], ph = e.padding[0], pw = e.padding[1];
+  for (int64_t r = 0; r < count; ++r) {
+    const int64_t k = first + r, n = k / (oh * ow), row = k % (oh * ow) / ow, col = k % ow;
+    float* out = patches + r * kh * kw * c;
+    for (int64_t i = 0; i < kh; ++i) {
+      const int64_t ih = row * sh - ph + i;
+      for (int64_t j = 0; j < kw; ++j, out += c) {
+        const int64_t iw = col * sw - pw + j;
+        if (ih < 0 || ih >= h || iw < 0 || iw >= w) {
+          std::memset(out, 0, c * sizeof(float));
+        } else {
+          std::memcpy(out, x + ((n * h + ih) * w + iw) * c, c * sizeof(float));
+        }
+      }
+    }
+  }
+}
+
+void WeightsGradientFromPatches(const Entry& e, const float* x, const float* dy, float* dw) {
+  const memory::dims y = e.y_md.get_dims(), w = e.w_md.get_dims();
+  const int64_t positions = y[0] * y[2] * y[3], o = w[0], width = w[1] * w[2] * w[3];
+  float* patches = static_cast<float*>(ThreadPool().Get(0, e.patch_rows * width * sizeof(float)));
+  float* sums = static_cast<float*>(ThreadPool().Get(2, o * width * sizeof(float)));
+  for (int64_t first = 0; first < positions; first += e.patch_rows) {
+    const int64_t count = std::min(e.patch_rows, positions - first);
+    FillPatches(e, x, first, count, patches);
+    const PatchProduct& product = first == 0 ? e.first_patches : count == e.patch_rows ? e.more_patches : e.last_patches;
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, memory({{o, count}, dt::f32, tag::ba}, Engine(), const_cast<float*>(dy + first * o))},
+        {DNNL_ARG_WEIGHTS, memory({{count, width}, dt::f32, tag::ab}, Engine(), patches)},
+        {DNNL_ARG_DST, memory({{o, width}, dt::f32, tag::ab}, Engine(), sums)}};
+    product.scratch.AddTo(args);
+    product.op.execute(Stream(), args);
+  }
+  memory from(memory::desc(w, dt::f32, tag::ohwi), Engine(), sums), to(memory::desc(w, dt::f32, tag::oihw), Engine(), dw);
+  e.sums_to_oihw.execute(Stream(), from, to);
+}
+
 void BuildBackwardWeights(Entry& e) {
   if (e.has_bwd_weights) return;
-  if (e.w_as_product) {
+  if (e.w_from_patches) {
+    BuildBackwardWeightsFromPatches(e);
+  } else if (e.w_as_product) {
     BuildBackwardWeightsProduct(e);
   } else {
     BuildBackwardWeightsConvolution(e);
@@ -503,9 +587,13 @@ std::vector<paddle::Tensor> ConvBackward(const paddle::Tensor& x, const paddle::
   } else {  // the input needs no gradient: Paddle drops this output; zeros, never garbage
     std::memset(dx, 0, grad_x.numel() * (e.x_type == dt::bf16 ? 2 : 4));
   }
-  if (!shared_dy) dy_for_weights = e.bw_dy.Bind(const_cast<void*>(dyp));
-  ExecuteBound(e.bwd_weights, e.bw_scratch, e.bw_dy_arg, dy_for_weights, e.bw_x_arg, e.bw_x, xp, e.bw_dw_arg,
-               e.bw_dw, dw);
+  if (e.w_from_patches) {
+    WeightsGradientFromPatches(e, static_cast<const float*>(xp), static_cast<const float*>(dyp), static_cast<float*>(dw));
+  } else {
+    if (!shared_dy) dy_for_weights = e.bw_dy.Bind(const_cast<void*>(dyp));
+    ExecuteBound(e.bwd_weights, e.bw_scratch, e.bw_dy_arg, dy_for_weights, e.bw_x_arg, e.bw_x, xp, e.bw_dw_arg,
+                 e.bw_dw, dw);
+  }
   Stream().wait();
   return {grad_x, grad_w};
 }
