@@ -40,8 +40,8 @@ def _reference(x, w, up, stride, pad):
     return out, dxp[:, pad[0]:pad[0] + h, pad[1]:pad[1] + wd], dw
 
 
-def _run(x, w, up, stride, pad, bf16=False, bf16_tensors=False):
-    """(out, d x, d w) of the kernel as float32 numpy; ``bf16_tensors``: x and the output bfloat16."""
+def _gradients(x, w, up, convolve):
+    """(out, d x, d w) as float32 numpy of sum(out * up), out = ``convolve(x, w)`` (float32) in a static program."""
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, startup):
         xv = paddle.static.data("x", list(x.shape), "float32")
@@ -49,15 +49,22 @@ def _run(x, w, up, stride, pad, bf16=False, bf16_tensors=False):
         wv = paddle.static.data("w", list(w.shape), "float32")
         wv.stop_gradient = False
         upv = paddle.static.data("up", list(up.shape), "float32")
-        xin = xv.astype("bfloat16") if bf16_tensors else xv
-        out = native_ops.depthwise_conv2d(xin, wv, stride, pad, bf16=bf16, bf16_output=bf16_tensors)
-        assert out.dtype == (paddle.bfloat16 if bf16_tensors else paddle.float32)
-        out32 = out.astype("float32") if bf16_tensors else out
-        dx, dw = pir_grad(paddle.sum(out32 * upv), [xv, wv])
+        out = convolve(xv, wv)
+        dx, dw = pir_grad(paddle.sum(out * upv), [xv, wv])
     exe = paddle.static.Executor(paddle.CPUPlace())
     with paddle.static.scope_guard(paddle.static.Scope()):
         exe.run(startup)
-        return exe.run(main, feed={"x": x, "w": w, "up": up}, fetch_list=[out32, dx, dw])
+        return exe.run(main, feed={"x": x, "w": w, "up": up}, fetch_list=[out, dx, dw])
+
+
+def _run(x, w, up, stride, pad, bf16=False, bf16_tensors=False):
+    """(out, d x, d w) of the kernel as float32 numpy; ``bf16_tensors``: x and the output bfloat16."""
+    def convolve(xv, wv):
+        xin = xv.astype("bfloat16") if bf16_tensors else xv
+        out = native_ops.depthwise_conv2d(xin, wv, stride, pad, bf16=bf16, bf16_output=bf16_tensors)
+        assert out.dtype == (paddle.bfloat16 if bf16_tensors else paddle.float32)
+        return out.astype("float32") if bf16_tensors else out
+    return _gradients(x, w, up, convolve)
 
 
 CASES = [  # NHWC shape, channels a group, kernel, stride, padding
@@ -94,20 +101,8 @@ def test_float32_matches_float64_and_paddles_conv2d(shape, group, kernel, stride
     for name, g, ref, scale in zip(("out", "d x", "d w"), got, want, _scales(x, w, up, stride, pad)):
         assert np.all(np.abs(g - ref) <= 2 * terms * np.finfo(np.float32).eps * scale + 1e-30), name
     # Paddle's own grouped conv2d (NCHW) on the same values, and its gradients
-    main, startup = paddle.static.Program(), paddle.static.Program()
-    with paddle.static.program_guard(main, startup):
-        xv = paddle.static.data("x", list(x.shape), "float32")
-        xv.stop_gradient = False
-        wv = paddle.static.data("w", list(w.shape), "float32")
-        wv.stop_gradient = False
-        upv = paddle.static.data("up", list(up.shape), "float32")
-        out = paddle.nn.functional.conv2d(xv.transpose([0, 3, 1, 2]), wv, stride=stride, padding=pad,
-                                          groups=shape[3] // group).transpose([0, 2, 3, 1])
-        dx, dw = pir_grad(paddle.sum(out * upv), [xv, wv])
-    exe = paddle.static.Executor(paddle.CPUPlace())
-    with paddle.static.scope_guard(paddle.static.Scope()):
-        exe.run(startup)
-        paddles = exe.run(main, feed={"x": x, "w": w, "up": up}, fetch_list=[out, dx, dw])
+    paddles = _gradients(x, w, up, lambda xv, wv: paddle.nn.functional.conv2d(
+        xv.transpose([0, 3, 1, 2]), wv, stride=stride, padding=pad, groups=shape[3] // group).transpose([0, 2, 3, 1]))
     for name, g, p in zip(("out", "d x", "d w"), got, paddles):
         np.testing.assert_allclose(g, p, rtol=1e-5, atol=1e-5 * np.abs(p).max(), err_msg=name)
 

@@ -221,7 +221,7 @@ struct Entry {
   // 2.3 ms for that layer), so bfloat16 keeps the convolution primitive.
   bool w_as_product = false;
   // Below AVX-512, d w of a dense float32 NHWC convolution with a larger kernel (or a stride) as
-  // products over chunks of x's patches (w_from_patches, WeightsGradientByPatches below).
+  // products over chunks of x's patches (w_from_patches, WeightsGradientFromPatches below).
   bool w_from_patches = false;
   int64_t patch_rows = 0;  // output positions a chunk (the last may have fewer)
   PatchProduct first_patches, more_patches, last_patches;  // the first chunk writes, the others add
