@@ -38,8 +38,9 @@ def test_profile_runs_as_a_user_runs_it(tmp_path):
     assert proc.stdout.startswith("CPU: ") and "paddle_pfc: " in proc.stdout
     figures = json.loads(out.read_text())["paddle_pfc"]
     ops = figures["ops"]
-    # the backbone's convolutions, norms and grouped layer, forward and backward, once per layer
-    assert ops["custom_op.pfc_grouped_conv2d"][1] == ops["custom_op.pfc_grouped_conv2d_grad"][1] == 1
+    # the backbone's convolutions and norms, forward and backward, once per layer; the channels-last
+    # kernel runs the grouped layer, the three strided depthwise ones and the GDC
+    assert ops["custom_op.pfc_depthwise_conv2d"][1] == ops["custom_op.pfc_depthwise_conv2d_grad"][1] == 5
     assert ops["custom_op.pfc_batch_norm_prelu_"][1] == ops["custom_op.pfc_batch_norm_prelu_grad"][1] > 10
     assert ops["custom_op.pfc_conv2d"][1] == ops["custom_op.pfc_conv2d_grad"][1] > 10
     total = sum(seconds for seconds, _ in ops.values())
