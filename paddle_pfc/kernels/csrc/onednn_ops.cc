@@ -369,13 +369,19 @@ PatchProduct MakePatchProduct(int64_t o, int64_t rows, int64_t width, bool add) 
   return product;
 }
 
-void BuildBackwardWeightsFromPatches(Entry& e) {
+// (output positions N*OH*OW, output channels O, patch width C*kh*kw) of a convolution entry
+std::array<int64_t, 3> PatchShape(const Entry& e) {
   const memory::dims y = e.y_md.get_dims(), w = e.w_md.get_dims();
-  const int64_t positions = y[0] * y[2] * y[3], o = w[0], width = w[1] * w[2] * w[3];
+  return {y[0] * y[2] * y[3], w[0], w[1] * w[2] * w[3]};
+}
+
+void BuildBackwardWeightsFromPatches(Entry& e) {
+  const auto [positions, o, width] = PatchShape(e);
   e.patch_rows = std::min(positions, std::max<int64_t>(64, kPatchChunkBytes / (width * 4)));
   e.first_patches = MakePatchProduct(o, e.patch_rows, width, false);
   if (positions > e.patch_rows) e.more_patches = MakePatchProduct(o, e.patch_rows, width, true);
   if (positions % e.patch_rows) e.last_patches = MakePatchProduct(o, positions % e.patch_rows, width, true);
+  const memory::dims w = e.w_md.get_dims();
   e.sums_to_oihw = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), memory::desc(w, dt::f32, tag::ohwi), Engine(),
                                                                memory::desc(w, dt::f32, tag::oihw)));
 }
@@ -403,8 +409,8 @@ void FillPatches(const Entry& e, const float* x, int64_t first, int64_t count, f
 }
 
 void WeightsGradientFromPatches(const Entry& e, const float* x, const float* dy, float* dw) {
-  const memory::dims y = e.y_md.get_dims(), w = e.w_md.get_dims();
-  const int64_t positions = y[0] * y[2] * y[3], o = w[0], width = w[1] * w[2] * w[3];
+  const auto [positions, o, width] = PatchShape(e);
+  const memory::dims w = e.w_md.get_dims();
   float* patches = static_cast<float*>(ThreadPool().Get(0, e.patch_rows * width * sizeof(float)));
   float* sums = static_cast<float*>(ThreadPool().Get(2, o * width * sizeof(float)));
   for (int64_t first = 0; first < positions; first += e.patch_rows) {
