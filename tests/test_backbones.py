@@ -9,6 +9,7 @@ import pytest
 
 from paddle_pfc.backbones import (BACKBONES, bind_parameters, build_backbone,
                                   count_parameters)
+from paddle_pfc.deploy.export import random_state
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -246,3 +247,55 @@ def test_input_size_mismatch_raises():
     net = build_backbone("mbf", input_size=32)
     with pytest.raises(ValueError, match="input_size"):
         net(paddle.randn([1, 3, 64, 64]))
+
+
+@pytest.mark.parametrize("name", ["r18", "mbf"])
+def test_native_inference_program_matches_paddles_eval_program(name, monkeypatch):
+    """The eval program built within native_inference() (validation's, tools/validate.py's) runs
+    the native forward kernels, channels last, with the norms on their running statistics, and
+    embeds a dynamic batch (5 images) as Paddle's eval program does, up to float32 rounding. Norm
+    statistics, scales, shifts and PReLU slopes are random (not the initial 0 / 1 / 0.25); the
+    bfloat16 flag of the convolutions is for training programs only."""
+    from paddle_pfc.backbones.native_layers import native_inference
+
+    monkeypatch.setenv("PADDLE_PFC_NATIVE", "on")
+    size = 32
+    rng = np.random.default_rng(4)
+    with static_mode():
+        train_prog, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(train_prog, startup):
+            net = build_backbone(name, embedding_size=16, input_size=size)
+            net(paddle.static.data("x", [4, 3, size, size], "float32"))
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        exe.run(startup)
+        scope = paddle.static.global_scope()
+        state = random_state(name, 16, size, seed=5)
+        for key, value in net.state_dict().items():
+            array = state[key]
+            if "prelu" in key.lower() or key.endswith("_weight"):  # PReLU slopes: not all 0.25
+                array = rng.uniform(0.0, 0.5, array.shape).astype(np.float32)
+            scope.find_var(value.name).get_tensor().set(array, paddle.CPUPlace())
+        for layer in net.sublayers():
+            if hasattr(layer, "bfloat16_products"):
+                layer.bfloat16_products = True
+        net.eval()
+        programs = []
+        for context in (contextlib.nullcontext(), native_inference()):
+            program = paddle.static.Program()
+            with paddle.static.program_guard(program, paddle.static.Program()), bind_parameters(net, startup), \
+                    context:
+                embedding = net(paddle.static.data("images", [-1, 3, size, size], "float32"))
+            programs.append((program, embedding, {op.name() for op in program.global_block().ops}))
+        x = rng.standard_normal((5, 3, size, size)).astype(np.float32)
+        (paddles, _, paddle_ops), (native, _, native_ops_) = [
+            (exe.run(p, feed={"images": x}, fetch_list=[e])[0], e, ops) for p, e, ops in programs]
+    assert not any(op.startswith("custom_op.") for op in paddle_ops), paddle_ops
+    expected = {"custom_op.pfc_conv2d", "custom_op.pfc_batch_norm_prelu_inference", "custom_op.pfc_to_nhwc"}
+    if name == "mbf":
+        expected.add("custom_op.pfc_depthwise_conv2d")
+    assert expected <= native_ops_, native_ops_
+    assert not {"custom_op.pfc_batch_norm_", "custom_op.pfc_batch_norm_prelu_"} & native_ops_  # no batch statistics
+    convolutions = [op for op in programs[1][0].global_block().ops if op.name() == "custom_op.pfc_conv2d"]
+    assert convolutions and not any(op.attrs()["bf16"] for op in convolutions)
+    assert np.abs(paddles[0] - paddles[1]).max() > 0.05 * np.abs(paddles).max()  # embeddings that tell images apart
+    np.testing.assert_allclose(native, paddles, rtol=1e-4, atol=1e-5 * np.abs(paddles).max())

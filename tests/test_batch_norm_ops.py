@@ -1,7 +1,9 @@
-"""The native training-mode batch norm, alone and fused with the channel PReLU after it, against
-float64 numpy and Paddle's batch_norm (+ prelu): outputs, every gradient, the running statistics;
-on NCHW tensors and (channels last) on NHWC ones."""
+"""The native batch norm, alone and fused with the channel PReLU after it, against float64 numpy
+and Paddle's batch_norm (+ prelu): in training outputs, every gradient, the running statistics; in
+inference (native_inference) outputs; on NCHW tensors and (channels last) on NHWC ones."""
 from __future__ import annotations
+
+import contextlib
 
 import numpy as np
 import paddle
@@ -193,8 +195,9 @@ def test_channels_last_refuses_a_layer_without_its_native_op(static_mode, monkey
 
 
 def test_eval_mode_and_global_stats_use_paddles_op(static_mode, monkeypatch):
-    """Exported and validation programs (eval mode), and a layer told to use its running
-    statistics, keep Paddle's batch_norm (an exported model needs no custom-op library)."""
+    """Eval programs built outside native_inference() (exports), and a training layer told to use
+    its running statistics, keep Paddle's batch_norm (an exported model needs no custom-op
+    library)."""
     monkeypatch.setenv("PADDLE_PFC_NATIVE", "on")
     for configure in (lambda n: n.eval(), lambda n: setattr(n, "_use_global_stats", True)):
         main, startup = paddle.static.Program(), paddle.static.Program()
@@ -220,3 +223,51 @@ def test_native_batch_norm_rejects_bad_inputs(static_mode):
             native_ops.batch_norm(paddle.static.data("h", [2, 3], "float16"), *per_channel, MOMENTUM, EPSILON)
         with pytest.raises(ValueError, match="scale must be float32 \\[C\\] = \\[4\\] for x \\[N, ..., C\\]"):
             native_ops.batch_norm(x, *per_channel, MOMENTUM, EPSILON, channels_last=True)
+
+
+@pytest.mark.parametrize("nhwc", [False, True])
+@pytest.mark.parametrize("with_prelu", [False, True])
+def test_native_inference_batch_norm_matches_float64_and_paddle(with_prelu, nhwc, static_mode, monkeypatch):
+    """Within native_inference() an eval-mode norm (with the PReLU after it) is one native op on the
+    running statistics: float64 numpy's value, and Paddle's eval batch_norm (+ prelu) within
+    float32 rounding; the running statistics are left as they are."""
+    from paddle_pfc.backbones.native_layers import native_inference
+
+    monkeypatch.setenv("PADDLE_PFC_NATIVE", "on")
+    rng = np.random.default_rng(7)
+    x = rng.normal(0.3, 2.0, (3, 5, 6, 7)).astype(np.float32)
+    scale, bias = rng.uniform(-1.5, 1.5, 5).astype(np.float32), rng.normal(0, 1, 5).astype(np.float32)
+    mean, var = rng.normal(0.5, 1.0, 5).astype(np.float32), rng.uniform(0.2, 3.0, 5).astype(np.float32)
+    alpha = rng.uniform(-0.5, 0.8, 5).astype(np.float32)
+    shape = [1, -1, 1, 1]
+    y = (scale.astype(np.float64).reshape(shape) * (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + EPSILON)
+         + bias.reshape(shape))
+    expected = np.where(y > 0, y, alpha.reshape(shape) * y) if with_prelu else y
+    outputs = []
+    for native in (False, True):
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup), (native_inference() if native else contextlib.nullcontext()):
+            xv = paddle.static.data("x", list(x.shape), "float32")
+            norm = BatchNorm2D(5, momentum=MOMENTUM, epsilon=EPSILON)
+            prelu = PReLU(num_parameters=5) if with_prelu else None
+            norm.eval()
+            if nhwc and native:
+                with channels_last():
+                    out = to_channels_first(batch_norm_prelu(norm, prelu, to_channels_last(xv)))
+            else:
+                out = batch_norm_prelu(norm, prelu, xv)
+        ops = {op.name() for op in main.global_block().ops}
+        op = "custom_op.pfc_batch_norm_prelu_inference" if with_prelu else "custom_op.pfc_batch_norm_inference"
+        assert (op in ops) == native and ("pd_op.batch_norm_" in ops) != native, ops
+        exe, scope = paddle.static.Executor(paddle.CPUPlace()), paddle.static.Scope()
+        with paddle.static.scope_guard(scope):
+            exe.run(startup)
+            values = ((norm.weight, scale), (norm.bias, bias), (norm._mean, mean), (norm._variance, var))
+            for param, value in values + (((prelu._weight, alpha),) if prelu else ()):
+                scope.find_var(param.name).get_tensor().set(value, paddle.CPUPlace())
+            outputs.append(exe.run(main, feed={"x": x}, fetch_list=[out])[0])
+            np.testing.assert_array_equal(np.array(scope.find_var(norm._mean.name).get_tensor()), mean)
+    paddles, native = outputs
+    np.testing.assert_allclose(paddles, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(native, expected, rtol=1e-5, atol=1e-5)
+    assert (expected < 0).any() and (expected > 0).any()

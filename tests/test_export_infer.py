@@ -259,3 +259,18 @@ def test_tool_export_weights_file(mbf, tmp_path, capsys):
     assert rc == 0 and "OK" in capsys.readouterr().out
     x = _x(2)
     np.testing.assert_allclose(FaceEmbedder(tmp_path / "exp").forward(x), mbf[0](x), atol=1e-5, rtol=0)
+
+
+def test_native_eval_program_embeds_as_the_export_and_refuses_to_save(mbf, embedder, tmp_path):
+    """EvalProgram(native=True) (tools/validate.py's) runs the native forward kernels on CPU and
+    gives the exported model's embeddings up to float32 rounding; it cannot be exported."""
+    prog, state, _ = mbf
+    native = EvalProgram("mobilefacenet", EMB, SIZE, state, native=True)
+    assert any(op.name().startswith("custom_op.pfc_") for op in native.main.global_block().ops)
+    x = _x(7, seed=4)
+    expected = embedder.forward(x)
+    np.testing.assert_allclose(native(x), expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
+    with pytest.raises(ValueError, match="native=True\\) runs custom ops and cannot be exported"):
+        native.save(tmp_path / "out")
+    with pytest.raises(ValueError, match="native=True builds a float32 program"):
+        EvalProgram("mobilefacenet", EMB, SIZE, state, dtype="float16", native=True)

@@ -3,22 +3,24 @@
 :class:`PReLU`, :class:`BatchNorm2D`, :class:`GroupedConv2D`, :class:`DepthwiseConv2D` and
 :class:`Conv2D` are Paddle's ``nn.PReLU``, ``nn.BatchNorm2D`` and ``nn.Conv2D`` (same
 parameters, initialisation and state-dict names, so checkpoints and exported models are
-unchanged), except that in a static *training* program on CPU they call
+unchanged), except that in a static *training* program on CPU (and in an eval program built
+within :func:`native_inference`) they call
 :func:`paddle_pfc.kernels.native_ops.prelu` / :func:`~paddle_pfc.kernels.native_ops.batch_norm` /
 :func:`~paddle_pfc.kernels.native_ops.grouped_conv2d` /
 :func:`paddle_pfc.kernels.onednn_ops.conv2d` (oneDNN) when the native kernels are available
 (``PADDLE_PFC_NATIVE``; depthwise convolutions go to oneDNN too when it is available, the native
 kernel otherwise; grouped ones with few channels a group to the native kernel, oneDNN having
 no direct kernel for them; on channels-last tensors grouped ones and the depthwise ones oneDNN
-runs on generic code, strided or global, to :func:`~paddle_pfc.kernels.native_ops.depthwise_conv2d`). :func:`batch_norm_prelu` runs a batch norm and the PReLU after it as
+runs on generic code, strided or global, to :func:`~paddle_pfc.kernels.native_ops.depthwise_conv2d`;
+norms in eval mode to :func:`~paddle_pfc.kernels.native_ops.batch_norm_inference`). :func:`batch_norm_prelu` runs a batch norm and the PReLU after it as
 one native op; with bfloat16 convolutions (:func:`use_bfloat16_convolutions`), the tensors
 between a convolution that multiplies in bfloat16 and a norm that only it feeds or reads (:func:`conv_batch_norm`,
 ``bfloat16_output``) are bfloat16, as under torch's autocast. Paddle 3.3's CPU PReLU and
 depthwise kernels took half of mobilefacenet's training step, its im2col + GEMM convolutions
 most of the rest and ~97 % of iresnet50's, its batch norm with the PReLU ~17 % of the step once
-those were native (``docs/paddle-notes.md``). Evaluation programs (the layer in eval mode:
-validation, export), dynamic mode and GPU programs use Paddle's ops, so an exported model needs
-no custom-op library.
+those were native (``docs/paddle-notes.md``). Eval programs built outside :func:`native_inference`
+(export), dynamic mode and GPU programs use Paddle's ops, so an exported model needs no custom-op
+library.
 
 Channels last: within :func:`channels_last` (opened by a model around the part of its training
 program that runs on these layers, when :func:`channels_last_ready`), the layers take and return
@@ -37,6 +39,7 @@ from paddle import nn
 from paddle_pfc.kernels import onednn_ops, native_ops
 
 _channels_last = [False]  # True while a model builds its channels-last part (channels_last())
+_native_inference = [False]  # True while an eval program that runs only here is built (native_inference())
 
 
 @contextlib.contextmanager
@@ -50,6 +53,22 @@ def channels_last() -> Iterator[None]:
         yield
     finally:
         _channels_last[0] = previous
+
+
+@contextlib.contextmanager
+def native_inference() -> Iterator[None]:
+    """Within: layers of this module in eval mode build native forward ops too in a static CPU
+    program, as in training (oneDNN's convolutions, the depthwise kernels, channels last) with the
+    norms on their running statistics (:func:`paddle_pfc.kernels.native_ops.batch_norm_inference`)
+    and float32 products. For eval programs that run in this process only (validation during
+    training, ``tools/validate.py``): mobilefacenet at 32x32 embedded ~6x faster than on Paddle's
+    ops (docs/performance.md). An exported model is built outside it and keeps Paddle's ops."""
+    previous = _native_inference[0]
+    _native_inference[0] = True
+    try:
+        yield
+    finally:
+        _native_inference[0] = previous
 
 
 def in_channels_last() -> bool:
@@ -83,9 +102,9 @@ def _refuse_channels_last(layer: nn.Layer) -> None:
 
 
 def native_program(layer: nn.Layer, extension) -> bool:
-    """True when ``layer`` now builds native ops: training mode, a static program on CPU, and the
-    op's ``extension()`` built."""
-    return (layer.training and not paddle.in_dynamic_mode()
+    """True when ``layer`` now builds native ops: training mode (or eval mode within
+    :func:`native_inference`), a static program on CPU, and the op's ``extension()`` built."""
+    return ((layer.training or _native_inference[0]) and not paddle.in_dynamic_mode()
             and not paddle.device.get_device().startswith("gpu") and extension() is not None)
 
 
@@ -119,9 +138,12 @@ class BatchNorm2D(nn.BatchNorm2D):
     in training); see the module docstring."""
 
     def native(self) -> bool:
-        """True when this layer now builds the native op (on a float32 or bfloat16 input)."""
-        return (self._data_format == "NCHW" and not self._use_global_stats and self.weight is not None
-                and self.bias is not None and native_program(self, lambda: native_ops.kernels("batch_norm_ops")))
+        """True when this layer now builds a native op: in training the batch-statistics op (on a
+        float32 or bfloat16 input), in eval mode (within :func:`native_inference`) the
+        running-statistics one (float32)."""
+        return (self._data_format == "NCHW" and not (self.training and self._use_global_stats)
+                and self.weight is not None and self.bias is not None
+                and native_program(self, lambda: native_ops.kernels("batch_norm_ops")))
 
     def forward(self, x):
         return batch_norm_prelu(self, None, x)
@@ -145,7 +167,12 @@ def batch_norm_prelu(norm: nn.BatchNorm2D, prelu: nn.PReLU | None, x, bfloat16_o
     stored) when ``norm`` is a :class:`BatchNorm2D` that runs natively and ``prelu`` has one slope
     per channel: then ``x`` may be bfloat16, and the output is bfloat16 with ``bfloat16_output``
     (for a convolution that :func:`takes_bfloat16`)."""
-    if x.dtype in (paddle.float32, paddle.bfloat16) and _fused(norm, prelu):
+    if x.dtype == paddle.float32 and not norm.training and _fused(norm, prelu):
+        norm._check_input_dim(x)
+        return native_ops.batch_norm_inference(x, norm.weight, norm.bias, norm._mean, norm._variance, norm._epsilon,
+                                               None if prelu is None else prelu._weight,
+                                               channels_last=in_channels_last())
+    if x.dtype in (paddle.float32, paddle.bfloat16) and norm.training and _fused(norm, prelu):
         norm._check_input_dim(x)
         return native_ops.batch_norm(x, norm.weight, norm.bias, norm._mean, norm._variance, norm._momentum,
                                      norm._epsilon, None if prelu is None else prelu._weight, bfloat16_output,
@@ -194,9 +221,9 @@ class GroupedConv2D(nn.Conv2D):
                 and 16 % group == 0 and native_program(self, lambda: native_ops.kernels("depthwise_ops")))
 
     def multiplies_bfloat16(self) -> bool:
-        """True when this layer now multiplies in bfloat16: :attr:`bfloat16_products` and the
-        channels-last kernel."""
-        return self.bfloat16_products and self.channels_last_kernel()
+        """True when this layer now multiplies in bfloat16: :attr:`bfloat16_products` (training
+        programs only) and the channels-last kernel."""
+        return self.bfloat16_products and self.training and self.channels_last_kernel()
 
     def forward(self, x, bfloat16_output: bool = False):
         """``bfloat16_output``: write the output in bfloat16 when this layer :func:`takes_bfloat16`."""
@@ -248,7 +275,7 @@ class DepthwiseConv2D(GroupedConv2D):
         depthwise kernels on NHWC (mobilefacenet's stride-1 layers 75 -> 48 ms a step, forward and
         backward; on the blocked NCHW layout bfloat16 was slower)."""
         strided = tuple(self._stride) != (1, 1)
-        return self.bfloat16_products and in_channels_last() and (
+        return self.bfloat16_products and self.training and in_channels_last() and (
             GroupedConv2D.channels_last_kernel(self) or (self.native() and not strided))
 
     # oneDNN's depthwise kernels (channels-blocked) ran mobilefacenet's depthwise convolutions
@@ -290,16 +317,18 @@ class Conv2D(nn.Conv2D):
                 and native_program(self, onednn_ops.kernels))
 
     def multiplies_bfloat16(self) -> bool:
-        """True when this layer now multiplies in bfloat16 (:attr:`bfloat16_products` and native)."""
-        return self.bfloat16_products and self.native()
+        """True when this layer now multiplies in bfloat16 (:attr:`bfloat16_products`, a training
+        program, and native)."""
+        return self.bfloat16_products and self.training and self.native()
 
     def forward(self, x, bfloat16_output: bool = False):
         """``bfloat16_output``: write the output in bfloat16 when this layer :func:`takes_bfloat16`
         (float32 otherwise)."""
-        takes = x.dtype == paddle.float32 or (x.dtype == paddle.bfloat16 and self.bfloat16_products)
+        bf16 = self.multiplies_bfloat16()
+        takes = x.dtype == paddle.float32 or (x.dtype == paddle.bfloat16 and bf16)
         if takes and self.native():
-            return onednn_ops.conv2d(x, self.weight, self._stride, self._pad_hw, bf16=self.bfloat16_products,
-                                     bf16_output=bfloat16_output and self.bfloat16_products,
+            return onednn_ops.conv2d(x, self.weight, self._stride, self._pad_hw, bf16=bf16,
+                                     bf16_output=bfloat16_output and bf16,
                                      channels_last=in_channels_last())
         _refuse_channels_last(self)
         return super().forward(x)

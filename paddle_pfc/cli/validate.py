@@ -73,7 +73,7 @@ def build_embed_fn(args: argparse.Namespace) -> tuple[EmbedFn, tuple[int, int], 
 
     model, state = model_from_checkpoint(args.checkpoint)
     prog = EvalProgram(model["backbone"], model["embedding_size"], model["input_size"], state,
-                       dropout=model["dropout"])
+                       dropout=model["dropout"], native=True)  # the native forward kernels on CPU
     return prog, prog.input_size, f"checkpoint:{args.checkpoint}"
 
 

@@ -33,6 +33,7 @@ import paddle
 
 from paddle_pfc.backbones import build_backbone
 from paddle_pfc.backbones.iresnet import normalize_input_size
+from paddle_pfc.backbones.native_layers import native_inference
 from paddle_pfc.deploy.model_format import (DTYPES, INPUT_NAME, LEGACY_MODEL_FILE, MODEL_FILE, ONNX_FILE,
                                             PARAMS_FILE, PathLike, export_meta, write_export_meta)
 
@@ -88,13 +89,19 @@ class EvalProgram:
     ``prog(batch)`` runs float32 NCHW normalized images -> raw embeddings
     ``[n, D]`` float32, so an ``EvalProgram`` is an ``embed_fn`` for
     :mod:`paddle_pfc.evaluation.validation`.  ``save(out_dir)`` writes the inference model.
+    ``native=True`` (float32 on CPU) builds the program on the native forward kernels
+    (:func:`paddle_pfc.backbones.native_layers.native_inference`; the same embeddings up to float32
+    rounding, several times faster) for embedding in this process: such a program uses custom ops,
+    so :meth:`save` refuses it.
     """
 
     def __init__(self, backbone_name: str, embedding_size: int, input_size: InputSize,
                  state: Mapping[str, object], dropout: float = 0.0, dtype: str = "float32",
-                 place=None) -> None:
+                 place=None, native: bool = False) -> None:
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
+        if native and dtype != "float32":
+            raise ValueError(f"native=True builds a float32 program, got dtype {dtype!r}")
         if not isinstance(state, Mapping):
             raise ValueError(f"state must be a mapping name -> array, got {type(state).__name__}")
         self.backbone = backbone_name
@@ -102,6 +109,7 @@ class EvalProgram:
         self.input_size = tuple(normalize_input_size(input_size))
         self.dropout = float(dropout)
         self.dtype = dtype
+        self.native = bool(native)
         self.place = place if place is not None else paddle.CPUPlace()
         self.scope = paddle.static.Scope()
         self.legacy_ir = dtype == "float16"
@@ -119,7 +127,8 @@ class EvalProgram:
                                                 dropout)
                 self.layer.eval()
                 x = self.images if dtype == "float32" else paddle.cast(self.images, dtype)
-                emb = self.layer(x)
+                with native_inference() if native else contextlib.nullcontext():
+                    emb = self.layer(x)
                 self.embedding = emb if dtype == "float32" else paddle.cast(emb, "float32")
             self._values = dict(self.layer.state_dict())
             self._set_state(state)
@@ -188,6 +197,9 @@ class EvalProgram:
 
     def save(self, out_dir: PathLike) -> Path:
         """Write ``model.json``, ``model.pdiparams`` and ``export.json`` into ``out_dir``."""
+        if self.native:
+            raise ValueError("EvalProgram(native=True) runs custom ops and cannot be exported; build the "
+                             "export with native=False")
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         # stale files of an earlier export would silently disagree with the new model

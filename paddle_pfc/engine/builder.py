@@ -18,7 +18,7 @@ import paddle
 
 import paddle_pfc
 from paddle_pfc.backbones import bind_parameters, build_backbone
-from paddle_pfc.backbones.native_layers import use_bfloat16_convolutions
+from paddle_pfc.backbones.native_layers import native_inference, use_bfloat16_convolutions
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.config import Config, ConfigError
 from paddle_pfc.engine.distributed import current_place, on_gpu
@@ -169,7 +169,9 @@ def _build(cfg: Config, rank: int, world_size: int, base_lr: float, steps_per_ep
         lr_name = learning_rate_value(optimizer).name
     eval_main = paddle.static.Program()
     backbone.eval()
-    with paddle.static.program_guard(eval_main, paddle.static.Program()), bind_parameters(backbone, startup):
+    # validation embeds on the native forward kernels (this program is never exported)
+    with paddle.static.program_guard(eval_main, paddle.static.Program()), bind_parameters(backbone, startup), \
+            native_inference():
         eval_embedding = backbone(paddle.static.data("images", [-1, 3, size, size], "float32"))
     backbone.train()
     nonfinite = nonfinite_flags(main)

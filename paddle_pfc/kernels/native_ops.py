@@ -331,3 +331,26 @@ def batch_norm(x, scale, bias, mean, variance, momentum: float, epsilon: float, 
         outputs = ops.pfc_batch_norm_prelu(x, scale, bias, alpha, mean, variance, float(momentum), float(epsilon),
                                            bool(bfloat16_output), bool(channels_last))
     return outputs[0]
+
+
+def batch_norm_inference(x, scale, bias, mean, variance, epsilon: float, alpha=None, channels_last: bool = False):
+    """Inference-mode batch normalisation of float32 ``x`` [N, C, ...] (with ``channels_last``:
+    [N, ..., C]) with the float32 [C] running statistics, then, when ``alpha`` [C] is given, the
+    channel PReLU (one op, one pass): ``y = x * g + (bias - mean * g)``, ``g = scale / sqrt(variance +
+    epsilon)`` (per channel in float64, rounded to float32); ``y`` where ``y > 0``, else ``alpha * y``.
+    Paddle's eval ``batch_norm`` up to float32 rounding. No gradient (eval programs). ValueError
+    naming the input when a shape or dtype is off."""
+    layout = "[N, ..., C]" if channels_last else "[N, C, ...]"
+    if len(x.shape) < 2 or x.dtype != paddle.float32:
+        raise ValueError(f"batch_norm_inference: x must be float32 {layout}, got {x.dtype} {list(x.shape)}")
+    channels = x.shape[-1] if channels_last else x.shape[1]
+    named = {"scale": scale, "bias": bias, "mean": mean, "variance": variance, "alpha": alpha}
+    for name, value in named.items():
+        if value is not None and (list(value.shape) != [channels] or value.dtype != paddle.float32):
+            raise ValueError(f"batch_norm_inference: {name} must be float32 [C] = [{channels}] for x {layout} "
+                             f"{list(x.shape)}, got {value.dtype} {list(value.shape)}")
+    ops = kernels("batch_norm_ops")
+    if alpha is None:
+        return ops.pfc_batch_norm_inference(x, scale, bias, mean, variance, float(epsilon), bool(channels_last))
+    return ops.pfc_batch_norm_prelu_inference(x, scale, bias, alpha, mean, variance, float(epsilon),
+                                              bool(channels_last))

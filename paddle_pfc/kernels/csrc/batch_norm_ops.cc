@@ -1,6 +1,7 @@
-// Training-mode batch normalisation of NCHW tensors (or NHWC ones, channels_last), alone or
-// followed by a channel PReLU; input and output each float32, or bfloat16 from and to the bfloat16
-// convolutions around it. NHWC: every pass runs along the rows of [N*H*W, C], vectorised across
+// Batch normalisation of NCHW tensors (or NHWC ones, channels_last), alone or
+// followed by a channel PReLU: in training (batch statistics) input and output each float32, or
+// bfloat16 from and to the bfloat16 convolutions around it; in inference (running statistics,
+// float32) one affine pass. NHWC: every pass runs along the rows of [N*H*W, C], vectorised across
 // channels (statistics, then normalisation: two reads of x forward, three backward).
 // NCHW: channels go in blocks whose planes are ~16 KB contiguous per sample (one channel of a 56x56 map,
 // 16 of a 14x14 one): the block (512 KB at batch 32) stays in L2 between the statistics pass and
@@ -480,6 +481,67 @@ std::vector<paddle::Tensor> BatchNormPReluBackward(const paddle::Tensor& x, cons
   return Backward(x, scale, bias, &alpha, saved_mean, saved_inv_std, grad_out, channels_last);
 }
 
+// Inference (eval mode): y = Affine(x) with each channel's gain and shift from the running
+// statistics (GainShift of mean and 1 / sqrt(variance + epsilon), float64), then the PReLU when
+// `alpha` is given; float32 in and out, one read of x and one write of y. No gradient.
+std::vector<paddle::Tensor> Inference(const paddle::Tensor& x, const paddle::Tensor& scale, const paddle::Tensor& bias,
+                                      const paddle::Tensor& mean, const paddle::Tensor& variance,
+                                      const paddle::Tensor* alpha, float epsilon, bool channels_last) {
+  std::vector<const paddle::Tensor*> per_channel{&scale, &bias, &mean, &variance};
+  if (alpha != nullptr) per_channel.push_back(alpha);
+  PD_CHECK(x.dtype() == paddle::DataType::FLOAT32, "pfc_batch_norm_inference takes float32 x");
+  const Layout l = CheckInputs(x, per_channel, channels_last);
+  auto out = paddle::empty(x.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
+  std::vector<float> gains(l.channels), shifts(l.channels);
+  for (int64_t c = 0; c < l.channels; ++c) {
+    const double inv_std = 1.0 / std::sqrt(static_cast<double>(variance.data<float>()[c]) + epsilon);
+    GainShift(scale.data<float>()[c], bias.data<float>()[c], mean.data<float>()[c], static_cast<float>(inv_std),
+              &gains[c], &shifts[c]);
+  }
+  const float* slopes = alpha != nullptr ? alpha->data<float>() : nullptr;
+  const float* in = x.data<float>();
+  float* y = out.data<float>();
+  if (!channels_last) {
+    for (int64_t n = 0; n < l.batch; ++n) {
+      for (int64_t c = 0; c < l.channels; ++c) {
+        NormaliseRun(in + l.offset(n, c), y + l.offset(n, c), l.inner, gains[c], shifts[c], slopes != nullptr,
+                     slopes != nullptr ? slopes[c] : 0.0f);
+      }
+    }
+    return {out};
+  }
+  const float* gain = gains.data();
+  const float* shift = shifts.data();
+  for (int64_t r = 0; r < l.count(); ++r) {
+    const float* p = in + r * l.channels;
+    float* v = y + r * l.channels;
+    if (slopes == nullptr) {
+#pragma omp simd
+      for (int64_t c = 0; c < l.channels; ++c) v[c] = Affine(p[c], gain[c], shift[c]);
+    } else {
+#pragma omp simd
+      for (int64_t c = 0; c < l.channels; ++c) {
+        const float t = Affine(p[c], gain[c], shift[c]);
+        v[c] = t > 0.0f ? t : slopes[c] * t;
+      }
+    }
+  }
+  return {out};
+}
+
+std::vector<paddle::Tensor> BatchNormInference(const paddle::Tensor& x, const paddle::Tensor& scale,
+                                               const paddle::Tensor& bias, const paddle::Tensor& mean,
+                                               const paddle::Tensor& variance, float epsilon, bool channels_last) {
+  return Inference(x, scale, bias, mean, variance, nullptr, epsilon, channels_last);
+}
+
+std::vector<paddle::Tensor> BatchNormPReluInference(const paddle::Tensor& x, const paddle::Tensor& scale,
+                                                    const paddle::Tensor& bias, const paddle::Tensor& alpha,
+                                                    const paddle::Tensor& mean, const paddle::Tensor& variance,
+                                                    float epsilon, bool channels_last) {
+  return Inference(x, scale, bias, mean, variance, &alpha, epsilon, channels_last);
+}
+
 using Shape = std::vector<int64_t>;
 using Shapes = std::vector<Shape>;
 using Dtypes = std::vector<paddle::DataType>;
@@ -512,6 +574,13 @@ Shapes BackwardPReluShape(const Shape& x, const Shape& c, const Shape&, const Sh
 }
 Dtypes BackwardDtype(Dtype x, Dtype, Dtype, Dtype, Dtype, Dtype) { return {x, kF32, kF32}; }
 Dtypes BackwardPReluDtype(Dtype x, Dtype, Dtype, Dtype, Dtype, Dtype, Dtype) { return {x, kF32, kF32, kF32}; }
+Shapes InferenceShape(const Shape& x, const Shape&, const Shape&, const Shape&, const Shape&, float, bool) { return {x}; }
+Shapes InferencePReluShape(const Shape& x, const Shape&, const Shape&, const Shape&, const Shape&, const Shape&, float,
+                           bool) {
+  return {x};
+}
+Dtypes InferenceDtype(Dtype, Dtype, Dtype, Dtype, Dtype, float, bool) { return {kF32}; }
+Dtypes InferencePReluDtype(Dtype, Dtype, Dtype, Dtype, Dtype, Dtype, float, bool) { return {kF32}; }
 
 }  // namespace
 
@@ -548,3 +617,19 @@ PD_BUILD_GRAD_OP(pfc_batch_norm_prelu)
     .SetKernelFn(PD_KERNEL(BatchNormPReluBackward))
     .SetInferShapeFn(PD_INFER_SHAPE(BackwardPReluShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(BackwardPReluDtype));
+
+PD_BUILD_OP(pfc_batch_norm_inference)
+    .Inputs({"X", "Scale", "Bias", "Mean", "Variance"})
+    .Outputs({"Out"})
+    .Attrs({"epsilon: float", "channels_last: bool"})
+    .SetKernelFn(PD_KERNEL(BatchNormInference))
+    .SetInferShapeFn(PD_INFER_SHAPE(InferenceShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(InferenceDtype));
+
+PD_BUILD_OP(pfc_batch_norm_prelu_inference)
+    .Inputs({"X", "Scale", "Bias", "Alpha", "Mean", "Variance"})
+    .Outputs({"Out"})
+    .Attrs({"epsilon: float", "channels_last: bool"})
+    .SetKernelFn(PD_KERNEL(BatchNormPReluInference))
+    .SetInferShapeFn(PD_INFER_SHAPE(InferencePReluShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(InferencePReluDtype));
