@@ -13,11 +13,14 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a visible CUDA GPU (run them with pytest -m gpu); skipped "
                                        "with the reason otherwise")
     # The native CPU kernels are part of what is tested: a failed build is an error here (not the
-    # silent fallback of the default "auto"), and it happens once, before any rank is launched.
+    # silent fallback of the default "auto"), and it happens once, before any rank is launched:
+    # all of them, compiled side by side on a fresh checkout.
     os.environ.setdefault("PADDLE_PFC_NATIVE", "on")
-    from paddle_pfc.kernels import native_ops
+    from paddle_pfc.kernels import native_ops, onednn_ops
 
-    native_ops.kernels()
+    native_ops.build_all()
+    for name, module in native_ops.EXTENSIONS.items():
+        native_ops.kernels(name) if module == "native_ops" else onednn_ops.kernels()
 
 
 def pytest_collection_modifyitems(config, items):
