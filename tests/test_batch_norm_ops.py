@@ -223,6 +223,11 @@ def test_native_batch_norm_rejects_bad_inputs(static_mode):
             native_ops.batch_norm(paddle.static.data("h", [2, 3], "float16"), *per_channel, MOMENTUM, EPSILON)
         with pytest.raises(ValueError, match="scale must be float32 \\[C\\] = \\[4\\] for x \\[N, ..., C\\]"):
             native_ops.batch_norm(x, *per_channel, MOMENTUM, EPSILON, channels_last=True)
+        native_ops.batch_norm_inference(x, *per_channel, EPSILON)  # well formed: builds
+        with pytest.raises(ValueError, match="batch_norm_inference: x must be float32 \\[N, C, ...\\], got .*bfloat16"):
+            native_ops.batch_norm_inference(paddle.cast(x, "bfloat16"), *per_channel, EPSILON)
+        with pytest.raises(ValueError, match="batch_norm_inference: scale must be float32 \\[C\\] = \\[4\\]"):
+            native_ops.batch_norm_inference(x, *per_channel, EPSILON, channels_last=True)
 
 
 @pytest.mark.parametrize("nhwc", [False, True])

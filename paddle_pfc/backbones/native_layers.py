@@ -61,8 +61,8 @@ def native_inference() -> Iterator[None]:
     program, as in training (oneDNN's convolutions, the depthwise kernels, channels last) with the
     norms on their running statistics (:func:`paddle_pfc.kernels.native_ops.batch_norm_inference`)
     and float32 products. For eval programs that run in this process only (validation during
-    training, ``tools/validate.py``): mobilefacenet at 32x32 embedded ~6x faster than on Paddle's
-    ops (docs/performance.md). An exported model is built outside it and keeps Paddle's ops."""
+    training, ``tools/validate.py``): 1.6-2x faster at 112x112, ~4.7x for mobilefacenet at 32x32,
+    than on Paddle's ops (docs/performance.md). An exported model is built outside it and keeps Paddle's ops."""
     previous = _native_inference[0]
     _native_inference[0] = True
     try:

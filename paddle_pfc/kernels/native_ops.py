@@ -328,6 +328,20 @@ def depthwise_conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int
         bool(bf16), bool(bf16_output))
 
 
+def _check_norm_inputs(op: str, x, dtypes: tuple, channels_last: bool, **per_channel) -> None:
+    """ValueError naming ``op`` and the input when ``x`` is not ``dtypes`` [N, C, ...] ([N, ..., C]
+    with ``channels_last``) or a given ``per_channel`` tensor is not float32 [C]."""
+    layout = "[N, ..., C]" if channels_last else "[N, C, ...]"
+    if len(x.shape) < 2 or x.dtype not in dtypes:
+        names = " or ".join(str(d).replace("paddle.", "") for d in dtypes)
+        raise ValueError(f"{op}: x must be {names} {layout}, got {x.dtype} {list(x.shape)}")
+    channels = x.shape[-1] if channels_last else x.shape[1]
+    for name, value in per_channel.items():
+        if value is not None and (list(value.shape) != [channels] or value.dtype != paddle.float32):
+            raise ValueError(f"{op}: {name} must be float32 [C] = [{channels}] for x {layout} "
+                             f"{list(x.shape)}, got {value.dtype} {list(value.shape)}")
+
+
 def batch_norm(x, scale, bias, mean, variance, momentum: float, epsilon: float, alpha=None,
                bfloat16_output: bool = False, channels_last: bool = False):
     """Training-mode batch normalisation of ``x`` [N, C, ...] (with ``channels_last``: [N, ..., C],
@@ -343,15 +357,8 @@ def batch_norm(x, scale, bias, mean, variance, momentum: float, epsilon: float, 
     with ``bfloat16_output`` bfloat16 (rounded to nearest even; its gradient then arrives in
     bfloat16 too), for a bfloat16 convolution after it. ValueError naming the input when
     a shape or dtype is off (the kernel's own checks reach Python as a bare ``std::exception``)."""
-    layout = "[N, ..., C]" if channels_last else "[N, C, ...]"
-    if len(x.shape) < 2 or x.dtype not in (paddle.float32, paddle.bfloat16):
-        raise ValueError(f"batch_norm: x must be float32 or bfloat16 {layout}, got {x.dtype} {list(x.shape)}")
-    channels = x.shape[-1] if channels_last else x.shape[1]
-    named = {"scale": scale, "bias": bias, "mean": mean, "variance": variance, "alpha": alpha}
-    for name, value in named.items():
-        if value is not None and (list(value.shape) != [channels] or value.dtype != paddle.float32):
-            raise ValueError(f"batch_norm: {name} must be float32 [C] = [{channels}] for x {layout} "
-                             f"{list(x.shape)}, got {value.dtype} {list(value.shape)}")
+    _check_norm_inputs("batch_norm", x, (paddle.float32, paddle.bfloat16), channels_last, scale=scale, bias=bias,
+                       mean=mean, variance=variance, alpha=alpha)
     ops = kernels("batch_norm_ops")
     if alpha is None:
         outputs = ops.pfc_batch_norm(x, scale, bias, mean, variance, float(momentum), float(epsilon),
@@ -369,15 +376,8 @@ def batch_norm_inference(x, scale, bias, mean, variance, epsilon: float, alpha=N
     epsilon)`` (per channel in float64, rounded to float32); ``y`` where ``y > 0``, else ``alpha * y``.
     Paddle's eval ``batch_norm`` up to float32 rounding. No gradient (eval programs). ValueError
     naming the input when a shape or dtype is off."""
-    layout = "[N, ..., C]" if channels_last else "[N, C, ...]"
-    if len(x.shape) < 2 or x.dtype != paddle.float32:
-        raise ValueError(f"batch_norm_inference: x must be float32 {layout}, got {x.dtype} {list(x.shape)}")
-    channels = x.shape[-1] if channels_last else x.shape[1]
-    named = {"scale": scale, "bias": bias, "mean": mean, "variance": variance, "alpha": alpha}
-    for name, value in named.items():
-        if value is not None and (list(value.shape) != [channels] or value.dtype != paddle.float32):
-            raise ValueError(f"batch_norm_inference: {name} must be float32 [C] = [{channels}] for x {layout} "
-                             f"{list(x.shape)}, got {value.dtype} {list(value.shape)}")
+    _check_norm_inputs("batch_norm_inference", x, (paddle.float32,), channels_last, scale=scale, bias=bias,
+                       mean=mean, variance=variance, alpha=alpha)
     ops = kernels("batch_norm_ops")
     if alpha is None:
         return ops.pfc_batch_norm_inference(x, scale, bias, mean, variance, float(epsilon), bool(channels_last))

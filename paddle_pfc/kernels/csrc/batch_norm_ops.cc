@@ -113,6 +113,26 @@ inline void NormaliseRun(const In* p, Out* q, int64_t size, float gain, float sh
   }
 }
 
+// NHWC: y = Affine(x) (then the PReLU when `slopes`) along the rows of [N * inner, C].
+template <typename In, typename Out>
+void NormaliseRows(const Layout& l, const In* in, Out* y, const float* gain, const float* shift, const float* slopes) {
+  const int64_t channels = l.channels;
+  for (int64_t r = 0; r < l.count(); ++r) {
+    const In* p = in + r * channels;
+    Out* v = y + r * channels;
+    if (slopes == nullptr) {
+#pragma omp simd
+      for (int64_t c = 0; c < channels; ++c) Store(v + c, Affine(Load(p[c]), gain[c], shift[c]));
+    } else {
+#pragma omp simd
+      for (int64_t c = 0; c < channels; ++c) {
+        const float t = Affine(Load(p[c]), gain[c], shift[c]);
+        Store(v + c, t > 0.0f ? t : slopes[c] * t);
+      }
+    }
+  }
+}
+
 // NCHW: channel blocks, each summed then normalised while in L2.
 template <typename In, typename Out>
 void ForwardChannelsFirst(const Layout& l, const In* in, Out* y, const float* slopes, const ForwardChannels& out) {
@@ -179,22 +199,7 @@ void ForwardChannelsLast(const Layout& l, const In* in, Out* y, const float* slo
     }
   }
   for (int64_t c = 0; c < channels; ++c) out.Finish(c, sums[c], squares[c], o[c], &gains[c], &shifts[c]);
-  const float* gain = gains.data();
-  const float* shift = shifts.data();
-  for (int64_t r = 0; r < l.count(); ++r) {
-    const In* p = in + r * channels;
-    Out* v = y + r * channels;
-    if (slopes == nullptr) {
-#pragma omp simd
-      for (int64_t c = 0; c < channels; ++c) Store(v + c, Affine(Load(p[c]), gain[c], shift[c]));
-    } else {
-#pragma omp simd
-      for (int64_t c = 0; c < channels; ++c) {
-        const float t = Affine(Load(p[c]), gain[c], shift[c]);
-        Store(v + c, t > 0.0f ? t : slopes[c] * t);
-      }
-    }
-  }
+  NormaliseRows(l, in, y, gains.data(), shifts.data(), slopes);
 }
 
 // x and Out each float32 (float) or bfloat16 (uint16_t). Returns Out, SavedMean, SavedInvStd
@@ -508,23 +513,8 @@ std::vector<paddle::Tensor> Inference(const paddle::Tensor& x, const paddle::Ten
                      slopes != nullptr ? slopes[c] : 0.0f);
       }
     }
-    return {out};
-  }
-  const float* gain = gains.data();
-  const float* shift = shifts.data();
-  for (int64_t r = 0; r < l.count(); ++r) {
-    const float* p = in + r * l.channels;
-    float* v = y + r * l.channels;
-    if (slopes == nullptr) {
-#pragma omp simd
-      for (int64_t c = 0; c < l.channels; ++c) v[c] = Affine(p[c], gain[c], shift[c]);
-    } else {
-#pragma omp simd
-      for (int64_t c = 0; c < l.channels; ++c) {
-        const float t = Affine(p[c], gain[c], shift[c]);
-        v[c] = t > 0.0f ? t : slopes[c] * t;
-      }
-    }
+  } else {
+    NormaliseRows(l, in, y, gains.data(), shifts.data(), slopes);
   }
   return {out};
 }
