@@ -1,4 +1,4 @@
-"""Start a worker script on N local ranks with ``paddle.distributed.launch`` (gloo on CPU)."""
+"""Start a worker script on N local ranks with ``paddle.distributed.launch`` (gloo on CPU); one rank with plain python."""
 from __future__ import annotations
 
 import os
@@ -12,13 +12,19 @@ REPO = Path(__file__).resolve().parents[1]
 def launch(script: Path | str, nproc: int, args: list[str], log_dir: Path, timeout: float = 300,
            check: bool = True, env_vars: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run ``script`` on ``nproc`` ranks (with ``env_vars`` added to this environment); on failure
-    (when ``check``) raise with the workers' logs."""
-    env = dict(os.environ, **(env_vars or {}))
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
-    env.setdefault("GLOG_minloglevel", "2")
-    cmd = [sys.executable, "-m", "paddle.distributed.launch", "--nproc_per_node", str(nproc),
-           "--log_dir", str(log_dir), str(script), *args]
-    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+    (when ``check``) raise with the workers' logs. One rank runs as a user runs one: plain
+    ``python script`` (the same single-rank path of ``init_distributed`` as under the launcher,
+    without the launcher's ~3.5 s), its output in ``log_dir/workerlog.0`` as the launcher writes it."""
+    env = launch_env(env_vars)
+    if nproc == 1:
+        Path(log_dir).mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run([sys.executable, str(script), *args], cwd=REPO, env=env, capture_output=True,
+                              text=True, timeout=timeout)
+        (Path(log_dir) / "workerlog.0").write_text(proc.stdout + proc.stderr)
+    else:
+        cmd = [sys.executable, "-m", "paddle.distributed.launch", "--nproc_per_node", str(nproc),
+               "--log_dir", str(log_dir), str(script), *args]
+        proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
     if check and proc.returncode != 0:
         raise AssertionError(f"launch failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}\n"
                              + worker_logs(log_dir))

@@ -7,7 +7,7 @@ import paddle
 import pytest
 
 import paddle_pfc
-from test_classifier import ARCFACE, COMBINED, check_case, load_ranks, run_world
+from test_classifier import ARCFACE, COMBINED, check_case, declare, load_ranks, run_world
 
 # bfloat16 keeps 8 significant bits: rounding moves a value by at most u = 2^-8 (0.4 %) relative.
 # Stated tolerances, against the float64 step taken from the state the ranks held before it:
@@ -71,6 +71,11 @@ def fused_cases(world_size: int) -> list[dict]:
         if case.get("dtype") == "bfloat16":
             case["tolerance"] = dict(case["tolerance"], step=8 * U_BF16)
     return cases
+
+
+declare("mixed_native1", (1, 2, 3), make_cases)
+declare("mixed_native0", (1,), make_cases, native=False)
+declare("mixed_fused", (1, 2, 3), fused_cases, kernels="fused")
 
 
 @pytest.mark.parametrize("world_size", [1, pytest.param(2, marks=pytest.mark.multirank),

@@ -12,7 +12,7 @@ import pytest
 from launcher import REPO, launch
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.config import ConfigError, load_config
-from test_classifier import ARCFACE, COMBINED, case_data, check_case, load_ranks, run_world
+from test_classifier import ARCFACE, COMBINED, case_data, check_case, declare, load_ranks, run_world
 from test_mixed_precision import BF16_STORAGE
 
 TRAIN = REPO / "tools" / "train.py"
@@ -31,6 +31,19 @@ def make_cases(world_size: int) -> list[dict]:
         dict(base, name="bfloat16_inf_skips_step", seed=22, dtype="bfloat16", center_dtype="bfloat16",
              tolerance=BF16_STORAGE, margins=COMBINED, inject_inf=[0, 0], skipped_steps=[0]),
     ]
+
+
+def beyond_limit_cases(world_size: int) -> list[dict]:
+    """The last rank holds a center of tiny norm and the loss is scaled by 1e10 (see
+    test_center_gradient_beyond_the_limit_skips_the_step_on_every_rank)."""
+    classes = 5 * world_size
+    return [dict(batch=4, dim=16, in_dim=12, steps=1, lr=0.2, momentum=0.9, weight_decay=5e-4, scale=16.0,
+                 optimizer="momentum", margins=ARCFACE, num_classes=classes, sample_ratio=1.0, seed=31,
+                 tiny_center=classes - 1, loss_factor=1e10, name="beyond_limit")]
+
+
+declare("nonfinite", (1, 2, 3), make_cases)
+declare("beyond", (2, 3), beyond_limit_cases)
 
 
 @pytest.mark.parametrize("world_size", [1, pytest.param(2, marks=pytest.mark.multirank),
@@ -144,12 +157,8 @@ def test_center_gradient_beyond_the_limit_skips_the_step_on_every_rank(world_siz
     gradient passes 2**64 while every loss stays finite. Its NaN logit gradients reach other ranks'
     feature gradients through the all-gather's summed backward, and the all-reduced flags make
     every rank skip: no center, momentum or backbone value moves anywhere."""
-    classes = 5 * world_size
-    base = dict(batch=4, dim=16, in_dim=12, steps=1, lr=0.2, momentum=0.9, weight_decay=5e-4, scale=16.0,
-                optimizer="momentum", margins=ARCFACE, num_classes=classes, sample_ratio=1.0, seed=31,
-                tiny_center=classes - 1, loss_factor=1e10)
-    cases = [dict(base, name="beyond_limit")]
-    out, _ = run_world(world_size, tmp_path_factory, tag="beyond", cases_for=lambda _: cases)
+    cases = beyond_limit_cases(world_size)
+    out, _ = run_world(world_size, tmp_path_factory, tag="beyond", cases_for=beyond_limit_cases)
     ranks = load_ranks(out, "beyond_limit", world_size)
     _, _, _, backbone = case_data(cases[0], world_size)
     for r in ranks:

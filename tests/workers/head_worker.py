@@ -91,22 +91,33 @@ def run_case(case: dict, rank: int, world_size: int) -> dict:
 
 
 def main() -> None:
+    """``--cases FILE --out DIR``: one run; ``--runs FILE``: several, each ``{out, cases[, native,
+    kernels]}`` (``PADDLE_PFC_NATIVE`` / ``PADDLE_PFC_KERNELS`` for its heads)."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("--cases", required=True)
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--cases")
+    parser.add_argument("--out")
+    parser.add_argument("--runs")
     args = parser.parse_args()
     rank, world_size = paddle_pfc.init_distributed()
-    with open(args.cases) as f:
-        cases = json.load(f)
-    for case in cases:
-        try:
-            with paddle.static.scope_guard(paddle.static.Scope()):
-                result = run_case(case, rank, world_size)
-        except Exception as exc:  # reported to the test, which asserts on it
-            with open(os.path.join(args.out, f"{case['name']}.rank{rank}.error"), "w") as f:
-                f.write(f"{type(exc).__name__}: {exc}")
-            raise
-        np.savez(os.path.join(args.out, f"{case['name']}.rank{rank}.npz"), **result)
+    if args.runs:
+        with open(args.runs) as f:
+            runs = json.load(f)
+    else:
+        with open(args.cases) as f:
+            runs = [dict(out=args.out, cases=json.load(f))]
+    for run in runs:
+        for variable, key in (("PADDLE_PFC_NATIVE", "native"), ("PADDLE_PFC_KERNELS", "kernels")):
+            if key in run:
+                os.environ[variable] = run[key]
+        for case in run["cases"]:
+            try:
+                with paddle.static.scope_guard(paddle.static.Scope()):
+                    result = run_case(case, rank, world_size)
+            except Exception as exc:  # reported to the test, which asserts on it
+                with open(os.path.join(run["out"], f"{case['name']}.rank{rank}.error"), "w") as f:
+                    f.write(f"{type(exc).__name__}: {exc}")
+                raise
+            np.savez(os.path.join(run["out"], f"{case['name']}.rank{rank}.npz"), **result)
 
 
 if __name__ == "__main__":
