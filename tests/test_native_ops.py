@@ -403,3 +403,12 @@ def test_block_logits_is_the_product_and_the_inverse_norms(static_mode):
     np.testing.assert_allclose(logits, features.astype(np.float64) @ rows.astype(np.float64).T, rtol=1e-5, atol=1e-5)
     norm = np.linalg.norm(rows.astype(np.float64), axis=1)
     np.testing.assert_allclose(inv, 1.0 / np.maximum(norm, 1e-12), rtol=1e-6)
+
+
+def test_built_finds_the_builds_that_kernels_load(tmp_path, monkeypatch):
+    """native_ops.built(name) looks where kernels(name) loads from (the same build key): every
+    extension is built once the suite has started (conftest built and loaded them), none under an
+    empty build directory (where build_all would compile them)."""
+    assert all(native_ops.built(name) for name in native_ops.EXTENSIONS), native_ops.EXTENSIONS
+    monkeypatch.setenv("PADDLE_PFC_BUILD_DIR", str(tmp_path))
+    assert not any(native_ops.built(name) for name in native_ops.EXTENSIONS)

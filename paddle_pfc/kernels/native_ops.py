@@ -95,6 +95,12 @@ def shared_object(name: str, source: Path, extra_key: bytes = b"", **load_args) 
     return build_directory(name, source, extra_key, **load_args) / module / f"{module}.so"
 
 
+def is_built(name: str, source: Path, extra_key: bytes = b"", **load_args) -> bool:
+    """True when :func:`build` of these arguments finds a finished build (nothing to compile)."""
+    library = shared_object(name, source, extra_key, **load_args)
+    return library.exists() and (library.parent.parent / "built").exists()
+
+
 def build(name: str, source: Path, extra_key: bytes = b"", **load_args):
     """Compile (or reuse) extension ``paddle_pfc_<name>`` from ``source`` in its
     :func:`build_directory` with Paddle's ``cpp_extension.load`` (``load_args``: its compiler and
@@ -122,9 +128,21 @@ def build(name: str, source: Path, extra_key: bytes = b"", **load_args):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+# -fno-trapping-math: lets the compiler vectorize loops with float selects (the softmax's exp)
+CXX_FLAGS = ["-O3", "-march=native", "-fopenmp-simd", "-fno-trapping-math"]
+
+
 def _build(name: str):
-    # -fno-trapping-math: lets the compiler vectorize loops with float selects (the softmax's exp)
-    return build(name, SOURCES[name], extra_cxx_cflags=["-O3", "-march=native", "-fopenmp-simd", "-fno-trapping-math"])
+    return build(name, SOURCES[name], extra_cxx_cflags=CXX_FLAGS)
+
+
+def built(name: str) -> bool:
+    """True when extension ``name`` (a key of :data:`EXTENSIONS`) is built for this CPU and Paddle."""
+    if EXTENSIONS[name] == "onednn_ops":
+        from paddle_pfc.kernels import onednn_ops
+
+        return onednn_ops.built()
+    return is_built(name, SOURCES[name], extra_cxx_cflags=CXX_FLAGS)
 
 
 def load_or_fall_back(name: str, builder, what: str):
@@ -152,12 +170,14 @@ EXTENSIONS = {"depthwise_ops": "native_ops", "batch_norm_ops": "native_ops", "on
 
 
 def build_all(jobs: int | None = None) -> None:
-    """Build (or find built) every extension of :data:`EXTENSIONS` now, each in its own ``python``
-    subprocess, ``jobs`` at a time (default: the CPU count), so that a first run waits for the
-    longest compiles side by side instead of their sum (the five took 199 s one after the other,
-    ~100 s two at a time on a 2-core AMD EPYC Zen 3, 2026-11-26). Nothing with
-    ``PADDLE_PFC_NATIVE=off``. A build that fails in its subprocess is reported as :func:`kernels`
-    reports it when this process loads it (``on``: RuntimeError, ``auto``: a warning)."""
+    """Build every extension of :data:`EXTENSIONS` that is not :func:`built` yet, each in its own
+    ``python`` subprocess, ``jobs`` at a time (default: the CPU count), so that a first run waits
+    for the longest compiles side by side instead of their sum (the five took 199 s one after the
+    other, 108 s two at a time on a 2-core AMD EPYC Zen 3, 2026-11-26); ranks that call it together
+    share each build (one process compiles, the others wait for it and load it). Nothing with
+    ``PADDLE_PFC_NATIVE=off``, or when all are built. A build that fails in its subprocess is
+    reported as :func:`kernels` reports it when this process loads it (``on``: RuntimeError,
+    ``auto``: a warning)."""
     if mode() == "off":
         return
     import subprocess
@@ -170,7 +190,9 @@ def build_all(jobs: int | None = None) -> None:
         subprocess.run([sys.executable, "-c", f"from paddle_pfc.kernels import {module}; {module}.{call}"],
                        capture_output=True, check=False)
 
-    pending = [name for name in EXTENSIONS if name not in _loaded]
+    pending = [name for name in EXTENSIONS if name not in _loaded and not built(name)]
+    if not pending:
+        return
     with ThreadPoolExecutor(max_workers=max(1, jobs or os.cpu_count() or 1)) as pool:
         list(pool.map(build_one, pending))
 

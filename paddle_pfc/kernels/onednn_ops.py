@@ -96,7 +96,8 @@ def bfloat16_unsupported() -> str | None:
     return None
 
 
-def _build():
+def _build_arguments() -> tuple[bytes, dict]:
+    """``(extra_key, load options)`` of this extension's :func:`paddle_pfc.kernels.native_ops.build`."""
     version = onednn_version()
     if version is None or version[0] != HEADER_VERSION[0] or version[1] < HEADER_VERSION[1]:
         raise RuntimeError(f"paddle ships oneDNN {version}; onednn_ops needs {HEADER_VERSION[0]}.x, "
@@ -104,9 +105,23 @@ def _build():
     libs = str(_paddle_libs())
     options = dict(extra_cxx_cflags=["-O3", "-march=native"], extra_include_paths=[str(INCLUDE)],
                    extra_ldflags=[f"-L{libs}", "-l:libdnnl.so.3", "-l:libgomp.so.1", f"-Wl,-rpath,{libs}"])
-    module = native_ops.build("onednn_ops", SOURCE, repr(version).encode(), **options)
+    return repr(version).encode(), options
+
+
+def built() -> bool:
+    """True when the extension is built for this CPU, Paddle and oneDNN (False where it cannot be)."""
+    try:
+        key, options = _build_arguments()
+    except RuntimeError:
+        return False
+    return native_ops.is_built("onednn_ops", SOURCE, key, **options)
+
+
+def _build():
+    key, options = _build_arguments()
+    module = native_ops.build("onednn_ops", SOURCE, key, **options)
     # the same shared object Paddle loaded (dlopen returns its handle): its C entry points
-    library = ctypes.CDLL(str(native_ops.shared_object("onednn_ops", SOURCE, repr(version).encode(), **options)))
+    library = ctypes.CDLL(str(native_ops.shared_object("onednn_ops", SOURCE, key, **options)))
     library.pfc_onednn_set_threads(_paddle_math_threads())
     _state["library"] = library
     return module
