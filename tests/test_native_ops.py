@@ -412,3 +412,14 @@ def test_built_finds_the_builds_that_kernels_load(tmp_path, monkeypatch):
     assert all(native_ops.built(name) for name in native_ops.EXTENSIONS), native_ops.EXTENSIONS
     monkeypatch.setenv("PADDLE_PFC_BUILD_DIR", str(tmp_path))
     assert not any(native_ops.built(name) for name in native_ops.EXTENSIONS)
+
+
+@pytest.mark.parametrize("node_ranks, cpus, jobs", [(1, 2, 2), (2, 2, 2), (1, 64, 5), (8, 64, 2), (3, 64, 2),
+                                                     (2, 1, 1)])
+def test_build_jobs_share_the_node(node_ranks, cpus, jobs):
+    """The trainer's build subprocesses per rank for the five extensions: at least 2 (ranks of a
+    node each start theirs at once and wait for each other's builds), about five in all on the
+    node, never more than its CPUs."""
+    from paddle_pfc.engine.builder import build_jobs
+
+    assert build_jobs(5, node_ranks, cpus) == jobs

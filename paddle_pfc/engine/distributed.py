@@ -49,6 +49,12 @@ def _env_int(*names: str, default: int) -> int:
     return default
 
 
+def local_world_size() -> int:
+    """The number of ranks on this node (``PADDLE_LOCAL_SIZE`` from the launcher; 1 when started
+    by plain ``python``)."""
+    return max(1, _env_int("PADDLE_LOCAL_SIZE", default=1))
+
+
 def init_distributed(collective_timeout: float | None = None) -> tuple[int, int]:
     """Prepare this process for collective static training and return ``(rank, world_size)``.
 
