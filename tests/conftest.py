@@ -16,11 +16,11 @@ def pytest_configure(config):
     # silent fallback of the default "auto"), and it happens once, before any rank is launched:
     # all of them, compiled side by side on a fresh checkout.
     os.environ.setdefault("PADDLE_PFC_NATIVE", "on")
-    from paddle_pfc.kernels import native_ops, onednn_ops
+    from paddle_pfc.kernels import native_ops
 
     native_ops.build_all()
-    for name, module in native_ops.EXTENSIONS.items():
-        native_ops.kernels(name) if module == "native_ops" else onednn_ops.kernels()
+    for name in native_ops.EXTENSIONS:
+        native_ops.load(name)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -22,9 +22,8 @@ def launch(script: Path | str, nproc: int, args: list[str], log_dir: Path, timeo
                               text=True, timeout=timeout)
         (Path(log_dir) / "workerlog.0").write_text(proc.stdout + proc.stderr)
     else:
-        cmd = [sys.executable, "-m", "paddle.distributed.launch", "--nproc_per_node", str(nproc),
-               "--log_dir", str(log_dir), str(script), *args]
-        proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(launch_cmd(script, nproc, args, log_dir), cwd=REPO, env=env, capture_output=True,
+                              text=True, timeout=timeout)
     if check and proc.returncode != 0:
         raise AssertionError(f"launch failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}\n"
                              + worker_logs(log_dir))

@@ -417,9 +417,8 @@ def test_built_finds_the_builds_that_kernels_load(tmp_path, monkeypatch):
 @pytest.mark.parametrize("node_ranks, cpus, jobs", [(1, 2, 2), (2, 2, 2), (1, 64, 5), (8, 64, 2), (3, 64, 2),
                                                      (2, 1, 1)])
 def test_build_jobs_share_the_node(node_ranks, cpus, jobs):
-    """The trainer's build subprocesses per rank for the five extensions: at least 2 (ranks of a
-    node each start theirs at once and wait for each other's builds), about five in all on the
-    node, never more than its CPUs."""
-    from paddle_pfc.engine.builder import build_jobs
-
-    assert build_jobs(5, node_ranks, cpus) == jobs
+    """build_all's subprocesses per rank for the five extensions: at least 2 (ranks of a node each
+    start theirs at once and wait for each other's builds), about five in all on the node, never
+    more than its CPUs."""
+    assert len(native_ops.EXTENSIONS) == 5
+    assert native_ops.build_jobs(node_ranks, cpus) == jobs

@@ -10,7 +10,6 @@ checkpoint keys, do not depend on what the process built before) and ``paddle.se
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Callable
 
@@ -142,20 +141,12 @@ def _backbone_forward(backbone: paddle.nn.Layer, images, amp: str):
     return backbone, paddle.cast(embedding, "float32") if embedding.dtype != paddle.float32 else embedding
 
 
-def build_jobs(extensions: int, node_ranks: int, cpus: int | None = None) -> int:
-    """Build subprocesses per rank for :func:`paddle_pfc.kernels.native_ops.build_all` when all
-    ``node_ranks`` ranks of a node call it at once (each build is made once; the others wait for it
-    and load it): at least 2, about ``extensions`` over the node in all, at most the CPUs
-    (``os.cpu_count()``)."""
-    return max(1, min(cpus or os.cpu_count() or 1, max(2, -(-extensions // max(1, node_ranks)))))
-
-
 def _build(cfg: Config, rank: int, world_size: int, base_lr: float, steps_per_epoch: int,
            sync: Callable[[str], float]) -> TrainPrograms:
     m, loss_cfg, c, t = cfg.model, cfg.loss, cfg.classifier, cfg.train
     size = m.input_size
     if not on_gpu():  # a first run compiles the native CPU kernels side by side, not one by one
-        native_ops.build_all(build_jobs(len(native_ops.EXTENSIONS), local_world_size()))
+        native_ops.build_all(local_world_size())
     place = current_place()
     exe = paddle.static.Executor(place)
     paddle.seed(t.seed)

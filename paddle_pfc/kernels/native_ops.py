@@ -137,12 +137,22 @@ def _build(name: str):
 
 
 def built(name: str) -> bool:
-    """True when extension ``name`` (a key of :data:`EXTENSIONS`) is built for this CPU and Paddle."""
-    if EXTENSIONS[name] == "onednn_ops":
+    """True when extension ``name`` (one of :data:`EXTENSIONS`) is built for this CPU and Paddle."""
+    if name == "onednn_ops":
         from paddle_pfc.kernels import onednn_ops
 
         return onednn_ops.built()
     return is_built(name, SOURCES[name], extra_cxx_cflags=CXX_FLAGS)
+
+
+def load(name: str):
+    """Extension ``name`` (one of :data:`EXTENSIONS`) as its module's ``kernels`` loads it (built
+    first when needed; None as there)."""
+    if name == "onednn_ops":
+        from paddle_pfc.kernels import onednn_ops
+
+        return onednn_ops.kernels()
+    return kernels(name)
 
 
 def load_or_fall_back(name: str, builder, what: str):
@@ -164,17 +174,24 @@ def load_or_fall_back(name: str, builder, what: str):
     return _loaded[name]
 
 
-#: every native extension (name -> the module whose ``kernels`` loads it), slowest compile first
-EXTENSIONS = {"depthwise_ops": "native_ops", "batch_norm_ops": "native_ops", "onednn_ops": "onednn_ops",
-              "center_ops": "native_ops", "backbone_ops": "native_ops"}
+#: every native extension (:func:`load`), slowest compile first
+EXTENSIONS = ("depthwise_ops", "batch_norm_ops", "onednn_ops", "center_ops", "backbone_ops")
 
 
-def build_all(jobs: int | None = None) -> None:
+def build_jobs(node_ranks: int, cpus: int | None = None) -> int:
+    """Build subprocesses per rank when all ``node_ranks`` ranks of a node call :func:`build_all` at
+    once (each build is made once; the others wait for it and load it): at least 2, about one per
+    extension over the node in all, at most the CPUs (``os.cpu_count()``)."""
+    per_rank = max(2, -(-len(EXTENSIONS) // max(1, node_ranks)))
+    return max(1, min(cpus or os.cpu_count() or 1, per_rank))
+
+
+def build_all(node_ranks: int = 1) -> None:
     """Build every extension of :data:`EXTENSIONS` that is not :func:`built` yet, each in its own
-    ``python`` subprocess, ``jobs`` at a time (default: the CPU count), so that a first run waits
-    for the longest compiles side by side instead of their sum (the five took 199 s one after the
-    other, 108 s two at a time on a 2-core AMD EPYC Zen 3, 2026-11-26); ranks that call it together
-    share each build (one process compiles, the others wait for it and load it). Nothing with
+    ``python`` subprocess, :func:`build_jobs` at a time, so that a first run waits for the longest
+    compiles side by side instead of their sum (the five took 199 s one after the other, 108 s two
+    at a time on a 2-core AMD EPYC Zen 3, 2026-11-26); the ``node_ranks`` ranks of a node that call
+    it together share each build (one process compiles, the others wait for it and load it). Nothing with
     ``PADDLE_PFC_NATIVE=off``, or when all are built. A build that fails in its subprocess is
     reported as :func:`kernels` reports it when this process loads it (``on``: RuntimeError,
     ``auto``: a warning)."""
@@ -185,15 +202,13 @@ def build_all(jobs: int | None = None) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     def build_one(name: str) -> None:
-        module = EXTENSIONS[name]
-        call = f"kernels({name!r})" if module == "native_ops" else "kernels()"
-        subprocess.run([sys.executable, "-c", f"from paddle_pfc.kernels import {module}; {module}.{call}"],
+        subprocess.run([sys.executable, "-c", f"from paddle_pfc.kernels import native_ops; native_ops.load({name!r})"],
                        capture_output=True, check=False)
 
     pending = [name for name in EXTENSIONS if name not in _loaded and not built(name)]
     if not pending:
         return
-    with ThreadPoolExecutor(max_workers=max(1, jobs or os.cpu_count() or 1)) as pool:
+    with ThreadPoolExecutor(max_workers=build_jobs(node_ranks)) as pool:
         list(pool.map(build_one, pending))
 
 
