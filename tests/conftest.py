@@ -12,6 +12,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "multirank: launches several ranks with paddle.distributed.launch (slow)")
     config.addinivalue_line("markers", "gpu: needs a visible CUDA GPU (run them with pytest -m gpu); skipped "
                                        "with the reason otherwise")
+    config.addinivalue_line("markers", "starts_early(start): the test's jobs, start(folder), are started before "
+                                       "the first test (see the started_early fixture)")
     # The native CPU kernels are part of what is tested: a failed build is an error here (not the
     # silent fallback of the default "auto"), and it happens once, before any rank is launched:
     # all of them, compiled side by side on a fresh checkout.
@@ -39,6 +41,25 @@ def pytest_collection_modifyitems(config, items):
             why = (f"paddle {paddle.__version__} is not compiled with CUDA" if not compiled
                    else f"{count} GPU(s) visible")
             item.add_marker(pytest.mark.skip(reason=f"needs {needed} GPU(s): {why}"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def started_early(request, tmp_path_factory):
+    """{test id: (folder, {name: process})} for every selected test marked ``starts_early(start)``:
+    ``start(folder)``'s processes, all started before the first test. Jobs that mostly wait (a
+    rank kept out of a collective for longer than gloo's 30 s) then wait while other tests run,
+    and the test itself only checks their outcome. Processes still running at the end are killed."""
+    started = {}
+    for item in request.session.items:
+        marker = item.get_closest_marker("starts_early")
+        if marker is not None:
+            folder = tmp_path_factory.mktemp(item.name)
+            started[item.nodeid] = folder, marker.args[0](folder)
+    yield started
+    for _, processes in started.values():
+        for process in processes.values():
+            if process.poll() is None:
+                process.kill()
 
 
 @pytest.fixture(autouse=True)
@@ -113,3 +134,19 @@ def small_lfw(tmp_path_factory) -> Path:
     bins, issame = make_verification_set(num_identities=8, num_pairs=10, image_size=112, seed=5)
     write_bin(str(path), bins, issame)
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny_two_rank_losses(tmp_path_factory) -> dict[int, float]:
+    """{step: loss} of ``tests/train_tiny.yaml`` trained uninterrupted for 12 steps on 2 ranks
+    (``tools/train.py``; its schedule does not depend on ``train.max_steps``): what a crashed and
+    re-run job, or the same job on two nodes, must give bit for bit."""
+    from launcher import REPO, launch, metrics_losses
+
+    out = tmp_path_factory.mktemp("tiny_two_ranks")
+    launch(REPO / "tools" / "train.py", 2, ["-c", str(REPO / "tests" / "train_tiny.yaml"), "-o", "train.max_steps=12",
+                                            "-o", "train.checkpoint_every_steps=0", "-o", f"train.output_dir={out / 'run'}"],
+           out / "log")
+    losses = metrics_losses(out / "run")
+    assert sorted(losses) == list(range(1, 13)), losses
+    return losses

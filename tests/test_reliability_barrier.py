@@ -2,25 +2,35 @@
 (on the TCP store, train.collective_timeout) lets them meet first."""
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from launcher import REPO, start_launch, worker_logs
 
 WORKER = REPO / "tests" / "workers" / "barrier_worker.py"
-ALONE = 36.0  # seconds rank 0 works alone: longer than gloo's fixed 30 s
+ALONE = 40.0  # seconds rank 0 stays out of collectives: longer than gloo's fixed 30 s
+
+
+def start_jobs(folder: Path) -> dict[str, subprocess.Popen]:
+    """The two 2-rank jobs, without and with the barrier, started at once: {name: launcher}."""
+    jobs = {}
+    for name, extra in (("plain", []), ("met", ["--barrier"])):
+        (folder / name).mkdir()
+        jobs[name] = start_launch(WORKER, 2, ["--out", str(folder / name), "--alone", str(ALONE), *extra],
+                                  folder / name / "log")
+    return jobs
 
 
 @pytest.mark.multirank
-def test_rank_working_alone_longer_than_gloo_timeout(tmp_path):
-    """Both jobs run at once (the test's time is one job's): without the barrier rank 1 waits
-    inside gloo's all-gather and the job fails (issue 9); with it both ranks wait as long as
-    needed and the collective then works."""
-    jobs = {}
-    for name, extra in (("plain", []), ("met", ["--barrier"])):
-        (tmp_path / name).mkdir()
-        jobs[name] = start_launch(WORKER, 2, ["--out", str(tmp_path / name), "--alone", str(ALONE), *extra],
-                                  tmp_path / name / "log")
+@pytest.mark.starts_early.with_args(start_jobs)  # with_args: a lone function would be decorated
+def test_rank_working_alone_longer_than_gloo_timeout(request, started_early):
+    """Without the barrier rank 1 waits inside gloo's all-gather and the job fails (issue 9); with
+    it both ranks wait as long as needed and the collective then works. The jobs mostly sleep:
+    they start before the first test (``started_early``) and are only checked here."""
+    tmp_path, jobs = started_early[request.node.nodeid]
     codes = {name: job.wait(timeout=300) for name, job in jobs.items()}
     plain_logs = worker_logs(tmp_path / "plain" / "log")
     assert codes["plain"] != 0 and not (tmp_path / "plain" / "rank1.npz").exists(), plain_logs

@@ -23,11 +23,8 @@ def command(output_dir: Path, *extra: str) -> list[str]:
 
 
 @pytest.mark.multirank
-def test_crashed_job_rerun_with_resume_auto_continues_bit_exactly(tmp_path):
-    reference = tmp_path / "reference"
-    launch(TRAIN, 2, command(reference), tmp_path / "log_reference")
-    expected = losses(reference)
-    assert sorted(expected) == list(range(1, STEPS + 1))
+def test_crashed_job_rerun_with_resume_auto_continues_bit_exactly(tmp_path, tiny_two_rank_losses):
+    expected = {step: loss for step, loss in tiny_two_rank_losses.items() if step <= STEPS}
 
     # The job script's command, killed (a rank dies) once a checkpoint of step >= 4 is complete.
     run = tmp_path / "run"

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "paddle/extension.h"
+#include "paddle_ext.h"
 
 namespace {
 

@@ -15,7 +15,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "paddle/extension.h"
+#include "paddle_ext.h"
 
 namespace {
 

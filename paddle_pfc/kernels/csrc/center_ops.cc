@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "paddle/extension.h"
+#include "paddle_ext.h"
 #include "paddle/phi/common/bfloat16.h"
 
 namespace {

@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "paddle/extension.h"
+#include "paddle_ext.h"
 
 namespace {
 

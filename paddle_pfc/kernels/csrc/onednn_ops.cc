@@ -44,7 +44,7 @@
 #include <omp.h>
 
 #include "oneapi/dnnl/dnnl.hpp"
-#include "paddle/extension.h"
+#include "paddle_ext.h"
 
 static_assert(DNNL_VERSION_MAJOR == 3, "built against oneDNN 3 headers");
 
