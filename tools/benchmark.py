@@ -41,8 +41,9 @@ each in a fresh scope. Per configuration rank 0 prints ONE JSON line (and append
   math-library setting shows as a low ``floor_over_gemm_peak``), one floor run], so that the step, its
   floor and the GEMM see the same machine (a shared VM's speed drifts by ±10 % within minutes;
   a floor timed minutes after the steps moved ``step_over_floor`` by as much). Every rank runs
-  them at the same time (the same CPU sharing as the real step); the slowest rank's floor and
-  GEMM are reported. ``step_over_floor``: the median over rounds of step / floor (
+  them at the same time (the same CPU sharing as the real step), the ranks meeting in a tiny
+  all-gather before each round's step (so that no step waits out another rank's floor); the
+  slowest rank's floor and GEMM are reported. ``step_over_floor``: the median over rounds of step / floor (
   ``paired_step_s``: the median step of those rounds). ``floor_gflops``: the floor's rate
   (6·N·S·D flops); ``gemm_peak_gflops``: the GEMM's median rate; ``floor_over_gemm_peak``: the
   median over rounds of the floor's rate over the GEMM's (how close the head's products run to
@@ -306,12 +307,16 @@ def make_feeds(cfg: dict, args, rank: int, inputs: str) -> list[dict]:
 
 
 def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = None,
-              floors: bool = False) -> dict:
+              floors: bool = False, sync=None) -> dict:
     """Build, initialise and time one configuration (``mode``, default ``args.mode``) in a fresh
     scope; return rank-local numbers. With ``floors`` (and a head), after the timed steps and the
     memory readings, ``args.steps`` more rounds of one step, one large square GEMM, one run of
     the head's three-product floor (and of its bfloat16 floor where the products round):
-    ``rounds``, rows of (step, gemm, floor[, bf16 floor]) seconds."""
+    ``rounds``, rows of (step, gemm, floor[, bf16 floor]) seconds. ``sync()`` (a collective of
+    every rank) runs before each round's step: the ranks' GEMMs and floors end at different
+    times, and without it a step's first collective would wait out the slower rank's floor
+    (on 2 ranks this made the paired step 1.16 s against 0.88 s for the same step timed in a
+    row, 2026-11-26)."""
     mode = mode or args.mode
     reset_peak_rss()
     reset_peak_allocated()
@@ -363,6 +368,8 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
             if products_round:
                 programs.append(TimedProgram(*build_floor_program(n, num_sample, d, bf16=True, block_rows=rows)))
             for k in range(1 + args.steps):  # round 0 warms the programs up
+                if sync is not None:
+                    sync()
                 timed = [run_step(args.warmup + args.steps + k)[0], min(gemm() for gemm in gemms)]
                 timed += [program() for program in programs]
                 if k:
@@ -508,7 +515,8 @@ def main(argv=None) -> None:
     for cfg in configurations(args):
         if cfg["num_classes"] < world_size:
             raise SystemExit(f"--num-classes {cfg['num_classes']} < world size {world_size}")
-        train = run_train(cfg, args, rank, world_size, floors=not args.no_floor)
+        train = run_train(cfg, args, rank, world_size, floors=not args.no_floor,
+                          sync=lambda: gather([0.0] * gather.length))
         n = cfg["batch_size"] * world_size
         kept = train["num_sample"]
         floor = paired_floor(train["rounds"], 6.0 * n * kept * cfg["embedding_size"])
