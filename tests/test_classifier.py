@@ -314,3 +314,54 @@ def test_margin_holds_floats():
     assert (margin.m1, margin.m2, margin.m3, margin.s) == (1.0, 0.0, 0.0, 64.0)
     assert all(type(v) is float for v in (margin.m1, margin.m2, margin.m3, margin.s))
     assert not margin.angular and Margin(0.9, 0.0, 0.0, 64.0).angular
+
+
+def _sampling_program(num_local: int, num_sample: int, batch: int):
+    import paddle
+
+    from paddle_pfc.head.sampling import sample_shard_cpu
+
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        label = paddle.static.data("label", [batch], "int64")
+        sample = sample_shard_cpu(label, num_local, num_sample)
+    return main, [sample.sampled_index, sample.local_target]
+
+
+def test_cpu_sampling_keeps_positives_and_draws_negatives_uniformly(static_mode):
+    """sample_shard_cpu's contract, draw after draw: the kept centers sorted and unique, every
+    positive among them, exactly num_sample of them (every positive when they are more), each label's
+    column right; and each negative kept as often as uniform sampling keeps it (7 of 27 here), to
+    within five binomial standard deviations over 2000 draws (a sampler that favoured low or
+    high indices, or any fixed subset, fails)."""
+    import paddle
+
+    num_local, num_sample, draws = 30, 10, 2000
+    labels = np.array([4, 17, -1, 29, 4, -1], np.int64)          # 3 positives, 2 labels of other shards
+    positives = np.array([4, 17, 29])
+    negatives = np.setdiff1d(np.arange(num_local), positives)
+    main, fetch = _sampling_program(num_local, num_sample, len(labels))
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    paddle.seed(7)
+    counts = np.zeros(num_local)
+    for _ in range(draws):
+        kept, target = exe.run(main, feed={"label": labels}, fetch_list=fetch)
+        assert len(kept) == num_sample and np.all(np.diff(kept) > 0) and kept.min() >= 0 and kept.max() < num_local
+        assert np.isin(positives, kept).all()
+        np.testing.assert_array_equal(target, np.where(labels >= 0, np.searchsorted(kept, labels), -1))
+        counts[kept] += 1
+    p = (num_sample - len(positives)) / len(negatives)
+    expected, sd = draws * p, np.sqrt(draws * p * (1 - p))
+    assert np.all(np.abs(counts[negatives] - expected) < 5 * sd), (counts[negatives], expected)
+    # more positives than num_sample: all of them, and no negative
+    crowded = np.arange(0, 24, 2, dtype=np.int64)                 # 12 positives, num_sample 10
+    main, fetch = _sampling_program(num_local, num_sample, len(crowded))
+    for _ in range(3):
+        kept, target = exe.run(main, feed={"label": crowded}, fetch_list=fetch)
+        np.testing.assert_array_equal(kept, crowded)
+        np.testing.assert_array_equal(target, np.arange(12))
+
+
+def test_cpu_sampling_names_a_shard_too_large_for_its_keys(static_mode):
+    with pytest.raises(ValueError, match="fewer than 2\\*\\*31 classes"):
+        _sampling_program(2**31, 10, 4)
