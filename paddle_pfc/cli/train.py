@@ -38,16 +38,18 @@ def main(argv: list[str] | None = None) -> int:
         (["train.overwrite=true"] if args.overwrite else []) + \
         ([f"model.pretrained={args.pretrained}"] if args.pretrained else [])
     args.overrides = list(args.overrides or []) + extra
-    from paddle_pfc.engine.errors import report_error
-    from paddle_pfc.engine.pretrained import PretrainedError
-    from paddle_pfc.engine.trainer import Trainer, check_supported, setup_logging
-
     try:
-        cfg = config_from_args(args)
+        cfg = config_from_args(args)  # a config's own errors are named before Paddle is imported (~2.5 s)
+        from paddle_pfc.engine.trainer import check_supported
+
         check_supported(cfg)
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
+
+    from paddle_pfc.engine.errors import report_error
+    from paddle_pfc.engine.pretrained import PretrainedError
+    from paddle_pfc.engine.trainer import Trainer, setup_logging
 
     rank = 0
     try:
