@@ -86,6 +86,7 @@ import resource
 import statistics
 import sys
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -307,7 +308,7 @@ def make_feeds(cfg: dict, args, rank: int, inputs: str) -> list[dict]:
 
 
 def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = None,
-              floors: bool = False, sync=None) -> dict:
+              floors: bool = False, sync: Callable[[], object] | None = None) -> dict:
     """Build, initialise and time one configuration (``mode``, default ``args.mode``) in a fresh
     scope; return rank-local numbers. With ``floors`` (and a head), after the timed steps and the
     memory readings, ``args.steps`` more rounds of one step, one large square GEMM, one run of
