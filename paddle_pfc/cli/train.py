@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     args.overrides = list(args.overrides or []) + extra
     try:
         cfg = config_from_args(args)  # a config's own errors are named before Paddle is imported (~2.5 s)
-        from paddle_pfc.engine.trainer import check_supported
+        from paddle_pfc.engine.trainer import Trainer, check_supported, setup_logging
 
         check_supported(cfg)
     except ConfigError as exc:
@@ -49,7 +49,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from paddle_pfc.engine.errors import report_error
     from paddle_pfc.engine.pretrained import PretrainedError
-    from paddle_pfc.engine.trainer import Trainer, setup_logging
 
     rank = 0
     try:
