@@ -11,12 +11,12 @@ setup(
     packages=find_packages(include=["paddle_pfc", "paddle_pfc.*"]),
     # C++ sources of the native ops, built on first use (paddle_pfc.kernels.native_ops / onednn_ops), and the
     # oneDNN headers of the release Paddle's wheel loads (the wheel ships only stubs of them).
-    package_data={"paddle_pfc.kernels": ["csrc/*.cc", "csrc/third_party/onednn/LICENSE",
+    package_data={"paddle_pfc.kernels": ["csrc/*.cc", "csrc/*.h", "csrc/third_party/onednn/LICENSE",
                                          "csrc/third_party/onednn/oneapi/dnnl/*.h*"]},
     entry_points={
-        # Each is paddle_pfc.cli.<module>:main, also run by tools/<module>.py.
+        # Each runs paddle_pfc.cli.<module>:main (through paddle_pfc.cli.entry), as tools/<module>.py does.
         "console_scripts": [
-            f"paddle-pfc-{name.replace('_', '-')}=paddle_pfc.cli.{name}:main"
+            f"paddle-pfc-{name.replace('_', '-')}=paddle_pfc.cli.entry:{name}"
             for name in ("train", "export", "infer", "validate", "eval_ijb", "im2rec", "plan", "selfcheck")
         ],
     },

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from launcher import REPO, launch
-from paddle_pfc.evaluation.bin_set import write_bin
+from paddle_pfc.evaluation.bin_set import read_bin, write_bin
 from paddle_pfc.data.synthetic import make_verification_set
 
 TRAIN = REPO / "tools" / "train.py"
@@ -85,16 +85,19 @@ def test_wrong_verification_path_fails_before_the_first_step_naming_it(tmp_path)
 @pytest.mark.multirank
 def test_validation_longer_than_gloo_timeout_on_two_ranks_completes(two_rank_run, tmp_path):
     """Issue 9: a 45 s validation on rank 0 killed rank 1 after gloo's 30 s. Here a set sized for
-    ~40 s of validation on this machine (from the time the 600-pair set took in ``two_rank_run``)
-    is validated once, at step 2 of a copy of that run resumed, and the checkpoint after it (a
+    ~40 s of validation on this machine (copies of the 600-pair set of ``two_rank_run``, from the
+    time it took there) is validated once, at step 2 of a copy of that run resumed, and the checkpoint after it (a
     barrier, then rank 0 completes it) and the end of the job go through. A rank working alone
     past 30 s before a collective is tests/test_reliability_barrier.py."""
-    first, _ = two_rank_run
+    first, bin_600 = two_rank_run
     out = tmp_path / "run"
     shutil.copytree(first, out)
     seconds_600 = min(_validation_seconds(out, "pairs"))  # steps 0 and 1
-    pairs = min(60_000, math.ceil(600 * 40.0 / seconds_600))
-    bin_path = write_set(tmp_path / "big.bin", pairs)
+    copies = min(100, math.ceil(40.0 / seconds_600))  # each image is decoded and embedded anew
+    bins, issame = read_bin(str(bin_600))
+    pairs = 600 * copies
+    bin_path = tmp_path / "big.bin"
+    write_bin(str(bin_path), bins * copies, issame * copies)
     # Resumed at step 1 (so no step-0 validation): trains step 2, validates (the last step).
     launch(TRAIN, 2, ["-c", str(CONFIG), "-o", "train.checkpoint_every_steps=1", "-o", f"train.output_dir={out}",
                       "--resume", "auto", "-o", "train.max_steps=2", "-o", "validation.every_steps=2",

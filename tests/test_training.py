@@ -156,11 +156,12 @@ def test_export_and_validate_a_trained_checkpoint(base_run, small_lfw, tmp_path)
 
 
 def test_demo_config_smoke(tmp_path):
-    """The README's demo config itself, on 2 ranks for a few dozen steps."""
-    ranks = run(tmp_path, "demo", 2, "train.max_steps=24", "validation.synthetic_pairs=200",
-                "train.checkpoint_every_steps=12", config=REPO / "configs" / "demo_cpu.yaml")
+    """The README's demo config itself, on 2 ranks for 16 steps."""
+    # 16 steps: the first 6 losses average 3.05 above the last 6, accuracy 0.64 -> 0.845 (2026-11-26)
+    ranks = run(tmp_path, "demo", 2, "train.max_steps=16", "validation.synthetic_pairs=200",
+                "train.checkpoint_every_steps=8", config=REPO / "configs" / "demo_cpu.yaml")
     loss = ranks[0]["loss"]
-    assert len(loss) == 24 and loss[-6:].mean() < loss[:6].mean() - 1.0, loss
-    assert (tmp_path / "runs" / "demo" / "checkpoints" / "step_000000024" / "meta.json").exists()
+    assert len(loss) == 16 and loss[-6:].mean() < loss[:6].mean() - 1.0, loss
+    assert (tmp_path / "runs" / "demo" / "checkpoints" / "step_000000016" / "meta.json").exists()
     val = json.loads((tmp_path / "demo" / "val.json").read_text())
-    assert [step for step, _ in val] == [0, 24] and val[-1][1]["synthetic_val"] > val[0][1]["synthetic_val"], val
+    assert [step for step, _ in val] == [0, 16] and val[-1][1]["synthetic_val"] > val[0][1]["synthetic_val"], val

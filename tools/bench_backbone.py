@@ -49,6 +49,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from paddle_pfc.cli.entry import run
+
 PEER_NAMES = {"iresnet18": "r18", "iresnet34": "r34", "iresnet50": "r50", "iresnet100": "r100",
               "iresnet200": "r200", "mobilefacenet": "mbf"}
 
@@ -374,4 +376,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

@@ -23,13 +23,13 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 
 import cv2
 import numpy as np
 
+from paddle_pfc.cli.entry import run
 from paddle_pfc.data import BatchLoader, DistributedBatchSampler, RecordDataset, SyntheticFaces, flip_mask
 from paddle_pfc.data._image import encode_jpeg
 from paddle_pfc.data.recordio import unpack, write_insightface_rec
@@ -111,4 +111,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

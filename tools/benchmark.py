@@ -91,6 +91,7 @@ from collections.abc import Callable
 import numpy as np
 
 import paddle_pfc  # noqa: F401
+from paddle_pfc.cli.entry import run  # noqa: E402
 from paddle_pfc.engine.device import cpu_summary  # noqa: E402
 from paddle_pfc.engine.runtime import MALLOC_MODES  # noqa: E402
 from paddle_pfc.kernels import onednn_ops  # noqa: E402
@@ -600,4 +601,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

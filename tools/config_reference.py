@@ -12,6 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from paddle_pfc.cli.entry import run
 from paddle_pfc.engine.config import SCHEMA, Field
 
 TARGET = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
@@ -70,4 +71,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

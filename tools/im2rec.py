@@ -4,9 +4,9 @@
 The command lives in ``paddle_pfc/cli/im2rec.py`` (options: ``--help``); installed, it is also the
 ``paddle-pfc-im2rec`` command.
 """
-import sys
 
+from paddle_pfc.cli.entry import run
 from paddle_pfc.cli.im2rec import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

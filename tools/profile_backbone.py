@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from paddle_pfc.cli.entry import run
+
 
 
 @functools.cache
@@ -154,4 +156,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

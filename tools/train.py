@@ -3,9 +3,9 @@
 The command lives in ``paddle_pfc/cli/train.py`` (options: ``--help``); installed, it is also the
 ``paddle-pfc-train`` command.
 """
-import sys
 
+from paddle_pfc.cli.entry import run
 from paddle_pfc.cli.train import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

@@ -4,9 +4,9 @@
 The command lives in ``paddle_pfc/cli/validate.py`` (options: ``--help``); installed, it is also the
 ``paddle-pfc-validate`` command.
 """
-import sys
 
+from paddle_pfc.cli.entry import run
 from paddle_pfc.cli.validate import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

@@ -103,7 +103,7 @@ def _build_arguments() -> tuple[bytes, dict]:
         raise RuntimeError(f"paddle ships oneDNN {version}; onednn_ops needs {HEADER_VERSION[0]}.x, "
                            f"x >= {HEADER_VERSION[1]} (paddle/libs/libdnnl.so.3)")
     libs = str(_paddle_libs())
-    options = dict(extra_cxx_cflags=["-O3", "-march=native"], extra_include_paths=[str(INCLUDE)],
+    options = dict(extra_cxx_cflags=["-O3", "-march=native", "-g0"], extra_include_paths=[str(INCLUDE)],
                    extra_ldflags=[f"-L{libs}", "-l:libdnnl.so.3", "-l:libgomp.so.1", f"-Wl,-rpath,{libs}"])
     return repr(version).encode(), options
 

@@ -12,6 +12,7 @@ import numpy as np
 import paddle
 
 import paddle_pfc
+from paddle_pfc.cli.entry import run
 from paddle_pfc.engine.distributed import all_gather_rows, barrier
 
 
@@ -32,4 +33,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

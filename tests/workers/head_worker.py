@@ -10,6 +10,7 @@ import numpy as np
 import paddle
 
 import paddle_pfc
+from paddle_pfc.cli.entry import run
 from paddle_pfc.engine.distributed import current_place
 from paddle_pfc.head.dtypes import convert, to_float32
 
@@ -121,4 +122,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -11,6 +11,7 @@ import paddle
 
 import paddle_pfc
 from paddle_pfc.backbones import bind_parameters
+from paddle_pfc.cli.entry import run
 from paddle_pfc.engine.config import load_config
 from paddle_pfc.engine.trainer import Trainer, setup_logging
 
@@ -76,4 +77,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

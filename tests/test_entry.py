@@ -1,0 +1,82 @@
+"""paddle_pfc.cli.entry: a command's ops record the same call stacks, and its exit status is main's."""
+from __future__ import annotations
+
+import contextlib
+import gc
+import subprocess
+import sys
+import traceback
+import weakref
+
+import pytest
+
+from paddle_pfc.cli.entry import quick_call_stacks, run
+
+
+def op_call_stacks(quick: bool) -> list[list[str]]:
+    """Every op's recorded call stack (Paddle's ``op_callstack`` attribute) of a small program."""
+    import paddle
+
+    with quick_call_stacks() if quick else contextlib.nullcontext():
+        program = paddle.static.Program()
+        with paddle.static.program_guard(program):
+            x = paddle.static.data("x", [4, 3], "float32")
+            y = paddle.nn.functional.relu(paddle.matmul(x, x, transpose_y=True))
+            paddle.mean(y)
+    return [op.attrs().get("op_callstack") for op in program.global_block().ops]
+
+
+def test_ops_record_the_same_call_stacks(static_mode):
+    expected, got = op_call_stacks(quick=False), op_call_stacks(quick=True)
+    assert sum(stack is not None for stack in expected) >= 4
+    assert any("paddle.nn.functional.relu" in line for stack in expected for line in stack)  # source lines too
+    assert got == expected
+    assert traceback.extract_stack.__module__ == "traceback"  # restored
+
+
+def newest_two() -> list[tuple[str, str]]:
+    return [(frame.name, frame.line) for frame in traceback.extract_stack(limit=2)]
+
+
+def test_extract_stack_with_a_limit_is_the_original():
+    with quick_call_stacks():
+        quick = newest_two()
+    original = newest_two()
+    assert len(quick) == 2 and quick[1] == original[1] == ("newest_two", "return [(frame.name, frame.line) "
+                                                           "for frame in traceback.extract_stack(limit=2)]")
+    assert quick[0][0] == original[0][0] == "test_extract_stack_with_a_limit_is_the_original"
+
+
+@pytest.mark.parametrize("body, code, message", [
+    ("return 3", 3, ""),
+    ("return None", 0, ""),
+    ("raise ValueError('named problem')", 1, "ValueError: named problem"),
+])
+def test_run_exits_with_mains_status(body, code, message):
+    script = f"from paddle_pfc.cli.entry import run\ndef main():\n    print('ran')\n    {body}\nrun(main)\n"
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == code and proc.stdout == "ran\n" and message in proc.stderr, proc.stderr
+
+
+def test_run_collects_then_freezes():
+    """In this process (``run`` ends in ``sys.exit``): garbage cycles are collected, not frozen."""
+    class Cycle:
+        pass
+
+    refs = []
+
+    def main() -> int:
+        cycle = Cycle()
+        cycle.me = cycle
+        refs.append(weakref.ref(cycle))
+        return 0
+
+    gc.disable()  # no collection but run's own
+    try:
+        with pytest.raises(SystemExit) as exit_info:
+            run(main)
+        assert exit_info.value.code == 0 and gc.get_freeze_count() > 0
+        assert refs[0]() is None
+    finally:
+        gc.unfreeze()
+        gc.enable()
