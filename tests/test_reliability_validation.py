@@ -86,8 +86,8 @@ def test_wrong_verification_path_fails_before_the_first_step_naming_it(tmp_path)
 def test_validation_longer_than_gloo_timeout_on_two_ranks_completes(two_rank_run, tmp_path):
     """Issue 9: a 45 s validation on rank 0 killed rank 1 after gloo's 30 s. Here a set sized for
     ~40 s of validation on this machine (copies of the 600-pair set of ``two_rank_run``, from the
-    time it took there) is validated once, at step 2 of a copy of that run resumed, and the checkpoint after it (a
-    barrier, then rank 0 completes it) and the end of the job go through. A rank working alone
+    time it took there) is validated once, at step 2 of a copy of that run resumed, and the
+    checkpoint after it (a barrier, then rank 0 completes it) and the end of the job go through. A rank working alone
     past 30 s before a collective is tests/test_reliability_barrier.py."""
     first, bin_600 = two_rank_run
     out = tmp_path / "run"
