@@ -29,7 +29,7 @@ def op_call_stacks(quick: bool) -> list[list[str]]:
 def test_ops_record_the_same_call_stacks(static_mode):
     expected, got = op_call_stacks(quick=False), op_call_stacks(quick=True)
     assert sum(stack is not None for stack in expected) >= 4
-    assert any("paddle.nn.functional.relu" in line for stack in expected for line in stack)  # source lines too
+    assert any("paddle.nn.functional.relu" in line for stack in expected for line in stack or ())  # source lines
     assert got == expected
     assert traceback.extract_stack.__module__ == "traceback"  # restored
 
