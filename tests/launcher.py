@@ -37,15 +37,13 @@ def worker_logs(log_dir: Path) -> str:
     return "\n".join(parts)
 
 
-# ``python -m paddle.distributed.launch``, whose process then leaves as paddle_pfc's commands do
-# (paddle_pfc.cli.entry.run: collected, then frozen): the launcher's own exit otherwise takes ~0.7 s
-# of every launch, after its workers are done.
-LAUNCHER = ("import gc, runpy\n"
-            "try:\n"
+# ``python -m paddle.distributed.launch``, run as paddle_pfc's commands run (paddle_pfc.cli.entry.run:
+# a quick exit): the launcher's own exit otherwise takes ~0.7 s of every launch, after its workers are done.
+LAUNCHER = ("import runpy\n"
+            "from paddle_pfc.cli.entry import run\n"
+            "def main():\n"
             "    runpy.run_module('paddle.distributed.launch', run_name='__main__', alter_sys=True)\n"
-            "finally:\n"
-            "    gc.collect()\n"
-            "    gc.freeze()\n")
+            "run(main)\n")
 
 
 def launch_cmd(script: Path | str, nproc: int, args: list[str], log_dir: Path,

@@ -10,9 +10,8 @@ Two costs of Paddle 3.3 under Python 3.11 that a command pays for nothing (measu
   (~0.35 s of a tiny model's build, more for a deep one).
 - **Leaving**: the interpreter's last garbage collections walk every object Paddle made (0.55–0.85
   s). :func:`run` collects once itself (~0.2 s), then freezes what is left (``gc.freeze``): the
-  exit then takes ~0.15 s.
-  Every object is still released by reference counting; only a cycle made after that collection
-  would be left to the operating system.
+  exit then takes ~0.15 s. Every object is still released by reference counting; only a cycle
+  made after that collection would be left to the operating system.
 """
 from __future__ import annotations
 
