@@ -49,6 +49,50 @@ def test_floor_program_does_every_product_of_every_block(bench_tool, block_rows,
     np.testing.assert_allclose(float(np.asarray(value)), expected, rtol=1e-5, atol=1e-12)
 
 
+@pytest.mark.parametrize("kernels,ratio", [("on", 0.5), ("off", 0.5), ("on", 1.0)])
+def test_passes_program_reads_and_updates_the_kept_rows(bench_tool, kernels, ratio, monkeypatch, static_mode):
+    """The passes alone, with the head's own block operations (native or Paddle's): one run reads
+    each gathered block's first kept row (the probe) and applies Momentum with weight decay to the kept
+    rows only (with the native kernels the gradient's tangent projection first), against numpy
+    float64."""
+    import paddle
+
+    monkeypatch.setenv("PADDLE_PFC_NATIVE", kernels)
+    args = bench_tool.parse_args(["--chunk-rows", "8"])
+    cfg = dict(num_classes=40, embedding_size=8, batch_size=4, sample_ratio=ratio, dtype="float32",
+               center_dtype="float32")
+    with paddle.static.scope_guard(paddle.static.Scope()):
+        _, _, head, _, _ = bench_tool.build_train_program(cfg, args, 0, 1, "head")
+    starts = list(range(0, 20 if ratio < 1 else 40, 8))  # blocks of 8 kept centers
+    assert head.native == (kernels == "on") and [b.start for b in head.chunks] == starts
+    rule = bench_tool.CenterUpdateRule.from_optimizer(bench_tool.make_optimizer(args, 4, 1))
+    main, startup, probe, feed = bench_tool.build_passes_program(head, rule, seed=3)
+    kept = np.concatenate([feed[f"passes_index_{k}"] for k in range(len(starts))])
+    assert len(kept) == (20 if ratio < 1 else 40) and np.all(np.diff(kept) > 0)
+    scope = paddle.static.Scope()
+    with paddle.static.scope_guard(scope):
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        exe.run(startup)
+
+        def table(name):
+            return np.asarray(scope.find_var(name).get_tensor(), dtype=np.float64).copy()
+
+        w0, grads = table("passes_weight"), np.concatenate([table(f"passes_grad_{k}") for k in range(len(starts))])
+        value, = exe.run(main, feed=feed, fetch_list=[probe])
+        w1, v1 = table("passes_weight"), table("passes_velocity")
+    read = w0[kept[starts], 0].sum() if ratio < 1 else 0.0  # views: nothing is read before the update
+    np.testing.assert_allclose(float(np.asarray(value)), read, rtol=1e-6)
+    rows = w0[kept]
+    if head.backend.blocks.projects_in_update:
+        unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+        grads = grads - np.sum(grads * unit, axis=1, keepdims=True) * unit
+    velocity = grads + 5e-4 * rows  # from zero momentum
+    np.testing.assert_allclose(v1[kept], velocity, rtol=1e-5, atol=1e-9)
+    np.testing.assert_allclose(w1[kept], rows - 1e-3 * velocity, rtol=1e-6, atol=1e-9)
+    others = np.setdiff1d(np.arange(40), kept)
+    assert np.array_equal(w1[others], w0[others]) and not v1[others].any()
+
+
 def test_paired_floor_takes_each_ratio_within_its_round(bench_tool):
     # rounds (step, gemm, floor): the machine slows down in round 2, step and floor alike
     rounds = [[1.0, 0.10, 0.80], [2.0, 0.20, 1.60], [1.1, 0.10, 0.80]]
@@ -60,6 +104,12 @@ def test_paired_floor_takes_each_ratio_within_its_round(bench_tool):
     assert figures["gemm_gflops"] == pytest.approx(gemm_flop / 0.10 / 1e9)
     assert figures["floor_over_gemm"] == pytest.approx(0.5)  # 4 GEMMs of work in 8 GEMMs' time
     assert np.isnan(figures["bf16_floor_s"]) and np.isnan(figures["step_over_bf16_floor"])
+    assert np.isnan(figures["passes_s"]) and np.isnan(figures["bound_over_floor"])
+    # with the passes column: (floor + passes) / floor and step / (floor + passes), each per round
+    figures = bench_tool.paired_floor([row + [float("nan"), 0.2] for row in rounds], floor_flop=gemm_flop * 4.0)
+    assert figures["passes_s"] == pytest.approx(0.2)
+    assert figures["bound_over_floor"] == pytest.approx(1.25)  # 1.25, 1.125, 1.25
+    assert figures["step_over_bound"] == pytest.approx(1.1)  # 1.0, 1.111, 1.1
     assert all(np.isnan(v) for v in bench_tool.paired_floor([], 1.0).values())
 
 
@@ -74,6 +124,7 @@ def test_benchmark_runs_as_a_user_runs_it(tmp_path):
     record = json.loads(out.read_text().splitlines()[0])
     assert (record["num_local"], record["num_sample"], record["chunks"]) == (3000, 1500, 3)
     assert np.isfinite(record["first_loss"]) and np.isfinite(record["last_loss"])
-    for key in ("floor_s", "step_over_floor", "gemm_peak_gflops", "floor_over_gemm_peak", "paired_step_s"):
+    for key in ("floor_s", "step_over_floor", "gemm_peak_gflops", "floor_over_gemm_peak", "paired_step_s",
+                "passes_s", "bound_over_floor", "step_over_bound"):
         assert record[key] is not None and record[key] > 0, key
     assert record["floor_gflops"] == pytest.approx(6.0 * 8 * 1500 * 64 / record["floor_s"] / 1e9, abs=0.06)

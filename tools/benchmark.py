@@ -52,6 +52,14 @@ each in a fresh scope. Per configuration rank 0 prints ONE JSON line (and append
   products, oneDNN's, rounding float32 operands themselves): the same three products through
   :func:`paddle_pfc.kernels.onednn_ops.matmul` with ``bf16=True``, run in the same rounds;
   ``step_over_bf16_floor``: the median over rounds of step / bf16 floor. Otherwise both are null.
+* ``passes_s``: the head's passes over its kept rows that no product makes, timed alone in the
+  same rounds (:func:`build_passes_program`: per block the gather of the kept rows and their
+  sparse Momentum update with a [c, D] gradient, by the head's own kernels on tables of the
+  shard's shape); the slowest rank's median. ``bound_over_floor``: the median over rounds of
+  (floor + passes) / floor, the lowest ``step_over_floor`` the head's design can reach on the
+  machine at hand (the slowest rank's); ``step_over_bound``: step / (floor + passes), what the
+  rest of the step adds (softmax, logit gradient, sampling, collectives and the ranks' waits,
+  small ops).
 * memory, per rank (MiB, from ``/proc/self/status``; gathered from every rank with a one-op
   all-gather program): ``peak_rss_mib`` = VmHWM over the whole configuration (program build,
   start-up initialisation and all steps; VmHWM is reset through ``/proc/self/clear_refs`` before
@@ -94,6 +102,7 @@ import paddle_pfc  # noqa: F401
 from paddle_pfc.cli.entry import run  # noqa: E402
 from paddle_pfc.engine.device import cpu_summary  # noqa: E402
 from paddle_pfc.engine.runtime import MALLOC_MODES  # noqa: E402
+from paddle_pfc.head.sparse_update import CenterUpdateRule  # noqa: E402
 from paddle_pfc.kernels import onednn_ops  # noqa: E402
 import paddle
 from paddle import _C_ops
@@ -314,7 +323,8 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
     scope; return rank-local numbers. With ``floors`` (and a head), after the timed steps and the
     memory readings, ``args.steps`` more rounds of one step, one large square GEMM, one run of
     the head's three-product floor (and of its bfloat16 floor where the products round):
-    ``rounds``, rows of (step, gemm, floor[, bf16 floor]) seconds. ``sync()`` (a collective of
+    ``rounds``, rows of (step, gemm, floor, bf16 floor or NaN, passes) seconds (the passes:
+    :func:`build_passes_program`). ``sync()`` (a collective of
     every rank) runs before each round's step: the ranks' GEMMs and floors end at different
     times, and without it a step's first collective would wait out the slower rank's floor
     (on 2 ranks this made the paired step 1.16 s against 0.88 s for the same step timed in a
@@ -366,17 +376,19 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
             n, d = cfg["batch_size"] * world_size, cfg["embedding_size"]
             rows = head.chunks[0].stop  # the head's block rows (None: one block)
             gemms = [TimedProgram(*build_gemm_program(library)) for library in gemm_libraries()]
-            programs = [TimedProgram(*build_floor_program(n, num_sample, d, block_rows=rows))]
-            if products_round:
-                programs.append(TimedProgram(*build_floor_program(n, num_sample, d, bf16=True, block_rows=rows)))
+            floor = TimedProgram(*build_floor_program(n, num_sample, d, block_rows=rows))
+            bf16_floor = (TimedProgram(*build_floor_program(n, num_sample, d, bf16=True, block_rows=rows))
+                          if products_round else None)
+            rule = CenterUpdateRule.from_optimizer(make_optimizer(args, cfg["batch_size"], world_size))
+            passes = TimedProgram(*build_passes_program(head, rule, seed=args.seed + rank))
             for k in range(1 + args.steps):  # round 0 warms the programs up
                 if sync is not None:
                     sync()
-                timed = [run_step(args.warmup + args.steps + k)[0], min(gemm() for gemm in gemms)]
-                timed += [program() for program in programs]
+                timed = [run_step(args.warmup + args.steps + k)[0], min(gemm() for gemm in gemms), floor(),
+                         bf16_floor() if bf16_floor is not None else float("nan"), passes()]
                 if k:
                     rounds.append(timed)
-            del programs, gemms
+            del floor, bf16_floor, passes, gemms
     result = dict(rounds=rounds, times=times, losses=losses, startup_s=startup_s, num_local=num_local, chunks=chunks,
                   native=native, num_sample=num_sample, step_peak=step_peak, products_round=products_round,
                   peak=max(startup_peak, step_peak), startup_alloc=startup_alloc,
@@ -387,6 +399,60 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
     del main, startup, head, loss, exe, scope
     gc.collect()
     return result
+
+
+# ---------------------------------------------------------------------------------------------
+def build_passes_program(head, rule: CenterUpdateRule, seed: int = 0):
+    """``(main, startup, probe, feed)``: the passes over the kept centers' rows that the head makes
+    besides its products, alone, on tables of the head's shard shape and dtype, with the head's own
+    block operations (``head.backend.blocks``: the native kernels or Paddle's ops) in the head's
+    blocks: per block, the read of its rows (with sampling a gather of ``c`` scattered rows of the
+    shard, as the head gathers its kept centers; without, a view of consecutive rows) and the
+    sparse update of those rows by ``rule`` (Momentum or SGD with weight decay, the native
+    update's tangent projection included) with a float32 [c, D] gradient. The kept rows are a
+    uniform sorted subset of the shard (``seed``), fed as ``passes_index_<k>`` per block.
+    ``probe``: the sum of each gathered block's first element (0 without sampling).
+
+    Every step of the head pays these passes at least once (its momentum, rows and gradient are
+    read and written where they lie in memory), so (floor + passes) / floor is the lowest step /
+    floor that the head's design reaches on the machine that runs it. The tables add two shard-sized
+    buffers to the process while the floors run."""
+    ops = head.backend.blocks
+    num_kept = head.num_sample if head.sampled else head.num_local
+    shape, dtype = [head.num_local, head.embedding_size], head.center_dtype
+    rng = np.random.default_rng(seed)
+    kept = (np.sort(rng.choice(head.num_local, num_kept, replace=False)) if head.sampled
+            else np.arange(num_kept)).astype(np.int64)
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    feed, probe = {}, None
+    with paddle.static.program_guard(main, startup):
+        init = paddle.nn.initializer.Normal(0.0, 0.01)
+        weight = paddle.static.create_parameter(shape, dtype, name="passes_weight", default_initializer=init)
+        velocity = (paddle.static.create_parameter(shape, dtype, name="passes_velocity",
+                                                   default_initializer=paddle.nn.initializer.Constant(0.0))
+                    if rule.momentum is not None else None)
+        for table in (weight, velocity):
+            if table is not None:
+                table.stop_gradient = True
+        lr = paddle.full([1], 1e-3, "float32")
+        for k, block in enumerate(head.chunks):
+            stop = num_kept if block.stop is None else block.stop
+            index = paddle.static.data(f"passes_index_{k}", [stop - block.start], "int64")
+            feed[index.name] = kept[block.start:stop]
+            grad = paddle.static.create_parameter([stop - block.start, head.embedding_size], "float32",
+                                                  name=f"passes_grad_{k}",
+                                                  default_initializer=paddle.nn.initializer.Normal(0.0, 1e-3))
+            grad.stop_gradient = True
+            if head.sampled:
+                centers = ops.gather_rows(weight, index)
+                first = paddle.cast(centers[0, 0], "float32")
+                probe = first if probe is None else probe + first
+            else:  # a view: read by the update itself (and a probe of it could run after the update)
+                centers = ops.row_range(weight, block.start, stop)
+            ops.update_rows_(weight, velocity, index, centers, grad, lr, rule)
+        if probe is None:
+            probe = paddle.full([], 0.0, "float32")
+    return main, startup, probe, feed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -440,11 +506,11 @@ def build_gemm_program(library: str = "paddle", size: int = GEMM_SIZE):
 
 
 class TimedProgram:
-    """A static program ``(main, startup, probe)`` initialised in a scope of its own; each call
-    runs ``main`` once (fetching only ``probe``) and returns the seconds."""
+    """A static program ``(main, startup, probe[, feed])`` initialised in a scope of its own; each
+    call runs ``main`` once (fed ``feed``, fetching only ``probe``) and returns the seconds."""
 
-    def __init__(self, main, startup, probe) -> None:
-        self.main, self.probe = main, probe
+    def __init__(self, main, startup, probe, feed: dict | None = None) -> None:
+        self.main, self.probe, self.feed = main, probe, feed or {}
         self.scope = paddle.static.Scope()
         self.exe = paddle.static.Executor(paddle.CPUPlace())
         with paddle.static.scope_guard(self.scope):
@@ -453,7 +519,7 @@ class TimedProgram:
     def __call__(self) -> float:
         with paddle.static.scope_guard(self.scope):
             t0 = time.perf_counter()
-            self.exe.run(self.main, fetch_list=[self.probe])
+            self.exe.run(self.main, feed=self.feed, fetch_list=[self.probe])
             return time.perf_counter() - t0
 
 
@@ -475,23 +541,30 @@ def step_parts(cfg: dict, args, rank: int, world_size: int, step_s: float, gathe
 
 # ---------------------------------------------------------------------------------------------
 def paired_floor(rounds: list, floor_flop: float, gemm_size: int = GEMM_SIZE) -> dict:
-    """This rank's floor figures from ``run_train``'s rounds (step, gemm, floor[, bf16 floor]),
-    each ratio taken within a round, then the median over rounds (NaN where not measured)."""
+    """This rank's floor figures from ``run_train``'s rounds (step, gemm, floor[, bf16 floor[,
+    passes]]; NaN or a missing column: not measured), each ratio taken within a round, then the
+    median over rounds (NaN where not measured)."""
     nan = float("nan")
     if not rounds:
         return dict(floor_s=nan, bf16_floor_s=nan, step_over_floor=nan, step_over_bf16_floor=nan,
-                    gemm_gflops=nan, floor_over_gemm=nan, paired_step_s=nan)
-    seconds = np.asarray(rounds, dtype=np.float64)
-    step, gemm, floor = seconds[:, 0], seconds[:, 1], seconds[:, 2]
-    bf16 = seconds[:, 3] if seconds.shape[1] > 3 else None
+                    gemm_gflops=nan, floor_over_gemm=nan, paired_step_s=nan, passes_s=nan,
+                    bound_over_floor=nan, step_over_bound=nan)
+    seconds = np.full((len(rounds), 5), nan)
+    for row, timed in zip(seconds, rounds):
+        row[:len(timed)] = timed
+    step, gemm, floor, bf16, passes = seconds.T
     gemm_flop = 2.0 * gemm_size ** 3
-    return dict(floor_s=float(np.median(floor)),
-                bf16_floor_s=nan if bf16 is None else float(np.median(bf16)),
-                step_over_floor=float(np.median(step / floor)),
-                step_over_bf16_floor=nan if bf16 is None else float(np.median(step / bf16)),
-                gemm_gflops=float(np.median(gemm_flop / gemm)) / 1e9,
-                floor_over_gemm=float(np.median((floor_flop / floor) / (gemm_flop / gemm))),
-                paired_step_s=float(np.median(step)))
+
+    def median(values: np.ndarray) -> float:
+        return nan if np.isnan(values).all() else float(np.median(values))
+
+    return dict(floor_s=median(floor), bf16_floor_s=median(bf16),
+                step_over_floor=median(step / floor), step_over_bf16_floor=median(step / bf16),
+                gemm_gflops=median(gemm_flop / gemm) / 1e9,
+                floor_over_gemm=median((floor_flop / floor) / (gemm_flop / gemm)),
+                paired_step_s=median(step), passes_s=median(passes),
+                bound_over_floor=median((floor + passes) / floor),
+                step_over_bound=median(step / (floor + passes)))
 
 
 def _rounded(value: float, digits: int) -> float | None:
@@ -511,7 +584,7 @@ def main(argv=None) -> None:
         os.environ["PADDLE_PFC_MALLOC"] = args.malloc
     rank, world_size = paddle_pfc.init_distributed()
     settings = paddle_pfc.configure_process()  # what init_distributed applied
-    gather = RankGather(world_size, 18)
+    gather = RankGather(world_size, 21)
     idle = idle_overhead()
     can_reset = reset_peak_rss()
     for cfg in configurations(args):
@@ -529,13 +602,17 @@ def main(argv=None) -> None:
                            train["startup_alloc"], train["step_alloc"], train["user_s"],
                            train["sys_s"], train["minflt"], floor["bf16_floor_s"], floor["step_over_floor"],
                            floor["gemm_gflops"], floor["floor_over_gemm"], floor["step_over_bf16_floor"],
-                           floor["paired_step_s"]])
+                           floor["paired_step_s"], floor["passes_s"], floor["bound_over_floor"],
+                           floor["step_over_bound"]])
         if rank != 0:
             continue
         # the slowest rank's floor and GEMM (the floors run on every rank at once)
         floor_s, bf16_floor_s = float(np.max(per_rank[:, 3])), float(np.max(per_rank[:, 12]))
         step_over_floor, gemm_gflops = float(np.min(per_rank[:, 13])), float(np.min(per_rank[:, 14]))
         floor_over_gemm, step_over_bf16 = float(np.min(per_rank[:, 15])), float(np.min(per_rank[:, 16]))
+        # the passes: the slowest rank's, and its bound (the ranks' steps end together)
+        passes_s, bound_over_floor = float(np.max(per_rank[:, 18])), float(np.max(per_rank[:, 19]))
+        step_over_bound = float(np.min(per_rank[:, 20]))
         global_batch = cfg["batch_size"] * world_size
         record = {
             "mode": args.mode,
@@ -562,6 +639,9 @@ def main(argv=None) -> None:
             "step_over_bf16_floor": _rounded(step_over_bf16, 3),
             "gemm_peak_gflops": _rounded(gemm_gflops, 1),
             "floor_over_gemm_peak": _rounded(floor_over_gemm, 3),
+            "passes_s": _rounded(passes_s, 6),
+            "bound_over_floor": _rounded(bound_over_floor, 3),
+            "step_over_bound": _rounded(step_over_bound, 3),
             "peak_rss_mib": [round(v, 1) for v in per_rank[:, 0]],
             "peak_rss_mib_max": round(float(per_rank[:, 0].max()), 1),
             "step_peak_rss_mib": [round(v, 1) for v in per_rank[:, 1]],
