@@ -1,6 +1,8 @@
 """LargeScaleClassifier + minimize on 1, 2 and 3 real ranks against the float64 numpy reference."""
 from __future__ import annotations
 
+import collections
+import itertools
 import json
 from pathlib import Path
 
@@ -316,7 +318,7 @@ def test_margin_holds_floats():
     assert not margin.angular and Margin(0.9, 0.0, 0.0, 64.0).angular
 
 
-def _sampling_program(num_local: int, num_sample: int, batch: int):
+def _sampling_program(num_local: int, num_sample: int, batch: int, native: bool = False):
     import paddle
 
     from paddle_pfc.head.sampling import sample_shard_cpu
@@ -324,23 +326,25 @@ def _sampling_program(num_local: int, num_sample: int, batch: int):
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, startup):
         label = paddle.static.data("label", [batch], "int64")
-        sample = sample_shard_cpu(label, num_local, num_sample)
+        sample = sample_shard_cpu(label, num_local, num_sample, native)
     return main, [sample.sampled_index, sample.local_target]
 
 
-def test_cpu_sampling_keeps_positives_and_draws_negatives_uniformly(static_mode):
-    """sample_shard_cpu's contract, draw after draw: the kept centers sorted and unique, every
-    positive among them, exactly num_sample of them (every positive when they are more), each label's
-    column right; and each negative kept as often as uniform sampling keeps it (7 of 27 here), to
-    within five binomial standard deviations over 2000 draws (a sampler that favoured low or
-    high indices, or any fixed subset, fails)."""
+@pytest.mark.parametrize("native", [False, True], ids=["paddle_ops", "native"])
+def test_cpu_sampling_keeps_positives_and_draws_negatives_uniformly(native, static_mode):
+    """sample_shard_cpu's contract (plain ops, or the native kernel), draw after draw: the kept
+    centers sorted and unique, every positive among them, exactly num_sample of them (every
+    positive when they are more), each label's column right; each negative kept as often as
+    uniform sampling keeps it (7 of 27 here), and on a small shard each subset of negatives drawn
+    as often as any other, to within five binomial standard deviations (a sampler that favoured
+    low or high indices, any fixed subset, or evenly spaced negatives fails)."""
     import paddle
 
     num_local, num_sample, draws = 30, 10, 2000
     labels = np.array([4, 17, -1, 29, 4, -1], np.int64)          # 3 positives, 2 labels of other shards
     positives = np.array([4, 17, 29])
     negatives = np.setdiff1d(np.arange(num_local), positives)
-    main, fetch = _sampling_program(num_local, num_sample, len(labels))
+    main, fetch = _sampling_program(num_local, num_sample, len(labels), native)
     exe = paddle.static.Executor(paddle.CPUPlace())
     paddle.seed(7)
     counts = np.zeros(num_local)
@@ -353,9 +357,19 @@ def test_cpu_sampling_keeps_positives_and_draws_negatives_uniformly(static_mode)
     p = (num_sample - len(positives)) / len(negatives)
     expected, sd = draws * p, np.sqrt(draws * p * (1 - p))
     assert np.all(np.abs(counts[negatives] - expected) < 5 * sd), (counts[negatives], expected)
+    # a shard of 6 with positive 2 and 3 kept: each of the 10 pairs of negatives equally often
+    main, fetch = _sampling_program(6, 3, 2, native)
+    subsets = collections.Counter()
+    for _ in range(3000):
+        kept, _ = exe.run(main, feed={"label": np.array([2, -1], np.int64)}, fetch_list=fetch)
+        assert 2 in kept
+        subsets[tuple(int(c) for c in kept if c != 2)] += 1
+    assert sorted(subsets) == sorted(itertools.combinations([0, 1, 3, 4, 5], 2))
+    sd = np.sqrt(3000 * 0.1 * 0.9)
+    assert all(abs(n - 300) < 5 * sd for n in subsets.values()), subsets
     # more positives than num_sample: all of them, and no negative
     crowded = np.arange(0, 24, 2, dtype=np.int64)                 # 12 positives, num_sample 10
-    main, fetch = _sampling_program(num_local, num_sample, len(crowded))
+    main, fetch = _sampling_program(num_local, num_sample, len(crowded), native)
     for _ in range(3):
         kept, target = exe.run(main, feed={"label": crowded}, fetch_list=fetch)
         np.testing.assert_array_equal(kept, crowded)

@@ -209,7 +209,7 @@ class LargeScaleClassifier:
                                                      self.backend.fused, self.chain)
                 global_target = sample.global_target
             else:
-                sample = sampling.sample_shard_cpu(local, self.num_local, self.num_sample)
+                sample = sampling.sample_shard_cpu(local, self.num_local, self.num_sample, self.native)
             self.sampled_index, local_target = sample.sampled_index, sample.local_target
             self.output_dict["sampled_class_index"] = self.sampled_index
         self.chunks = self._kept_blocks(feature)

@@ -4,7 +4,8 @@ Contract (identical on CPU and GPU): every center that is the label of some samp
 batch is kept (a *positive*); the shard is filled up to ``num_sample`` centers with negatives drawn
 uniformly at random without replacement; when the positives alone exceed ``num_sample`` all of them
 are kept and no negative is drawn. The cost is O(num_local) integer work per step (random keys
-and one selection), no [num_local, D] traffic.
+and one selection, or with the native CPU kernels one selection-sampling pass), no
+[num_local, D] traffic.
 """
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import paddle
+
+from paddle_pfc.kernels import native_ops
 
 if TYPE_CHECKING:
     from paddle_pfc.head.collectives import CollectiveChain
@@ -41,13 +44,20 @@ def local_labels(global_label: paddle.pir.Value, class_start: int, num_local: in
     return paddle.where(in_shard, shifted, paddle.full_like(shifted, -1))
 
 
-def sample_shard_cpu(local_label: paddle.pir.Value, num_local: int, num_sample: int) -> ShardSample:
-    """Sample a shard with plain ops (CPU, and any device without the fused kernel).
+def sample_shard_cpu(local_label: paddle.pir.Value, num_local: int, num_sample: int,
+                     native: bool = False) -> ShardSample:
+    """Sample a shard on the composite road (CPU, and any device without the fused kernel).
 
     ``local_label``: int64 [N] as returned by :func:`local_labels`; ``num_sample`` < ``num_local``
-    < 2**31. ``sampled_index`` is sorted.
+    (< 2**31 with plain ops). ``sampled_index`` is sorted.
 
-    Every center gets a distinct int64 key: a positive its index ``j``, a negative ``r * 2**b + j``
+    ``native`` (the CPU head with its native kernels): one kernel,
+    :func:`paddle_pfc.kernels.native_ops.sample_shard`, flags the positives and walks the shard
+    once, keeping each negative with probability wanted / remaining (selection sampling: a
+    uniform random subset), seeded by two draws from Paddle's generator (1M centers: ~17 ms of
+    ops a step on 2 ranks before, ~2 ms; AMD EPYC Zen 3, 2026-11-26, docs/benchmarks.md).
+
+    With plain ops, every center gets a distinct int64 key: a positive its index ``j``, a negative ``r * 2**b + j``
     with ``2**b > num_local`` and ``r`` a fresh random integer of ``62 - b`` bits (>= 1, so every
     negative key is above every positive one). The kept centers are those whose keys are at most
     the ``num_sample``-th smallest, or every positive when they are more: all positives and the
@@ -57,6 +67,9 @@ def sample_shard_cpu(local_label: paddle.pir.Value, num_local: int, num_sample: 
     through a random permutation (for 1M centers the permutation walk this replaced took ~83 ms
     a step, this ~28 ms; AMD EPYC Zen 3, 2026-11-26, docs/benchmarks.md).
     """
+    if native:
+        seed = paddle.randint(0, 2**31 - 1, [2], dtype="int64")
+        return _with_targets(native_ops.sample_shard(local_label, seed, num_local, num_sample), local_label)
     bits = num_local.bit_length()  # 2**bits > num_local: the spare slot's index fits too
     low_bits = 62 - 31 - bits      # the draw: 31 bits from one randint, low_bits from another
     if low_bits < 0:
@@ -72,9 +85,13 @@ def sample_shard_cpu(local_label: paddle.pir.Value, num_local: int, num_sample: 
     slot = paddle.where(is_local, local_label, paddle.full_like(local_label, num_local))
     key = paddle.scatter(draw, slot, slot, overwrite=True)[:num_local]
     threshold = paddle.maximum(paddle.kthvalue(key, num_sample)[0], paddle.full([], 2**bits - 1, dtype="int64"))
-    sampled_index = paddle.masked_select(index[:num_local], key <= threshold)
+    return _with_targets(paddle.masked_select(index[:num_local], key <= threshold), local_label)
+
+
+def _with_targets(sampled_index: paddle.pir.Value, local_label: paddle.pir.Value) -> ShardSample:
+    """The sample of the sorted kept centers ``sampled_index``: each label's column among them."""
     column = paddle.searchsorted(sampled_index, paddle.clip(local_label, min=0))
-    local_target = paddle.where(is_local, column, paddle.full_like(column, -1))
+    local_target = paddle.where(local_label >= 0, column, paddle.full_like(column, -1))
     sampled_index.stop_gradient = True
     local_target.stop_gradient = True
     return ShardSample(sampled_index, local_target)

@@ -253,6 +253,15 @@ def gather_rows(table, index):
     return kernels().pfc_gather_rows(table, index)
 
 
+def sample_shard(local_label, seed, num_local: int, num_sample: int):
+    """int64 [S]: a shard's kept centers, ascending: every positive (the labels of int64
+    ``local_label`` [N] in ``[0, num_local)``; negative labels are other shards') and a uniformly
+    random subset of the negatives filling up to ``num_sample`` (none when the positives are
+    more: S = max(num_sample, positives)). One pass over the shard's ``num_local`` flags; the
+    randomness comes from ``seed`` (int64 [2], drawn from Paddle's generator). No gradient."""
+    return kernels().pfc_sample_shard(local_label, seed, int(num_local), int(num_sample))
+
+
 def row_range(table, start: int, end: int):
     """Rows ``[start, end)`` of a CPU ``table`` [L, D] as [end - start, D], sharing the table's
     memory (no copy: a later in-place write of those rows changes it). No gradient."""

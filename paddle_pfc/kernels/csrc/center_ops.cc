@@ -607,3 +607,77 @@ PD_BUILD_GRAD_OP(pfc_row_range)
     .Outputs({paddle::Grad("Table")})
     .Attrs({"start: int64_t", "end: int64_t"})
     .SetKernelFn(PD_KERNEL(RowRangeGrad));
+
+namespace {
+
+// splitmix64 (Steele, Lea and Flood 2014): one add and a multiply-xorshift chain per 64-bit number.
+inline uint64_t SplitMix64(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+// The kept centers of a shard, ascending: every positive (each label in [0, num_local); negative
+// labels belong to other shards) and, while they are fewer than num_sample, negatives chosen by
+// selection sampling (Knuth's Algorithm S): walking the negatives in order, each is kept with
+// probability wanted / remaining, which keeps a uniformly random subset of exactly
+// num_sample - positives of them. The draw below `remaining` is the high half of a 64 x 64-bit
+// product (Lemire): its bias is below remaining / 2^64. seed: int64 [2] from Paddle's generator.
+std::vector<paddle::Tensor> SampleShard(const paddle::Tensor& local_label, const paddle::Tensor& seed,
+                                        int64_t num_local, int64_t num_sample) {
+  PD_CHECK(local_label.is_cpu() && local_label.dtype() == paddle::DataType::INT64, "labels must be CPU int64");
+  PD_CHECK(seed.is_cpu() && seed.dtype() == paddle::DataType::INT64 && seed.numel() == 2, "seed must be CPU int64 [2]");
+  PD_CHECK(0 < num_sample && num_sample <= num_local, "num_sample ", num_sample, " outside [1, num_local ", num_local, "]");
+  std::vector<uint8_t> positive(num_local, 0);
+  const int64_t* label = local_label.data<int64_t>();
+  int64_t num_positive = 0;
+  for (int64_t i = 0; i < local_label.numel(); ++i) {
+    const int64_t c = label[i];
+    if (c < 0) continue;
+    PD_CHECK(c < num_local, "label ", c, " (sample ", i, ") outside the shard's ", num_local, " classes");
+    num_positive += positive[c] == 0;
+    positive[c] = 1;
+  }
+  int64_t wanted = std::max<int64_t>(0, num_sample - num_positive);
+  auto out = paddle::empty({num_positive + wanted}, paddle::DataType::INT64, paddle::CPUPlace());
+  int64_t* kept = out.data<int64_t>();
+  const int64_t* s = seed.data<int64_t>();
+  uint64_t state = (static_cast<uint64_t>(s[0]) << 32) ^ static_cast<uint64_t>(s[1]);
+  uint64_t remaining = static_cast<uint64_t>(num_local - num_positive);
+  int64_t k = 0;
+  for (int64_t j = 0; j < num_local; ++j) {
+    if (positive[j]) {
+      kept[k++] = j;
+      continue;
+    }
+    if (wanted > 0) {
+      const auto draw = static_cast<uint64_t>((static_cast<unsigned __int128>(SplitMix64(state)) * remaining) >> 64);
+      if (draw < static_cast<uint64_t>(wanted)) {
+        kept[k++] = j;
+        --wanted;
+      }
+    }
+    --remaining;
+  }
+  return {out};
+}
+
+std::vector<std::vector<int64_t>> SampleShardShape(const std::vector<int64_t>&, const std::vector<int64_t>&,
+                                                   int64_t, int64_t) {
+  return {{-1}};
+}
+
+std::vector<paddle::DataType> SampleShardDtype(const paddle::DataType&, const paddle::DataType&) {
+  return {paddle::DataType::INT64};
+}
+
+PD_BUILD_OP(pfc_sample_shard)
+    .Inputs({"LocalLabel", "Seed"})
+    .Outputs({"SampledIndex"})
+    .Attrs({"num_local: int64_t", "num_sample: int64_t"})
+    .SetKernelFn(PD_KERNEL(SampleShard))
+    .SetInferShapeFn(PD_INFER_SHAPE(SampleShardShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(SampleShardDtype));
