@@ -190,7 +190,7 @@ def test_channels_last_refuses_a_layer_without_its_native_op(static_mode, monkey
         x = paddle.static.data("x", [2, 4, 4, 3], "float32")
         norm = BatchNorm2D(3)
         norm.eval()
-        with channels_last(), pytest.raises(RuntimeError, match="BatchNorm2D: channels_last\(\) needs"):
+        with channels_last(), pytest.raises(RuntimeError, match=r"BatchNorm2D: channels_last\(\) needs"):
             batch_norm_prelu(norm, None, x)
 
 
