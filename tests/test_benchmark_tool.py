@@ -51,35 +51,37 @@ def test_floor_program_does_every_product_of_every_block(bench_tool, block_rows,
 
 @pytest.mark.parametrize("kernels,ratio", [("on", 0.5), ("off", 0.5), ("on", 1.0)])
 def test_passes_program_reads_and_updates_the_kept_rows(bench_tool, kernels, ratio, monkeypatch, static_mode):
-    """The passes alone, with the head's own block operations (native or Paddle's): one run reads
-    each gathered block's first kept row (the probe) and applies Momentum with weight decay to the kept
-    rows only (with the native kernels the gradient's tangent projection first), against numpy
-    float64."""
+    """The passes alone, with the head's own block operations (native or Paddle's) on its own shard
+    and momentum: one run reads each gathered block's first kept row (the probe) and applies
+    Momentum with weight decay to the kept rows only (with the native kernels the gradient's
+    tangent projection first), against numpy float64."""
     import paddle
 
     monkeypatch.setenv("PADDLE_PFC_NATIVE", kernels)
     args = bench_tool.parse_args(["--chunk-rows", "8"])
     cfg = dict(num_classes=40, embedding_size=8, batch_size=4, sample_ratio=ratio, dtype="float32",
                center_dtype="float32")
-    with paddle.static.scope_guard(paddle.static.Scope()):
-        _, _, head, _, _ = bench_tool.build_train_program(cfg, args, 0, 1, "head")
+    scope = paddle.static.Scope()
+    with paddle.static.scope_guard(scope):
+        head_main, head_startup, head, _, _ = bench_tool.build_train_program(cfg, args, 0, 1, "head")
     starts = list(range(0, 20 if ratio < 1 else 40, 8))  # blocks of 8 kept centers
     assert head.native == (kernels == "on") and [b.start for b in head.chunks] == starts
     rule = bench_tool.CenterUpdateRule.from_optimizer(bench_tool.make_optimizer(args, 4, 1))
     main, startup, probe, feed = bench_tool.build_passes_program(head, rule, seed=3)
     kept = np.concatenate([feed[f"passes_index_{k}"] for k in range(len(starts))])
     assert len(kept) == (20 if ratio < 1 else 40) and np.all(np.diff(kept) > 0)
-    scope = paddle.static.Scope()
-    with paddle.static.scope_guard(scope):
+    with paddle.static.scope_guard(scope):  # the head's own shard and momentum
         exe = paddle.static.Executor(paddle.CPUPlace())
+        exe.run(head_startup)
         exe.run(startup)
 
         def table(name):
             return np.asarray(scope.find_var(name).get_tensor(), dtype=np.float64).copy()
 
-        w0, grads = table("passes_weight"), np.concatenate([table(f"passes_grad_{k}") for k in range(len(starts))])
+        w0, grads = table(head.weight.name), np.concatenate([table(f"passes_grad_{k}") for k in range(len(starts))])
+        assert not table(head.velocity.name).any()
         value, = exe.run(main, feed=feed, fetch_list=[probe])
-        w1, v1 = table("passes_weight"), table("passes_velocity")
+        w1, v1 = table(head.weight.name), table(head.velocity.name)
     read = w0[kept[starts], 0].sum() if ratio < 1 else 0.0  # views: nothing is read before the update
     np.testing.assert_allclose(float(np.asarray(value)), read, rtol=1e-6)
     rows = w0[kept]
@@ -91,6 +93,7 @@ def test_passes_program_reads_and_updates_the_kept_rows(bench_tool, kernels, rat
     np.testing.assert_allclose(w1[kept], rows - 1e-3 * velocity, rtol=1e-6, atol=1e-9)
     others = np.setdiff1d(np.arange(40), kept)
     assert np.array_equal(w1[others], w0[others]) and not v1[others].any()
+    del head_main  # the head's Values live as long as their program
 
 
 def test_paired_floor_takes_each_ratio_within_its_round(bench_tool):

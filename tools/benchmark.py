@@ -54,8 +54,9 @@ each in a fresh scope. Per configuration rank 0 prints ONE JSON line (and append
   ``step_over_bf16_floor``: the median over rounds of step / bf16 floor. Otherwise both are null.
 * ``passes_s``: the head's passes over its kept rows that no product makes, timed alone in the
   same rounds (:func:`build_passes_program`: per block the gather of the kept rows and their
-  sparse Momentum update with a [c, D] gradient, by the head's own kernels on tables of the
-  shard's shape); the slowest rank's median. ``bound_over_floor``: the median over rounds of
+  sparse Momentum update with a [c, D] gradient of small random values, by the head's own kernels
+  on its own shard and momentum, which the rounds thus change a little after the timed steps);
+  the slowest rank's median. ``bound_over_floor``: the median over rounds of
   (floor + passes) / floor, the lowest ``step_over_floor`` the head's design can reach on the
   machine at hand (the slowest rank's); ``step_over_bound``: step / (floor + passes), what the
   rest of the step adds (softmax, logit gradient, sampling, collectives and the ranks' waits,
@@ -380,7 +381,7 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
             bf16_floor = (TimedProgram(*build_floor_program(n, num_sample, d, bf16=True, block_rows=rows))
                           if products_round else None)
             rule = CenterUpdateRule.from_optimizer(make_optimizer(args, cfg["batch_size"], world_size))
-            passes = TimedProgram(*build_passes_program(head, rule, seed=args.seed + rank))
+            passes = TimedProgram(*build_passes_program(head, rule, seed=args.seed + rank), scope=scope)
             for k in range(1 + args.steps):  # round 0 warms the programs up
                 if sync is not None:
                     sync()
@@ -404,19 +405,21 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
 # ---------------------------------------------------------------------------------------------
 def build_passes_program(head, rule: CenterUpdateRule, seed: int = 0):
     """``(main, startup, probe, feed)``: the passes over the kept centers' rows that the head makes
-    besides its products, alone, on tables of the head's shard shape and dtype, with the head's own
-    block operations (``head.backend.blocks``: the native kernels or Paddle's ops) in the head's
-    blocks: per block, the read of its rows (with sampling a gather of ``c`` scattered rows of the
-    shard, as the head gathers its kept centers; without, a view of consecutive rows) and the
-    sparse update of those rows by ``rule`` (Momentum or SGD with weight decay, the native
-    update's tangent projection included) with a float32 [c, D] gradient. The kept rows are a
-    uniform sorted subset of the shard (``seed``), fed as ``passes_index_<k>`` per block.
-    ``probe``: the sum of each gathered block's first element (0 without sampling).
+    besides its products (``head``: a classifier whose program is alive), alone, with the head's own block operations (``head.backend.blocks``:
+    the native kernels or Paddle's ops) on the head's own shard and momentum (``main`` names them:
+    run it in the head's scope; ``startup`` creates only the gradients) in the head's blocks: per
+    block, the read of its rows (with sampling a gather of ``c`` scattered rows of the shard, as
+    the head gathers its kept centers; without, a view of consecutive rows) and the sparse update
+    of those rows by ``rule`` (Momentum or SGD with weight decay, the native update's tangent
+    projection included) with a float32 [c, D] gradient of small random values and a learning
+    rate of 1e-3: it changes the head's kept rows a little. The kept rows are a uniform sorted
+    subset of the shard (``seed``), fed as ``passes_index_<k>`` per block. ``probe``: the sum of
+    each gathered block's first element (0 without sampling).
 
     Every step of the head pays these passes at least once (its momentum, rows and gradient are
     read and written where they lie in memory), so (floor + passes) / floor is the lowest step /
-    floor that the head's design reaches on the machine that runs it. The tables add two shard-sized
-    buffers to the process while the floors run."""
+    floor that the head's design reaches on the machine that runs it. Memory: the gradients, as
+    large as the step's own center gradients."""
     ops = head.backend.blocks
     num_kept = head.num_sample if head.sampled else head.num_local
     shape, dtype = [head.num_local, head.embedding_size], head.center_dtype
@@ -425,15 +428,15 @@ def build_passes_program(head, rule: CenterUpdateRule, seed: int = 0):
             else np.arange(num_kept)).astype(np.int64)
     main, startup = paddle.static.Program(), paddle.static.Program()
     feed, probe = {}, None
-    with paddle.static.program_guard(main, startup):
-        init = paddle.nn.initializer.Normal(0.0, 0.01)
-        weight = paddle.static.create_parameter(shape, dtype, name="passes_weight", default_initializer=init)
-        velocity = (paddle.static.create_parameter(shape, dtype, name="passes_velocity",
-                                                   default_initializer=paddle.nn.initializer.Constant(0.0))
+    # the head's tables by name (its startup initialised them: these initialisers are never run)
+    with paddle.static.program_guard(main, paddle.static.Program()):
+        weight = paddle.static.create_parameter(shape, dtype, name=head.weight.name)
+        velocity = (paddle.static.create_parameter(shape, dtype, name=head.velocity.name)
                     if rule.momentum is not None else None)
-        for table in (weight, velocity):
-            if table is not None:
-                table.stop_gradient = True
+    for table in (weight, velocity):
+        if table is not None:
+            table.stop_gradient = True
+    with paddle.static.program_guard(main, startup):
         lr = paddle.full([1], 1e-3, "float32")
         for k, block in enumerate(head.chunks):
             stop = num_kept if block.stop is None else block.stop
@@ -506,12 +509,13 @@ def build_gemm_program(library: str = "paddle", size: int = GEMM_SIZE):
 
 
 class TimedProgram:
-    """A static program ``(main, startup, probe[, feed])`` initialised in a scope of its own; each
-    call runs ``main`` once (fed ``feed``, fetching only ``probe``) and returns the seconds."""
+    """A static program ``(main, startup, probe[, feed])`` initialised in ``scope`` (default: one
+    of its own); each call runs ``main`` once (fed ``feed``, fetching only ``probe``) and returns
+    the seconds."""
 
-    def __init__(self, main, startup, probe, feed: dict | None = None) -> None:
+    def __init__(self, main, startup, probe, feed: dict | None = None, scope: paddle.static.Scope | None = None) -> None:
         self.main, self.probe, self.feed = main, probe, feed or {}
-        self.scope = paddle.static.Scope()
+        self.scope = scope if scope is not None else paddle.static.Scope()
         self.exe = paddle.static.Executor(paddle.CPUPlace())
         with paddle.static.scope_guard(self.scope):
             self.exe.run(startup)
