@@ -404,11 +404,11 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
 
 # ---------------------------------------------------------------------------------------------
 def build_passes_program(head, rule: CenterUpdateRule, seed: int = 0):
-    """``(main, startup, probe, feed)``: the passes over the kept centers' rows that the head makes
-    besides its products (``head``: a classifier whose program is alive), alone, with the head's own block operations (``head.backend.blocks``:
-    the native kernels or Paddle's ops) on the head's own shard and momentum (``main`` names them:
-    run it in the head's scope; ``startup`` creates only the gradients) in the head's blocks: per
-    block, the read of its rows (with sampling a gather of ``c`` scattered rows of the shard, as
+    """``(main, startup, probe, feed)``: the passes over the kept centers' rows that ``head`` (a
+    classifier whose program is alive) makes besides its products, alone, with the head's own
+    block operations (``head.backend.blocks``: the native kernels or Paddle's ops) on the head's
+    own shard and momentum (``main`` names them: run it in the head's scope; ``startup`` creates
+    only the gradients) in the head's blocks: per block, the read of its rows (with sampling a gather of ``c`` scattered rows of the shard, as
     the head gathers its kept centers; without, a view of consecutive rows) and the sparse update
     of those rows by ``rule`` (Momentum or SGD with weight decay, the native update's tangent
     projection included) with a float32 [c, D] gradient of small random values and a learning

@@ -54,12 +54,12 @@ def sample_shard_cpu(local_label: paddle.pir.Value, num_local: int, num_sample: 
     ``native`` (the CPU head with its native kernels): one kernel,
     :func:`paddle_pfc.kernels.native_ops.sample_shard`, flags the positives and walks the shard
     once, keeping each negative with probability wanted / remaining (selection sampling: a
-    uniform random subset), seeded by two draws from Paddle's generator (1M centers: ~17 ms of
-    ops a step on 2 ranks before, ~2 ms; AMD EPYC Zen 3, 2026-11-26, docs/benchmarks.md).
+    uniform random subset), seeded by two draws from Paddle's generator (1M classes on 2 ranks:
+    ~15 ms of the plain ops below a step, ~1.8 ms; AMD EPYC Zen 3, 2026-11-26, docs/benchmarks.md).
 
-    With plain ops, every center gets a distinct int64 key: a positive its index ``j``, a negative ``r * 2**b + j``
-    with ``2**b > num_local`` and ``r`` a fresh random integer of ``62 - b`` bits (>= 1, so every
-    negative key is above every positive one). The kept centers are those whose keys are at most
+    With plain ops, every center gets a distinct int64 key: a positive its index ``j``, a negative
+    ``r * 2**b + j`` with ``2**b > num_local`` and ``r`` a fresh random integer of ``62 - b`` bits
+    (>= 1, so every negative key is above every positive one). The kept centers are those whose keys are at most
     the ``num_sample``-th smallest, or every positive when they are more: all positives and the
     negatives with the smallest draws, a uniform random subset of them (two equal draws, about
     ``num_local**2 / 2**(63 - b)`` pairs a step, are ordered by index). One pass of selection
