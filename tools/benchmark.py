@@ -405,21 +405,21 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
 # ---------------------------------------------------------------------------------------------
 def build_passes_program(head, rule: CenterUpdateRule, seed: int = 0):
     """``(main, startup, probe, feed)``: the passes over the kept centers' rows that ``head`` (a
-    classifier whose program is alive) makes besides its products, alone, with the head's own
-    block operations (``head.backend.blocks``: the native kernels or Paddle's ops) on the head's
-    own shard and momentum (``main`` names them: run it in the head's scope; ``startup`` creates
-    only the gradients) in the head's blocks: per block, the read of its rows (with sampling a gather of ``c`` scattered rows of the shard, as
-    the head gathers its kept centers; without, a view of consecutive rows) and the sparse update
-    of those rows by ``rule`` (Momentum or SGD with weight decay, the native update's tangent
-    projection included) with a float32 [c, D] gradient of small random values and a learning
-    rate of 1e-3: it changes the head's kept rows a little. The kept rows are a uniform sorted
-    subset of the shard (``seed``), fed as ``passes_index_<k>`` per block. ``probe``: the sum of
-    each gathered block's first element (0 without sampling).
+    classifier whose program is alive) makes besides its products, alone, with the head's own block
+    operations (``head.backend.blocks``: the native kernels or Paddle's ops) on the head's own shard
+    and momentum (``main`` names them: run it in the head's scope; ``startup`` creates only the
+    gradients) in the head's blocks: per block, the read of its rows (with sampling a gather of
+    ``c`` scattered rows of the shard, as the head gathers its kept centers; without, a view of
+    consecutive rows) and the sparse update of those rows by ``rule`` (Momentum or SGD with weight
+    decay, the native update's tangent projection included) with a float32 [c, D] gradient of small
+    random values and a learning rate of 1e-3: it changes the head's kept rows a little. The kept
+    rows are a uniform sorted subset of the shard (``seed``), fed as ``passes_index_<k>`` per block.
+    ``probe``: the sum of each gathered block's first element (0 without sampling).
 
-    Every step of the head pays these passes at least once (its momentum, rows and gradient are
-    read and written where they lie in memory), so (floor + passes) / floor is the lowest step /
-    floor that the head's design reaches on the machine that runs it. Memory: the gradients, as
-    large as the step's own center gradients."""
+    Every step of the head pays these passes at least once (its momentum, rows and gradient are read
+    and written where they lie in memory), so (floor + passes) / floor is the lowest step / floor
+    that the head's design reaches on the machine that runs it. Memory: the gradients, as large as
+    the step's own center gradients."""
     ops = head.backend.blocks
     num_kept = head.num_sample if head.sampled else head.num_local
     shape, dtype = [head.num_local, head.embedding_size], head.center_dtype
