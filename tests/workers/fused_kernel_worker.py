@@ -11,7 +11,7 @@ import numpy as np
 import paddle
 
 import paddle_pfc
-from paddle_pfc.cli.entry import run
+from paddle_pfc.cli import entry
 from paddle_pfc.head.classifier import class_split
 from paddle_pfc.head.collectives import CollectiveChain
 from paddle_pfc.engine.distributed import current_place
@@ -99,4 +99,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    run(main)
+    entry.run(main)

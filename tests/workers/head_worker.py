@@ -10,7 +10,7 @@ import numpy as np
 import paddle
 
 import paddle_pfc
-from paddle_pfc.cli.entry import run
+from paddle_pfc.cli import entry
 from paddle_pfc.engine.distributed import current_place
 from paddle_pfc.head.dtypes import convert, to_float32
 
@@ -122,4 +122,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    run(main)
+    entry.run(main)
