@@ -82,7 +82,9 @@ def test_passes_program_reads_and_updates_the_kept_rows(bench_tool, kernels, rat
         assert not table(head.velocity.name).any()
         value, = exe.run(main, feed=feed, fetch_list=[probe])
         w1, v1 = table(head.weight.name), table(head.velocity.name)
-    read = w0[kept[starts], 0].sum() if ratio < 1 else 0.0  # views: nothing is read before the update
+    # the gathers' first elements; nothing is read before the update from views, or where the
+    # head's products read the rows where they lie (the native kernels with sampling)
+    read = w0[kept[starts], 0].sum() if ratio < 1 and head.chunks[0].table is None else 0.0
     np.testing.assert_allclose(float(np.asarray(value)), read, rtol=1e-6)
     rows = w0[kept]
     if head.backend.blocks.projects_in_update:

@@ -409,12 +409,12 @@ def build_passes_program(head, rule: CenterUpdateRule, seed: int = 0):
     operations (``head.backend.blocks``: the native kernels or Paddle's ops) on the head's own shard
     and momentum (``main`` names them: run it in the head's scope; ``startup`` creates only the
     gradients) in the head's blocks: per block, the read of its rows (with sampling a gather of
-    ``c`` scattered rows of the shard, as the head gathers its kept centers; without, a view of
-    consecutive rows) and the sparse update of those rows by ``rule`` (Momentum or SGD with weight
+    ``c`` scattered rows of the shard, as the head gathers its kept centers, unless its products
+    read them where they lie; without, a view of consecutive rows) and the sparse update of those rows by ``rule`` (Momentum or SGD with weight
     decay, the native update's tangent projection included) with a float32 [c, D] gradient of small
     random values and a learning rate of 1e-3: it changes the head's kept rows a little. The kept
     rows are a uniform sorted subset of the shard (``seed``), fed as ``passes_index_<k>`` per block.
-    ``probe``: the sum of each gathered block's first element (0 without sampling).
+    ``probe``: the sum of each gathered block's first element (0 without a gather).
 
     Every step of the head pays these passes at least once (its momentum, rows and gradient are read
     and written where they lie in memory), so (floor + passes) / floor is the lowest step / floor
@@ -446,7 +446,9 @@ def build_passes_program(head, rule: CenterUpdateRule, seed: int = 0):
                                                   name=f"passes_grad_{k}",
                                                   default_initializer=paddle.nn.initializer.Normal(0.0, 1e-3))
             grad.stop_gradient = True
-            if head.sampled:
+            if block.table is not None:  # the head reads the rows where they lie: the update alone
+                centers = None
+            elif head.sampled:
                 centers = ops.gather_rows(weight, index)
                 first = paddle.cast(centers[0, 0], "float32")
                 probe = first if probe is None else probe + first

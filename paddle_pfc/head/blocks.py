@@ -45,9 +45,13 @@ class Block:
 
     ``index``: int64 [c], the block's rows of the shard (local indices). ``centers``: [c, D] in the
     head's operand dtype, differentiable (the value ``minimize`` takes the gradient of).
+    ``table``: None, or the shard itself when the head's products read the block's rows from it
+    by ``index`` (no gathered copy); ``centers`` is then the gradient's handle only, an
+    uninitialised [c, D] float32 value that nothing reads.
     """
 
     index: paddle.pir.Value
     centers: paddle.pir.Value
     start: int
     stop: int | None
+    table: paddle.pir.Value | None = None

@@ -238,6 +238,14 @@ class LargeScaleClassifier:
         for start, stop in block_bounds(num_kept, rows):
             if self.sampled:  # the last block takes the rest: positives may exceed num_sample
                 index = paddle.slice(self.sampled_index, [0], [start], [2**62 if stop is None else stop])
+                if self.reads_rows_by_index:
+                    index.stop_gradient = True
+                    count = index.shape[0]  # as the gradient's shape will be: static only where the index's is
+                    handle = paddle.empty([count if count >= 0 else paddle.shape(index)[0], self.embedding_size],
+                                          "float32")
+                    handle.stop_gradient = False
+                    blocks.append(Block(index, handle, start, stop, table=self.weight))
+                    continue
                 centers = self.backend.blocks.gather_rows(self.weight, index)
             else:
                 end = self.num_local if stop is None else stop
@@ -258,6 +266,14 @@ class LargeScaleClassifier:
         if self.center_dtype == "float32" and self.backend.blocks.products_round(self.dtype):
             return "float32"
         return self.dtype
+
+    @property
+    def reads_rows_by_index(self) -> bool:
+        """True when the products read the kept rows from the shard by index (composite road with
+        sampling, where the block operations can: the native float32 kernels): no gathered copy of
+        them (:class:`~paddle_pfc.head.blocks.Block`)."""
+        return self.sampled and not self.fused and self.backend.blocks.reads_rows_by_index(
+            self.dtype, self.center_dtype)
 
     @property
     def updates_in_place(self) -> bool:

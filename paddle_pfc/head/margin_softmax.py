@@ -100,10 +100,11 @@ class _Features:
 @dataclass(frozen=True)
 class _BlockForward:
     """What the forward keeps of one block for the backward: its centers (None when the backward
-    gathers them again), inverse row norms [c], ``in_block`` (bool [N, 1]: the sample's class is in
-    this block), the target's ``column`` (int64 [N, 1]), the block softmax up to a row factor
-    [N, c] (``softmax``, overwritten by the backward; the global softmax is ``softmax *
-    exp(log_scale - lse)``), the block's row log-sum-exp [N, 1] and ``log_scale`` [N, 1]."""
+    gathers them again or reads them by index from ``source.table``), inverse row norms [c],
+    ``in_block`` (bool [N, 1]: the sample's class is in this block), the target's ``column``
+    (int64 [N, 1]), the block softmax up to a row factor [N, c] (``softmax``, overwritten by the
+    backward; the global softmax is ``softmax * exp(log_scale - lse)``), the block's row
+    log-sum-exp [N, 1], ``log_scale`` [N, 1] and the :class:`Block` itself (``source``)."""
 
     centers: paddle.pir.Value | None
     inv_norm: paddle.pir.Value
@@ -112,6 +113,7 @@ class _BlockForward:
     softmax: paddle.pir.Value
     lse: paddle.pir.Value
     log_scale: paddle.pir.Value
+    source: Block
 
 
 def _unit_features(feature: paddle.pir.Value, ops: PaddleBlockOps, dtype: str) -> _Features:
@@ -133,15 +135,19 @@ def _target_cosine(features: _Features, target_centers: paddle.pir.Value, ops: P
 def _block_forward(block: Block, features: _Features, target_logit, local_target, scale: float,
                    ops: PaddleBlockOps, dtype: str, keep_centers: bool) -> _BlockForward:
     """Product, scaling, target margin and softmax of one block (``local_target`` int64 [N, 1])."""
-    w_operand, unrounded = _center_operand(block.centers, ops, dtype)
-    product, inv_norm = ops.logits_and_norms(features.operand, w_operand, dtype, unrounded)   # [N,c], [c]
+    if block.table is not None:  # float32 rows read from the shard by index
+        product, inv_norm = ops.indexed_logits(features.operand, block.table, block.index)   # [N,c], [c]
+        keep_centers = False
+    else:
+        w_operand, unrounded = _center_operand(block.centers, ops, dtype)
+        product, inv_norm = ops.logits_and_norms(features.operand, w_operand, dtype, unrounded)
     in_block = local_target >= block.start
     if block.stop is not None:
         in_block = paddle.logical_and(in_block, local_target < block.stop)
     softmax, lse, log_scale, column = ops.block_softmax_(product, inv_norm, scale, target_logit, local_target,
                                                          in_block, block.start)
     return _BlockForward(block.centers if keep_centers else None, inv_norm, in_block, column, softmax, lse,
-                         log_scale)
+                         log_scale, block)
 
 
 def _normaliser(blocks: list[_BlockForward], local_target, target_logit, chain: CollectiveChain):
@@ -172,11 +178,20 @@ def _backward(grad_loss, features: _Features, blocks: list[_BlockForward], block
     """
     coef = grad_loss * scale / num_rows
     grad_x_parts, grad_blocks = [], []
-    for k, block in enumerate(blocks):
-        to_global = paddle.exp(block.log_scale - lse)                   # block weights -> global softmax
-        grad_scaled = ops.product_grad_(block.softmax, to_global, block.in_block, block.column, margin_slope,
-                                        coef, block.inv_norm)                                 # [N,c]
-        source = block.centers if block.centers is not None else reload_block(k)
+    for k, kept in enumerate(blocks):
+        to_global = paddle.exp(kept.log_scale - lse)                   # block weights -> global softmax
+        grad_scaled = ops.product_grad_(kept.softmax, to_global, kept.in_block, kept.column, margin_slope,
+                                        coef, kept.inv_norm)                                 # [N,c]
+        if kept.source.table is not None:
+            # Both products read the rows from the shard by index, in one op; the update, which
+            # writes those rows, takes its output h, so it follows these reads. h goes on unprojected
+            # (the ops that read rows by index project in the update).
+            grad_x_block, h = ops.indexed_backward(grad_scaled, features.operand, kept.source.table,
+                                                   kept.source.index)
+            grad_x_parts.append(grad_x_block)
+            grad_blocks.append(h)
+            continue
+        source = kept.centers if kept.centers is not None else reload_block(k)
         w_operand, _ = _center_operand(source, ops, dtype)  # again: a widened copy is not kept alive
         # Feature part of this block: grad_scaled @ w ([N, D]), summed over blocks below.
         grad_x_block = ops.product(grad_scaled, w_operand, False, False, dtype)
@@ -185,7 +200,7 @@ def _backward(grad_loss, features: _Features, blocks: list[_BlockForward], block
         # (h_j . w_j) w_j / |w_j|^2, after the last reader of ``w`` (grad_x_block), here or in
         # the update (``ops.projects_in_update``).
         h = ops.product(grad_scaled, features.operand, True, False, dtype)                    # [c,D]
-        grad_w = ops.center_grad_(h, w_operand, block.inv_norm, grad_x_block)
+        grad_w = ops.center_grad_(h, w_operand, kept.inv_norm, grad_x_block)
         grad_blocks.append(grad_w if block_dtypes[k] == paddle.float32 else paddle.cast(grad_w, block_dtypes[k]))
     grad_x_unit = paddle.add_n(grad_x_parts) if len(grad_x_parts) > 1 else grad_x_parts[0]
     # Feature: project dL/dx_unit onto the tangent space of the unit sphere, divide by |x|.

@@ -69,6 +69,23 @@ class PaddleBlockOps:
         passed unrounded)."""
         return False
 
+    def reads_rows_by_index(self, dtype: str, table_dtype: str) -> bool:
+        """True when :meth:`indexed_logits` and :meth:`indexed_backward` run for products of
+        ``dtype`` on a shard stored in ``table_dtype``: a block of scattered kept rows then needs no
+        gathered copy. Only ops that project the center gradient in the update
+        (:attr:`projects_in_update`) may say so: the gradient of such a block goes on unprojected."""
+        return False
+
+    def indexed_logits(self, features: Value, table: Value, index: Value) -> tuple[Value, Value]:
+        """:meth:`logits_and_norms` (float32) of the rows ``table[index]`` (int64 [c]), read where
+        they lie."""
+        raise NotImplementedError("Paddle's ops read scattered rows through a gathered copy")
+
+    def indexed_backward(self, dlogits: Value, features: Value, table: Value, index: Value) -> tuple[Value, Value]:
+        """``(dlogits @ table[index] [N, D], dlogits^T @ features [c, D])``: a block's two gradient
+        products (float32) with its rows ``table[index]`` read where they lie."""
+        raise NotImplementedError("Paddle's ops read scattered rows through a gathered copy")
+
     def gather_rows(self, table: Value, index: Value) -> Value:
         """``table[index]``: rows ``index`` (int64 [c]) of ``table`` [L, D], [c, D] in its dtype."""
         return paddle.gather(table, index)
@@ -194,6 +211,15 @@ class NativeBlockOps(PaddleBlockOps):
 
     def products_round(self, dtype):
         return dtype == "bfloat16" and _native_bfloat16_products()
+
+    def reads_rows_by_index(self, dtype, table_dtype):
+        return dtype == table_dtype == "float32" and native_ops.blas_library() is not None
+
+    def indexed_logits(self, features, table, index):
+        return native_ops.indexed_logits(features, table, index, NORM_EPS)
+
+    def indexed_backward(self, dlogits, features, table, index):
+        return native_ops.indexed_backward(dlogits, features, table, index)
 
     def gather_rows(self, table, index):
         if table.dtype in (paddle.float32, paddle.bfloat16):

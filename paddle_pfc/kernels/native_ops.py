@@ -240,10 +240,30 @@ def block_logits(features, rows, eps: float):
     and ``rows`` [c, D], 512 rows at a time: each row's norm is taken just before the product
     (MKL's ``cblas_sgemm``, what Paddle's float32 matmul calls) reads it again from cache, which
     saves :func:`inverse_row_norm`'s pass over the rows. Needs :func:`blas_library`. No gradient."""
+    return kernels().pfc_block_logits(features, rows, float(eps), _blas_or_raise("block_logits"))
+
+
+def _blas_or_raise(what: str) -> str:
     library = blas_library()
     if library is None:
-        raise RuntimeError("block_logits needs Paddle's MKL (paddle/libs/libmklml_intel.so), which this wheel lacks")
-    return kernels().pfc_block_logits(features, rows, float(eps), library)
+        raise RuntimeError(f"{what} needs Paddle's MKL (paddle/libs/libmklml_intel.so), which this wheel lacks")
+    return library
+
+
+def indexed_logits(features, table, index, eps: float):
+    """:func:`block_logits` of the rows ``table[index]`` without a gathered copy of them:
+    ``(features @ table[index]^T [N, c], 1 / max(|table[index[j]]|, eps) [c])`` of float32
+    ``features`` [N, D] and ``table`` [L, D], int64 ``index`` [c] (each in ``[0, L)``), 128 rows
+    at a time through an L2-sized buffer. Needs :func:`blas_library`. No gradient."""
+    return kernels().pfc_indexed_logits(features, table, index, float(eps), _blas_or_raise("indexed_logits"))
+
+
+def indexed_backward(dlogits, features, table, index):
+    """The gradient products of a block whose rows are ``table[index]``: ``(dlogits @ table[index]
+    [N, D], dlogits^T @ features [c, D])`` of float32 ``dlogits`` [N, c], ``features`` [N, D] and
+    ``table`` [L, D], int64 ``index`` [c]; each row read once, 128 rows at a time through an
+    L2-sized buffer (no gathered copy). Needs :func:`blas_library`. No gradient."""
+    return kernels().pfc_indexed_backward(dlogits, features, table, index, _blas_or_raise("indexed_backward"))
 
 
 def gather_rows(table, index):
