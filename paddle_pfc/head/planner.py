@@ -16,7 +16,10 @@ The model (all sizes per rank, for the largest shard, i.e. rank 0 of the balance
                          + k_RD * R * D * 4             alive until the update, + the blocks
                                                           themselves (h = 4) when float32 blocks
                                                           are held to the backward and updated in
-                                                          place (h = 0: they are gathered again),
+                                                          place (or, where the products read the
+                                                          rows by index, the blocks' gradient
+                                                          handles: h = 4 too; else h = 0: the
+                                                          blocks are gathered again),
                                                           + temporaries of blocks in flight
     logits_buffers     = N * S * 4 + k_NR * N * R * 4     float32 softmax blocks, held for the
                                                           backward, + per-block temporaries

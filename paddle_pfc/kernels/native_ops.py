@@ -9,7 +9,9 @@ several such passes per block. One-pass kernels replace them (the head reaches t
 
 * :func:`inverse_row_norm` — the centers' inverse norms (replaces a norm, a clip, a division);
   :func:`block_logits` — a block's float32 product with the norms taken on the way (replaces a
-  ``matmul`` and :func:`inverse_row_norm`).
+  ``matmul`` and :func:`inverse_row_norm`); :func:`indexed_logits` and :func:`indexed_backward` —
+  a block's float32 products with its scattered kept rows read where they lie in the shard
+  (replace the gather of the block, its forward product and its two gradient products).
 * :func:`block_softmax_` — a block's forward after its product: column scaling, the target's
   margin logit, the row softmax (up to a row factor) and its log-sum-exp (replaces a broadcast
   multiply, two row maxima, a softmax and the target's gather / scatter).
