@@ -410,9 +410,10 @@ def build_passes_program(head, rule: CenterUpdateRule, seed: int = 0):
     and momentum (``main`` names them: run it in the head's scope; ``startup`` creates only the
     gradients) in the head's blocks: per block, the read of its rows (with sampling a gather of
     ``c`` scattered rows of the shard, as the head gathers its kept centers, unless its products
-    read them where they lie; without, a view of consecutive rows) and the sparse update of those rows by ``rule`` (Momentum or SGD with weight
-    decay, the native update's tangent projection included) with a float32 [c, D] gradient of small
-    random values and a learning rate of 1e-3: it changes the head's kept rows a little. The kept
+    read them where they lie; without, a view of consecutive rows) and the sparse update of those
+    rows by ``rule`` (Momentum or SGD with weight decay, the native update's tangent projection
+    included) with a float32 [c, D] gradient of small random values and a learning rate of 1e-3:
+    it changes the head's kept rows a little. The kept
     rows are a uniform sorted subset of the shard (``seed``), fed as ``passes_index_<k>`` per block.
     ``probe``: the sum of each gathered block's first element (0 without a gather).
 

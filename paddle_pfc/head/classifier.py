@@ -234,19 +234,13 @@ class LargeScaleClassifier:
             batch = feature.shape[0]
             global_batch = batch * self.world_size if batch is not None and batch > 0 else None
             rows = self.chunk_rows or block_rows(self.embedding_size, global_batch, num_kept)
+        by_index = self.reads_rows_by_index
         blocks = []
         for start, stop in block_bounds(num_kept, rows):
             if self.sampled:  # the last block takes the rest: positives may exceed num_sample
                 index = paddle.slice(self.sampled_index, [0], [start], [2**62 if stop is None else stop])
-                if self.reads_rows_by_index:
-                    index.stop_gradient = True
-                    count = index.shape[0]  # as the gradient's shape will be: static only where the index's is
-                    handle = paddle.empty([count if count >= 0 else paddle.shape(index)[0], self.embedding_size],
-                                          "float32")
-                    handle.stop_gradient = False
-                    blocks.append(Block(index, handle, start, stop, table=self.weight))
-                    continue
-                centers = self.backend.blocks.gather_rows(self.weight, index)
+                centers = (self._gradient_handle(index) if by_index
+                           else self.backend.blocks.gather_rows(self.weight, index))
             else:
                 end = self.num_local if stop is None else stop
                 index = paddle.arange(start, end, dtype="int64")
@@ -255,8 +249,15 @@ class LargeScaleClassifier:
             if self.block_dtype != self.center_dtype:
                 centers = paddle.cast(centers, self.block_dtype)
             centers.stop_gradient = False
-            blocks.append(Block(index, centers, start, stop))
+            blocks.append(Block(index, centers, start, stop, table=self.weight if by_index else None))
         return blocks
+
+    def _gradient_handle(self, index) -> paddle.pir.Value:
+        """An uninitialised float32 [len(index), D] value: the differentiable stand-in of a block
+        whose rows the products read from the shard by index. Its first dimension is static only
+        where the index's is, as the gradient's will be."""
+        count = index.shape[0]
+        return paddle.empty([count if count >= 0 else paddle.shape(index)[0], self.embedding_size], "float32")
 
     @property
     def block_dtype(self) -> str:

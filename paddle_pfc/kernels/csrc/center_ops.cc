@@ -515,18 +515,24 @@ PD_BUILD_OP(pfc_any_nonfinite)
 
 namespace {
 
+// out = table[index[r]] (a [num_rows, dim] table; index[r] checked), with the row index[r + kRowsAhead]
+// prefetched when r + kRowsAhead < count.
+template <typename T>
+inline void CopyIndexedRow(const T* table, const int64_t* index, int64_t r, int64_t count, int64_t num_rows,
+                           int64_t dim, T* out) {
+  const int64_t row_bytes = dim * static_cast<int64_t>(sizeof(T));
+  const int64_t row = index[r];
+  PD_CHECK(row >= 0 && row < num_rows, "index ", row, " outside the table's ", num_rows, " rows");
+  if (r + kRowsAhead < count) {
+    const int64_t ahead = index[r + kRowsAhead];
+    if (ahead >= 0 && ahead < num_rows) PrefetchBytes(table + ahead * dim, row_bytes, false);
+  }
+  std::memcpy(out, table + row * dim, row_bytes);
+}
+
 template <typename T>
 void GatherRowsOf(const T* table, const int64_t* index, int64_t count, int64_t num_rows, int64_t dim, T* out) {
-  const int64_t row_bytes = dim * static_cast<int64_t>(sizeof(T));
-  for (int64_t r = 0; r < count; ++r) {
-    const int64_t row = index[r];
-    PD_CHECK(row >= 0 && row < num_rows, "index ", row, " outside the table's ", num_rows, " rows");
-    if (r + kRowsAhead < count) {
-      const int64_t ahead = index[r + kRowsAhead];
-      if (ahead >= 0 && ahead < num_rows) PrefetchBytes(table + ahead * dim, row_bytes, false);
-    }
-    std::memcpy(out + r * dim, table + row * dim, row_bytes);
-  }
+  for (int64_t r = 0; r < count; ++r) CopyIndexedRow(table, index, r, count, num_rows, dim, out + r * dim);
 }
 
 }  // namespace
@@ -590,16 +596,10 @@ void CheckIndexedTable(const paddle::Tensor& table, const paddle::Tensor& index,
 // inverse[r] = 1 / max(|table[index[r]]|, eps), taken while the row is in L1.
 void GatherTile(const float* table, const int64_t* index, int64_t r0, int64_t m, int64_t count, int64_t num_rows,
                 int64_t dim, float* buffer, float* inverse, float eps) {
-  const int64_t row_bytes = dim * static_cast<int64_t>(sizeof(float));
   for (int64_t r = r0; r < r0 + m; ++r) {
-    const int64_t row = index[r];
-    PD_CHECK(row >= 0 && row < num_rows, "index ", row, " outside the table's ", num_rows, " rows");
-    if (r + kRowsAhead < count) {
-      const int64_t ahead = index[r + kRowsAhead];
-      if (ahead >= 0 && ahead < num_rows) PrefetchBytes(table + ahead * dim, row_bytes, false);
-    }
-    std::memcpy(buffer + (r - r0) * dim, table + row * dim, row_bytes);
-    if (inverse != nullptr) inverse[r] = ClippedInverseNorm(SquaredNorm(buffer + (r - r0) * dim, dim), eps);
+    float* row = buffer + (r - r0) * dim;
+    CopyIndexedRow(table, index, r, count, num_rows, dim, row);
+    if (inverse != nullptr) inverse[r] = ClippedInverseNorm(SquaredNorm(row, dim), eps);
   }
 }
 
