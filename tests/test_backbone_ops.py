@@ -65,7 +65,7 @@ def test_eval_and_dynamic_mode_use_paddles_op(static_mode):
     assert "pd_op.prelu" in ops and not any("pfc_prelu" in n for n in ops)
 
 
-def test_native_prelu_rejects_bad_inputs(static_mode):
+def test_native_prelu_rejects_bad_inputs(static_mode, capfd):
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, startup):
         x = paddle.static.data("x", [2, 3, 4], "float32")
@@ -75,6 +75,8 @@ def test_native_prelu_rejects_bad_inputs(static_mode):
     with pytest.raises(Exception):  # Paddle 3.3 re-raises custom-op errors as a bare std::exception
         exe.run(main, feed={"x": np.ones([2, 3, 4], np.float32), "alpha": np.ones([4], np.float32)},
                 fetch_list=[out])
+    # so the kernel prints its message to stderr first
+    assert "paddle_pfc kernel error: pfc_prelu: alpha must hold one value per channel" in capfd.readouterr().err
 
 
 def _grouped_reference(x, w, stride, pad, groups):

@@ -236,10 +236,17 @@ def test_gather_rows_is_take_along_the_first_axis(dtype, static_mode):
     np.testing.assert_array_equal(np.asarray(rows).view(table.dtype), table[index])
 
 
-def test_gather_rows_refuses_an_index_outside_the_table(static_mode):
-    with pytest.raises(RuntimeError):  # Paddle re-raises the kernel's message as a bare std::exception
+def kernel_error(capfd) -> str:
+    """What the kernels printed to stderr: Paddle 3.3's static executor re-raises a custom op's
+    failure as a bare ``std::exception``, so the kernel prints its message first."""
+    return capfd.readouterr().err
+
+
+def test_gather_rows_refuses_an_index_outside_the_table(static_mode, capfd):
+    with pytest.raises(RuntimeError):
         run(lambda index, table: [native_ops.gather_rows(table, index)], dict(index=np.array([2, 9], np.int64)),
             persist=dict(table=np.zeros((9, 3), np.float32)))
+    assert "paddle_pfc kernel error: index 9 outside the table's 9 rows" in kernel_error(capfd)
 
 
 def test_row_range_shares_the_tables_memory(static_mode):
@@ -266,15 +273,14 @@ def test_row_range_shares_the_tables_memory(static_mode):
     assert not np.array_equal(after, table[3:7])
 
 
-def test_row_range_refuses_rows_outside_the_table(static_mode):
+def test_row_range_refuses_rows_outside_the_table(static_mode, capfd):
     with pytest.raises(RuntimeError):
         run(lambda x, table: [native_ops.row_range(table, 2, 11) + x], dict(x=np.zeros((1, 3), np.float32)),
             persist=dict(table=np.zeros((10, 3), np.float32)))
+    assert "outside the table's 10 rows" in kernel_error(capfd)
 
 
-def test_out_of_range_index_fails_the_run_instead_of_writing_outside_the_shard(static_mode):
-    # The kernel's message ("index 12 outside the shard's 5 rows") does not survive Paddle 3.3's
-    # executor, which re-raises custom-op failures as a bare ``std::exception``.
+def test_out_of_range_index_fails_the_run_instead_of_writing_outside_the_shard(static_mode, capfd):
     def build(index, grad, lr_value, weight, velocity):
         native_ops.sparse_update_(weight, velocity, index, grad, lr_value, momentum=0.9, nesterov=False,
                                   weight_decay=0.0, rescale=1.0)
@@ -284,6 +290,7 @@ def test_out_of_range_index_fails_the_run_instead_of_writing_outside_the_shard(s
         run(build, dict(index=np.array([1, 12], np.int64), grad=np.ones((2, 3), np.float32),
                         lr_value=np.array([0.1], np.float32)),
             persist=dict(weight=np.zeros((5, 3), np.float32), velocity=np.zeros((5, 3), np.float32)))
+    assert "paddle_pfc kernel error: index 12 outside the shard's 5 rows" in kernel_error(capfd)
 
 
 def test_mode_is_read_from_the_environment(monkeypatch):
@@ -440,7 +447,7 @@ def test_indexed_products_read_the_rows_where_they_lie(count, static_mode):
 
 @needs_mkl
 @pytest.mark.parametrize("op", ["logits", "backward"])
-def test_indexed_products_refuse_an_index_outside_the_table(op, static_mode):
+def test_indexed_products_refuse_an_index_outside_the_table(op, static_mode, capfd):
     features, index = np.ones((2, 3), np.float32), np.array([2, 9], np.int64)
 
     def build(features, dlogits, index, table):
@@ -448,9 +455,10 @@ def test_indexed_products_refuse_an_index_outside_the_table(op, static_mode):
             return list(native_ops.indexed_logits(features, table, index, 1e-12))
         return list(native_ops.indexed_backward(dlogits, features, table, index))
 
-    with pytest.raises(RuntimeError):  # Paddle re-raises the kernel's message as a bare std::exception
+    with pytest.raises(RuntimeError):
         run(build, dict(features=features, dlogits=np.ones((2, 2), np.float32), index=index),
             persist=dict(table=np.zeros((9, 3), np.float32)))
+    assert "paddle_pfc kernel error: index 9 outside the table's 9 rows" in kernel_error(capfd)
 
 
 def test_built_finds_the_builds_that_kernels_load(tmp_path, monkeypatch):

@@ -428,7 +428,8 @@ def batch_norm(x, scale, bias, mean, variance, momentum: float, epsilon: float, 
     bfloat16 convolution; d x is then bfloat16 too). Returns the output [N, C, ...]: float32, or
     with ``bfloat16_output`` bfloat16 (rounded to nearest even; its gradient then arrives in
     bfloat16 too), for a bfloat16 convolution after it. ValueError naming the input when
-    a shape or dtype is off (the kernel's own checks reach Python as a bare ``std::exception``)."""
+    a shape or dtype is off (the kernel's own checks reach Python as a bare ``std::exception``,
+    their message printed to stderr)."""
     _check_norm_inputs("batch_norm", x, (paddle.float32, paddle.bfloat16), channels_last, scale=scale, bias=bias,
                        mean=mean, variance=variance, alpha=alpha)
     ops = kernels("batch_norm_ops")
