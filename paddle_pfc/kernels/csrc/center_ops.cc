@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -123,25 +125,49 @@ PD_BUILD_OP(pfc_inverse_row_norm)
 namespace {
 
 // cblas_sgemm of the MKL that Paddle's own float32 matmul calls (paddle/libs/libmklml_intel.so; the
-// same shared object, so the same CPU dispatch and thread settings), found at run time.
+// same shared object, so the same CPU dispatch and thread settings), found at run time, with MKL's
+// packed-operand entry points (cblas_sgemm_pack_get_size / _pack / _compute; null where absent).
 using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*,
                        int);
-constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+using SgemmPackGetSize = size_t (*)(int, int, int, int);
+using SgemmPack = void (*)(int, int, int, int, int, int, float, const float*, int, float*);
+using SgemmCompute = void (*)(int, int, int, int, int, int, const float*, int, const float*, int, float, float*,
+                              int);
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112, kPacked = 151, kAMatrix = 161, kBMatrix = 162;
 
-Sgemm LoadSgemm(const std::string& library) {
+struct Blas {
+  Sgemm sgemm = nullptr;
+  SgemmPackGetSize pack_get_size = nullptr;
+  SgemmPack pack = nullptr;
+  SgemmCompute compute = nullptr;
+};
+
+Blas LoadBlas(const std::string& library) {
   static std::mutex mutex;
   static std::string loaded;
-  static Sgemm function = nullptr;
+  static Blas blas;
   std::lock_guard<std::mutex> lock(mutex);
-  if (function == nullptr || loaded != library) {
+  if (blas.sgemm == nullptr || loaded != library) {
     void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
     PD_CHECK(handle != nullptr, "cannot load ", library, ": ", dlerror());
-    function = reinterpret_cast<Sgemm>(dlsym(handle, "cblas_sgemm"));
-    PD_CHECK(function != nullptr, library, " has no cblas_sgemm");
+    Blas found;
+    found.sgemm = reinterpret_cast<Sgemm>(dlsym(handle, "cblas_sgemm"));
+    PD_CHECK(found.sgemm != nullptr, library, " has no cblas_sgemm");
+    found.pack_get_size = reinterpret_cast<SgemmPackGetSize>(dlsym(handle, "cblas_sgemm_pack_get_size"));
+    found.pack = reinterpret_cast<SgemmPack>(dlsym(handle, "cblas_sgemm_pack"));
+    found.compute = reinterpret_cast<SgemmCompute>(dlsym(handle, "cblas_sgemm_compute"));
+    if (found.pack_get_size == nullptr || found.pack == nullptr || found.compute == nullptr) {
+      found.pack_get_size = nullptr;
+      found.pack = nullptr;
+      found.compute = nullptr;
+    }
+    blas = found;
     loaded = library;
   }
-  return function;
+  return blas;
 }
+
+Sgemm LoadSgemm(const std::string& library) { return LoadBlas(library).sgemm; }
 
 // Rows of centers per step of BlockLogits: their norms are taken just before the product reads them
 // again, from L2 (512 rows of 512 floats: 1 MiB).
@@ -585,6 +611,27 @@ namespace {
 // Scattered rows per step of the indexed products: gathered into a buffer (256 KiB at D = 512) that
 // stays in L2 while MKL's products read it.
 constexpr int64_t kIndexedRows = 128;
+constexpr int kTile = static_cast<int>(kIndexedRows);
+
+// MKL's packed copy of an operand that is the same in every full tile's product (the features),
+// made once per op; null (every product then takes cblas_sgemm) where the BLAS cannot pack.
+class PackedOperand {
+ public:
+  PackedOperand(const Blas& blas, int identifier, int m, int n, int k, const float* source, int ld) {
+    if (blas.pack == nullptr || m <= 0 || n <= 0 || k <= 0) return;
+    const size_t bytes = (blas.pack_get_size(identifier, m, n, k) + 63) / 64 * 64;
+    data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+    PD_CHECK(data_ != nullptr, "cannot allocate ", bytes, " bytes for a packed operand");
+    blas.pack(kRowMajor, identifier, kNoTrans, m, n, k, 1.0f, source, ld, data_.get());
+  }
+  const float* get() const { return data_.get(); }
+
+ private:
+  struct Free {
+    void operator()(float* data) const { std::free(data); }
+  };
+  std::unique_ptr<float, Free> data_;
+};
 
 void CheckIndexedTable(const paddle::Tensor& table, const paddle::Tensor& index, int64_t dim) {
   CheckCpuFloat32(table, "table");
@@ -615,17 +662,23 @@ std::vector<paddle::Tensor> IndexedLogits(const paddle::Tensor& features, const 
   CheckIndexedTable(table, index, dim);
   auto logits = paddle::empty({n, count}, paddle::DataType::FLOAT32, paddle::CPUPlace());
   auto inverse = paddle::empty({count}, paddle::DataType::FLOAT32, paddle::CPUPlace());
-  const Sgemm sgemm = LoadSgemm(library);
+  const Blas blas = LoadBlas(library);
   std::vector<float> buffer(kIndexedRows * dim);
   const float* x = features.data<float>();
   float* out = logits.data<float>();
+  const int rows = static_cast<int>(n), ld = static_cast<int>(dim), ldc = static_cast<int>(count);
+  const PackedOperand packed(blas, kAMatrix, rows, kTile, ld, x, ld);  // x, [N, D]
   for (int64_t r0 = 0; r0 < count; r0 += kIndexedRows) {
     const int64_t m = std::min(kIndexedRows, count - r0);
     GatherTile(table.data<float>(), index.data<int64_t>(), r0, m, count, table.shape()[0], dim, buffer.data(),
                inverse.data<float>(), eps);
-    if (n > 0) {
-      sgemm(kRowMajor, kNoTrans, kTrans, static_cast<int>(n), static_cast<int>(m), static_cast<int>(dim), 1.0f, x,
-            static_cast<int>(dim), buffer.data(), static_cast<int>(dim), 0.0f, out + r0, static_cast<int>(count));
+    if (n == 0) continue;
+    if (packed.get() != nullptr && m == kIndexedRows) {
+      blas.compute(kRowMajor, kPacked, kTrans, rows, kTile, ld, packed.get(), ld, buffer.data(), ld, 0.0f,
+                   out + r0, ldc);
+    } else {
+      blas.sgemm(kRowMajor, kNoTrans, kTrans, rows, static_cast<int>(m), ld, 1.0f, x, ld, buffer.data(), ld, 0.0f,
+                 out + r0, ldc);
     }
   }
   return {logits, inverse};
@@ -663,11 +716,14 @@ std::vector<paddle::Tensor> IndexedBackward(const paddle::Tensor& dlogits, const
   CheckIndexedTable(table, index, dim);
   auto grad_features = paddle::empty({n, dim}, paddle::DataType::FLOAT32, paddle::CPUPlace());
   auto grad_rows = paddle::empty({count, dim}, paddle::DataType::FLOAT32, paddle::CPUPlace());
-  const Sgemm sgemm = LoadSgemm(library);
+  const Blas blas = LoadBlas(library);
   std::vector<float> buffer(kIndexedRows * dim);
   const float* g = dlogits.data<float>();
+  const float* x = features.data<float>();
   float* gx = grad_features.data<float>();
   float* gw = grad_rows.data<float>();
+  const int rows = static_cast<int>(n), ld = static_cast<int>(dim), ldg = static_cast<int>(count);
+  const PackedOperand packed(blas, kBMatrix, kTile, ld, rows, x, ld);  // x, [N, D]
   if (count == 0) std::fill(gx, gx + n * dim, 0.0f);
   for (int64_t r0 = 0; r0 < count; r0 += kIndexedRows) {
     const int64_t m = std::min(kIndexedRows, count - r0);
@@ -677,12 +733,15 @@ std::vector<paddle::Tensor> IndexedBackward(const paddle::Tensor& dlogits, const
       std::fill(gw + r0 * dim, gw + (r0 + m) * dim, 0.0f);
       continue;
     }
-    sgemm(kRowMajor, kNoTrans, kNoTrans, static_cast<int>(n), static_cast<int>(dim), static_cast<int>(m), 1.0f,
-          g + r0, static_cast<int>(count), buffer.data(), static_cast<int>(dim), r0 == 0 ? 0.0f : 1.0f, gx,
-          static_cast<int>(dim));
-    sgemm(kRowMajor, kTrans, kNoTrans, static_cast<int>(m), static_cast<int>(dim), static_cast<int>(n), 1.0f,
-          g + r0, static_cast<int>(count), features.data<float>(), static_cast<int>(dim), 0.0f, gw + r0 * dim,
-          static_cast<int>(dim));
+    blas.sgemm(kRowMajor, kNoTrans, kNoTrans, rows, ld, static_cast<int>(m), 1.0f, g + r0, ldg, buffer.data(), ld,
+               r0 == 0 ? 0.0f : 1.0f, gx, ld);
+    if (packed.get() != nullptr && m == kIndexedRows) {
+      blas.compute(kRowMajor, kTrans, kPacked, kTile, ld, rows, g + r0, ldg, packed.get(), ld, 0.0f,
+                   gw + r0 * dim, ld);
+    } else {
+      blas.sgemm(kRowMajor, kTrans, kNoTrans, static_cast<int>(m), ld, rows, 1.0f, g + r0, ldg, x, ld, 0.0f,
+                 gw + r0 * dim, ld);
+    }
   }
   return {grad_features, grad_rows};
 }
