@@ -295,6 +295,45 @@ class _BadLabel:
         return np.zeros((8, 8, 3), np.uint8), (7 if i == 5 else 0)
 
 
+class _StuckAt:
+    """8 blank samples; reading sample ``stuck`` hangs (a hung file system), the others return."""
+    num_classes = 3
+
+    def __init__(self, stuck: int):
+        self.stuck = stuck
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        if i == self.stuck:
+            time.sleep(3600)
+        return np.full((8, 8, 3), i, np.uint8), i % 3
+
+
+def test_loader_timeout_kills_a_stuck_worker_and_names_the_step():
+    """Batch 1 of epoch 0 (samples 4-7) never arrives: the loader fails after its timeout with
+    the epoch and step, its workers gone (killed, not waited for), and a later epoch that avoids
+    the sample works on new workers."""
+    sampler = DistributedBatchSampler(8, 4, 0, 1, shuffle=False)
+    with BatchLoader(_StuckAt(6), sampler, image_size=8, num_workers=2, prefetch=1, timeout=2.0) as ld:
+        started = time.monotonic()
+        batches = ld.epoch(0)
+        first, labels = next(batches)
+        np.testing.assert_array_equal(labels, [0, 1, 2, 0])
+        with pytest.raises(TimeoutError, match=r"no batch from its workers within 2 s \(epoch 0, step 1\)"):
+            next(batches)
+        assert time.monotonic() - started < 30
+        deadline = time.time() + 10
+        while mp.active_children() and time.time() < deadline:
+            time.sleep(0.05)
+        assert mp.active_children() == []
+        ld.dataset.stuck = -1  # the new workers fork the dataset as it is now
+        again = list(ld.epoch(0))
+    assert [list(y) for _, y in again] == [[0, 1, 2, 0], [1, 2, 0, 1]]
+    np.testing.assert_array_equal(again[0][0], first)
+
+
 def test_loader_flip_determinism_and_resume():
     ds = SyntheticFaces(10, 4, 16, seed=0)
     sampler = DistributedBatchSampler(len(ds), 8, 0, 1, seed=1)

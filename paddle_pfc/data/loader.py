@@ -182,9 +182,10 @@ class BatchLoader:
     instead of the float32 images. Workers are started lazily, reused across epochs
     and stopped by :meth:`close` (also on garbage collection and at interpreter exit);
     use as a context manager. A worker that dies raises ``BrokenProcessPool``;
-    ``timeout`` (seconds per batch, default None = wait forever) raises
-    ``TimeoutError`` instead of hanging on a stuck worker. Fork workers switch OpenCV to one
-    thread in this process first (a fork of a running OpenCV thread pool can hang the child).
+    ``timeout`` (seconds per batch, default None = wait forever; training passes
+    ``data.batch_timeout``) kills the workers and raises ``TimeoutError`` naming the epoch and step
+    instead of hanging on a stuck worker. Fork workers switch OpenCV to one thread in this process
+    first (a fork of a running OpenCV thread pool can hang the child).
     With ``spawn``/``forkserver``
     the dataset is pickled to each worker and the worker imports ``paddle_pfc`` (the
     main script needs an ``if __name__ == "__main__":`` guard).
@@ -247,18 +248,27 @@ class BatchLoader:
                 yield load_batch(self.dataset, idx, self._flips(epoch, idx), self.image_size)
             return
         ex = self._get_executor()
-        pending: collections.deque = collections.deque()  # (future, slot, batch size), oldest first
+        pending: collections.deque = collections.deque()  # (future, slot, batch size, step), oldest first
 
         def finished() -> Tuple[np.ndarray, np.ndarray]:
-            future, slot, size = pending.popleft()
-            labels = future.result(self.timeout)
+            future, slot, size, step = pending.popleft()
+            try:
+                labels = future.result(self.timeout)
+            except TimeoutError:
+                if future.done():  # the worker's own error
+                    raise
+                pending.clear()
+                self._kill_workers()
+                raise TimeoutError(f"loader: no batch from its workers within {self.timeout:g} s (epoch {epoch}, "
+                                   f"step {step}): a worker is stuck (a hung file system or decoder?)") from None
             return normalize_nchw(self._slots[slot, :size]), labels  # the slot is free again after this
 
         try:
             for k, idx in enumerate(batches):
                 # Slot k mod in_flight: the batch that used it last was normalized before this submit.
                 slot = k % self.in_flight
-                pending.append((ex.submit(_worker_decode, idx, self._flips(epoch, idx), slot), slot, len(idx)))
+                pending.append((ex.submit(_worker_decode, idx, self._flips(epoch, idx), slot), slot, len(idx),
+                                start_step + k))
                 if len(pending) >= self.in_flight:
                     yield finished()
             while pending:
@@ -266,11 +276,25 @@ class BatchLoader:
         finally:
             # Early exit or error: drop queued work, and let running batches finish before their
             # slots can be handed out again by the next epoch.
-            for future, _, _ in pending:
+            for future, _, _, _ in pending:
                 if not future.cancel():
                     concurrent.futures.wait([future], timeout=self.timeout)
 
     __call__ = epoch
+
+    def _kill_workers(self) -> None:
+        """Kill the worker processes (one of them is stuck) and drop the pool without waiting for
+        it; the next epoch starts new workers."""
+        executor, self._executor = self._executor, None
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        self._finalizer = None
+        processes = list((getattr(executor, "_processes", None) or {}).values())
+        for process in processes:
+            process.kill()
+        executor.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.join(10)
 
     def close(self) -> None:
         """Stop worker processes (idempotent)."""

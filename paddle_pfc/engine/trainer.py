@@ -141,7 +141,7 @@ class Trainer:
         sampler = DistributedBatchSampler(len(self.dataset), t.batch_size, self.rank, self.world_size,
                                           seed=d.seed, shuffle=True, drop_last=True)
         self.loader = BatchLoader(self.dataset, sampler, size, num_workers=d.num_workers, flip=d.flip,
-                                  seed=d.seed)
+                                  seed=d.seed, timeout=d.batch_timeout)
         self.steps_per_epoch = sampler.steps_per_epoch
         self.num_skipped = getattr(self.dataset, "num_skipped", 0)
         self.total_steps = t.epochs * self.steps_per_epoch
