@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import subprocess
 import sys
 import traceback
@@ -47,15 +48,26 @@ def test_extract_stack_with_a_limit_is_the_original():
     assert quick[0][0] == original[0][0] == "test_extract_stack_with_a_limit_is_the_original"
 
 
+@pytest.mark.parametrize("ranks", ["1", "2"])
 @pytest.mark.parametrize("body, code, message", [
     ("return 3", 3, ""),
     ("return None", 0, ""),
     ("raise ValueError('named problem')", 1, "ValueError: named problem"),
+    ("raise SystemExit('bad usage')", 1, "bad usage"),
 ])
-def test_run_exits_with_mains_status(body, code, message):
-    script = f"from paddle_pfc.cli.entry import run\ndef main():\n    print('ran')\n    {body}\nrun(main)\n"
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == code and proc.stdout == "ran\n" and message in proc.stderr, proc.stderr
+def test_run_exits_with_mains_status(body, code, message, ranks):
+    """main's status, its error on stderr, and the ``atexit`` handlers run with its output
+    flushed (stdout is a pipe: block-buffered), also in a rank of a multi-rank job
+    (``PADDLE_TRAINERS_NUM`` 2), which leaves by ``os._exit``."""
+    script = ("import atexit\nfrom paddle_pfc.cli.entry import run\n"
+              "atexit.register(lambda: print('atexit handler'))\n"
+              f"def main():\n    print('ran')\n    {body}\nrun(main)\n")
+    env = {**os.environ, "PADDLE_TRAINERS_NUM": ranks}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == code and message in proc.stderr, proc.stderr
+    assert proc.stdout == "ran\natexit handler\n"
+    if "ValueError" in message:  # the traceback as the interpreter prints it
+        assert "Traceback (most recent call last)" in proc.stderr and 'in main' in proc.stderr
 
 
 def test_run_collects_then_freezes():

@@ -12,13 +12,21 @@ Two costs of Paddle 3.3 under Python 3.11 that a command pays for nothing (measu
   s). :func:`run` collects once itself (~0.2 s), then freezes what is left (``gc.freeze``): the
   exit then takes ~0.15 s. Every object is still released by reference counting; only a cycle
   made after that collection would be left to the operating system.
+
+A rank of a multi-rank job also leaves without the libraries' C++ teardown (:func:`_leave_now`):
+rank 0 hosts Paddle's rendezvous store, whose thread keeps serving the other ranks while the
+process exits; when a rank disconnects during rank 0's teardown, that thread aborts and the
+exit dies with SIGSEGV (~1 run in 25 of a 2-rank training, docs/paddle-notes.md).
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gc
 import linecache
+import os
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator
 from importlib import import_module
@@ -57,14 +65,58 @@ def quick_call_stacks() -> Iterator[None]:
 
 
 def run(main: Callable[[], int | None]) -> NoReturn:
-    """``sys.exit(main())``, with ops recorded by :func:`quick_call_stacks` and a quick exit."""
+    """``sys.exit(main())``, with ops recorded by :func:`quick_call_stacks` and a quick exit; in a
+    rank of a multi-rank job (``PADDLE_TRAINERS_NUM`` > 1) through :func:`_leave_now`, an exception
+    printed as the interpreter prints it and status 1."""
+    multi_rank = _in_multi_rank_job()
     try:
         with quick_call_stacks():
             code = main()
+    except SystemExit as exc:
+        if not multi_rank:
+            raise
+        code = exc.code
+    except BaseException:  # noqa: BLE001 - reported as the interpreter would, then the same exit
+        if not multi_rank:
+            raise
+        traceback.print_exc()
+        code = 1
     finally:
         gc.collect()
         gc.freeze()
+    if multi_rank:
+        _leave_now(code)
     sys.exit(code)
+
+
+def _in_multi_rank_job() -> bool:
+    """True in a worker that ``paddle.distributed.launch`` started for a job of several ranks."""
+    value = os.environ.get("PADDLE_TRAINERS_NUM", "").strip()
+    return value.isdigit() and int(value) > 1
+
+
+def _leave_now(code: object) -> NoReturn:
+    """``sys.exit(code)`` without the interpreter's and the shared libraries' teardown: as at a
+    normal exit, threads that are not daemons are joined and Python's ``atexit`` handlers run
+    (logging's, Paddle's, multiprocessing's); the standard streams are flushed; then ``os._exit``
+    (no C++ static destructors, no library finalizers)."""
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:  # as sys.exit: the message to stderr, status 1
+        print(code, file=sys.stderr)
+        status = 1
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # closed or broken: nothing more to write
+            pass
+    os._exit(status)
 
 
 def _command(name: str) -> Callable[[], NoReturn]:
