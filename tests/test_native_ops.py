@@ -280,6 +280,17 @@ def test_row_range_refuses_rows_outside_the_table(static_mode, capfd):
     assert "outside the table's 10 rows" in kernel_error(capfd)
 
 
+def test_block_softmax_refuses_a_block_without_columns(static_mode, capfd):
+    """A row's maximum over no logits is undefined: an error, not a read outside the block."""
+    def build(logits, col_scale, column, target_logit):
+        return [out + 0.0 for out in native_ops.block_softmax_(logits, col_scale, column, target_logit)]
+
+    with pytest.raises(RuntimeError):
+        run(build, dict(logits=np.zeros((2, 0), np.float32), col_scale=np.zeros(0, np.float32),
+                        column=np.full((2, 1), -1, np.int64), target_logit=np.zeros((2, 1), np.float32)))
+    assert "paddle_pfc kernel error: a block of logits needs at least one column" in kernel_error(capfd)
+
+
 def test_out_of_range_index_fails_the_run_instead_of_writing_outside_the_shard(static_mode, capfd):
     def build(index, grad, lr_value, weight, velocity):
         native_ops.sparse_update_(weight, velocity, index, grad, lr_value, momentum=0.9, nesterov=False,

@@ -37,6 +37,7 @@ Layout CheckInputs(const paddle::Tensor& x, const std::vector<const paddle::Tens
   PD_CHECK(shape.size() >= 2, "pfc_batch_norm: x must be [N, C, ...] ([N, ..., C] with channels_last)");
   Layout l{shape[0], channels_last ? shape.back() : shape[1], 1, channels_last};
   for (size_t d = 1; d + 1 < shape.size(); ++d) l.inner *= shape[channels_last ? d : d + 1];
+  PD_CHECK(l.channels > 0, "pfc_batch_norm: x has no channels");
   PD_CHECK(l.count() > 0, "pfc_batch_norm: x has no values per channel");
   for (const paddle::Tensor* t : per_channel) {
     PD_CHECK(t->is_cpu() && t->dtype() == paddle::DataType::FLOAT32 && t->numel() == l.channels,

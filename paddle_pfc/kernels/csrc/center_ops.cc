@@ -232,6 +232,7 @@ void BlockSoftmax(paddle::Tensor& logits, const paddle::Tensor& col_scale, const
   PD_CHECK(column.is_cpu() && column.dtype() == paddle::DataType::INT64, "column must be int64 on CPU");
   PD_CHECK(logits.shape().size() == 2, "logits must be [N, c]");
   const int64_t rows = logits.shape()[0], cols = logits.shape()[1];
+  PD_CHECK(cols > 0, "a block of logits needs at least one column");
   PD_CHECK(col_scale.numel() == cols, "col_scale must hold one value per column");
   PD_CHECK(column.numel() == rows && target_logit.numel() == rows && lse.numel() == rows && top.numel() == rows,
            "column, target_logit, lse and top must hold one value per row");
