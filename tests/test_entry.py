@@ -70,6 +70,17 @@ def test_run_exits_with_mains_status(body, code, message, ranks):
         assert "Traceback (most recent call last)" in proc.stderr and 'in main' in proc.stderr
 
 
+def test_a_rank_leaves_with_a_thread_pool_still_open():
+    """A pool left open (its worker threads are not daemons) is stopped as at a normal exit, not
+    waited on forever."""
+    script = ("from concurrent.futures import ThreadPoolExecutor\nfrom paddle_pfc.cli.entry import run\n"
+              "pool = ThreadPoolExecutor(1)\n"
+              "def main():\n    pool.submit(print, 'pool ran').result()\n    return 4\nrun(main)\n")
+    env = {**os.environ, "PADDLE_TRAINERS_NUM": "2"}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 4 and proc.stdout == "pool ran\n", proc.stderr
+
+
 def test_run_collects_then_freezes():
     """In this process (``run`` ends in ``sys.exit``): garbage cycles are collected, not frozen."""
     class Cycle:

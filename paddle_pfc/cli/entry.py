@@ -97,9 +97,9 @@ def _in_multi_rank_job() -> bool:
 
 def _leave_now(code: object) -> NoReturn:
     """``sys.exit(code)`` without the interpreter's and the shared libraries' teardown: as at a
-    normal exit, threads that are not daemons are joined and Python's ``atexit`` handlers run
-    (logging's, Paddle's, multiprocessing's); the standard streams are flushed; then ``os._exit``
-    (no C++ static destructors, no library finalizers)."""
+    normal exit, thread pools are stopped, threads that are not daemons are joined and the
+    ``atexit`` handlers run (logging's, Paddle's, multiprocessing's); the standard streams are
+    flushed; then ``os._exit`` (no C++ static destructors, no library finalizers)."""
     if code is None:
         status = 0
     elif isinstance(code, int):
@@ -107,9 +107,9 @@ def _leave_now(code: object) -> NoReturn:
     else:  # as sys.exit: the message to stderr, status 1
         print(code, file=sys.stderr)
         status = 1
-    for thread in threading.enumerate():
-        if thread is not threading.current_thread() and not thread.daemon:
-            thread.join()
+    # As the interpreter's exit: threading's exit callbacks (which stop concurrent.futures' pools),
+    # then a join of every thread that is not a daemon; then the atexit handlers.
+    threading._shutdown()
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
