@@ -167,8 +167,6 @@ Blas LoadBlas(const std::string& library) {
   return blas;
 }
 
-Sgemm LoadSgemm(const std::string& library) { return LoadBlas(library).sgemm; }
-
 // Rows of centers per step of BlockLogits: their norms are taken just before the product reads them
 // again, from L2 (512 rows of 512 floats: 1 MiB).
 constexpr int64_t kLogitRows = 512;
@@ -186,7 +184,7 @@ std::vector<paddle::Tensor> BlockLogits(const paddle::Tensor& features, const pa
   const int64_t n = features.shape()[0], count = rows.shape()[0], dim = rows.shape()[1];
   auto logits = paddle::empty({n, count}, paddle::DataType::FLOAT32, paddle::CPUPlace());
   auto inverse = paddle::empty({count}, paddle::DataType::FLOAT32, paddle::CPUPlace());
-  const Sgemm sgemm = LoadSgemm(library);
+  const Sgemm sgemm = LoadBlas(library).sgemm;
   const float* x = features.data<float>();
   const float* w = rows.data<float>();
   float* out = logits.data<float>();
