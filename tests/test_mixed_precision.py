@@ -169,3 +169,47 @@ def test_loss_scaling_settings_are_validated():
         paddle_pfc.LossScaling(incr_every_n_steps=0)
     assert paddle_pfc.LossScaling().init_loss_scaling == 2.0**16
     np.testing.assert_equal(paddle_pfc.LossScaling(init_loss_scaling=8.0).init_loss_scaling, 8.0)
+
+
+def _program_ops(program) -> list:
+    """Every op of ``program``, those of its sub-blocks (cond, pylayer) included."""
+    ops, stack = [], [program.global_block()]
+    while stack:
+        for op in stack.pop().ops:
+            ops.append(op)
+            stack.extend(op.blocks())
+    return ops
+
+
+def test_bf16_training_program_as_a_bfloat16_cpu_builds_it(static_mode, monkeypatch, tmp_path):
+    """``train.amp=bf16`` with ``classifier.dtype=bfloat16``: the programs that a CPU with native
+    bfloat16 (AVX512_BF16 / AMX) builds, built here whatever this CPU is (oneDNN's answer replaced;
+    built and initialised, never stepped — the step itself runs in test_train_cli where the CPU
+    can). Every training convolution multiplies in bfloat16 and hands bfloat16 activations to the
+    native batch norms, the head's three products are bfloat16 products, and the validation
+    program stays float32."""
+    from paddle_pfc.engine.builder import build_programs, check_supported
+    from paddle_pfc.engine.config import load_config
+    from paddle_pfc.kernels import onednn_ops
+
+    from launcher import REPO
+
+    monkeypatch.setattr(onednn_ops, "bfloat16_unsupported", lambda: None)
+    monkeypatch.setenv("PADDLE_PFC_NATIVE", "on")
+    paddle_pfc.init_distributed()
+    cfg = load_config(str(REPO / "tests" / "train_tiny.yaml"),
+                      ["train.amp=bf16", "classifier.dtype=bfloat16", f"train.output_dir={tmp_path}"])
+    check_supported(cfg, gpu=False)
+    with paddle.static.scope_guard(paddle.static.Scope()):
+        programs = build_programs(cfg, 0, 1, 0.1, 10, sync=lambda phase: 0.0)
+    train_ops, eval_ops = _program_ops(programs.main), _program_ops(programs.eval_main)
+    conv_names = ("custom_op.pfc_conv2d", "custom_op.pfc_depthwise_conv2d")
+    convs = [op for op in train_ops if op.name() in conv_names]
+    assert len(convs) >= 40 and all(op.attrs()["bf16"] for op in convs), len(convs)
+    assert all(str(op.result(0).dtype) == "paddle.bfloat16" for op in convs)
+    norms = [op for op in train_ops if op.name() in ("custom_op.pfc_batch_norm_", "custom_op.pfc_batch_norm_prelu_")]
+    assert sum(str(op.operand_source(0).dtype) == "paddle.bfloat16" for op in norms) >= len(norms) - 1
+    products = [op for op in train_ops if op.name() == "custom_op.pfc_matmul"]
+    assert len(products) == 3 and all(op.attrs()["bf16"] for op in products)  # one block: logits, d x, d w
+    eval_convs = [op for op in eval_ops if op.name() in conv_names]
+    assert len(eval_convs) == len(convs) and not any(op.attrs()["bf16"] for op in eval_convs)
