@@ -3,9 +3,10 @@
 Their builds use ``-march=native``, so a machine compiles only the branches its own CPU selects
 (``#ifdef __AVX512F__`` in the depthwise kernel, the vector widths everywhere): an AVX2 machine
 never compiles the AVX-512 code and the other way round. This project's machines change CPU,
-so every source is compiled syntax-only (templates instantiated, no code generated, ~3 s each)
-for an AVX2 target and an AVX-512 + AVX512_BF16 + AMX one, with the include paths of the real
-builds. A branch that does not compile for one of them fails here whatever this CPU is.
+so every source is compiled syntax-only (templates instantiated, no code generated, ~3 s each),
+with the include paths of the real builds, for the target on the other side of that line: an
+AVX-512 + AVX512_BF16 + AMX one on a CPU without AVX-512F, an AVX2 one on a CPU with it (the
+native build compiles this CPU's side). A branch that does not compile for it fails here.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 from paddle.utils.cpp_extension.extension_utils import find_paddle_includes
 
+from paddle_pfc.engine.device import cpu_info
 from paddle_pfc.kernels import native_ops, onednn_ops
 
 #: GCC's -march name -> what it enables that the sources' branches look at.
@@ -49,6 +51,8 @@ def knows_target(march: str) -> bool:
 @pytest.mark.skipif(COMPILER is None, reason="no g++ (the native kernels cannot be built here either)")
 @pytest.mark.parametrize("march", TARGETS)
 def test_every_native_source_compiles_for_another_cpu(march):
+    if (march == "sapphirerapids") == cpu_info().has("AVX-512F"):
+        pytest.skip(f"this CPU's native build compiles the branches of -march={march} ({TARGETS[march]})")
     if not knows_target(march):
         pytest.skip(f"this g++ does not know -march={march}")
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
