@@ -198,7 +198,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--margins", type=_comma_list(float), default=[1.0, 0.5, 0.0],
                    help="m1,m2,m3 (ArcFace default 1,0.5,0)")
     p.add_argument("--scale", type=float, default=64.0)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seeds the synthetic batches, the centers and Paddle's generator (the kept centers): "
+                        "runs with one seed repeat their losses")
     p.add_argument("--malloc", choices=("default", *MALLOC_MODES), default=None,
                    help="glibc handling of freed buffers (default: $PADDLE_PFC_MALLOC, else speed)")
     p.add_argument("--json", default=None, help="append one JSON line per configuration (rank 0)")
@@ -255,9 +257,12 @@ def idle_overhead() -> float:
 def build_train_program(cfg: dict, args, rank: int, world_size: int, mode: str):
     """(main, startup, head, loss, input names) for one configuration. ``mode``: ``head``,
     ``e2e``, or ``backbone`` (e2e's backbone alone: loss = mean(embedding * fixed weights), the
-    same optimizer, no head and no collective; head None)."""
+    same optimizer, no head and no collective; head None). Paddle's generator is seeded with
+    ``--seed`` first (as ``tools/train.py`` seeds it with ``train.seed``), so the kept centers, the
+    backbone's initial weights and the losses repeat from one run to the next."""
     from paddle_pfc.backbones import build_backbone  # only e2e needs it; cheap import anyway
 
+    paddle.seed(args.seed)
     b, d = cfg["batch_size"], cfg["embedding_size"]
     main, startup = paddle.static.Program(), paddle.static.Program()
     if mode == "backbone":
