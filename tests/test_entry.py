@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import signal
 import subprocess
 import sys
 import traceback
@@ -54,6 +55,7 @@ def test_extract_stack_with_a_limit_is_the_original():
     ("return None", 0, ""),
     ("raise ValueError('named problem')", 1, "ValueError: named problem"),
     ("raise SystemExit('bad usage')", 1, "bad usage"),
+    ("raise KeyboardInterrupt", -signal.SIGINT, "KeyboardInterrupt"),  # the interpreter dies by SIGINT
 ])
 def test_run_exits_with_mains_status(body, code, message, ranks):
     """main's status, its error on stderr, and the ``atexit`` handlers run with its output
@@ -66,7 +68,7 @@ def test_run_exits_with_mains_status(body, code, message, ranks):
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env)
     assert proc.returncode == code and message in proc.stderr, proc.stderr
     assert proc.stdout == "ran\natexit handler\n"
-    if "ValueError" in message:  # the traceback as the interpreter prints it
+    if "Error" in message or "Interrupt" in message:  # the traceback as the interpreter prints it
         assert "Traceback (most recent call last)" in proc.stderr and 'in main' in proc.stderr
 
 

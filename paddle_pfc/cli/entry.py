@@ -25,6 +25,7 @@ import contextlib
 import gc
 import linecache
 import os
+import signal
 import sys
 import threading
 import traceback
@@ -67,7 +68,8 @@ def quick_call_stacks() -> Iterator[None]:
 def run(main: Callable[[], int | None]) -> NoReturn:
     """``sys.exit(main())``, with ops recorded by :func:`quick_call_stacks` and a quick exit; in a
     rank of a multi-rank job (``PADDLE_TRAINERS_NUM`` > 1) through :func:`_leave_now`, an exception
-    printed as the interpreter prints it and status 1."""
+    printed as the interpreter prints it and status 1 (a ``KeyboardInterrupt``: death by SIGINT,
+    as the interpreter's)."""
     multi_rank = _in_multi_rank_job()
     try:
         with quick_call_stacks():
@@ -76,11 +78,11 @@ def run(main: Callable[[], int | None]) -> NoReturn:
         if not multi_rank:
             raise
         code = exc.code
-    except BaseException:  # noqa: BLE001 - reported as the interpreter would, then the same exit
+    except BaseException as exc:  # noqa: BLE001 - reported as the interpreter would, then the same exit
         if not multi_rank:
             raise
         traceback.print_exc()
-        code = 1
+        code = _INTERRUPTED if isinstance(exc, KeyboardInterrupt) else 1
     finally:
         gc.collect()
         gc.freeze()
@@ -95,13 +97,20 @@ def _in_multi_rank_job() -> bool:
     return value.isdigit() and int(value) > 1
 
 
+_INTERRUPTED = object()  # run's code for an uncaught KeyboardInterrupt
+
+
 def _leave_now(code: object) -> NoReturn:
     """``sys.exit(code)`` without the interpreter's and the shared libraries' teardown: as at a
     normal exit, thread pools are stopped, threads that are not daemons are joined and the
     ``atexit`` handlers run (logging's, Paddle's, multiprocessing's); the standard streams are
-    flushed; then ``os._exit`` (no C++ static destructors, no library finalizers)."""
+    flushed; then ``os._exit`` (no C++ static destructors, no library finalizers), or, for
+    ``_INTERRUPTED``, SIGINT with its default action (the interpreter's exit after an uncaught
+    ``KeyboardInterrupt``: a shell sees 130, a parent process -2)."""
     if code is None:
         status = 0
+    elif code is _INTERRUPTED:
+        status = 128 + signal.SIGINT  # only if SIGINT below does not end the process
     elif isinstance(code, int):
         status = code
     else:  # as sys.exit: the message to stderr, status 1
@@ -116,6 +125,9 @@ def _leave_now(code: object) -> NoReturn:
             stream.flush()
         except (OSError, ValueError):  # closed or broken: nothing more to write
             pass
+    if code is _INTERRUPTED:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
     os._exit(status)
 
 
