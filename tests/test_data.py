@@ -7,6 +7,7 @@ import struct
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import cv2
@@ -59,6 +60,12 @@ def test_image_folder_grayscale_and_spaces(small_folder, tmp_path):
     ("images/00000001.jpg\t0\nimages/00000111.jpg\t10\n", 2, "outside [0, 10)"),
     ("images/00000001.jpg\t-1\n", 1, "outside"),
     ("images/00000001.jpg\t0\nimages/nope.jpg\t1\n", 2, "not found"),
+    ("images/00000001.jpg\t+3\n", 1, "not an integer"),       # int() would take these three
+    ("images/00000001.jpg\t1_0\n", 1, "not an integer"),
+    ("images/00000001.jpg\t\uff13\n", 1, "not an integer"),   # a full-width 3
+    ("images/00000001.jpg\t0\nimages/00000111.jpg\t1\nimages/00000001.jpg\t0\n", 3,
+     "already listed on line 1 (each image once)"),
+    ("images/00000001.jpg\t0\n./images//00000001.jpg\t5\n", 2, "with label 0; here with label 5"),
 ])
 def test_image_folder_bad_label_file(small_folder, tmp_path, content, line, msg):
     root = _copy_folder(small_folder, tmp_path / "f")
@@ -67,6 +74,14 @@ def test_image_folder_bad_label_file(small_folder, tmp_path, content, line, msg)
         ImageFolderDataset(root, num_classes=10)
     s = str(ei.value)
     assert "label.txt" in s and f"line {line}" in s and msg in s
+
+
+def test_image_folder_label_file_with_a_byte_order_mark(small_folder, tmp_path):
+    root = _copy_folder(small_folder, tmp_path / "f")
+    (root / "label.txt").write_bytes("images/00000001.jpg\t0\r\nimages/00000111.jpg\t1\r\n".encode("utf-8-sig"))
+    ds = ImageFolderDataset(root)
+    assert [os.path.basename(p) for p, _ in ds.samples] == ["00000001.jpg", "00000111.jpg"]
+    assert ds.labels.tolist() == [0, 1]
 
 
 def test_image_folder_bad_image_and_skip_bad(small_folder, tmp_path):
@@ -171,22 +186,109 @@ def test_rec_corrupt_and_truncated(tmp_path):
     rec.write_bytes(bytes(bad))
     ds = RecordDataset(tmp_path, image_size=None)
     assert ds[0][1] == 0
-    with pytest.raises(ValueError, match=rf"train\.rec: bad RecordIO magic .* at offset {off2}"):
+    with pytest.raises(ValueError, match=rf"train\.rec: record 2: bad RecordIO magic .* at offset {off2}"):
         ds[1]
     # truncated in the middle of record 2's payload; header record now beyond EOF
     rec.write_bytes(bytes(data[:off2 + 20]))
     with pytest.raises(ValueError, match=r"train\.idx: key \d+ points at offset \d+ beyond the end of .*train\.rec"):
         RecordDataset(tmp_path, image_size=None)
-    # truncated payload of a record whose offset is valid
+    # truncated payload of the last indexed record: found at construction
     idx_lines = (tmp_path / "train.idx").read_text().splitlines()
     (tmp_path / "train.idx").write_text("\n".join(idx_lines[:2]) + "\n")  # keys 1, 2; no header
-    ds = RecordDataset(tmp_path, image_size=None, num_classes=3)
-    assert ds[0][1] == 0
-    with pytest.raises(ValueError, match=rf"train\.rec: truncated record at offset {off2}"):
-        ds[1]
+    with pytest.raises(ValueError, match=rf"train\.rec: record 2: truncated record at offset {off2}"):
+        RecordDataset(tmp_path, image_size=None, num_classes=3)
     (tmp_path / "train.idx").write_text("1\t0\n2\tabc\n")
     with pytest.raises(ValueError, match=r"train\.idx, line 2: malformed"):
         RecordDataset(tmp_path)
+
+
+def _jpeg(value: int) -> bytes:
+    return cv2.imencode(".jpg", np.full((8, 8, 3), value, np.uint8))[1].tobytes()
+
+
+def test_rec_multi_label_image_at_key_0_is_an_image(tmp_path):
+    """mxnet's ``im2rec --pack-label`` numbers images from 0 with label vectors (flag > 0): record 0
+    is an image, not insightface's header (which carries no image)."""
+    labels = [[2, 7], [0, 1], [1, 5], [2, 0]]
+    with recordio.RecordIOWriter(str(tmp_path / "train.rec"), str(tmp_path / "train.idx")) as w:
+        for k, lab in enumerate(labels):
+            w.write_idx(k, recordio.pack(recordio.IRHeader(0, [float(v) for v in lab], k, 0), _jpeg(10 * k)))
+    ds = RecordDataset(tmp_path, image_size=None)
+    assert ds.header is None and len(ds) == 4 and ds.num_classes == 3
+    assert [ds[i][1] for i in range(4)] == [2, 0, 1, 2]
+    assert ds[0][0].mean() == pytest.approx(0, abs=2) and ds[3][0].mean() == pytest.approx(30, abs=2)
+
+
+def _idx_lines(tmp_path) -> list:
+    return (tmp_path / "train.idx").read_text().splitlines()
+
+
+def test_rec_header_that_does_not_describe_the_file(tmp_path):
+    # 10 images, but the header announces 5 (keys 6..10 would be identities): record 6 holds an image
+    with recordio.RecordIOWriter(str(tmp_path / "train.rec"), str(tmp_path / "train.idx")) as w:
+        for k in range(1, 11):
+            w.write_idx(k, recordio.pack(recordio.IRHeader(0, float(k % 3), k, 0), _jpeg(k)))
+        w.write_idx(0, recordio.pack(recordio.IRHeader(2, [6.0, 11.0], 0, 0), b""))
+    with pytest.raises(ValueError, match=r"train\.rec: record 6, the first identity record by the header, "
+                                         r"holds an image .*announces fewer images than the file holds"):
+        RecordDataset(tmp_path)
+    # an image key lost from the .idx between others
+    _make_rec(tmp_path, [0, 0, 1, 1, 2, 2])
+    (tmp_path / "train.idx").write_text("\n".join(l for l in _idx_lines(tmp_path) if not l.startswith("4\t")) + "\n")
+    with pytest.raises(ValueError, match=r"record 0 .*announces images 1\.\.6, but .*train\.idx lacks 1 of "
+                                         r"them \(first: key 4\)"):
+        RecordDataset(tmp_path)
+    # keys the header does not explain
+    _make_rec(tmp_path, [0, 1])
+    with recordio.RecordIOWriter(str(tmp_path / "more.rec"), str(tmp_path / "more.idx")) as w:
+        w.write_idx(0, recordio.pack(recordio.IRHeader(0, 0.0, 0, 0), _jpeg(5)))
+    rec_bytes = (tmp_path / "train.rec").read_bytes()
+    (tmp_path / "train.rec").write_bytes(rec_bytes + (tmp_path / "more.rec").read_bytes())
+    (tmp_path / "train.idx").write_text((tmp_path / "train.idx").read_text() + f"9\t{len(rec_bytes)}\n")
+    with pytest.raises(ValueError, match=r"holds 1 key\(s\) beyond the header's images 1\.\.2 and identities "
+                                         r"3\.\.4 \(first: key 9\)"):
+        RecordDataset(tmp_path)
+
+
+def test_rec_stale_or_doubled_index(tmp_path):
+    _make_rec(tmp_path, [0, 1, 1])
+    good_rec, good_idx = (tmp_path / "train.rec").read_bytes(), (tmp_path / "train.idx").read_text()
+    assert len(RecordDataset(tmp_path)) == 3
+    # records appended to the .rec, the .idx not rebuilt
+    (tmp_path / "train.rec").write_bytes(good_rec + recordio.frame_record(
+        recordio.pack(recordio.IRHeader(0, 1.0, 9, 0), _jpeg(1))))
+    with pytest.raises(ValueError, match=r"train\.rec: \d+ bytes follow the last record that .*train\.idx "
+                                         r"indexes .*stale or incomplete"):
+        RecordDataset(tmp_path)
+    # index lines lost at the end (here the last identity record's)
+    (tmp_path / "train.rec").write_bytes(good_rec)
+    (tmp_path / "train.idx").write_text("\n".join(good_idx.splitlines()[:-1]) + "\n")
+    with pytest.raises(ValueError, match="bytes follow the last record"):
+        RecordDataset(tmp_path)
+    # a key listed twice (and so a record read twice, another never)
+    lines = good_idx.splitlines()
+    key2_offset = lines[1].split("\t")[1]
+    lines[2] = f"2\t{lines[2].split(chr(9))[1]}"
+    (tmp_path / "train.idx").write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"train\.idx: key 2 appears in index entries 2 and 3"):
+        RecordDataset(tmp_path)
+    lines = good_idx.splitlines()
+    lines[2] = f"3\t{key2_offset}"
+    (tmp_path / "train.idx").write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=rf"train\.idx: offset {key2_offset} appears in index entries 2 and 3"):
+        RecordDataset(tmp_path)
+    (tmp_path / "train.idx").write_text(good_idx.replace("2\t", "+2\t", 1))
+    with pytest.raises(ValueError, match=r"train\.idx, line \d+: malformed index line '\+2"):
+        RecordDataset(tmp_path)
+
+
+def test_rec_num_classes_below_the_last_label(tmp_path):
+    _make_rec(tmp_path, [0, 0, 1, 3, 3], num_classes=6)  # header: 6 identities, the last two empty
+    assert RecordDataset(tmp_path).num_classes == 6
+    assert RecordDataset(tmp_path, num_classes=4).num_classes == 4  # enough for every image
+    with pytest.raises(ValueError, match=r"num_classes=3, but the header lists 6 identities and the last "
+                                         r"image \(record 5\) has label 3: give num_classes >= 4"):
+        RecordDataset(tmp_path, num_classes=3)
 
 
 # ----------------------------------------------------------------------------- bin sets
@@ -219,6 +321,31 @@ def test_bin_corrupt(tmp_path):
     (tmp_path / "mismatch.bin").write_bytes(pickle.dumps(([b"a"] * 3, [True, False])))
     with pytest.raises(ValueError, match=r"mismatch\.bin: 3 images for 2 pairs"):
         read_bin(str(tmp_path / "mismatch.bin"))
+    for name, content, message in [
+            ("empty", ([], []), r"empty verification set"),
+            ("decoded", ([np.zeros((8, 8, 3), np.uint8)] * 2, [True]),
+             r"image 0 is a decoded array of shape \(8, 8, 3\); a \.bin holds encoded images"),
+            ("two", ([b"a"] * 4, [1, 2]), r"issame_list\[1\] is 2, not a bool")]:
+        (tmp_path / f"{name}.bin").write_bytes(pickle.dumps(content))
+        with pytest.raises(ValueError, match=rf"{name}\.bin: .*{message}"):
+            read_bin(str(tmp_path / f"{name}.bin"))
+    # encoded images as insightface stores them: [n, 1] uint8 columns
+    column = [np.frombuffer(_jpeg(v), np.uint8).reshape(-1, 1) for v in (0, 200)]
+    (tmp_path / "column.bin").write_bytes(pickle.dumps((column, [False])))
+    assert read_bin(str(tmp_path / "column.bin"))[0] == [_jpeg(0), _jpeg(200)]
+
+
+def test_bin_of_one_kind_of_pair_warns(tmp_path):
+    bins = [_jpeg(v) for v in (0, 10, 20, 30)]
+    for issame, kind in (([True, True], "same"), ([False, False], "different")):
+        write_bin(str(tmp_path / "one.bin"), bins, issame)
+        with pytest.warns(UserWarning, match=rf"one\.bin: all 2 pairs are {kind}-identity pairs: its accuracy "
+                                             "does not measure verification"):
+            load_bin(str(tmp_path / "one.bin"), image_size=8)
+    write_bin(str(tmp_path / "both.bin"), bins, [True, False])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_bin(str(tmp_path / "both.bin"), image_size=8)
 
 
 # ----------------------------------------------------------------------------- synthetic

@@ -76,8 +76,31 @@ def test_bad_image_skipped_or_named(tmp_path):
     make_folder(root, corrupt=True)
     failed = im2rec("--root", str(root), "--output", str(tmp_path / "fail"), "--workers", "2")
     assert failed.returncode == 2 and "broken.jpg" in failed.stderr, failed.stderr
+    assert not (tmp_path / "fail").exists() or not list((tmp_path / "fail").iterdir())  # no partial pair
     ok = im2rec("--root", str(root), "--output", str(tmp_path / "skip"), "--workers", "2", "--skip-bad")
     serial = im2rec("--root", str(root), "--output", str(tmp_path / "skip0"), "--workers", "0", "--skip-bad")
     assert ok.returncode == 0 and "(1 skipped)" in ok.stdout, ok.stderr
     assert serial.returncode == 0 and "(1 skipped)" in serial.stdout, serial.stderr
     assert files(tmp_path / "skip") == files(tmp_path / "skip0")
+    skipped = [line for line in ok.stderr.splitlines() if line.startswith("im2rec: skipped ")]
+    assert len(skipped) == 1 and "broken.jpg: cannot decode image" in skipped[0], ok.stderr
+
+
+def test_a_failed_run_leaves_the_earlier_output(tmp_path):
+    """A run that stops on a bad image leaves the output folder's .rec / .idx as they were (no
+    partial pair that training would read as the whole set); classes left without an image are
+    listed."""
+    root = tmp_path / "folder"
+    make_folder(root)
+    out = tmp_path / "out"
+    assert im2rec("--root", str(root), "--output", str(out), "--workers", "0").returncode == 0
+    before = files(out)
+    (root / "id3" / "broken.jpg").write_bytes(b"not an image")
+    lines = (root / "label.txt").read_text().splitlines()
+    (root / "label.txt").write_text("\n".join(lines + ["id3/broken.jpg\t3", "id8/0.png\t10"]) + "\n")
+    (root / "id8" / "0.png").write_bytes((root / lines[0].split("\t")[0]).read_bytes())
+    failed = im2rec("--root", str(root), "--output", str(out), "--workers", "2")
+    assert failed.returncode == 2 and "broken.jpg: cannot decode image" in failed.stderr, failed.stderr
+    assert files(out) == before
+    ok = im2rec("--root", str(root), "--output", str(out), "--workers", "0", "--skip-bad")
+    assert ok.returncode == 0 and "im2rec: note: 1 of 11 classes have no image (9)" in ok.stderr, ok.stderr

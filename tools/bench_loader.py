@@ -37,7 +37,7 @@ from paddle_pfc.engine.device import cpu_summary
 
 
 def write_rec(folder: str, num_images: int, size: int) -> None:
-    faces = SyntheticFaces(num_classes=max(1, num_images // 8), samples_per_class=8, image_size=size, seed=0)
+    faces = SyntheticFaces(num_classes=-(-num_images // 8), samples_per_class=8, image_size=size, seed=0)
     write_insightface_rec(folder, ((faces.label(i), encode_jpeg(faces[i][0])) for i in range(num_images)),
                           num_classes=faces.num_classes)
 
@@ -66,6 +66,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--json", help="also write the figures to this file")
     args = p.parse_args(argv)
+    for name in ("images", "size", "batch_size", "rounds"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be >= 1")
+    if args.batch_size > args.images:
+        p.error(f"--batch-size {args.batch_size} exceeds --images {args.images}")
+    if min(args.workers) < 1:
+        p.error("--workers must be >= 1 (the plain loop is timed as 0 workers already)")
     cv2.setNumThreads(1)
     with tempfile.TemporaryDirectory() as folder:
         write_rec(folder, args.images, args.size)

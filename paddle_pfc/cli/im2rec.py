@@ -38,7 +38,7 @@ def _init(samples, options) -> None:
 
 def convert(span: tuple[int, int]) -> list[tuple[int, bytes | None, tuple | str]]:
     """``(label, jpeg, (h, w))`` of samples ``[start, stop)``; with skip_bad an unreadable image
-    gives ``(label, None, reason)`` (else ``ValueError`` naming the file)."""
+    gives ``(label, None, reason)``, the reason naming the file (else ``ValueError`` naming it)."""
     from paddle_pfc.data._image import encode_jpeg, fit_size, read_rgb
 
     out = []
@@ -60,8 +60,9 @@ def default_workers() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Exit status: 0 written, 2 a bad label file or image (``im2rec: error: ...``); a bad option
-    is argparse's exit 2."""
+    """Exit status: 0 written, 2 a bad label file or image (``im2rec: error: ...``; the output
+    folder's ``.rec`` / ``.idx`` are then as before the run); a bad option is argparse's exit 2.
+    Each image ``--skip-bad`` skipped, and the classes left without an image, are listed on stderr."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--root", required=True, help="folder containing label.txt and the images")
     ap.add_argument("--output", required=True, help="output folder for train.rec / train.idx")
@@ -108,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     ordered = [samples[i] for i in order]
     options = {"size": size, "quality": args.quality, "skip_bad": args.skip_bad}
     spans = [(s, min(s + CHUNK, len(ordered))) for s in range(0, len(ordered), CHUNK)]
-    sizes, bad = set(), list(skipped)
+    sizes, written = set(), set()
+    bad = [f"{path}: {reason}" for path, reason in skipped]  # each skipped image, its path first
     progress = Progress("im2rec", len(ordered), "images", every_seconds=args.progress_every, write=print)
 
     def items(results):
@@ -119,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
                     bad.append(info)
                     continue
                 sizes.add(info)
+                written.add(label)
                 yield label, data
 
     pool = None
@@ -140,10 +143,20 @@ def main(argv: list[str] | None = None) -> int:
             pool.terminate()
             pool.join()
     progress.close()
+    property_path = os.path.join(args.output, "property")
     if len(sizes) == 1:
         (h, w), = sizes
-        with open(os.path.join(args.output, "property"), "w") as f:
+        with open(property_path, "w") as f:
             f.write(f"{info['num_classes']},{h},{w}\n")
+    elif os.path.exists(property_path):  # an earlier run's: its size no longer describes the images
+        os.remove(property_path)
+    for reason in bad:
+        print(f"im2rec: skipped {reason}", file=sys.stderr)
+    empty = sorted(set(range(info["num_classes"])) - written)
+    if empty:
+        shown = ", ".join(str(c) for c in empty[:10]) + (", ..." if len(empty) > 10 else "")
+        print(f"im2rec: note: {len(empty)} of {info['num_classes']} classes have no image ({shown})",
+              file=sys.stderr)
     elapsed = time.time() - t0
     print(f"im2rec: wrote {info['num_images']} images, {info['num_classes']} classes to {info['rec']} "
           f"({len(bad)} skipped) in {elapsed:.1f}s, {info['num_images'] / max(elapsed, 1e-9):.1f} images/s "

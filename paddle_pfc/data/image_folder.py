@@ -6,9 +6,9 @@
 
 The path (relative to ``root``; may contain spaces) and the integer label are
 separated by the LAST run of whitespace (tab or spaces). Blank lines are ignored.
-Parsing is strict: a malformed line, a non-integer label, a negative label, a
-label ``>= num_classes`` (when given) or a missing image file raises
-``ValueError("<label file>, line <n>: ...")``.
+Parsing is strict: a malformed line, a label that is not ASCII digits, a negative label, a
+label ``>= num_classes`` (when given), an image listed twice or a missing image file raises
+``ValueError("<label file>, line <n>: ...")``. A UTF-8 byte-order mark is allowed.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ import numpy as np
 from paddle_pfc.engine.progress import Progress
 
 from ._image import SizeLike, as_size, fit_size, read_rgb
+from ._text import ascii_int
 
 _log = logging.getLogger("paddle_pfc.data")
 
@@ -47,11 +48,12 @@ def parse_label_file(
     except OSError as e:
         raise ValueError(f"{label_file}: cannot read label file ({e.strerror or e})") from e
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte-order mark (Windows editors) is not part of the first path
     except UnicodeDecodeError as e:
         raise ValueError(f"{label_file}: not UTF-8 text ({e})") from e
     samples: List[Tuple[str, int]] = []
     skipped: List[Tuple[str, str]] = []
+    line_of: dict = {}  # normalised path -> (line, label) of its first listing
     lines = text.splitlines()
     with Progress(f"index {label_file}", len(lines), "lines", write=_log) as progress:
         for lineno, line in enumerate(lines, start=1):
@@ -61,6 +63,11 @@ def parse_label_file(
                 continue
             rel, label = entry
             path = os.path.join(root, rel)
+            first = line_of.setdefault(os.path.normpath(path), (lineno, label))
+            if first[0] != lineno:
+                also = "" if first[1] == label else f" with label {first[1]}; here with label {label}"
+                raise ValueError(f"{label_file}, line {lineno}: image {rel!r} is already listed on line "
+                                 f"{first[0]}{also} (each image once)")
             if check_files and not os.path.isfile(path):
                 if skip_missing:
                     skipped.append((path, f"{label_file}, line {lineno}: file not found"))
@@ -82,7 +89,7 @@ def _parse_line(line: str, lineno: int, label_file: str, num_classes: Optional[i
                          "(expected 'relative/path<TAB>label')")
     rel, lab = parts
     try:
-        label = int(lab)
+        label = ascii_int(lab)
     except ValueError:
         raise ValueError(f"{label_file}, line {lineno}: label {lab!r} is not an integer") from None
     if label < 0 or (num_classes is not None and label >= num_classes):

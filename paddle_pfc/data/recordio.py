@@ -26,13 +26,13 @@ import math
 import numbers
 import os
 import struct
-import warnings
 from collections import namedtuple
 from typing import Iterable, List, Optional, Tuple
 
 import numpy as np
 
 from ._image import SizeLike, as_size, decode_rgb, fit_size
+from ._text import ascii_int
 
 MAGIC = 0xCED7230A
 _MAGIC_BYTES = struct.pack("<I", MAGIC)
@@ -186,44 +186,72 @@ def write_insightface_rec(out_dir: str, items: Iterable[Tuple[int, bytes]], num_
     label); then header key 0 (``flag=2, label=[N+1, N+1+C]``) and one identity
     record per class ``0..C-1`` (``[first_key, end_key)``, an empty range for a
     class without images), with ``C = num_classes`` or ``max(label)+1``.
-    Returns ``{"num_images": N, "num_classes": C, "rec": path, "idx": path}``.
+    Returns ``{"num_images": N, "num_classes": C, "rec": path, "idx": path}``. The files are
+    written under other names and renamed over ``{prefix}.rec/.idx`` only when complete: a run that
+    fails leaves no partial pair, and an earlier pair in ``out_dir`` as it was.
     """
     if not presorted:
         items = sorted(((int(lab), data) for lab, data in items), key=lambda t: t[0])
     os.makedirs(out_dir, exist_ok=True)
     rec_path = os.path.join(out_dir, prefix + ".rec")
     idx_path = os.path.join(out_dir, prefix + ".idx")
-    ranges = {}  # label -> [first_key, end_key)
-    n = 0
-    last = -1
-    with RecordIOWriter(rec_path, idx_path) as w:
-        for lab, data in items:
-            lab = int(lab)
-            if lab < 0 or (num_classes is not None and lab >= num_classes):
-                raise ValueError(f"write_insightface_rec: label {lab} outside [0, {num_classes})")
-            if lab < last:
-                raise ValueError(f"write_insightface_rec: presorted items not sorted by label ({lab} after {last})")
-            n += 1
-            if n + 1 >= (1 << 24) or lab >= (1 << 24):
-                raise ValueError("write_insightface_rec: labels/keys beyond 2^24 are not exact in float32")
-            w.write_idx(n, pack(IRHeader(0, float(lab), n, 0), data))
-            ranges.setdefault(lab, [n, n])[1] = n + 1
-            last = lab
-        if n == 0:
-            raise ValueError("write_insightface_rec: no items")
-        C = last + 1 if num_classes is None else int(num_classes)
-        if n + 1 + C >= (1 << 24):
-            raise ValueError("write_insightface_rec: labels/keys beyond 2^24 are not exact in float32")
-        w.write_idx(0, pack(IRHeader(2, [float(n + 1), float(n + 1 + C)], 0, 0), b""))
-        nxt = 1
-        for c in range(C):
-            s, e = ranges.get(c, (nxt, nxt))
-            nxt = e
-            w.write_idx(n + 1 + c, pack(IRHeader(2, [float(s), float(e)], n + 1 + c, 0), b""))
+    partial = f".partial-{os.getpid()}"  # renamed over rec_path / idx_path only when all is written
+    try:
+        with RecordIOWriter(rec_path + partial, idx_path + partial) as w:
+            n, C = _write_layout(w, items, num_classes)
+        os.replace(rec_path + partial, rec_path)
+        os.replace(idx_path + partial, idx_path)
+    finally:
+        for path in (rec_path + partial, idx_path + partial):
+            if os.path.exists(path):
+                os.remove(path)
     return {"num_images": n, "num_classes": C, "rec": rec_path, "idx": idx_path}
 
 
+def _write_layout(w: RecordIOWriter, items: Iterable[Tuple[int, bytes]],
+                  num_classes: Optional[int]) -> Tuple[int, int]:
+    """Write the images (keys 1..N), the header (key 0) and the identity records to ``w``; ``(N, C)``."""
+    ranges = {}  # label -> [first_key, end_key)
+    n = 0
+    last = -1
+    for lab, data in items:
+        lab = int(lab)
+        if lab < 0 or (num_classes is not None and lab >= num_classes):
+            raise ValueError(f"write_insightface_rec: label {lab} outside [0, {num_classes})")
+        if lab < last:
+            raise ValueError(f"write_insightface_rec: presorted items not sorted by label ({lab} after {last})")
+        n += 1
+        if n + 1 >= (1 << 24) or lab >= (1 << 24):
+            raise ValueError("write_insightface_rec: labels/keys beyond 2^24 are not exact in float32")
+        w.write_idx(n, pack(IRHeader(0, float(lab), n, 0), data))
+        ranges.setdefault(lab, [n, n])[1] = n + 1
+        last = lab
+    if n == 0:
+        raise ValueError("write_insightface_rec: no items")
+    C = last + 1 if num_classes is None else int(num_classes)
+    if n + 1 + C >= (1 << 24):
+        raise ValueError("write_insightface_rec: labels/keys beyond 2^24 are not exact in float32")
+    w.write_idx(0, pack(IRHeader(2, [float(n + 1), float(n + 1 + C)], 0, 0), b""))
+    nxt = 1
+    for c in range(C):
+        s, e = ranges.get(c, (nxt, nxt))
+        nxt = e
+        w.write_idx(n + 1 + c, pack(IRHeader(2, [float(s), float(e)], n + 1 + c, 0), b""))
+    return n, C
+
+
 # --------------------------------------------------------------------------- reader
+def _check_unique(keys: np.ndarray, offsets: np.ndarray, idx_path: str) -> None:
+    """A ``.idx`` lists each record once: no key and no offset twice."""
+    for values, what in ((keys, "key"), (offsets, "offset")):
+        unique, counts = np.unique(values, return_counts=True)
+        if unique.size < values.size:
+            value = unique[counts > 1][0]
+            first, second = (np.nonzero(values == value)[0][:2] + 1).tolist()
+            raise ValueError(f"{idx_path}: {what} {int(value)} appears in index entries {first} and {second}: "
+                             "a .idx lists each record once")
+
+
 def read_idx_file(idx_path: str) -> Tuple[np.ndarray, np.ndarray]:
     """Parse a ``.idx`` file -> ``(keys int64 [K], offsets int64 [K])`` in file order."""
     keys: List[int] = []
@@ -240,7 +268,7 @@ def read_idx_file(idx_path: str) -> Tuple[np.ndarray, np.ndarray]:
                 try:
                     if len(parts) != 2:
                         raise ValueError
-                    k, o = int(parts[0]), int(parts[1])
+                    k, o = ascii_int(parts[0]), ascii_int(parts[1])
                     if o < 0:
                         raise ValueError
                 except ValueError:
@@ -270,7 +298,14 @@ class RecordDataset:
     ``max(label)+1`` from a scan of all record headers. A record whose label is
     not an integer in ``[0, num_classes)`` raises ``ValueError`` naming the file,
     record key and offset; corrupt/truncated data raises ``ValueError`` naming
-    the file and offset. Picklable (file handle reopened lazily per process).
+    the file, record and offset. Picklable (file handle reopened lazily per process).
+
+    Checked at construction (``ValueError``): a key or offset listed twice in the ``.idx``; bytes
+    after the last indexed record (a stale ``.idx``); a header whose images are not all indexed,
+    whose identity range leaves keys unexplained, or whose first identity record holds an image;
+    ``num_classes`` below the last image's label. Record 0 is a header only if it carries labels
+    and no image (a multi-label image record at key 0 is an image). Index lines lost between two
+    records are found only when that key is read.
     """
 
     def __init__(self, root: Optional[str] = None, rec_path: Optional[str] = None, idx_path: Optional[str] = None,
@@ -292,31 +327,24 @@ class RecordDataset:
             j = int(bad[0])
             raise ValueError(f"{self.idx_path}: key {int(all_keys[j])} points at offset {int(all_offs[j])} "
                              f"beyond the end of {self.rec_path} ({self._file_size} bytes; truncated .rec?)")
+        _check_unique(all_keys, all_offs, self.idx_path)
         self._offset_of = dict(zip(all_keys.tolist(), all_offs.tolist()))
         self._fd = None
         self._pid = None
+        self._check_end_of_data(all_keys, all_offs)
         self.header: Optional[IRHeader] = None
         self.header_num_classes: Optional[int] = None
         keys = all_keys
         if 0 in self._offset_of:
-            h, _ = unpack(self._read_payload(0), f"{self.rec_path} record 0 (offset {self._offset_of[0]})")
-            if h.flag > 0:
-                if h.flag < 2:
-                    raise ValueError(f"{self.rec_path}: header record 0 has flag={h.flag}, expected >= 2 labels")
-                self.header = h
-                end_img, id_start, id_end = int(h.label[0]), int(h.label[0]), int(h.label[1])
-                keys = np.arange(1, end_img, dtype=np.int64)
-                self.header_num_classes = id_end - id_start
-                missing = [k for k in (1, end_img - 1) if k >= 1 and k not in self._offset_of]
-                if missing or end_img < 1:
-                    raise ValueError(f"{self.rec_path}: header record 0 announces images 1..{end_img - 1} "
-                                     f"but {self.idx_path} lacks key {missing[0] if missing else end_img}")
+            where = f"{self.rec_path} record 0 (offset {self._offset_of[0]})"
+            h, body = unpack(self._read_payload(0), where)
+            if h.flag > 0 and not body:  # a header carries no image; a multi-label image record does
+                keys = self._header_image_keys(h, all_keys, where)
         self.keys = keys
         if num_classes is not None:
             self.num_classes = int(num_classes)
             if self.header_num_classes is not None and self.header_num_classes > self.num_classes:
-                warnings.warn(f"{self.rec_path}: header lists {self.header_num_classes} identities "
-                              f"but num_classes={self.num_classes}")
+                self._check_last_label()
         elif self.header_num_classes is not None:
             self.num_classes = int(self.header_num_classes)
         else:
@@ -334,7 +362,59 @@ class RecordDataset:
             off = self._offset_of[key]
         except KeyError:
             raise ValueError(f"{self.idx_path}: no record with key {key}") from None
-        return read_record_at(self._fileno(), off, self._file_size, self.rec_path)[0]
+        return read_record_at(self._fileno(), off, self._file_size, f"{self.rec_path}: record {key}")[0]
+
+    # -- checks at construction: each costs a few reads, or a pass over the .idx's keys
+    def _check_end_of_data(self, all_keys: np.ndarray, all_offs: np.ndarray) -> None:
+        """The record at the highest offset must end where the file ends (else the ``.idx`` misses
+        records: appended ones, or lost index lines at its end)."""
+        j = int(np.argmax(all_offs))
+        key, offset = int(all_keys[j]), int(all_offs[j])
+        end = read_record_at(self._fileno(), offset, self._file_size, f"{self.rec_path}: record {key}")[1]
+        if end < self._file_size:
+            raise ValueError(f"{self.rec_path}: {self._file_size - end} bytes follow the last record that "
+                             f"{self.idx_path} indexes (key {key} at offset {offset}): the .idx is stale or "
+                             "incomplete (records appended, or index lines lost); rebuild it")
+
+    def _header_image_keys(self, h: IRHeader, all_keys: np.ndarray, where: str) -> np.ndarray:
+        """Image keys ``1 .. label[0]-1`` of an insightface header record ``h``, checked against the
+        ``.idx``: every announced image indexed, no key beyond the identity records, and the first
+        identity record without an image. Sets ``header`` and ``header_num_classes``."""
+        if h.flag < 2:
+            raise ValueError(f"{where}: header record has flag={h.flag}, expected >= 2 labels")
+        end_img, id_end = float(h.label[0]), float(h.label[1])
+        if not (end_img.is_integer() and id_end.is_integer() and 2 <= end_img <= id_end):
+            raise ValueError(f"{where}: header labels [{end_img}, {id_end}] are not the key bounds "
+                             "[first identity, end] of insightface's layout (2 <= first identity <= end)")
+        end_img, id_end = int(end_img), int(id_end)
+        image_keys = np.arange(1, end_img, dtype=np.int64)
+        missing = np.setdiff1d(image_keys, all_keys)
+        if missing.size:
+            raise ValueError(f"{where}: the header announces images 1..{end_img - 1}, but {self.idx_path} "
+                             f"lacks {missing.size} of them (first: key {int(missing[0])})")
+        extra = np.setdiff1d(all_keys, np.arange(0, id_end, dtype=np.int64))
+        if extra.size:
+            raise ValueError(f"{where}: {self.idx_path} holds {extra.size} key(s) beyond the header's images "
+                             f"1..{end_img - 1} and identities {end_img}..{id_end - 1} (first: key "
+                             f"{int(extra[0])}): the header does not describe this file")
+        if end_img in self._offset_of:
+            _, body = unpack(self._read_payload(end_img), f"{self.rec_path}: record {end_img}")
+            if body:
+                raise ValueError(f"{self.rec_path}: record {end_img}, the first identity record by the header, "
+                                 f"holds an image ({len(body)} bytes): the header announces fewer images "
+                                 "than the file holds")
+        self.header, self.header_num_classes = h, id_end - end_img
+        return image_keys
+
+    def _check_last_label(self) -> None:
+        """With fewer classes than the header's identities: the last image's label (the largest in
+        insightface's layout, images sorted by identity) must be below ``num_classes``."""
+        key = int(self.keys[-1])
+        label = self.read_label(len(self) - 1, check=False)
+        if label >= self.num_classes:
+            raise ValueError(f"{self.rec_path}: num_classes={self.num_classes}, but the header lists "
+                             f"{self.header_num_classes} identities and the last image (record {key}) has "
+                             f"label {label}: give num_classes >= {label + 1} (data.num_classes), or none")
 
     def __getstate__(self):
         d = dict(self.__dict__)
@@ -358,9 +438,10 @@ class RecordDataset:
 
     def _check_label(self, value: float, key: int, check: bool) -> int:
         lab = int(value) if math.isfinite(value) else -1
-        if lab != value or (check and not (0 <= lab < self.num_classes)) or lab < 0:
-            raise ValueError(f"{self._where(key)}: label {value!r} outside [0, {getattr(self, 'num_classes', '?')}) "
-                             "or not an integer")
+        if lab != value or lab < 0:
+            raise ValueError(f"{self._where(key)}: label {value!r} is not a non-negative integer")
+        if check and lab >= self.num_classes:
+            raise ValueError(f"{self._where(key)}: label {lab} outside [0, {self.num_classes})")
         return lab
 
     def read_label(self, index: int, check: bool = True) -> int:

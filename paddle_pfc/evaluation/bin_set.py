@@ -9,6 +9,7 @@ NOTE: these files are pickles - only load files you trust.
 from __future__ import annotations
 
 import pickle
+import warnings
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
@@ -41,15 +42,31 @@ def read_bin(path: str) -> Tuple[List[bytes], List[bool]]:
         raise ValueError(f"{path}: expected a pickled (bins, issame_list) pair, got {type(obj).__name__}")
     bins, issame = obj
     try:
+        decoded = next((i for i, b in enumerate(bins) if _decoded_image(b)), None)
+        if decoded is not None:
+            raise ValueError(f"image {decoded} is a decoded array of shape {bins[decoded].shape}; a .bin holds "
+                             "encoded images (JPEG or PNG bytes)")
         bins = [b.tobytes() if isinstance(b, np.ndarray) else bytes(b) for b in bins]
         issame_arr = np.asarray(list(issame))
     except Exception as e:
         raise ValueError(f"{path}: malformed bins/issame lists ({e})") from e
+    if not bins and not issame_arr.size:
+        raise ValueError(f"{path}: empty verification set (no images, no pairs)")
     if issame_arr.ndim != 1 or not (issame_arr.dtype == bool or np.issubdtype(issame_arr.dtype, np.integer)):
         raise ValueError(f"{path}: issame_list must be a flat list of bools")
+    not_bool = np.nonzero((issame_arr != 0) & (issame_arr != 1))[0]
+    if not_bool.size:
+        raise ValueError(f"{path}: issame_list[{int(not_bool[0])}] is {issame_arr[not_bool[0]].item()!r}, not a bool "
+                         "(True / False, or 1 / 0)")
     if len(bins) != 2 * len(issame_arr):
         raise ValueError(f"{path}: {len(bins)} images for {len(issame_arr)} pairs (expected {2 * len(issame_arr)})")
     return bins, [bool(v) for v in issame_arr.tolist()]
+
+
+def _decoded_image(value: object) -> bool:
+    """True for an array shaped as a decoded image ([H, W, C] or [H, W]), not as encoded bytes
+    (insightface's files hold those flat or as an [n, 1] column)."""
+    return isinstance(value, np.ndarray) and (value.ndim == 3 or (value.ndim == 2 and min(value.shape) > 1))
 
 
 def write_bin(path: str, bins: Sequence[bytes], issame: Sequence[bool]) -> None:
@@ -66,13 +83,16 @@ def load_bin(path: str, image_size: SizeLike = 112, flip: bool = True) -> Verifi
     """Decode a ``.bin`` set into normalized arrays (see :class:`VerificationSet`).
 
     Images are decoded to RGB and resized to ``image_size`` when different.
-    An undecodable image raises ``ValueError`` naming the file and image index.
+    An undecodable image raises ``ValueError`` naming the file and image index; a set whose
+    pairs are all same-identity (or all different) warns that its accuracy means nothing.
     Memory: ``2P*3*H*W*4`` bytes per copy (LFW at 112: ~1.8 GB with ``flip``).
     """
     size = as_size(image_size)
     bins, issame = read_bin(path)
-    if not bins:
-        raise ValueError(f"{path}: empty verification set")
+    if all(issame) or not any(issame):
+        warnings.warn(f"{path}: all {len(issame)} pairs are {'same' if issame[0] else 'different'}-identity "
+                      "pairs: its accuracy does not measure verification (a threshold that accepts "
+                      "or rejects everything scores 1.0)", stacklevel=2)
     first = fit_size(decode_rgb(bins[0], f"{path} image 0"), size)
     h, w = first.shape[:2]
     images = np.empty((len(bins), 3, h, w), dtype=np.float32)
