@@ -96,6 +96,26 @@ def test_reshard_2_to_n(base_run, unresharded, nproc):
     assert len({float(r["probe"]) for r in loaded}) == 1
 
 
+@pytest.mark.parametrize("nproc, batch, step, repeated", [(3, 6, 5, 6), (1, 6, 16, 0), (2, 4, 12, 0)])
+def test_resume_with_another_global_batch_goes_on_by_samples(base_run, nproc, batch, step, repeated):
+    """The base run's step 8 (global batch 2 x 6: 96 of epoch 0's 144 samples seen), resumed with
+    another global batch: the epoch goes on at the first step not wholly seen, by samples (no
+    sample of the epoch skipped, fewer than one batch seen again), the learning rate's schedule at
+    that point of the epochs, and the run's end at the end of its last epoch."""
+    tmp, _ = base_run
+    loaded = run(tmp, f"rebatch_{nproc}x{batch}", nproc, f"train.batch_size={batch}",
+                 resume=tmp / "runs" / "base" / "checkpoints" / "step_000000008", no_train=True)
+    global_batch = nproc * batch
+    steps_per_epoch = 144 // global_batch
+    for rank in loaded:
+        assert (int(rank["epoch"]), int(rank["step_in_epoch"])) == (0, step)
+        assert int(rank["global_step"]) == 8 and int(rank["schedule_step"]) == step
+        assert int(rank["total_steps"]) == 8 + 3 * steps_per_epoch - step
+    assert 96 - step * global_batch == repeated
+    warned = "of them are seen again" in (tmp / "runs" / f"rebatch_{nproc}x{batch}" / "train.log").read_text()
+    assert warned == bool(repeated)
+
+
 def test_reshard_1_to_2(tmp_path):
     single = run(tmp_path, "single", 1, "train.max_steps=4")
     loaded = run(tmp_path, "single_to_2", 2, resume=tmp_path / "runs" / "single" / "checkpoints", no_train=True)

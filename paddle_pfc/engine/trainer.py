@@ -81,9 +81,9 @@ class Trainer:
                                        wait_timeout=cfg.train.collective_timeout)
         self.validator = Validator(cfg, self.programs, validation_sets, self.state, self.metrics,
                                    self.output_dir, rank, world_size, self.sync)
-        self.callbacks: list[Callback] = [
-            StepLogger(cfg, world_size, self.total_steps, self.metrics, rank), self.validator,
-            Checkpointing(cfg, self.programs, writer, self.sync)]
+        self._logger = StepLogger(cfg, world_size, self.total_steps, self.metrics, rank)
+        self.callbacks: list[Callback] = [self._logger, self.validator,
+                                          Checkpointing(cfg, self.programs, writer, self.sync)]
 
     def sync(self, phase: str) -> float:
         """Barrier of every rank after ``phase`` (on the TCP store, ``train.collective_timeout``),
@@ -150,19 +150,42 @@ class Trainer:
 
     def resume(self, path: str) -> None:
         """Load the checkpoint at ``path`` (strict: see :mod:`~paddle_pfc.engine.checkpoint`) and
-        continue from its step and data position (the next epoch's start after an epoch's end)."""
+        continue from its step and data position (the next epoch's start after an epoch's end).
+
+        ``global_step`` counts the optimizer steps taken. With another global batch (ranks ×
+        ``train.batch_size``) than the checkpoint's, the epoch's position is carried over in
+        samples (each epoch's order is the same global permutation for any batch): the run goes on
+        at the first new step not yet fully seen, so fewer than one new global batch of samples
+        is seen twice (a warning says how many), none skipped; the learning rate's schedule is
+        set to that position in the epochs and the run ends with its last epoch."""
         self._resumed = True
-        m, s, schedule = self.cfg.model, self.state, self.programs.schedule
+        m, t, s, schedule = self.cfg.model, self.cfg.train, self.state, self.programs.schedule
         meta = ckpt.load_checkpoint(path, self.programs, expect={"num_classes": self.cfg.data.num_classes,
                                                                  "embedding_size": m.embedding_size,
                                                                  "backbone": m.backbone})
         s.epoch, s.step_in_epoch = meta["epoch"], meta["step_in_epoch"]
         s.global_step, s.best_accuracy = meta["global_step"], meta.get("best_accuracy", -1.0)
-        if meta["world_size"] != self.world_size:  # the data split changed: restart the epoch's data
+        if meta["world_size"] != self.world_size:
             log.info("resharded checkpoint from %d to %d ranks", meta["world_size"], self.world_size)
+        saved_batch = meta.get("config", {}).get("train", {}).get("batch_size")
+        new_global = t.batch_size * self.world_size
+        if saved_batch is not None and saved_batch * meta["world_size"] != new_global:
+            seen = s.step_in_epoch * saved_batch * meta["world_size"]
+            s.step_in_epoch = seen // new_global
+            if self.rank == 0:
+                log.warning("global batch %d (checkpoint) -> %d: epoch %d goes on at step %d of %d (%d "
+                            "of its samples seen)%s", saved_batch * meta["world_size"], new_global, s.epoch,
+                            s.step_in_epoch, self.steps_per_epoch, seen,
+                            f"; {seen % new_global} of them are seen again" if seen % new_global else "")
         if s.step_in_epoch >= self.steps_per_epoch:
             s.epoch, s.step_in_epoch = s.epoch + 1, 0
-        schedule.last_epoch = s.global_step
+        position = s.epoch * self.steps_per_epoch + s.step_in_epoch  # = global_step unless the batch changed
+        remaining = max(0, t.epochs * self.steps_per_epoch - position)
+        self.total_steps = s.global_step + remaining
+        if t.max_steps is not None:
+            self.total_steps = min(self.total_steps, t.max_steps)
+        self._logger.total_steps = self.total_steps
+        schedule.last_epoch = position
         schedule.last_lr = schedule.get_lr()
         log.info("resumed from %s at epoch %d step %d (global step %d)", path, s.epoch, s.step_in_epoch,
                  s.global_step)

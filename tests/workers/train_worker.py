@@ -64,6 +64,8 @@ def main() -> None:
     result = {
         "loss": np.array(history["loss"]), "probe": probe_loss(trainer, images, labels),
         "global_step": trainer.global_step, "class_start": trainer.head.class_start,
+        "epoch": trainer.state.epoch, "step_in_epoch": trainer.state.step_in_epoch,
+        "total_steps": trainer.total_steps, "schedule_step": trainer.programs.schedule.last_epoch,
         "weight": np.array(scope.find_var(trainer.head.weight.name).get_tensor()),
         "velocity": np.array(scope.find_var(trainer.head.velocity.name).get_tensor()),
         "backbone": np.concatenate([np.array(scope.find_var(n).get_tensor()).ravel()
