@@ -50,9 +50,16 @@ def test_crashed_job_rerun_with_resume_auto_continues_bit_exactly(tmp_path, tiny
     assert "already holds checkpoints" in error and "--resume auto" in error and "--overwrite" in error
     assert ckpt.read_meta(ckpt.latest_checkpoint(run / "checkpoints"))["global_step"] == crashed_at
 
-    # The same command again: resumes from the newest checkpoint and repeats the reference.
+    # The newest checkpoint damaged (its meta.json cut short): the same command again skips it,
+    # naming it, resumes from the one before and repeats the reference.
+    damaged = ckpt.latest_checkpoint(run / "checkpoints")
+    (damaged / "meta.json").write_text("{")
+    previous = ckpt.latest_checkpoint(run / "checkpoints")
+    assert ckpt.read_meta(previous)["global_step"] == crashed_at - 2
     launch(TRAIN, 2, job, tmp_path / "log_rerun")
-    assert "resumed from" in (run / "train.log").read_text()
+    log = (run / "train.log").read_text()
+    assert f"resume auto: skipped {damaged}, whose meta.json cannot be read (CheckpointError" in log
+    assert f"resumed from {previous}" in log
     assert losses(run) == expected  # every step, bit for bit (json keeps float64 exactly)
     names = sorted(p.name for p in (run / "checkpoints").glob("step_*"))
     assert names == ["step_000000010", "step_000000012"]
@@ -72,4 +79,10 @@ def test_newest_checkpoint_is_found_by_recorded_step_not_by_name_or_stale_pointe
     (root / "latest").write_text("step_000000008")            # an older one than the newest
     assert ckpt.latest_checkpoint(root) == root / "step_000000040"
     assert [s for s, _ in ckpt.complete_checkpoints(root)] == [8, 40]
-    assert ckpt.remove_checkpoints(root) == 3 and ckpt.latest_checkpoint(root) is None
+    (root / "step_000000060").mkdir()                         # complete once, then damaged
+    (root / "step_000000060" / "meta.json").write_text('{"global_step": 60')
+    complete, unreadable = ckpt.scan_checkpoints(root)
+    assert [s for s, _ in complete] == [8, 40] and [f.name for f, _ in unreadable] == ["step_000000060"]
+    assert "is corrupt" in unreadable[0][1]
+    assert ckpt.latest_checkpoint(root) == root / "step_000000040"
+    assert ckpt.remove_checkpoints(root) == 4 and ckpt.latest_checkpoint(root) is None

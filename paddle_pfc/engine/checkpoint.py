@@ -174,16 +174,24 @@ def step_dir(root: str | Path, global_step: int) -> Path:
 def complete_checkpoints(root: str | Path) -> list[tuple[int, Path]]:
     """``[(global_step, folder)]`` of the complete checkpoints under ``root``, by the step recorded
     in each ``meta.json`` (oldest first); unreadable or unfinished folders are left out."""
-    found = []
-    for folder in Path(root).glob("step_*"):
+    return scan_checkpoints(root)[0]
+
+
+def scan_checkpoints(root: str | Path) -> tuple[list[tuple[int, Path]], list[tuple[Path, str]]]:
+    """``(complete, unreadable)``: the complete checkpoints as :func:`complete_checkpoints`, and
+    ``[(folder, reason)]`` of the ``step_*`` folders that are not unfinished (``.partial``, which
+    a killed save leaves) but whose ``meta.json`` cannot be read (damaged or edited)."""
+    found, unreadable = [], []
+    for folder in sorted(Path(root).glob("step_*")):
         if not folder.is_dir() or folder.name.endswith(".partial"):
             continue
         try:
             step = int(read_meta(folder)["global_step"])
-        except (CheckpointError, KeyError, TypeError, ValueError, OSError):
+        except (CheckpointError, KeyError, TypeError, ValueError, OSError) as exc:
+            unreadable.append((folder, f"{type(exc).__name__}: {exc}"))
             continue
         found.append((step, folder))
-    return sorted(found, key=lambda item: (item[0], item[1].name))
+    return sorted(found, key=lambda item: (item[0], item[1].name)), unreadable
 
 
 def latest_checkpoint(root: str | Path) -> Path | None:

@@ -105,13 +105,19 @@ class Trainer:
         """The checkpoint to resume from (``train.resume``: a path, ``auto`` or null), or None.
 
         ``auto``: the newest complete checkpoint of ``output_dir/checkpoints`` (by the step in its
-        meta.json), else a fresh start. A fresh run into a folder that holds checkpoints is an
+        meta.json), else a fresh start; a checkpoint folder whose meta.json cannot be read is
+        skipped with a warning naming it. A fresh run into a folder that holds checkpoints is an
         :class:`OutputDirError` unless ``train.overwrite`` (then rank 0 deletes them).
         """
         root = self.output_dir / "checkpoints"
         resume = self.cfg.train.resume
         newest = ckpt.latest_checkpoint(root)
         if resume == "auto":
+            if self.rank == 0:
+                for folder, reason in ckpt.scan_checkpoints(root)[1]:
+                    log.warning("resume auto: skipped %s, whose meta.json cannot be read (%s); the run "
+                                "replaces it if it saves that step again: copy it away to keep it",
+                                folder, reason)
             if newest is None:
                 log.info("resume auto: no complete checkpoint in %s, starting fresh", root)
             return None if newest is None else str(newest)
