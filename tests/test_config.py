@@ -128,6 +128,8 @@ def test_exponent_float_in_file(tmp_path):
     ("=3", "<empty>"),
     ("train..lr=3", "train..lr"),
     ("validation.sets.0.name=x", "validation.sets"),
+    ("model.pretrained=", "model.pretrained: empty value"),   # e.g. =$UNSET: not null
+    ("train.lr= ", "train.lr: empty value"),
 ])
 def test_malformed_overrides(bad, key):
     assert key in _err(MIN + [bad])
@@ -211,6 +213,10 @@ def test_wrong_type_names_key(override, key):
     ("validation.batch_size=0", "validation.batch_size"),
     ("validation.synthetic_pairs=-5", "validation.synthetic_pairs"),
     ("train.output_dir=null", "train.output_dir"),
+    ("data.num_classes=1", "data.num_classes"),      # one class: the loss is 0, nothing to learn
+    ("loss.margin1=100", "loss.margin1"),
+    ("loss.margin2=-5", "loss.margin2"),
+    ("loss.margin3=1.5", "loss.margin3"),
 ])
 def test_impossible_values_name_key(override, key):
     msg = _err(MIN + [override])

@@ -52,6 +52,12 @@ def test_bad_config_names_the_key_before_starting(override, key, tmp_path):
     assert not (tmp_path / "checkpoints").exists()
 
 
+def test_an_empty_option_value_is_an_error_not_null(tmp_path):
+    """``--pretrained "$UNSET"`` must not train from scratch (nor ``--resume ""`` start afresh)."""
+    proc = train(*TINY, "--pretrained", "", "-o", f"train.output_dir={tmp_path}", timeout=120)
+    assert proc.returncode == 2 and "model.pretrained: empty value" in proc.stderr, proc.stderr[-2000:]
+
+
 def test_bf16_amp_without_native_bfloat16_is_refused(tmp_path):
     """train.amp=bf16 on a CPU whose oneDNN has no native bfloat16 (capped at AVX2 here, as on an
     AVX2-only machine): refused before starting, naming the key and the reason."""

@@ -34,9 +34,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="fine-tune from this backbone (checkpoint, best/ folder, export folder or "
                              ".pdparams); same as -o model.pretrained=PATH")
     args = parser.parse_args(argv)
-    extra = ([f"train.resume={args.resume}"] if args.resume else []) + \
+    extra = ([f"train.resume={args.resume}"] if args.resume is not None else []) + \
         (["train.overwrite=true"] if args.overwrite else []) + \
-        ([f"model.pretrained={args.pretrained}"] if args.pretrained else [])
+        ([f"model.pretrained={args.pretrained}"] if args.pretrained is not None else [])  # "" is an error
     args.overrides = list(args.overrides or []) + extra
     try:
         cfg = config_from_args(args)  # a config's own errors are named before Paddle is imported (~2.5 s)

@@ -107,7 +107,9 @@ def _apply_override(raw: dict, override: str) -> None:
     section = parts[0]
     if section not in SCHEMA:
         raise ConfigError(unknown_section_msg(section))
-    value = _yaml_load(text, dotted) if text.strip() else None
+    if not text.strip():  # e.g. -o model.pretrained=$UNSET_VARIABLE: not silently null
+        raise ConfigError(f"{dotted}: empty value in override {override!r} (write {dotted}=null for none)")
+    value = _yaml_load(text, dotted)
     sec = raw.get(section)
     if sec is None:
         sec = raw[section] = {}

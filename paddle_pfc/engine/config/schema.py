@@ -138,9 +138,9 @@ class ModelConfig(Section):
 @section
 class LossConfig(Section):
     """Combined margin logit ``s * (cos(m1 * theta + m2) - m3)``: ArcFace (1, 0.5, 0), CosFace (1, 0, 0.4)."""
-    margin1: float = setting(1.0, "multiplicative angular margin m1", gt(0.0))
-    margin2: float = setting(0.5, "additive angular margin m2 (ArcFace)")
-    margin3: float = setting(0.0, "additive cosine margin m3 (CosFace)")
+    margin1: float = setting(1.0, "multiplicative angular margin m1", within(0.0, 4.0, "(]"))
+    margin2: float = setting(0.5, "additive angular margin m2 (ArcFace), radians", within(-1.0, 1.0, "()"))
+    margin3: float = setting(0.0, "additive cosine margin m3 (CosFace)", within(-1.0, 1.0, "()"))
     scale: float = setting(64.0, "logit scale s (insightface: 30-64; far larger saturates the softmax)",
                            within(0.0, 1024.0, "(]"))
 
@@ -167,7 +167,7 @@ class DataConfig(Section):
                         "MXNet RecordIO (train.rec/train.idx)", choices=DATA_KINDS)
     root: str | None = setting(None, "dataset root directory, also of the validation .bin files; required "
                                "for folder/rec")
-    num_classes: int = setting(MISSING, "number of identities", ge(1))
+    num_classes: int = setting(MISSING, "number of identities", ge(2))
     samples_per_class: int = setting(20, "synthetic images per identity", ge(1))
     image_size: int | None = setting(None, "image side (null = model.input_size, which it must equal)", ge(1))
     num_workers: int = setting(2, "loader workers per rank (0 = load in the main process)", ge(0))
