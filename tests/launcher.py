@@ -93,13 +93,14 @@ def alive(pid: int) -> bool:
 
 
 def metrics_losses(output_dir: Path) -> dict[int, float]:
-    """{step: loss} from a training run's ``output_dir/metrics.jsonl`` (a re-run appends: its
-    lines win)."""
+    """{step: loss} from a training run's ``output_dir/metrics.jsonl``, where each step's loss
+    must appear once (a resumed run drops the lines it repeats)."""
     import json
 
     out = {}
     for line in (Path(output_dir) / "metrics.jsonl").read_text().splitlines():
         record = json.loads(line)
         if "loss" in record:
+            assert record["step"] not in out, f"step {record['step']} twice in {output_dir}/metrics.jsonl"
             out[record["step"]] = record["loss"]
     return out

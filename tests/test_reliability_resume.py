@@ -47,7 +47,7 @@ def test_crashed_job_rerun_with_resume_auto_continues_bit_exactly(tmp_path, tiny
     fresh = launch(TRAIN, 2, command(run), tmp_path / "log_fresh", check=False)
     assert fresh.returncode != 0
     error = (run / "error_rank0.txt").read_text()
-    assert "already holds checkpoints" in error and "--resume auto" in error and "--overwrite" in error
+    assert "already holds an earlier run's checkpoints" in error and "--resume auto" in error and "--overwrite" in error
     assert ckpt.read_meta(ckpt.latest_checkpoint(run / "checkpoints"))["global_step"] == crashed_at
 
     # The newest checkpoint damaged (its meta.json cut short): the same command again skips it,

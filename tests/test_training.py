@@ -96,7 +96,29 @@ def test_reshard_2_to_n(base_run, unresharded, nproc):
     assert len({float(r["probe"]) for r in loaded}) == 1
 
 
-@pytest.mark.parametrize("nproc, batch, step, repeated", [(3, 6, 5, 6), (1, 6, 16, 0), (2, 4, 12, 0)])
+def test_overwrite_starts_a_clean_history(base_run, tmp_path):
+    """``--overwrite`` deletes the earlier run's checkpoints and best model, and its
+    ``metrics.jsonl`` lines; a fresh run into a folder with only a best model is refused."""
+    import shutil
+
+    tmp, _ = base_run
+    out = tmp_path / "again"
+    shutil.copytree(tmp / "runs" / "base", out)
+    train = [sys.executable, str(REPO / "tools" / "train.py"), "-c", str(CONFIG), "-o", f"train.output_dir={out}",
+             "-o", "train.max_steps=2", "-o", "train.checkpoint_every_steps=2"]
+    shutil.rmtree(out / "checkpoints")
+    refused = subprocess.run(train, capture_output=True, text=True, timeout=120)
+    assert refused.returncode != 0
+    assert f"already holds an earlier run's best model in {out / 'best'}" in (out / "error_rank0.txt").read_text()
+    done = subprocess.run(train + ["--overwrite"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not (out / "best").exists()  # no validation in this run
+    assert sorted(p.name for p in (out / "checkpoints").glob("step_*")) == ["step_000000002"]
+    steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert steps == [1, 2]
+
+
+@pytest.mark.parametrize("nproc, batch, step, repeated", [(3, 6, 5, 6), (2, 4, 12, 0)])
 def test_resume_with_another_global_batch_goes_on_by_samples(base_run, nproc, batch, step, repeated):
     """The base run's step 8 (global batch 2 x 6: 96 of epoch 0's 144 samples seen), resumed with
     another global batch: the epoch goes on at the first step not wholly seen, by samples (no

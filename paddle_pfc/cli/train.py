@@ -21,8 +21,9 @@ from paddle_pfc.engine.config import ConfigError, add_config_args, config_from_a
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Exit status: 0 done, 2 a config or ``--pretrained`` error (``config error: ...`` /
-    ``error: ...`` on stderr); any other error is reported per rank and raised."""
+    """Exit status: 0 done, 2 a usage error — the config, ``--pretrained``, ``--resume PATH``, an
+    output folder that holds an earlier run (``config error: ...`` / ``error: ...`` on stderr);
+    any other error is reported per rank and raised."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_config_args(parser)
     parser.add_argument("--resume", default=None,
@@ -47,8 +48,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
 
+    from paddle_pfc.engine.checkpoint import CheckpointError
     from paddle_pfc.engine.errors import report_error
     from paddle_pfc.engine.pretrained import PretrainedError
+    from paddle_pfc.engine.trainer import OutputDirError
 
     rank = 0
     try:
@@ -56,10 +59,16 @@ def main(argv: list[str] | None = None) -> int:
         (Path(cfg.train.output_dir) / f"error_rank{rank}.txt").unlink(missing_ok=True)  # a stale one
         setup_logging(Path(cfg.train.output_dir), rank)
         Trainer(cfg, rank, world_size).train()
-    except PretrainedError as exc:  # a bad --pretrained file: a usage error, like a bad config
-        report_error(exc, rank, cfg.train.output_dir)
+    except (PretrainedError, OutputDirError) as exc:  # a bad --pretrained, an occupied output_dir: usage
+        report_error(exc, rank, cfg.train.output_dir)  # errors, like a bad config (the traceback: in the file)
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except CheckpointError as exc:
+        report_error(exc, rank, cfg.train.output_dir)
+        if cfg.train.resume not in (None, "auto"):  # the checkpoint the user named: a usage error
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        raise
     except Exception as exc:
         report_error(exc, rank, cfg.train.output_dir)
         raise

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,14 +73,21 @@ def checkpoint_meta(cfg: Config, state: TrainState) -> dict:
 
 
 class MetricsWriter:
-    """Scalars to ``metrics.jsonl`` and, when VisualDL is installed, to ``output_dir/vdl`` (rank 0)."""
+    """Scalars to ``metrics.jsonl`` and, when VisualDL is installed, to ``output_dir/vdl`` (rank 0).
 
-    def __init__(self, output_dir: Path, enabled: bool) -> None:
+    ``metrics.jsonl`` holds this run's history: when it is opened, the lines of steps after
+    ``start_step`` (the step it resumes from; -1 for a fresh run: all) are dropped — an earlier
+    run's, or the part of this run that a crash lost and the resumed run repeats."""
+
+    def __init__(self, output_dir: Path, enabled: bool, start_step: int = -1) -> None:
         self.enabled, self._vdl = enabled, None
         if not enabled:
             return
         output_dir.mkdir(parents=True, exist_ok=True)
-        self._file = open(output_dir / "metrics.jsonl", "a", buffering=1)
+        path = output_dir / "metrics.jsonl"
+        if path.exists():
+            _keep_metrics_until(path, start_step)
+        self._file = open(path, "a", buffering=1)
         try:
             from visualdl import LogWriter
             self._vdl = LogWriter(logdir=str(output_dir / "vdl"))
@@ -99,6 +107,26 @@ class MetricsWriter:
             self._file.close()
             if self._vdl is not None:
                 self._vdl.close()
+
+
+def _keep_metrics_until(path: Path, step: int) -> None:
+    """Rewrite ``path`` (JSON lines with a ``step``) keeping the lines of steps <= ``step``."""
+    kept, dropped = [], 0
+    for line in path.read_text().splitlines():
+        try:
+            keep = int(json.loads(line)["step"]) <= step
+        except (ValueError, KeyError, TypeError):  # a line cut short by a crash
+            keep = False
+        if keep:
+            kept.append(line)
+        else:
+            dropped += 1
+    if dropped:
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_text("".join(f"{line}\n" for line in kept))
+        os.replace(temporary, path)
+        log.warning("%s: dropped %d lines of %s (an earlier run's, or repeated by this one)", path, dropped,
+                    f"steps after {step}" if step >= 0 else "every step")
 
 
 class StepLogger(Callback):

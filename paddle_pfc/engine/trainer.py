@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+import shutil
 import sys
 from pathlib import Path
 
@@ -75,7 +76,8 @@ class Trainer:
         self.base_lr = resolve_lr(cfg, world_size)
         self.programs: TrainPrograms = build_programs(cfg, rank, world_size, self.base_lr,
                                                       self.steps_per_epoch, self.sync)
-        self.metrics = MetricsWriter(self.output_dir, rank == 0)
+        start_step = ckpt.read_meta(self.resume_path)["global_step"] if self.resume_path else -1
+        self.metrics = MetricsWriter(self.output_dir, rank == 0, start_step)
         writer = ckpt.CheckpointWriter(self.output_dir / "checkpoints", rank, world_size,
                                        keep=cfg.train.keep_checkpoints,
                                        wait_timeout=cfg.train.collective_timeout)
@@ -106,8 +108,9 @@ class Trainer:
 
         ``auto``: the newest complete checkpoint of ``output_dir/checkpoints`` (by the step in its
         meta.json), else a fresh start; a checkpoint folder whose meta.json cannot be read is
-        skipped with a warning naming it. A fresh run into a folder that holds checkpoints is an
-        :class:`OutputDirError` unless ``train.overwrite`` (then rank 0 deletes them).
+        skipped with a warning naming it. A fresh run into a folder that holds checkpoints or a
+        ``best/`` model is an :class:`OutputDirError` unless ``train.overwrite`` (then rank 0
+        deletes them).
         """
         root = self.output_dir / "checkpoints"
         resume = self.cfg.train.resume
@@ -120,21 +123,29 @@ class Trainer:
                                 folder, reason)
             if newest is None:
                 log.info("resume auto: no complete checkpoint in %s, starting fresh", root)
+                if self.rank == 0 and (self.output_dir / "best").exists():
+                    log.warning("resume auto: %s is an earlier run's best model; this run replaces it at "
+                                "its first validation", self.output_dir / "best")
             return None if newest is None else str(newest)
         if resume:
             return str(ckpt.resolve_checkpoint(resume))  # a wrong path fails now, naming it
         leftovers = sorted(p.name for p in root.glob("step_*")) if root.is_dir() else []
-        if leftovers:
+        best = self.output_dir / "best"
+        if leftovers or best.exists():
             if not self.cfg.train.overwrite:
-                found = f"newest complete: {newest.name}" if newest else f"{len(leftovers)} unfinished"
+                found = (f"checkpoints in {root} (newest complete: {newest.name})" if newest else
+                         f"{len(leftovers)} unfinished checkpoints in {root}" if leftovers else
+                         f"best model in {best}")
                 raise OutputDirError(
-                    f"{root} already holds checkpoints ({found}). To continue that run, add "
+                    f"{self.output_dir} already holds an earlier run's {found}. To continue that run, add "
                     "--resume auto (or -o train.resume=auto); to start over and delete them, add "
                     "--overwrite (-o train.overwrite=true); or choose another train.output_dir")
             self.sync("output folder checked")
             if self.rank == 0:
                 removed = ckpt.remove_checkpoints(root)
-                log.warning("train.overwrite: deleted %d checkpoints of an earlier run in %s", removed, root)
+                shutil.rmtree(best, ignore_errors=True)
+                log.warning("train.overwrite: deleted %d checkpoints and the best model of an earlier run "
+                            "in %s", removed, self.output_dir)
             self.sync("old checkpoints deleted")
         return None
 
