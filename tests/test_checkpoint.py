@@ -110,3 +110,11 @@ def test_reshard_rows_reads_any_split(tmp_path):
     for start, count in [(0, 7), (0, 4), (4, 3), (2, 3)]:
         np.testing.assert_array_equal(reshard_rows(tmp_path, 0, "weight", 3, start, count, 3),
                                       full[start:start + count])
+    # a damaged shard or split record is named
+    shard = tmp_path / "centers" / "head0.weight.rank1.npy"
+    shard.write_bytes(shard.read_bytes()[:-8])
+    with pytest.raises(CheckpointError, match=r"checkpoint file .*head0\.weight\.rank1\.npy is unreadable"):
+        reshard_rows(tmp_path, 0, "weight", 3, 0, 7, 3)
+    (tmp_path / "centers" / "head0.rank0.json").write_text('{"class_start": 0, "num_lo')
+    with pytest.raises(CheckpointError, match=r"checkpoint file .*head0\.rank0\.json is corrupt"):
+        reshard_rows(tmp_path, 0, "weight", 3, 0, 7, 3)

@@ -224,5 +224,10 @@ def test_bad_protocol_files_name_the_line(ijb_set, tmp_path):
     pairs.write_text("101 99999 1\n")
     with pytest.raises(ijb.IJBError, match=r"ijbb_template_pair_label.txt:1: template 99999 has no face"):
         ijb.read_protocol(bad)
+    template = next(line.split()[1] for line in (bad / "meta" / "ijbb_face_tid_mid.txt").read_text().splitlines())
+    pairs.write_text(f"{template} {template} 1\n{template} {template} 1\n")
+    with pytest.raises(ijb.IJBError, match=r"template_pair_label.txt: a ROC needs genuine \(label 1\) and "
+                                           r"impostor \(label 0\) pairs, got 2 genuine and 0 impostor"):
+        ijb.read_protocol(bad)
     with pytest.raises(ijb.IJBError, match="neither ijbc_face_tid_mid.txt nor ijbb"):
         ijb.read_protocol(tmp_path)

@@ -176,13 +176,18 @@ def tool(*args: str) -> str:
     return proc.stdout
 
 
-def test_export_and_validate_a_trained_checkpoint(base_run, small_lfw, tmp_path):
+def test_export_and_validate_a_trained_checkpoint(base_run, small_lfw, tmp_path, capsys):
     """Issue 4 end to end: the exported model reproduces the training eval program, and
     tools/validate.py reproduces the validation run during training, for the same weights."""
+    from paddle_pfc.cli import export
     from paddle_pfc.deploy.inference import FaceEmbedder
 
     tmp, ranks = base_run
     checkpoint = tmp / "runs" / "base" / "checkpoints" / "step_000000024"
+    # an architecture option that contradicts the checkpoint is named before anything is built
+    assert export.main(["--checkpoint", str(checkpoint), "--backbone", "iresnet18", "--out", str(tmp_path / "x")]) == 2
+    assert (f"--backbone iresnet18 disagrees with the checkpoint {checkpoint}, whose backbone is 'mobilefacenet'"
+            in capsys.readouterr().err)
     tool("tools/export.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "model"), "--format", "onnx")
     exported = FaceEmbedder(tmp_path / "model").forward(ranks[0]["probe_images"])
     np.testing.assert_allclose(exported, ranks[0]["eval_embedding"], rtol=0, atol=1e-5)

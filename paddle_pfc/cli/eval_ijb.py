@@ -22,6 +22,7 @@ import sys
 import time
 from typing import Callable
 
+from paddle_pfc.cli._outputs import check_output_dir
 from paddle_pfc.engine.progress import Progress
 
 
@@ -46,7 +47,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--progress-every", type=float, default=10.0, help="seconds between progress lines")
     p.add_argument("--wait-timeout", type=float, default=7200.0,
                    help="rank 0: seconds to wait for the other ranks' parts")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    check_output_dir(p, "--out", args.out)
+    bad = [far for far in args.far if not 0.0 < far <= 1.0]  # also NaN
+    if bad:
+        p.error(f"--far {bad[0]}: a false accept rate is in (0, 1]")
+    if args.batch_size < 1:
+        p.error("--batch-size must be >= 1")
+    return args
 
 
 def rank_and_world() -> tuple[int, int]:
@@ -58,7 +66,6 @@ def embedder(args: argparse.Namespace) -> tuple[Callable, int, str]:
     """(embed_fn, input side, description)."""
     from paddle_pfc.cli.validate import build_embed_fn
 
-    args.batch_size = max(1, args.batch_size)
     embed_fn, input_size, desc = build_embed_fn(args)
     h, w = input_size
     if h != w:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from paddle_pfc.cli._outputs import check_output_dir
 from paddle_pfc.engine.progress import Progress
 
 ONNX_TOLERANCE = 1e-4
@@ -47,7 +48,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="onnx: also write model.onnx with paddle2onnx and check it")
     p.add_argument("--opset", type=int, default=11, help="ONNX opset version")
     p.add_argument("--seed", type=int, default=0, help="seed for --random-init")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    check_output_dir(p, "--out", args.out)
+    if args.checkpoint and (args.config or args.override):
+        p.error("-c / -o do not apply with --checkpoint, which carries its own config")
+    return args
 
 
 def resolve_model(args: argparse.Namespace) -> tuple[dict, dict | None]:
@@ -60,6 +65,12 @@ def resolve_model(args: argparse.Namespace) -> tuple[dict, dict | None]:
     if args.checkpoint:
         ckpt_model, state = pexport.model_from_checkpoint(args.checkpoint)
         model.update(ckpt_model)
+        for key in ("backbone", "embedding_size", "input_size"):
+            value = getattr(args, key)
+            if value is not None and value != ckpt_model[key]:
+                option = "--" + key.replace("_", "-")
+                raise ValueError(f"{option} {value} disagrees with the checkpoint {args.checkpoint}, whose "
+                                 f"{key} is {ckpt_model[key]!r}: its own architecture is exported, drop {option}")
     elif args.config:
         from paddle_pfc.engine.config import load_config
 

@@ -81,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--quality must be in 1..100")
     if args.workers < 0:
         ap.error("--workers must be >= 0")
+    from paddle_pfc.cli._outputs import check_output_dir
+
+    check_output_dir(ap, "--output", args.output)
     import numpy as np
 
     from paddle_pfc.data._image import as_size

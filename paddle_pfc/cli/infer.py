@@ -34,6 +34,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.compare and args.threshold is None:
         p.error("--compare needs --threshold (cosine similarity; from validate.py: 1 - threshold/2)")
+    if args.threshold is not None and not -1.0 <= args.threshold <= 1.0:  # also NaN
+        p.error(f"--threshold {args.threshold}: a cosine similarity is in [-1, 1]")
+    if args.batch_size < 1:
+        p.error("--batch-size must be >= 1")
     return args
 
 

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import paddle_pfc
+from paddle_pfc.cli._outputs import check_output_dir
 from paddle_pfc.engine.config import ConfigError, add_config_args, config_from_args
 
 
@@ -47,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
+    check_output_dir(parser, "train.output_dir", cfg.train.output_dir)
 
     from paddle_pfc.engine.checkpoint import CheckpointError
     from paddle_pfc.engine.errors import report_error

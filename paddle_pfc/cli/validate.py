@@ -22,6 +22,7 @@ import sys
 import time
 from typing import Any, Callable
 
+from paddle_pfc.cli._outputs import IMAGE_SUFFIXES, check_output_file
 from paddle_pfc.engine.progress import Progress
 
 EmbedFn = Callable[[Any], Any]  # normalized float32 NCHW batch -> raw embeddings [n, D]
@@ -39,7 +40,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--device", default="cpu", help="cpu | gpu | gpu:N (--model only)")
     p.add_argument("--plot", metavar="PNG", help="write the ROC curves and per-fold accuracies here")
     p.add_argument("--progress-every", type=float, default=10.0, help="seconds between progress lines")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.nrof_folds < 1:
+        p.error("--nrof-folds must be >= 1")
+    if args.batch_size < 1:
+        p.error("--batch-size must be >= 1")
+    if args.json:
+        check_output_file(p, "--json", args.json)
+    if args.plot:
+        check_output_file(p, "--plot", args.plot, IMAGE_SUFFIXES)
+    return args
 
 
 def evaluate_set(embed_fn: EmbedFn, path: str, name: str, input_size: tuple[int, int],
@@ -119,11 +129,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.plot:
         from paddle_pfc.evaluation.roc import plot_verification
 
+        os.makedirs(os.path.dirname(os.path.abspath(args.plot)), exist_ok=True)
         plot_verification(args.plot, curves, folds)
         print(f"wrote {args.plot}")
     if args.json:
         payload = {"model": desc, "input_size": list(input_size), "nrof_folds": args.nrof_folds,
                    "flip": True, "sets": results}
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(payload, f, indent=2)
             f.write("\n")

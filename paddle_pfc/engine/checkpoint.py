@@ -377,14 +377,20 @@ def reshard_rows(path: Path, head_index: int, kind: str, saved_world_size: int, 
         info_path = path / "centers" / f"head{head_index}.rank{r}.json"
         if not info_path.exists():
             raise CheckpointError(f"checkpoint file missing: {info_path}")
-        info = json.loads(info_path.read_text())
-        lo, hi = max(start, info["class_start"]), min(start + count, info["class_start"] + info["num_local"])
+        try:
+            info = json.loads(info_path.read_text())
+            lo, hi = max(start, info["class_start"]), min(start + count, info["class_start"] + info["num_local"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise CheckpointError(f"checkpoint file {info_path} is corrupt: {type(exc).__name__}: {exc}") from exc
         if lo >= hi:
             continue
         shard_path = path / "centers" / f"head{head_index}.{kind}.rank{r}.npy"
         if not shard_path.exists():
             raise CheckpointError(f"checkpoint file missing: {shard_path}")
-        shard = np.load(shard_path, mmap_mode="r")
+        try:
+            shard = np.load(shard_path, mmap_mode="r")
+        except (ValueError, OSError, EOFError) as exc:  # truncated, or not an .npy
+            raise CheckpointError(f"checkpoint file {shard_path} is unreadable: {exc}") from exc
         if shard.shape != (info["num_local"], width):
             raise CheckpointError(f"{shard_path}: shape {list(shard.shape)}, expected "
                                   f"{[info['num_local'], width]}")

@@ -118,7 +118,8 @@ def _number(path: Path, row: list[str], column: int, kind=int):
 
 def read_protocol(root: str | Path, prefix: str | None = None) -> IJBProtocol:
     """Parse the three meta files under ``root`` (see the module doc); every face of
-    ``*_face_tid_mid.txt`` must have one landmark row, every pair template must have faces."""
+    ``*_face_tid_mid.txt`` must have one landmark row, every pair template must have faces, and
+    the pairs must hold both genuine and impostor ones."""
     root = Path(root)
     prefix = prefix or detect_prefix(root)
     meta = root / "meta"
@@ -157,6 +158,10 @@ def read_protocol(root: str | Path, prefix: str | None = None) -> IJBProtocol:
         for t in (a, b):
             if t not in known:
                 raise IJBError(f"{pair_path}:{pair_rows[i][-1]}: template {t} has no face in {tid_path.name}")
+    genuine = int(labels.sum())
+    if genuine == 0 or genuine == labels.size:  # checked now, not after hours of embedding
+        raise IJBError(f"{pair_path}: a ROC needs genuine (label 1) and impostor (label 0) pairs, got "
+                       f"{genuine} genuine and {labels.size - genuine} impostor")
     return IJBProtocol(root, prefix, images, templates, medias, landmarks, scores, pairs, labels)
 
 
