@@ -64,3 +64,21 @@ def test_im2rec_and_train_output_folders(capsys, a_file):
 
     assert f"train.output_dir {a_file / 'run'}: {a_file} is a file" in refused(
         capsys, train.main, "-c", str(REPO / "tests" / "train_tiny.yaml"), "-o", f"train.output_dir={a_file / 'run'}")
+
+
+def test_plan_says_whether_a_plan_fits(capsys):
+    import json
+
+    from paddle_pfc.cli import plan
+    from paddle_pfc.head import planner
+
+    need = planner.plan(1_000_000, 512, 2, 0.1, 128).total  # bytes per rank
+    assert plan.main(["--num-classes", "1000000", "--world-size", "2", "--sample-ratio", "0.1",
+                      "--memory", str(need - 1)]) == 0
+    assert "DOES NOT FIT in --memory" in capsys.readouterr().out
+    assert plan.main(["--num-classes", "1000000", "--world-size", "2", "--sample-ratio", "0.1",
+                      "--memory", str(need), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["fits"] is True
+    assert plan.main(["--max-classes", "--memory", "1KiB"]) == 0
+    assert "max_classes = 0 (the costs that do not grow with the classes alone exceed --memory)" in \
+        capsys.readouterr().out

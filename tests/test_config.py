@@ -244,6 +244,7 @@ def test_required_key():
     (["data.kind=rec", "data.root=/d", "validation.synthetic_pairs=10"],
      ["validation.synthetic_pairs"]),
     (["validation.sets=[{name: a, path: x}, {name: a, path: y}]"], ["validation.sets[1].name"]),
+    (["train.resume=auto", "train.overwrite=true"], ["train.overwrite", "train.resume='auto'"]),
 ])
 def test_cross_field_rules(overrides, keys):
     msg = _err(MIN + overrides)

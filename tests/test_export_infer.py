@@ -168,6 +168,12 @@ def test_embedder_accepts_paths_arrays_folder(embedder, images):
     np.testing.assert_allclose(embedder.embed(x), ref, atol=1e-6)
     raw = embedder.embed(x, normalize=False)
     np.testing.assert_allclose(raw / np.linalg.norm(raw, axis=1, keepdims=True), ref, atol=1e-6)
+    pixels = rgb.transpose(0, 3, 1, 2).astype(np.float32)  # not normalized: a wrong embedding, refused
+    with pytest.raises(ValueError, match=r"float NCHW input ranges over \[\d+, 255\], but normalized input "
+                                         r"lies in \[-0\.996, 0\.996\]: pass uint8 HWC images"):
+        embedder.embed(pixels)
+    with pytest.raises(ValueError, match="ranges over"):
+        embedder.embed(np.where(x > 0, np.nan, x).astype(np.float32))
 
 
 def test_grayscale_and_resize(embedder, images, tmp_path):
@@ -222,6 +228,12 @@ def test_bad_model_files(mbf, tmp_path):
         FaceEmbedder(badjson)
     with pytest.raises(FileNotFoundError, match="nowhere"):
         FaceEmbedder(tmp_path / "nowhere")
+    checkpoint = tmp_path / "step_000000008"
+    checkpoint.mkdir()
+    (checkpoint / "backbone.pdparams").write_bytes(b"")
+    with pytest.raises(FileNotFoundError, match=r"step_000000008: a training checkpoint or run folder, not an "
+                                                r"exported model: export it first \(python tools/export.py"):
+        FaceEmbedder(checkpoint)
 
 
 # ------------------------------------------------------------------ tools

@@ -116,6 +116,9 @@ def test_overwrite_starts_a_clean_history(base_run, tmp_path):
     assert sorted(p.name for p in (out / "checkpoints").glob("step_*")) == ["step_000000002"]
     steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert steps == [1, 2]
+    again = subprocess.run(train + ["--resume", "auto"], capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and "nothing to train: the run is at global step 2, its end (train.epochs 3, " \
+        "train.max_steps 2) is step 2" in again.stdout, again.stdout[-2000:]
 
 
 @pytest.mark.parametrize("nproc, batch, step, repeated", [(3, 6, 5, 6), (2, 4, 12, 0)])

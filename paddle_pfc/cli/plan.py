@@ -40,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--optimizer", default="momentum", choices=sorted(planner.OPTIMIZER_STATES))
     p.add_argument("--max-classes", action="store_true",
                    help="print the largest num_classes that fits in --memory per rank")
-    p.add_argument("--memory", default=None, help="memory per rank, e.g. 11GiB, 16GB, 8e9")
+    p.add_argument("--memory", default=None, help="memory per rank, e.g. 11GiB, 16GB, 8e9 (without "
+                   "--max-classes: says whether each plan fits)")
     p.add_argument("--json", action="store_true", help="print JSON lines instead of tables")
     args = p.parse_args(argv)
     try:
@@ -58,18 +59,23 @@ def main(argv: list[str] | None = None) -> int:
                                           sample_ratio=r, batch_size=b, max_classes=m)))
                     continue
                 print(f"memory/rank {memory / 2**30:.2f} GiB, D={d}, W={w}, ratio={r:g}, "
-                      f"batch/rank={b}: max_classes = {m:,}")
+                      f"batch/rank={b}: max_classes = {m:,}"
+                      + ("" if m else " (the costs that do not grow with the classes alone exceed --memory)"))
                 if m:
                     print(planner.plan(m, d, w, r, b, args.center_dtype, args.compute_dtype,
                                        args.optimizer).table())
                 print()
             return 0
+        memory = planner.parse_bytes(args.memory) if args.memory is not None else None
         for c, (d, w, r, b) in itertools.product(args.num_classes, list(combos)):
             result = planner.plan(c, d, w, r, b, args.center_dtype, args.compute_dtype, args.optimizer)
+            fits = None if memory is None else result.total <= memory
             if args.json:
-                print(json.dumps(result.as_dict()))
+                print(json.dumps(result.as_dict() if fits is None else dict(result.as_dict(), fits=fits)))
             else:
                 print(result.table())
+                if fits is not None:
+                    print(f"{'fits' if fits else 'DOES NOT FIT'} in --memory {memory / 2**30:.2f} GiB per rank")
                 print()
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)

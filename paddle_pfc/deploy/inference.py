@@ -15,7 +15,8 @@ L2-normalized float32 embeddings ``[n, D]`` (cosine similarity = dot product).
   see :func:`expand_image_paths`), or a list mixing paths and arrays;
 * a list of HWC ``uint8`` RGB arrays (or a single one), or a ``uint8`` NHWC batch;
 * a float ``[n, 3, H, W]`` array: ALREADY normalized model input, used as is
-  (must have the model's ``H, W``; nothing is resized).
+  (must have the model's ``H, W``; nothing is resized; values far outside the normalized
+  range, e.g. raw 0..255 pixels, or not finite, are a ``ValueError``).
 
 Decoded / array images are converted to 3-channel RGB (grayscale is repeated
 over 3 channels, alpha is dropped), resized to the model's input size when
@@ -148,12 +149,25 @@ class FaceEmbedder(EmbeddingModel):
             if images.shape[1:] != (3, h, w):
                 raise ValueError(f"float NCHW input must be [n, 3, {h}, {w}] (already normalized; "
                                  f"not resized), got shape {images.shape}")
+            self._check_normalized(images)
             return np.ascontiguousarray(images, dtype=np.float32)
         items = self._items(images)
         if not items:
             h, w = self.input_size
             return np.zeros((0, 3, h, w), np.float32)
         return self._preprocess_items(items)
+
+    def _check_normalized(self, x: np.ndarray) -> None:
+        """Float input must lie in the normalized range of pixels 0..255 (with 25 % to spare for
+        augmented input): raw pixel values (0..255) would give a wrong embedding without error."""
+        ends = (np.array([0.0, 255.0], np.float64)[:, None] - np.ravel(self._mean)) / np.ravel(self._std)
+        low, high = float(ends.min()), float(ends.max())
+        spare = 0.25 * (high - low)
+        x_min, x_max = (float(x.min()), float(x.max())) if x.size else (low, high)
+        if not (np.isfinite(x_min) and np.isfinite(x_max)) or x_min < low - spare or x_max > high + spare:
+            raise ValueError(f"float NCHW input ranges over [{x_min:g}, {x_max:g}], but normalized input lies in "
+                             f"[{low:.3g}, {high:.3g}]: pass uint8 HWC images (normalized here), or normalize "
+                             "as the model's export.json says (raw 0..255 pixels give a wrong embedding)")
 
     def _preprocess_items(self, items) -> np.ndarray:
         h, w = self.input_size

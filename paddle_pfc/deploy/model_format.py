@@ -120,6 +120,10 @@ def locate_model(model: PathLike) -> ModelFiles:
     if path.suffix.lower() == ".onnx":
         return ModelFiles(path.parent, None, path)
     if path.is_dir():
+        if (path / "backbone.pdparams").exists() or (path / "checkpoints").is_dir():
+            raise FileNotFoundError(f"{path}: a training checkpoint or run folder, not an exported model: export "
+                                    f"it first (python tools/export.py --checkpoint {path} --out MODEL_DIR), or "
+                                    "give it as --checkpoint where the tool takes one")
         program = next((path / n for n in (MODEL_FILE, LEGACY_MODEL_FILE) if (path / n).exists()),
                        path / MODEL_FILE)
         if not program.exists() and not (path / PARAMS_FILE).exists() and (path / ONNX_FILE).exists():

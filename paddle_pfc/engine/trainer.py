@@ -20,6 +20,7 @@ import numpy as np
 import paddle
 
 import paddle_pfc
+from paddle_pfc.data import ImageFolderDataset, RecordDataset
 from paddle_pfc.data.loader import BatchLoader, DistributedBatchSampler, build_dataset
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.barrier import StoreBarrier
@@ -155,6 +156,14 @@ class Trainer:
         extra = {"synthetic": {"samples_per_class": d.samples_per_class, "seed": d.seed},
                  "folder": {"skip_bad": d.skip_bad}, "rec": {}}[d.kind]
         self.dataset = build_dataset(d.kind, d.root, d.num_classes, size, **extra)
+        per_step = t.batch_size * self.world_size
+        if len(self.dataset) < per_step:
+            where = f" at {d.root}" if d.root else ""
+            raise ValueError(f"train.batch_size {t.batch_size} x {self.world_size} rank(s) = {per_step} images a "
+                             f"step, more than the {len(self.dataset)} images of the {d.kind} data{where}: lower "
+                             "train.batch_size")
+        if self.rank == 0:
+            self._note_resized_images(size)
         sampler = DistributedBatchSampler(len(self.dataset), t.batch_size, self.rank, self.world_size,
                                           seed=d.seed, shuffle=True, drop_last=True)
         self.loader = BatchLoader(self.dataset, sampler, size, num_workers=d.num_workers, flip=d.flip,
@@ -164,6 +173,20 @@ class Trainer:
         self.total_steps = t.epochs * self.steps_per_epoch
         if t.max_steps is not None:
             self.total_steps = min(self.total_steps, t.max_steps)
+
+    def _note_resized_images(self, size: int) -> None:
+        """A warning when the data's first image is not ``model.input_size`` square: every image is
+        then resized, and a plain resize is no face alignment."""
+        if not isinstance(self.dataset, (ImageFolderDataset, RecordDataset)):
+            return  # synthetic faces are drawn at the input size
+        wanted, self.dataset.image_size = self.dataset.image_size, None
+        try:
+            height, width = self.dataset[0][0].shape[:2]
+        finally:
+            self.dataset.image_size = wanted
+        if (height, width) != (size, size):
+            log.warning("data: the first image is %dx%d; images are resized to model.input_size %dx%d (a plain "
+                        "resize is no alignment: give aligned crops of that size)", height, width, size, size)
 
     def resume(self, path: str) -> None:
         """Load the checkpoint at ``path`` (strict: see :mod:`~paddle_pfc.engine.checkpoint`) and
@@ -291,6 +314,12 @@ class Trainer:
                      t.batch_size * self.world_size, self.base_lr)
         if self.resume_path and not self._resumed:
             self.resume(self.resume_path)
+        if self.rank == 0 and s.global_step >= self.total_steps:
+            log.warning("nothing to train: the run is at global step %d, its end (train.epochs %d, train.max_steps "
+                        "%s) is step %d", s.global_step, t.epochs, t.max_steps, self.total_steps)
+        elif self.rank == 0 and t.freeze_backbone_steps >= self.total_steps:
+            log.warning("train.freeze_backbone_steps %d >= the run's %d steps: the backbone stays frozen for the "
+                        "whole run", t.freeze_backbone_steps, self.total_steps)
         self.sync("training starts")
         losses: list[float] = []
         if s.global_step == 0 and self.cfg.model.pretrained:
