@@ -11,6 +11,7 @@ share (with flips), the embeddings are gathered, every rank computes the same ac
 from __future__ import annotations
 
 import logging
+import os
 import time
 from pathlib import Path
 from typing import Callable, NamedTuple
@@ -67,7 +68,8 @@ def load_validation_sets(cfg: Config, output_dir: Path, rank: int, world_size: i
         try:
             images, issame, total = load_bin_part(path, cfg.model.input_size, rank, world_size)
         except (OSError, ValueError) as exc:
-            raise ValidationSetError(f"validation.sets {name!r}: {exc}") from exc
+            where = "" if os.path.isabs(path) else f" (read as {os.path.abspath(path)})"
+            raise ValidationSetError(f"validation.sets {name!r}{where}: {exc}") from exc
         loaded[name] = ValidationSet(path, images, issame, total)
         log.info("verification set %s: %s, %d pairs (%d images on this rank, decoded in %.1f s)",
                  name, path, len(issame), len(images), time.perf_counter() - started)
