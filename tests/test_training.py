@@ -76,24 +76,46 @@ def test_resume_repeats_the_uninterrupted_run(base_run):
     np.testing.assert_array_equal(resumed[0]["backbone"], ranks[0]["backbone"])
 
 
+STEP_8 = ("runs", "base", "checkpoints", "step_000000008")  # 2 ranks x batch 6: 96 of epoch 0's 144 samples
+
+
+def saved_centers(tmp: Path, kind: str) -> np.ndarray:
+    """The base run's step-8 centers (or momentum) as saved: its 2 shards, in rank order."""
+    folder = tmp.joinpath(*STEP_8) / "centers"
+    return np.concatenate([np.load(folder / f"head0.{kind}.rank{r}.npy") for r in range(2)])
+
+
 @pytest.fixture(scope="module")
 def unresharded(base_run):
-    """The base run's last checkpoint loaded on 2 ranks again: every rank holds rank 0's BatchNorm
-    statistics (as saved), so its probe loss is the reference for any other rank count."""
+    """The base run's step 8 loaded on 2 ranks again (with batch 4): every rank holds rank 0's
+    BatchNorm statistics (as saved), so its probe loss is the reference for any other rank count."""
     tmp, _ = base_run
-    return run(tmp, "reload_2", 2, resume=tmp / "runs" / "base" / "checkpoints", no_train=True)
+    return run(tmp, "reshard_2_to_2", 2, "train.batch_size=4", resume=tmp.joinpath(*STEP_8), no_train=True)
 
 
-@pytest.mark.parametrize("nproc", [1, 3])
-def test_reshard_2_to_n(base_run, unresharded, nproc):
-    tmp, ranks = base_run
-    loaded = run(tmp, f"reshard_2_to_{nproc}", nproc, resume=tmp / "runs" / "base" / "checkpoints",
-                 no_train=True)
-    np.testing.assert_array_equal(assembled(loaded, "weight"), assembled(ranks, "weight"))
-    np.testing.assert_array_equal(assembled(loaded, "velocity"), assembled(ranks, "velocity"))
-    np.testing.assert_array_equal(loaded[0]["backbone"], ranks[0]["backbone"])
+@pytest.mark.parametrize("nproc, batch, step, repeated", [(2, 4, 12, 0), (1, 6, 16, 0), (3, 6, 5, 6)])
+def test_reshard_and_rebatch(base_run, unresharded, nproc, batch, step, repeated):
+    """Step 8 of the 2-rank run (global batch 12) on N ranks: centers and momentum resharded
+    exactly, the same backbone and probe loss. With another global batch the epoch goes on by
+    samples: at the first step not wholly seen (no sample of the epoch skipped, fewer than one
+    batch seen again, with a warning), the learning rate's schedule at that point of the epochs,
+    the run's end at the end of its last epoch."""
+    tmp, _ = base_run
+    loaded = unresharded if nproc == 2 else run(tmp, f"reshard_2_to_{nproc}", nproc, f"train.batch_size={batch}",
+                                                resume=tmp.joinpath(*STEP_8), no_train=True)
+    np.testing.assert_array_equal(assembled(loaded, "weight"), saved_centers(tmp, "weight"))
+    np.testing.assert_array_equal(assembled(loaded, "velocity"), saved_centers(tmp, "velocity"))
+    np.testing.assert_array_equal(loaded[0]["backbone"], unresharded[0]["backbone"])
     np.testing.assert_allclose(float(loaded[0]["probe"]), float(unresharded[0]["probe"]), rtol=1e-5)
     assert len({float(r["probe"]) for r in loaded}) == 1
+    global_batch = nproc * batch
+    for rank in loaded:
+        assert (int(rank["epoch"]), int(rank["step_in_epoch"])) == (0, step)
+        assert int(rank["global_step"]) == 8 and int(rank["schedule_step"]) == step
+        assert int(rank["total_steps"]) == 8 + 3 * (144 // global_batch) - step
+    assert 96 - step * global_batch == repeated
+    log = (tmp / "runs" / f"reshard_2_to_{nproc}" / "train.log").read_text()
+    assert ("of them are seen again" in log) == bool(repeated)
 
 
 def test_overwrite_starts_a_clean_history(base_run, tmp_path):
@@ -119,26 +141,6 @@ def test_overwrite_starts_a_clean_history(base_run, tmp_path):
     again = subprocess.run(train + ["--resume", "auto"], capture_output=True, text=True, timeout=120)
     assert again.returncode == 0 and "nothing to train: the run is at global step 2, its end (train.epochs 3, " \
         "train.max_steps 2) is step 2" in again.stdout, again.stdout[-2000:]
-
-
-@pytest.mark.parametrize("nproc, batch, step, repeated", [(3, 6, 5, 6), (2, 4, 12, 0)])
-def test_resume_with_another_global_batch_goes_on_by_samples(base_run, nproc, batch, step, repeated):
-    """The base run's step 8 (global batch 2 x 6: 96 of epoch 0's 144 samples seen), resumed with
-    another global batch: the epoch goes on at the first step not wholly seen, by samples (no
-    sample of the epoch skipped, fewer than one batch seen again), the learning rate's schedule at
-    that point of the epochs, and the run's end at the end of its last epoch."""
-    tmp, _ = base_run
-    loaded = run(tmp, f"rebatch_{nproc}x{batch}", nproc, f"train.batch_size={batch}",
-                 resume=tmp / "runs" / "base" / "checkpoints" / "step_000000008", no_train=True)
-    global_batch = nproc * batch
-    steps_per_epoch = 144 // global_batch
-    for rank in loaded:
-        assert (int(rank["epoch"]), int(rank["step_in_epoch"])) == (0, step)
-        assert int(rank["global_step"]) == 8 and int(rank["schedule_step"]) == step
-        assert int(rank["total_steps"]) == 8 + 3 * steps_per_epoch - step
-    assert 96 - step * global_batch == repeated
-    warned = "of them are seen again" in (tmp / "runs" / f"rebatch_{nproc}x{batch}" / "train.log").read_text()
-    assert warned == bool(repeated)
 
 
 def test_reshard_1_to_2(tmp_path):
