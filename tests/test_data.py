@@ -60,6 +60,7 @@ def test_image_folder_grayscale_and_spaces(small_folder, tmp_path):
     ("images/00000001.jpg\t0\nimages/00000111.jpg\t10\n", 2, "outside [0, 10)"),
     ("images/00000001.jpg\t-1\n", 1, "outside"),
     ("images/00000001.jpg\t0\nimages/nope.jpg\t1\n", 2, "not found"),
+    ("images/00000001.jpg\t0\t5\n", 1, "3 tab-separated fields"),
     ("images/00000001.jpg\t+3\n", 1, "not an integer"),       # int() would take these three
     ("images/00000001.jpg\t1_0\n", 1, "not an integer"),
     ("images/00000001.jpg\t\uff13\n", 1, "not an integer"),   # a full-width 3

@@ -88,6 +88,9 @@ def _parse_line(line: str, lineno: int, label_file: str, num_classes: Optional[i
         raise ValueError(f"{label_file}, line {lineno}: malformed line {line!r} "
                          "(expected 'relative/path<TAB>label')")
     rel, lab = parts
+    if "\t" in rel:  # e.g. 'path<TAB>label<TAB>extra': the path would end in a tab and a number
+        raise ValueError(f"{label_file}, line {lineno}: malformed line {line!r}: {s.count(chr(9)) + 1} "
+                         "tab-separated fields (expected 'relative/path<TAB>label')")
     try:
         label = ascii_int(lab)
     except ValueError:
