@@ -67,6 +67,41 @@ def test_minimize_rejects_unsupported_optimizer_and_empty_program():
             paddle_pfc.minimize(paddle.optimizer.SGD(0.1), paddle.mean(x))
 
 
+def test_minimize_once_per_program_without_clip_by_value_or_cpu_rescale_grad():
+    head, main, startup = build()
+    with paddle.static.program_guard(main, startup):
+        loss = head.output_dict["loss"]
+        with pytest.raises(ValueError, match="ClipGradByValue.*use paddle.nn.ClipGradByGlobalNorm"):
+            paddle_pfc.minimize(paddle.optimizer.SGD(0.1, grad_clip=paddle.nn.ClipGradByValue(1.0)), loss)
+        with pytest.raises(ValueError, match="rescale_grad=0.5: Paddle 3.3's CPU momentum kernel ignores it"):
+            paddle_pfc.minimize(paddle.optimizer.Momentum(0.1, rescale_grad=0.5), loss)
+        paddle_pfc.minimize(paddle.optimizer.SGD(0.1), loss)
+        with pytest.raises(ValueError, match="minimize: already called for this program"):
+            paddle_pfc.minimize(paddle.optimizer.SGD(0.1), loss)
+
+
+def test_two_heads_of_one_name_are_refused():
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        feature = paddle.static.data("feature", [4, 8], "float32")
+        label = paddle.static.data("label", [4], "int64")
+        paddle_pfc.LargeScaleClassifier(feature, label, 0, 1, 10, embedding_size=8)
+        with pytest.raises(ValueError, match="already holds a LargeScaleClassifier named 'dist@fc@rank@00000': "
+                                             "give each head its own name="):
+            paddle_pfc.LargeScaleClassifier(feature, label, 0, 1, 10, embedding_size=8)
+        second = paddle_pfc.LargeScaleClassifier(feature, label, 0, 1, 10, embedding_size=8, name="second")
+    assert second.weight.name == "second"
+
+
+def test_numpy_numbers_and_paddle_dtypes_are_taken():
+    """``num_classes = labels.max() + 1`` is an np.int64; margins read from an array are numpy floats."""
+    head, _, _ = build(num_classes=np.int64(10), embedding_size=np.int32(8), sample_ratio=np.float32(0.5),
+                       margin2=np.float32(0.5), scale=np.float64(32.0), dtype=paddle.float32,
+                       center_dtype=paddle.float32)
+    assert (head.num_classes, head.num_sample, head.dtype, head.center_dtype) == (10, 5, "float32", "float32")
+    assert type(head.num_classes) is int and head.margin.m2 == 0.5 and head.margin.s == 32.0
+
+
 def test_class_split_is_balanced_and_never_empty():
     for num_classes, world_size in [(9, 4), (37, 2), (31, 3), (5, 5), (1_000_003, 8)]:
         spans = [paddle_pfc.class_split(num_classes, world_size, r) for r in range(world_size)]
@@ -91,6 +126,23 @@ def test_out_of_range_label_single_rank():
     # Nothing was updated by the failed steps.
     np.testing.assert_array_equal(
         np.array(paddle.static.global_scope().find_var(head.weight.name).get_tensor()), weight_before)
+
+
+def test_out_of_range_computed_label_single_rank():
+    """A label computed from the feed (here squeezed from [B, 1]) cannot be named by value, and on one
+    rank no other rank fed it."""
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        feature = paddle.static.data("feature", [4, 8], "float32")
+        label = paddle.static.data("label", [4, 1], "int64")
+        head = paddle_pfc.LargeScaleClassifier(feature, paddle.squeeze(label, 1), 0, 1, 10, embedding_size=8)
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    exe.run(startup)
+    with pytest.raises(paddle_pfc.LabelRangeError, match=r"^a label \(computed in the program, not fed directly, "
+                                                         r"so not named here\) is outside \[0, 10\)"):
+        paddle_pfc.run(exe, main, feed={"feature": np.zeros((4, 8), np.float32),
+                                        "label": np.array([[1], [2], [42], [3]])},
+                       fetch_list=[head.output_dict["loss"]])
 
 
 @pytest.mark.multirank

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections import OrderedDict
 
+import numpy as np
 import paddle
 
 from paddle_pfc.engine.distributed import on_gpu
@@ -38,7 +40,14 @@ def _feed_name(value) -> str | None:
 
 
 def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    """An integer (Python's, or numpy's such as ``labels.max() + 1``), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _dtype_name(value):
+    """``"float32"`` etc. for a dtype given as a string or as a Paddle dtype (others unchanged)."""
+    return {paddle.float32: "float32", paddle.bfloat16: "bfloat16", paddle.float16: "float16"}.get(value, value) \
+        if isinstance(value, paddle.dtype) else value
 
 
 def _check_dtypes(dtype, center_dtype, chunk_rows, on_gpu_place: bool) -> None:
@@ -99,6 +108,9 @@ class LargeScaleClassifier:
                  kernels: str | None = None) -> None:
         self.margin = self._check_args(feature, label, rank, world_size, num_classes, sample_ratio,
                                        embedding_size, margin1, margin2, margin3, scale, seed)
+        rank, world_size, num_classes, embedding_size, seed = (int(v) for v in (rank, world_size, num_classes,
+                                                                       embedding_size, seed))
+        dtype, center_dtype = _dtype_name(dtype), _dtype_name(center_dtype)
         gpu = on_gpu()
         _check_dtypes(dtype, center_dtype, chunk_rows, gpu)
         self.backend = choose_backend(kernels, gpu)
@@ -109,6 +121,9 @@ class LargeScaleClassifier:
         self.num_sample = min(self.num_local, max(1, int(self.sample_ratio * self.num_local)))
         self.sampled = self.num_sample < self.num_local
         self.name = name or "dist@fc@rank@%05d" % rank
+        if any(head.name == self.name for head in registry.classifiers_of(paddle.static.default_main_program())):
+            raise ValueError(f"this program already holds a LargeScaleClassifier named {self.name!r}: give each "
+                             "head its own name= (heads of one name would share one center matrix)")
         self.input_dict = OrderedDict(feature=feature, label=label)
         self.label_feed_name = _feed_name(label)
         self.output_dict = OrderedDict()
@@ -161,7 +176,7 @@ class LargeScaleClassifier:
         if num_classes < world_size:
             raise ValueError(f"num_classes ({num_classes}) must be >= world_size ({world_size}): "
                              "every rank needs at least one class")
-        if not isinstance(sample_ratio, (int, float)) or isinstance(sample_ratio, bool) \
+        if not isinstance(sample_ratio, numbers.Real) or isinstance(sample_ratio, (bool, np.bool_)) \
                 or not math.isfinite(sample_ratio) or not 0.0 < sample_ratio <= 1.0:
             raise ValueError(f"sample_ratio must be in (0, 1], got {sample_ratio!r}")
         if not _is_int(embedding_size) or embedding_size < 1:

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
+import numpy as np
 import paddle
 
 
@@ -22,7 +24,7 @@ class Margin:
     def __post_init__(self) -> None:
         for name, attr in (("margin1", "m1"), ("margin2", "m2"), ("margin3", "m3"), ("scale", "s")):
             value = getattr(self, attr)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)) or not math.isfinite(value):
                 raise ValueError(f"{name} must be a finite number, got {value!r}")
         if self.m1 <= 0:
             raise ValueError(f"margin1 must be > 0, got {self.m1!r}")

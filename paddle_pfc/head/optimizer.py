@@ -6,9 +6,10 @@ import math
 import paddle
 from paddle.autograd.ir_backward import grad as pir_grad
 
+from paddle_pfc.engine.distributed import on_gpu
 from paddle_pfc.head.collectives import CollectiveChain
 from paddle_pfc.head.loss_scaling import DynamicLossScaler, LossScaling, nonfinite_flag
-from paddle_pfc.head.registry import classifiers_of, set_nonfinite_flags
+from paddle_pfc.head.registry import classifiers_of, mark_minimized, set_nonfinite_flags
 from paddle_pfc.head.sparse_update import CenterUpdateRule, append_center_update
 
 _BUCKET_ELEMENTS = 1 << 24  # 64 MiB of float32 per all-reduce
@@ -185,6 +186,15 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
     if not isinstance(loss, paddle.pir.Value) or loss.dtype != paddle.float32 or loss.shape not in ([], [1]):
         raise ValueError(f"loss must be a float32 scalar Value, got {loss!r}")
     rule = CenterUpdateRule.from_optimizer(optimizer)
+    if rule.rescale_grad != 1.0 and not on_gpu():
+        raise ValueError(f"optimizer rescale_grad={rule.rescale_grad:g}: Paddle 3.3's CPU momentum kernel ignores it "
+                         "for the backbone while the class centers would apply it; scale the loss instead")
+    if isinstance(getattr(optimizer, "_grad_clip", None), paddle.nn.ClipGradByValue):
+        raise ValueError("optimizer grad_clip: Paddle 3.3's static (PIR) programs have no ClipGradByValue "
+                         "(it raises NotImplementedError); use paddle.nn.ClipGradByGlobalNorm")
+    if not mark_minimized(program):
+        raise ValueError("minimize: already called for this program (its backward and updates are in it); "
+                         "call it once, with the sum of the losses")
     scaler = _loss_scaler(loss_scaling, heads)
     world_size = heads[0].world_size
     params = data_parallel_parameters(program, optimizer)

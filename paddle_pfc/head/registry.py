@@ -25,6 +25,7 @@ NONFINITE_PARTS = ("loss", "backbone gradients", "class-center gradients", "batc
 class _Record:
     classifiers: list = field(default_factory=list)
     nonfinite: object = None
+    minimized: bool = False
 
 
 _records: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -46,6 +47,14 @@ def classifiers_of(program: paddle.static.Program) -> list[LargeScaleClassifier]
     """The classifiers built into ``program`` (in build order)."""
     record = _records.get(program)
     return list(record.classifiers) if record is not None else []
+
+
+def mark_minimized(program: paddle.static.Program) -> bool:
+    """Record that :func:`paddle_pfc.minimize` appended its backward and updates to ``program``;
+    False when it had already done so."""
+    record = _record(program)
+    first, record.minimized = not record.minimized, True
+    return first
 
 
 def set_nonfinite_flags(program: paddle.static.Program, flags: paddle.pir.Value) -> None:
