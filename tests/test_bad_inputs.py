@@ -80,6 +80,22 @@ def test_minimize_once_per_program_without_clip_by_value_or_cpu_rescale_grad():
             paddle_pfc.minimize(paddle.optimizer.SGD(0.1), loss)
 
 
+def test_paddles_own_minimize_warns_that_the_centers_never_learn():
+    head, main, startup = build()
+    with paddle.static.program_guard(main, startup):
+        paddle.optimizer.SGD(0.1).minimize(head.output_dict["loss"] + 0.0 * paddle.mean(head.input_dict["feature"]))
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    exe.run(startup)
+    feed = {"feature": np.ones((4, 8), np.float32), "label": np.array([1, 2, 3, 4])}
+    with pytest.warns(UserWarning, match=r"the class centers of dist@fc@rank@00000 are never updated .*use "
+                                         r"paddle_pfc.minimize"):
+        paddle_pfc.run(exe, main, feed=feed, fetch_list=[head.output_dict["loss"]])
+    import warnings
+    with warnings.catch_warnings():  # once per program
+        warnings.simplefilter("error")
+        paddle_pfc.run(exe, main, feed=feed, fetch_list=[head.output_dict["loss"]])
+
+
 def test_two_heads_of_one_name_are_refused():
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, startup):

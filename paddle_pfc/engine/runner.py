@@ -7,10 +7,12 @@ computed from a wrong label). Paddle reports a failed assert as an anonymous ``A
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import paddle
 
-from paddle_pfc.head.registry import classifiers_of
+from paddle_pfc.head.registry import classifiers_of, trains_centers_unawares
 
 
 class LabelRangeError(ValueError):
@@ -45,7 +47,13 @@ def describe_bad_labels(program, feed: dict | None) -> str | None:
 
 def run(executor: paddle.static.Executor, program, feed: dict | None = None, fetch_list=None, **kwargs):
     """``executor.run(program, feed=feed, fetch_list=fetch_list, **kwargs)``; a failed label check
-    raises :class:`LabelRangeError` (chained to Paddle's error)."""
+    raises :class:`LabelRangeError` (chained to Paddle's error). A training program whose
+    classifiers :func:`paddle_pfc.minimize` did not update warns once (their centers never learn)."""
+    if trains_centers_unawares(program):
+        warnings.warn("paddle_pfc.run: this program has backward ops but paddle_pfc.minimize did not build "
+                      f"them: the class centers of {', '.join(h.name for h in classifiers_of(program))} are never "
+                      "updated (Paddle's own optimizer.minimize leaves them out); use paddle_pfc.minimize",
+                      UserWarning, stacklevel=2)
     try:
         return executor.run(program, feed=feed, fetch_list=fetch_list, **kwargs)
     except Exception as exc:

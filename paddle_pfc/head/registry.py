@@ -26,6 +26,7 @@ class _Record:
     classifiers: list = field(default_factory=list)
     nonfinite: object = None
     minimized: bool = False
+    inspected: bool = False
 
 
 _records: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -55,6 +56,17 @@ def mark_minimized(program: paddle.static.Program) -> bool:
     record = _record(program)
     first, record.minimized = not record.minimized, True
     return first
+
+
+def trains_centers_unawares(program: paddle.static.Program) -> bool:
+    """True, once per program, for a program with classifiers and backward ops that
+    :func:`paddle_pfc.minimize` did not build (e.g. Paddle's own ``optimizer.minimize``: the
+    class centers are then never updated); False afterwards and for every other program."""
+    record = _records.get(program)
+    if record is None or not record.classifiers or record.minimized or record.inspected:
+        return False
+    record.inspected = True
+    return any(op.name().endswith("_grad") for op in program.global_block().ops)
 
 
 def set_nonfinite_flags(program: paddle.static.Program, flags: paddle.pir.Value) -> None:
