@@ -59,6 +59,15 @@ def test_an_empty_option_value_is_an_error_not_null(tmp_path):
     assert proc.returncode == 2 and "model.pretrained: empty value" in proc.stderr, proc.stderr[-2000:]
 
 
+def test_a_batch_larger_than_the_data_is_a_usage_error(tmp_path):
+    proc = train(*TINY, "-o", "train.batch_size=200", "-o", f"train.output_dir={tmp_path}", timeout=120)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    lines = [line for line in proc.stderr.splitlines() if "train.batch_size" in line]
+    assert lines == ["error: [rank 0] train.batch_size 200 x 1 rank(s) = 200 images a step, more than the 144 "
+                     "images of the synthetic data: lower train.batch_size"], proc.stderr[-2000:]
+    assert "Traceback" in (tmp_path / "error_rank0.txt").read_text()
+
+
 def test_bf16_amp_without_native_bfloat16_is_refused(tmp_path):
     """train.amp=bf16 on a CPU whose oneDNN has no native bfloat16 (capped at AVX2 here, as on an
     AVX2-only machine): refused before starting, naming the key and the reason."""

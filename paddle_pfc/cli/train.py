@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     from paddle_pfc.engine.checkpoint import CheckpointError
     from paddle_pfc.engine.errors import report_error
     from paddle_pfc.engine.pretrained import PretrainedError
-    from paddle_pfc.engine.trainer import OutputDirError
+    from paddle_pfc.engine.trainer import DataSizeError, OutputDirError
 
     rank = 0
     try:
@@ -61,14 +61,15 @@ def main(argv: list[str] | None = None) -> int:
         (Path(cfg.train.output_dir) / f"error_rank{rank}.txt").unlink(missing_ok=True)  # a stale one
         setup_logging(Path(cfg.train.output_dir), rank)
         Trainer(cfg, rank, world_size).train()
-    except (PretrainedError, OutputDirError) as exc:  # a bad --pretrained, an occupied output_dir: usage
-        report_error(exc, rank, cfg.train.output_dir)  # errors, like a bad config (the traceback: in the file)
-        print(f"error: {exc}", file=sys.stderr)
+    except (PretrainedError, OutputDirError, DataSizeError) as exc:  # a bad --pretrained, an occupied output_dir,
+        report_error(exc, rank, cfg.train.output_dir, echo=False)  # a batch larger than the data: usage errors,
+        print(f"error: [rank {rank}] {exc}", file=sys.stderr)  # like a bad config (the traceback: in the file)
         return 2
     except CheckpointError as exc:
-        report_error(exc, rank, cfg.train.output_dir)
-        if cfg.train.resume not in (None, "auto"):  # the checkpoint the user named: a usage error
-            print(f"error: {exc}", file=sys.stderr)
+        named = cfg.train.resume not in (None, "auto")  # the checkpoint the user named: a usage error
+        report_error(exc, rank, cfg.train.output_dir, echo=not named)
+        if named:
+            print(f"error: [rank {rank}] {exc}", file=sys.stderr)
             return 2
         raise
     except Exception as exc:

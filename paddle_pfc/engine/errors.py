@@ -34,12 +34,14 @@ def error_summary(exc: BaseException, rank: int) -> str:
     return f"[rank {rank}] {type(exc).__name__}: {message}{where}{hint}"
 
 
-def report_error(exc: BaseException, rank: int, output_dir: str | os.PathLike | None) -> str:
-    """Print :func:`error_summary` to stderr and write it (with the traceback) to
-    ``output_dir/error_rank{rank}.txt`` when ``output_dir`` is given; returns the summary. A
-    failure to write the file (e.g. the disk is full) is reported, never raised."""
+def report_error(exc: BaseException, rank: int, output_dir: str | os.PathLike | None, echo: bool = True) -> str:
+    """Print :func:`error_summary` to stderr (unless not ``echo``: the caller prints its own line)
+    and write it (with the traceback) to ``output_dir/error_rank{rank}.txt`` when ``output_dir`` is
+    given; returns the summary. A failure to write the file (e.g. the disk is full) is reported,
+    never raised."""
     summary = error_summary(exc, rank)
-    print(summary, file=sys.stderr, flush=True)
+    if echo:
+        print(summary, file=sys.stderr, flush=True)
     if output_dir is not None:
         path = Path(output_dir) / f"error_rank{rank}.txt"
         try:

@@ -37,6 +37,10 @@ __all__ = ["Trainer", "check_supported", "setup_logging", "OutputDirError", "Non
 log = logging.getLogger("paddle_pfc.train")
 
 
+class DataSizeError(ValueError):
+    """One global batch (``train.batch_size`` × ranks) needs more images than the data holds."""
+
+
 class OutputDirError(RuntimeError):
     """A fresh run was pointed at an output folder that already holds checkpoints."""
 
@@ -159,7 +163,7 @@ class Trainer:
         per_step = t.batch_size * self.world_size
         if len(self.dataset) < per_step:
             where = f" at {d.root}" if d.root else ""
-            raise ValueError(f"train.batch_size {t.batch_size} x {self.world_size} rank(s) = {per_step} images a "
+            raise DataSizeError(f"train.batch_size {t.batch_size} x {self.world_size} rank(s) = {per_step} images a "
                              f"step, more than the {len(self.dataset)} images of the {d.kind} data{where}: lower "
                              "train.batch_size")
         if self.rank == 0:
