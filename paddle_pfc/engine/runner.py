@@ -33,15 +33,14 @@ def describe_bad_labels(program, feed: dict | None) -> str | None:
         else:
             fused = " — or the fused class_center_sample kernel dropped a positive center (run with " \
                 "kernels='composite' and report it)" if head.fused and head.sampled else ""
+            hint = ""
             if label_name is None:  # computed from the feed, not fed as it is: its values are not at hand
                 where = "a label (computed in the program, not fed directly, so not named here)"
             elif head.world_size > 1:
-                where = "a label fed on another rank"
+                where, hint = "a label fed on another rank", "; see that rank's log"
             else:
                 where = f"a label of '{label_name}'"
-            messages.append(f"{where} is outside [0, {head.num_classes}) ({head.name})"
-                            + ("; see that rank's log" if label_name is not None and head.world_size > 1 else "")
-                            + fused)
+            messages.append(f"{where} is outside [0, {head.num_classes}) ({head.name}){hint}{fused}")
     return messages[0] if messages else None
 
 
