@@ -4,6 +4,7 @@ matrix product against float64 of rounded operands."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -168,7 +169,9 @@ def test_conv_below_avx512_matches_float64(static_mode):
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
                           "test_conv_matches_paddle_and_float64 and True and dense"], env=env, capture_output=True,
                          text=True, cwd=Path(__file__).parent, timeout=600)
-    assert run.returncode == 0 and f" {len(CASES)} passed" in run.stdout, run.stdout[-3000:] + run.stderr[-3000:]
+    summary = re.search(r"^(\d+) passed", run.stdout, re.MULTILINE)  # pytest -q: "7 passed, 64 deselected in ..."
+    assert run.returncode == 0 and summary and int(summary.group(1)) == len(CASES), \
+        run.stdout[-3000:] + run.stderr[-3000:]
 
 
 def _need_bfloat16():
