@@ -141,3 +141,16 @@ def test_benchmark_runs_as_a_user_runs_it(tmp_path):
     again = _run_benchmark(tmp_path / "again.jsonl", "--no-floor")
     assert again["first_loss"] == pytest.approx(record["first_loss"], rel=1e-6)
     assert again["last_loss"] == pytest.approx(record["last_loss"], rel=1e-6)
+
+
+def test_e2e_mode_trains_a_backbone_as_training_does(tmp_path):
+    """``--mode e2e``: a whole step on a backbone with the schema's optimizer settings, its
+    images/s and the parts of the step (it refused to start once the config required >= 2 classes)."""
+    record = _run_benchmark(tmp_path / "e2e.jsonl", "--mode", "e2e", "--backbone", "mobilefacenet",
+                            "--input-size", "32", "--no-floor")
+    assert (record["mode"], record["backbone"], record["input_size"]) == ("e2e", "mobilefacenet", 32)
+    assert record["images_per_s"] == pytest.approx(8 / record["median_step_s"], rel=1e-3)
+    assert np.isfinite(record["first_loss"]) and np.isfinite(record["last_loss"])
+    assert record["backbone_s"] > 0 and record["head_s"] > 0 and record["rest_s"] >= 0
+    assert record["share_backbone"] + record["share_head"] + record["share_rest"] == pytest.approx(
+        max(1.0, (record["backbone_s"] + record["head_s"]) / record["median_step_s"]), abs=0.01)

@@ -303,8 +303,10 @@ def make_optimizer(args, batch_size: int, world_size: int) -> paddle.optimizer.O
         return paddle.optimizer.Momentum(0.1, momentum=0.9, weight_decay=5e-4)
     from paddle_pfc.engine.config import load_config, resolve_lr
 
-    cfg = load_config(args.config, [f"train.batch_size={batch_size}", "data.num_classes=1"]
-                      if args.config is None else [f"train.batch_size={batch_size}"])
+    overrides = [f"train.batch_size={batch_size}"]
+    if args.config is None:  # the schema's defaults name no class count; any valid one (>= 2) does here
+        overrides.append(f"data.num_classes={max(args.num_classes)}")
+    cfg = load_config(args.config, overrides)
     t = cfg.train
     clip = paddle.nn.ClipGradByGlobalNorm(t.grad_clip) if t.grad_clip else None
     return paddle.optimizer.Momentum(resolve_lr(cfg, world_size), momentum=t.momentum,
