@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from launcher import REPO
 
 RSS_PROBE = """
@@ -103,3 +105,29 @@ def test_serial_executor_on_cpu_unless_the_user_set_the_flag():
     gpu = paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0
     assert python(code)[-2:] == (["no", "False"] if gpu else ["yes", "True"])
     assert python(code, FLAGS_new_executor_serial_run="0")[-2:] == ["no", "False"]  # the user's value wins
+
+
+@pytest.mark.parametrize("flag", ["FLAGS_use_onednn", "FLAGS_use_mkldnn"])
+def test_global_onednn_mode_is_refused_on_cpu_naming_the_flag(flag, tmp_path):
+    """Either flag makes Paddle 3.3.1 segfault in a CPU training step (its oneDNN batch norm);
+    configure_process (so init_distributed and every tool) refuses it instead, and tools/train.py
+    says so in one line with the usage-error status."""
+    import paddle
+
+    if paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0:
+        pytest.skip("a GPU is visible: GPU programs do not use Paddle's oneDNN kernels")
+    env = dict(os.environ, **{flag: "1"})
+    proc = subprocess.run([sys.executable, "-c", "import paddle_pfc; paddle_pfc.configure_process()"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and f"ProcessSettingError: {flag} is on" in proc.stderr, proc.stderr[-2000:]
+    out = tmp_path / "run"
+    proc = subprocess.run([sys.executable, str(REPO / "tools" / "train.py"), "-c", str(REPO / "configs" / "demo_cpu.yaml"),
+                           "-o", f"train.output_dir={out}", "-o", "train.max_steps=1"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert proc.returncode == 2 and lines == [f"error: [rank 0] {flag} is on: Paddle 3.3's global oneDNN mode "
+                                              "crashes CPU training (a segmentation fault in its batch norm, "
+                                              "dnnl::error in the head's ops). Unset it: paddle_pfc already runs "
+                                              "the backbones' convolutions on oneDNN through its own ops "
+                                              "(PADDLE_PFC_NATIVE)"], proc.stderr[-2000:]
+    assert f"{flag} is on" in (out / "error_rank0.txt").read_text()

@@ -81,6 +81,31 @@ def mkl_kernels_for(cpu: CpuInfo) -> str | None:
 
 
 SERIAL_FLAG = "FLAGS_new_executor_serial_run"
+#: Paddle's switches of its global oneDNN kernels (two flags in 3.3, each enough on its own).
+ONEDNN_FLAGS = ("FLAGS_use_onednn", "FLAGS_use_mkldnn")
+
+
+class ProcessSettingError(RuntimeError):
+    """A process-wide Paddle setting with which paddle_pfc's CPU programs cannot run."""
+
+
+def refuse_global_onednn() -> None:
+    """Raise :class:`ProcessSettingError` naming the flag when no GPU is visible and Paddle's global
+    oneDNN mode is on (``FLAGS_use_onednn`` or ``FLAGS_use_mkldnn``, from the environment or
+    ``paddle.set_flags``): in Paddle 3.3.1 it kills a CPU training step with a segmentation fault
+    in its batch norm kernel (measured 2026-11-27, ``tools/train.py`` on the demo config, either
+    flag) or a ``dnnl::error`` in the head's ops (docs/paddle-notes.md). GPU programs do not use
+    those kernels."""
+    import paddle
+
+    from paddle_pfc.engine.device import gpu_visible
+
+    on = [flag for flag in ONEDNN_FLAGS if paddle.get_flags([flag])[flag]]
+    if on and not gpu_visible():
+        raise ProcessSettingError(
+            f"{' and '.join(on)} {'is' if len(on) == 1 else 'are'} on: Paddle 3.3's global oneDNN mode crashes "
+            "CPU training (a segmentation fault in its batch norm, dnnl::error in the head's ops). Unset it: "
+            "paddle_pfc already runs the backbones' convolutions on oneDNN through its own ops (PADDLE_PFC_NATIVE)")
 
 
 def serial_executor_on_cpu() -> bool:
@@ -99,12 +124,14 @@ def serial_executor_on_cpu() -> bool:
 def configure_process(malloc: str | None = None) -> dict[str, str]:
     """Apply this process's math-library, allocator and executor settings (idempotent; call it
     before the first program runs). ``malloc``: ``speed`` | ``memory`` | ``default`` (None:
-    ``$PADDLE_PFC_MALLOC``, else ``speed``). Returns what is in effect:
+    ``$PADDLE_PFC_MALLOC``, else ``speed``). Raises :class:`ProcessSettingError` when Paddle's
+    global oneDNN mode is on without a GPU (:func:`refuse_global_onednn`). Returns what is in effect:
     ``{"malloc": mode, "mkl_debug_cpu_type": value or "", "serial_executor": "yes" | "no"}``."""
     cpu = cpu_info()
     kernels = mkl_kernels_for(cpu)
     if "MKL_DEBUG_CPU_TYPE" not in os.environ and kernels is not None:
         os.environ["MKL_DEBUG_CPU_TYPE"] = kernels
+    refuse_global_onednn()
     mode = tune_malloc(malloc)  # an unknown mode raises here, naming the variable
     serial = serial_executor_on_cpu()
     return {"malloc": mode, "mkl_debug_cpu_type": os.environ.get("MKL_DEBUG_CPU_TYPE", ""),
