@@ -23,8 +23,8 @@ from paddle_pfc.engine.config import ConfigError, add_config_args, config_from_a
 
 def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 done, 2 a usage error — the config, ``--pretrained``, ``--resume PATH``, an
-    output folder that holds an earlier run, a global batch larger than the data, Paddle's global
-    oneDNN mode on a CPU (``config error: ...`` / ``error: ...`` on stderr); any other error is
+    output folder that holds an earlier run, a global batch larger than the data, class centers
+    larger than the machine's memory, Paddle's global oneDNN mode on a CPU (``config error: ...`` / ``error: ...`` on stderr); any other error is
     reported per rank and raised."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_config_args(parser)
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     from paddle_pfc.engine.errors import report_error
     from paddle_pfc.engine.pretrained import PretrainedError
     from paddle_pfc.engine.runtime import ProcessSettingError
-    from paddle_pfc.engine.trainer import DataSizeError, OutputDirError
+    from paddle_pfc.engine.trainer import DataSizeError, HeadMemoryError, OutputDirError
 
     rank = 0
     try:
@@ -63,8 +63,9 @@ def main(argv: list[str] | None = None) -> int:
         (Path(cfg.train.output_dir) / f"error_rank{rank}.txt").unlink(missing_ok=True)  # a stale one
         setup_logging(Path(cfg.train.output_dir), rank)
         Trainer(cfg, rank, world_size).train()
-    except (PretrainedError, OutputDirError, DataSizeError, ProcessSettingError) as exc:  # a bad --pretrained, an
-        # occupied output_dir, a batch larger than the data, Paddle's global oneDNN mode: usage errors,
+    except (PretrainedError, OutputDirError, DataSizeError, HeadMemoryError, ProcessSettingError) as exc:  # a bad
+        # --pretrained, an occupied output_dir, a batch larger than the data, a head larger than the machine's
+        # memory, Paddle's global oneDNN mode: usage errors,
         report_error(exc, rank, cfg.train.output_dir, echo=False)
         print(f"error: [rank {rank}] {exc}", file=sys.stderr)  # like a bad config (the traceback: in the file)
         return 2

@@ -28,11 +28,13 @@ from paddle_pfc.engine.builder import TrainPrograms, build_programs, check_suppo
 from paddle_pfc.engine.callbacks import (Callback, Checkpointing, MetricsWriter, StepEnd, StepLogger,
                                          TrainState)
 from paddle_pfc.engine.config import Config, dump_config, resolve_lr
+from paddle_pfc.engine.distributed import local_world_size, on_gpu
+from paddle_pfc.engine.memory import HeadMemoryError, check_head_fits
 from paddle_pfc.engine.validator import ValidationSetError, Validator, load_validation_sets
 from paddle_pfc.head.registry import NONFINITE_PARTS
 
 __all__ = ["Trainer", "check_supported", "setup_logging", "OutputDirError", "NonFiniteTrainingError",
-           "ValidationSetError"]
+           "ValidationSetError", "HeadMemoryError"]
 
 log = logging.getLogger("paddle_pfc.train")
 
@@ -69,6 +71,10 @@ class Trainer:
         which they may diverge (see :meth:`sync`)."""
         check_supported(cfg)
         self.cfg, self.rank, self.world_size = cfg, rank, world_size
+        if not on_gpu():  # the centers live in host memory: a shard that cannot fit fails now, not at SIGKILL
+            check_head_fits(cfg.data.num_classes, cfg.model.embedding_size, world_size, cfg.classifier.sample_ratio,
+                            cfg.train.batch_size, cfg.classifier.center_dtype, cfg.classifier.dtype,
+                            local_world_size(), warn=rank == 0)
         self.output_dir = Path(cfg.train.output_dir)
         self._barrier = StoreBarrier(rank, world_size, cfg.train.collective_timeout)
         self.state = TrainState()
