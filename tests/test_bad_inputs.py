@@ -67,6 +67,17 @@ def test_minimize_rejects_unsupported_optimizer_and_empty_program():
             paddle_pfc.minimize(paddle.optimizer.SGD(0.1), paddle.mean(x))
 
 
+def test_minimize_refuses_a_loss_of_another_program():
+    """A loss built in program A, minimize called under B's guard (B with a head of its own): named,
+    instead of "loss does not depend on the class centers" of B's head and an abort at exit."""
+    head_a, main_a, startup_a = build()
+    head_b, main_b, startup_b = build()
+    with paddle.static.program_guard(main_b, startup_b):
+        with pytest.raises(ValueError, match="loss was built in another program than the current main program"):
+            paddle_pfc.minimize(paddle.optimizer.SGD(0.1), head_a.output_dict["loss"])
+        paddle_pfc.minimize(paddle.optimizer.SGD(0.1), head_b.output_dict["loss"])  # B is still usable
+
+
 def test_minimize_once_per_program_without_clip_by_value_or_cpu_rescale_grad():
     head, main, startup = build()
     with paddle.static.program_guard(main, startup):

@@ -185,6 +185,10 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
                          "one (under the same program_guard) before calling minimize")
     if not isinstance(loss, paddle.pir.Value) or loss.dtype != paddle.float32 or loss.shape not in ([], [1]):
         raise ValueError(f"loss must be a float32 scalar Value, got {loss!r}")
+    maker = loss.get_defining_op()
+    if maker is not None and maker.get_parent_block().program is not program:
+        raise ValueError("minimize: loss was built in another program than the current main program; call "
+                         "minimize under the program_guard of the program that built the loss")
     rule = CenterUpdateRule.from_optimizer(optimizer)
     if rule.rescale_grad != 1.0 and not on_gpu():
         raise ValueError(f"optimizer rescale_grad={rule.rescale_grad:g}: Paddle 3.3's CPU momentum kernel ignores it "
