@@ -24,8 +24,8 @@ from paddle_pfc.engine.config import ConfigError, add_config_args, config_from_a
 def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 done, 2 a usage error — the config, ``--pretrained``, ``--resume PATH``, an
     output folder that holds an earlier run, a global batch larger than the data, class centers
-    larger than the machine's memory, Paddle's global oneDNN mode on a CPU (``config error: ...`` / ``error: ...`` on stderr); any other error is
-    reported per rank and raised."""
+    larger than the machine's memory, Paddle's global oneDNN mode on a CPU (``config error: ...`` /
+    ``error: ...`` on stderr); any other error is reported per rank and raised."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_config_args(parser)
     parser.add_argument("--resume", default=None,

@@ -21,8 +21,6 @@ log = logging.getLogger("paddle_pfc.train")
 _GIB = 2**30
 #: cgroup v2 files of the process's memory limit and use (a container's limit is not in meminfo).
 _CGROUP = Path("/sys/fs/cgroup")
-
-
 #: A planned peak above this multiple of the available memory is an error, not a warning: the plan is
 #: within 7 % of the measured peak RSS (docs/performance.md), and the backbone comes on top of it.
 PLAN_MARGIN = 1.10
