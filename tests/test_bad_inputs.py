@@ -78,6 +78,20 @@ def test_minimize_refuses_a_loss_of_another_program():
         paddle_pfc.minimize(paddle.optimizer.SGD(0.1), head_b.output_dict["loss"])  # B is still usable
 
 
+def test_minimize_refuses_centers_that_cannot_fit_in_memory():
+    """10^11 classes x 8 float32 on one rank: 2.9 TiB of centers, 5.8 TiB with momentum: refused when the
+    program is built (before, Linux let it start and its OOM killer ended it with no message)."""
+    from paddle_pfc.engine.memory import HeadMemoryError
+
+    head, main, startup = build(num_classes=10**11)
+    with paddle.static.program_guard(main, startup):
+        with pytest.raises(HeadMemoryError, match=r"the class centers and their momentum of dist@fc@rank@00000 "
+                                                  r"take 5960\.46 GiB a rank; this rank needs 5960\.46 GiB"):
+            paddle_pfc.minimize(paddle.optimizer.Momentum(0.1), head.output_dict["loss"])
+        with pytest.raises(HeadMemoryError, match=r"the class centers of dist@fc@rank@00000 take 2980\.23 GiB"):
+            paddle_pfc.minimize(paddle.optimizer.SGD(0.1), head.output_dict["loss"])
+
+
 def test_minimize_once_per_program_without_clip_by_value_or_cpu_rescale_grad():
     head, main, startup = build()
     with paddle.static.program_guard(main, startup):

@@ -58,6 +58,21 @@ def available_memory(meminfo: str | None = None, cgroup: Path = _CGROUP) -> int 
     return max(0, free)
 
 
+def check_state_fits(state_bytes: int, local_ranks: int, what: str, available: int | None = None) -> None:
+    """Raise :class:`HeadMemoryError` when the ``local_ranks`` ranks of this machine, each holding
+    ``state_bytes`` of exact persistable state (``what``: whose), exceed ``available`` bytes
+    (default :func:`available_memory`; no check when it is unknown)."""
+    available = available_memory() if available is None else available
+    if available is None or state_bytes * local_ranks <= available:
+        return
+    ranks = f"{local_ranks} ranks on this machine need" if local_ranks > 1 else "this rank needs"
+    raise HeadMemoryError(
+        f"the head does not fit in memory: {what} take {state_bytes / _GIB:.2f} GiB a rank; {ranks} "
+        f"{state_bytes * local_ranks / _GIB:.2f} GiB, and {available / _GIB:.2f} GiB is available (MemAvailable + "
+        "SwapFree, within the cgroup's limit). Use more machines (ranks), center_dtype='bfloat16' (half the "
+        "bytes) or fewer classes; paddle-pfc-plan plans a configuration")
+
+
 def check_head_fits(num_classes: int, embedding_size: int, world_size: int, sample_ratio: float,
                     batch_size: int, center_dtype: str, compute_dtype: str, local_ranks: int,
                     available: int | None = None, warn: bool = True) -> planner.MemoryPlan:

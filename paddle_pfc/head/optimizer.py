@@ -6,8 +6,10 @@ import math
 import paddle
 from paddle.autograd.ir_backward import grad as pir_grad
 
-from paddle_pfc.engine.distributed import on_gpu
+from paddle_pfc.engine.distributed import local_world_size, on_gpu
+from paddle_pfc.engine.memory import check_state_fits
 from paddle_pfc.head.collectives import CollectiveChain
+from paddle_pfc.head.dtypes import DTYPE_BYTES
 from paddle_pfc.head.loss_scaling import DynamicLossScaler, LossScaling, nonfinite_flag
 from paddle_pfc.head.registry import classifiers_of, mark_minimized, set_nonfinite_flags
 from paddle_pfc.head.sparse_update import CenterUpdateRule, append_center_update
@@ -156,6 +158,8 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
       buckets — and Paddle's own ``optimizer.apply_gradients`` (its LR scheduler, momentum, weight
       decay and grad clip, identical on every rank). They are synchronised from rank 0 at start-up.
     * Each classifier's kept centers get the same rule sparsely (:mod:`paddle_pfc.head.sparse_update`).
+      On CPU, shards whose centers and optimizer state cannot fit in the memory available to this
+      machine's ranks raise :class:`paddle_pfc.engine.memory.HeadMemoryError` here, before anything is allocated.
     * ``loss_scaling`` (:mod:`paddle_pfc.head.loss_scaling`): dynamic loss scaling whose finite check
       covers the center gradients too; a step with an inf/NaN gradient on any rank updates
       nothing. ``None`` (default): on when a classifier computes in float16; ``True``: on with
@@ -196,6 +200,11 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
     if isinstance(getattr(optimizer, "_grad_clip", None), paddle.nn.ClipGradByValue):
         raise ValueError("optimizer grad_clip: Paddle 3.3's static (PIR) programs have no ClipGradByValue "
                          "(it raises NotImplementedError); use paddle.nn.ClipGradByGlobalNorm")
+    if not on_gpu():  # the shards and their optimizer state will live in host memory: fail now, not at SIGKILL
+        state = sum(h.num_local * h.embedding_size * DTYPE_BYTES[h.center_dtype] for h in heads)
+        check_state_fits(state * (1 if rule.momentum is None else 2), local_world_size(),
+                         f"the class centers{'' if rule.momentum is None else ' and their momentum'} of "
+                         f"{', '.join(h.name for h in heads)}")
     if not mark_minimized(program):
         raise ValueError("minimize: already called for this program (its backward and updates are in it); "
                          "call it once, with the sum of the losses")
