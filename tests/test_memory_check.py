@@ -25,6 +25,13 @@ def test_available_memory_is_memavailable_plus_swap_within_the_cgroup(tmp_path):
     (tmp_path / "memory.current").write_text(f"{3 * GIB}\n")
     assert available_memory(MEMINFO, cgroup=tmp_path) == 5 * GIB  # the container's limit is lower
     assert available_memory("MemTotal: 1 kB\n", cgroup=tmp_path) is None  # nothing to go by: no check
+    v1 = tmp_path / "v1"
+    (v1 / "memory").mkdir(parents=True)
+    (v1 / "memory" / "memory.limit_in_bytes").write_text("9223372036854771712\n")  # v1's "no limit"
+    (v1 / "memory" / "memory.usage_in_bytes").write_text(f"{GIB}\n")
+    assert available_memory(MEMINFO, cgroup=v1) == 21_000_000 * 1024
+    (v1 / "memory" / "memory.limit_in_bytes").write_text(f"{4 * GIB}\n")
+    assert available_memory(MEMINFO, cgroup=v1) == 3 * GIB
 
 
 def test_centers_and_momentum_beyond_the_memory_are_an_error_naming_the_sizes():

@@ -19,7 +19,7 @@ from paddle_pfc.head import planner
 log = logging.getLogger("paddle_pfc.train")
 
 _GIB = 2**30
-#: cgroup v2 files of the process's memory limit and use (a container's limit is not in meminfo).
+#: Where the cgroup files of the process's memory limit and use are (a container's limit is not in meminfo).
 _CGROUP = Path("/sys/fs/cgroup")
 #: A planned peak above this multiple of the available memory is an error, not a warning: the plan is
 #: within 7 % of the measured peak RSS (docs/performance.md), and the backbone comes on top of it.
@@ -39,8 +39,9 @@ def _meminfo_kib(text: str, field: str) -> int | None:
 
 def available_memory(meminfo: str | None = None, cgroup: Path = _CGROUP) -> int | None:
     """Bytes a new allocation can get on this machine now: ``MemAvailable + SwapFree`` of
-    ``/proc/meminfo``, capped by the cgroup v2 limit (``memory.max - memory.current``) when the
-    process has one; None when ``/proc/meminfo`` cannot be read (not Linux)."""
+    ``/proc/meminfo``, capped by the cgroup's limit when the process has one (v2: ``memory.max -
+    memory.current``; v1: ``memory.limit_in_bytes - memory.usage_in_bytes``); None when
+    ``/proc/meminfo`` cannot be read (not Linux)."""
     try:
         text = meminfo if meminfo is not None else Path("/proc/meminfo").read_text()
     except OSError:
@@ -49,12 +50,16 @@ def available_memory(meminfo: str | None = None, cgroup: Path = _CGROUP) -> int 
     if available is None:
         return None
     free = (available + swap) * 1024
-    try:
-        limit = (cgroup / "memory.max").read_text().strip()
-        if limit != "max":
-            free = min(free, int(limit) - int((cgroup / "memory.current").read_text()))
-    except (OSError, ValueError):
-        pass
+    # cgroup v2, then v1 (whose "no limit" is a huge number, which min() passes over)
+    for limit_file, usage_file in (("memory.max", "memory.current"),
+                                   ("memory/memory.limit_in_bytes", "memory/memory.usage_in_bytes")):
+        try:
+            limit = (cgroup / limit_file).read_text().strip()
+            if limit != "max":
+                free = min(free, int(limit) - int((cgroup / usage_file).read_text()))
+            break
+        except (OSError, ValueError):
+            continue
     return max(0, free)
 
 
