@@ -154,3 +154,31 @@ def test_e2e_mode_trains_a_backbone_as_training_does(tmp_path):
     assert record["backbone_s"] > 0 and record["head_s"] > 0 and record["rest_s"] >= 0
     assert record["share_backbone"] + record["share_head"] + record["share_rest"] == pytest.approx(
         max(1.0, (record["backbone_s"] + record["head_s"]) / record["median_step_s"]), abs=0.01)
+    assert record["amp"] == "none"
+
+
+def test_e2e_mode_follows_the_configs_amp(tmp_path):
+    """A config with ``train.amp: bf16`` benchmarks the bfloat16 step tools/train.py would run (or is
+    refused with training's own reason where the CPU has no AVX512_BF16): another loss than float32."""
+    import yaml
+
+    config = tmp_path / "bf16.yaml"
+    config.write_text(yaml.safe_dump({"train": {"amp": "bf16"}, "data": {"num_classes": 3000}}))
+    args = ("--mode", "e2e", "--backbone", "mobilefacenet", "--input-size", "32", "--no-floor")
+    fp32 = _run_benchmark(tmp_path / "fp32.jsonl", *args)
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--num-classes", "3000", "--batch-size", "8",
+                           "--embedding-size", "64", "--sample-ratio", "0.5", "--chunk-rows", "512",
+                           "--steps", "2", "--warmup", "1", "--json", str(tmp_path / "bf16.jsonl"), *args,
+                           "--config", str(config)], cwd=REPO, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])))
+    from paddle_pfc.kernels import onednn_ops
+
+    reason = onednn_ops.bfloat16_unsupported()
+    if reason is not None:
+        assert proc.returncode != 0 and f"bfloat16 convolutions: {reason}" in proc.stderr, proc.stderr[-3000:]
+        return
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    bf16 = json.loads((tmp_path / "bf16.jsonl").read_text().splitlines()[0])
+    assert (fp32["amp"], bf16["amp"]) == ("none", "bf16")
+    # the same seed, batches and weights: bfloat16 convolutions move the loss, a little
+    assert bf16["first_loss"] == pytest.approx(fp32["first_loss"], rel=0.05) and bf16["first_loss"] != fp32["first_loss"]

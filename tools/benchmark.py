@@ -21,8 +21,10 @@ each in a fresh scope. Per configuration rank 0 prints ONE JSON line (and append
   (``--backbone``, ``--input-size``) fed synthetic images [B, 3, H, W], trained as
   ``tools/train.py`` trains: Momentum with the training config's momentum, weight decay,
   learning-rate rule (``0.1 * global_batch / 512`` unless set) and backbone gradient clipping
-  (``ClipGradByGlobalNorm(train.grad_clip)``, 5 by default, as arcface_torch), read from
-  ``--config`` (default: the schema's defaults); also reports images/s.
+  (``ClipGradByGlobalNorm(train.grad_clip)``, 5 by default, as arcface_torch), the backbone
+  under its ``train.amp`` (e.g. ``bf16``: bfloat16 convolutions on a CPU with AVX512_BF16) and
+  its loss scaling, read from ``--config`` (default: the schema's defaults); also reports
+  images/s and ``amp``.
 * step time: ``time.perf_counter`` around ``exe.run(main, feed, fetch_list=[loss])`` (the loss
   fetch synchronises, and the collectives in the step keep the ranks in lock-step); median and
   min over ``--steps`` timed steps after ``--warmup`` untimed ones.
@@ -261,17 +263,23 @@ def build_train_program(cfg: dict, args, rank: int, world_size: int, mode: str):
     ``--seed`` first (as ``tools/train.py`` seeds it with ``train.seed``), so the kept centers, the
     backbone's initial weights and the losses repeat from one run to the next."""
     from paddle_pfc.backbones import build_backbone  # only e2e needs it; cheap import anyway
+    from paddle_pfc.engine.builder import backbone_forward, loss_scaling_setting
 
     paddle.seed(args.seed)
     b, d = cfg["batch_size"], cfg["embedding_size"]
+    train_cfg = training_config(args, b) if mode != "head" else None
+
+    def embed(image):  # the backbone under the config's train.amp, as tools/train.py builds it
+        backbone = build_backbone(args.backbone, embedding_size=d, input_size=args.input_size)
+        backbone.train()
+        return backbone_forward(backbone, image, train_cfg.train.amp)[1]
+
     main, startup = paddle.static.Program(), paddle.static.Program()
     if mode == "backbone":
         with paddle.static.program_guard(main, startup):
-            backbone = build_backbone(args.backbone, embedding_size=d, input_size=args.input_size)
-            backbone.train()
             image = paddle.static.data("image", [b, 3, args.input_size, args.input_size], "float32")
             weights = paddle.static.data("weights", [b, d], "float32")
-            loss = paddle.mean(backbone(image) * weights)
+            loss = paddle.mean(embed(image) * weights)
             make_optimizer(args, b, world_size).minimize(loss)
         return main, startup, None, loss, "image"
     with paddle.static.program_guard(main, startup):
@@ -281,18 +289,28 @@ def build_train_program(cfg: dict, args, rank: int, world_size: int, mode: str):
             feature.stop_gradient = False
             inputs = "feature"
         else:
-            backbone = build_backbone(args.backbone, embedding_size=d, input_size=args.input_size)
-            backbone.train()
             image = paddle.static.data("image", [b, 3, args.input_size, args.input_size], "float32")
-            feature = backbone(image)
+            feature = embed(image)
             inputs = "image"
         head = paddle_pfc.LargeScaleClassifier(
             feature, label, rank, world_size, cfg["num_classes"], *args.margins, scale=args.scale,
             sample_ratio=cfg["sample_ratio"], embedding_size=d, seed=args.seed, dtype=cfg["dtype"],
             center_dtype=cfg["center_dtype"], chunk_rows=args.chunk_rows)
         loss = head.output_dict["loss"]
-        paddle_pfc.minimize(make_optimizer(args, b, world_size), loss)
+        # the config's loss scaling where it turns it on; else minimize's default (on for a float16 head)
+        scaling = (loss_scaling_setting(train_cfg) or None) if train_cfg is not None else None
+        paddle_pfc.minimize(make_optimizer(args, b, world_size), loss, loss_scaling=scaling)
     return main, startup, head, loss, inputs
+
+
+def training_config(args, batch_size: int):
+    """e2e mode: the training config (``--config``, default: the schema's defaults) at ``batch_size``."""
+    from paddle_pfc.engine.config import load_config
+
+    overrides = [f"train.batch_size={batch_size}"]
+    if args.config is None:  # the schema's defaults name no class count; any valid one (>= 2) does here
+        overrides.append(f"data.num_classes={max(args.num_classes)}")
+    return load_config(args.config, overrides)
 
 
 def make_optimizer(args, batch_size: int, world_size: int) -> paddle.optimizer.Optimizer:
@@ -301,16 +319,13 @@ def make_optimizer(args, batch_size: int, world_size: int) -> paddle.optimizer.O
     base learning rate: the schedule does not change a step's cost)."""
     if args.mode == "head":
         return paddle.optimizer.Momentum(0.1, momentum=0.9, weight_decay=5e-4)
-    from paddle_pfc.engine.config import load_config, resolve_lr
+    from paddle_pfc.engine.config import resolve_lr
 
-    overrides = [f"train.batch_size={batch_size}"]
-    if args.config is None:  # the schema's defaults name no class count; any valid one (>= 2) does here
-        overrides.append(f"data.num_classes={max(args.num_classes)}")
-    cfg = load_config(args.config, overrides)
+    cfg = training_config(args, batch_size)
     t = cfg.train
     clip = paddle.nn.ClipGradByGlobalNorm(t.grad_clip) if t.grad_clip else None
     return paddle.optimizer.Momentum(resolve_lr(cfg, world_size), momentum=t.momentum,
-                                     weight_decay=t.weight_decay, grad_clip=clip)
+                                     weight_decay=t.weight_decay, grad_clip=clip, multi_precision=t.amp == "fp16_o2")
 
 
 def make_feeds(cfg: dict, args, rank: int, inputs: str) -> list[dict]:
@@ -685,6 +700,7 @@ def main(argv=None) -> None:
         }
         if args.mode == "e2e":
             record.update(backbone=args.backbone, input_size=args.input_size,
+                          amp=training_config(args, cfg["batch_size"]).train.amp,
                           images_per_s=record["samples_per_s"], **parts)
         line = json.dumps(record)
         print(line, flush=True)

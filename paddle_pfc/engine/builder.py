@@ -121,7 +121,7 @@ def build_programs(cfg: Config, rank: int, world_size: int, base_lr: float, step
         return _build(cfg, rank, world_size, base_lr, steps_per_epoch, sync)
 
 
-def _backbone_forward(backbone: paddle.nn.Layer, images, amp: str):
+def backbone_forward(backbone: paddle.nn.Layer, images, amp: str):
     """``(backbone, float32 [B, D] embeddings)``; with ``train.amp`` under Paddle's autocast (GPU;
     O2 also casts the backbone's weights to float16 — the returned backbone is the decorated one
     — and the optimizer keeps float32 master weights). ``bf16`` on CPU: the backbone's oneDNN
@@ -156,7 +156,7 @@ def _build(cfg: Config, rank: int, world_size: int, base_lr: float, steps_per_ep
         labels = paddle.static.data("labels", [t.batch_size], "int64")
         backbone = build_backbone(m.backbone, m.embedding_size, size, m.dropout)
         backbone.train()
-        backbone, embedding = _backbone_forward(backbone, images, t.amp)
+        backbone, embedding = backbone_forward(backbone, images, t.amp)
         head = paddle_pfc.LargeScaleClassifier(
             embedding, labels, rank, world_size, cfg.data.num_classes,
             loss_cfg.margin1, loss_cfg.margin2, loss_cfg.margin3, loss_cfg.scale,
