@@ -118,13 +118,18 @@ def test_paired_floor_takes_each_ratio_within_its_round(bench_tool):
     assert all(np.isnan(v) for v in bench_tool.paired_floor([], 1.0).values())
 
 
-def _run_benchmark(out, *extra: str) -> dict:
-    """The record of ``tools/benchmark.py`` on a small head (one rank), as a user runs it."""
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--num-classes", "3000", "--batch-size", "8",
+def _benchmark_process(out, *extra: str) -> subprocess.CompletedProcess:
+    """``tools/benchmark.py`` on a small head (one rank), as a user runs it, its record to ``out``."""
+    return subprocess.run([sys.executable, str(SCRIPT), "--num-classes", "3000", "--batch-size", "8",
                            "--embedding-size", "64", "--sample-ratio", "0.5", "--chunk-rows", "512",
                            "--steps", "2", "--warmup", "1", "--json", str(out), *extra],
                           cwd=REPO, capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])))
+
+
+def _run_benchmark(out, *extra: str) -> dict:
+    """The record of :func:`_benchmark_process`, which must succeed."""
+    proc = _benchmark_process(out, *extra)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(out.read_text().splitlines()[0])
 
@@ -166,19 +171,14 @@ def test_e2e_mode_follows_the_configs_amp(tmp_path):
     config.write_text(yaml.safe_dump({"train": {"amp": "bf16"}, "data": {"num_classes": 3000}}))
     args = ("--mode", "e2e", "--backbone", "mobilefacenet", "--input-size", "32", "--no-floor")
     fp32 = _run_benchmark(tmp_path / "fp32.jsonl", *args)
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--num-classes", "3000", "--batch-size", "8",
-                           "--embedding-size", "64", "--sample-ratio", "0.5", "--chunk-rows", "512",
-                           "--steps", "2", "--warmup", "1", "--json", str(tmp_path / "bf16.jsonl"), *args,
-                           "--config", str(config)], cwd=REPO, capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])))
     from paddle_pfc.kernels import onednn_ops
 
     reason = onednn_ops.bfloat16_unsupported()
     if reason is not None:
+        proc = _benchmark_process(tmp_path / "bf16.jsonl", *args, "--config", str(config))
         assert proc.returncode != 0 and f"bfloat16 convolutions: {reason}" in proc.stderr, proc.stderr[-3000:]
         return
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    bf16 = json.loads((tmp_path / "bf16.jsonl").read_text().splitlines()[0])
+    bf16 = _run_benchmark(tmp_path / "bf16.jsonl", *args, "--config", str(config))
     assert (fp32["amp"], bf16["amp"]) == ("none", "bf16")
     # the same seed, batches and weights: bfloat16 convolutions move the loss, a little
     assert bf16["first_loss"] == pytest.approx(fp32["first_loss"], rel=0.05) and bf16["first_loss"] != fp32["first_loss"]

@@ -41,7 +41,8 @@ def test_centers_and_momentum_beyond_the_memory_are_an_error_naming_the_sizes():
         check_head_fits(10_000_000, 512, 2, 0.1, 128, "float32", "float32", local_ranks=2,
                         available=2 * state - 1)
     message = str(info.value)
-    assert f"take {state / GIB:.2f} GiB; 2 ranks on this machine need {2 * state / GIB:.2f} GiB" in message
+    assert f"take {state / GIB:.2f} GiB a rank; 2 ranks on this machine need {2 * state / GIB:.2f} GiB" in message
+    assert "classifier.center_dtype=bfloat16 (half the bytes)" in message
     assert "5,000,000 centers a rank" in message and "paddle-pfc-plan --num-classes 10000000" in message
     # in bfloat16 the same shard takes half: then it is the plan's peak that decides
     plan = check_head_fits(10_000_000, 512, 2, 0.1, 128, "bfloat16", "float32", local_ranks=2, available=10**15)

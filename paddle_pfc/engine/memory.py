@@ -63,19 +63,29 @@ def available_memory(meminfo: str | None = None, cgroup: Path = _CGROUP) -> int 
     return max(0, free)
 
 
-def check_state_fits(state_bytes: int, local_ranks: int, what: str, available: int | None = None) -> None:
+def _ranks(local_ranks: int) -> str:
+    return f"{local_ranks} ranks on this machine" if local_ranks > 1 else "this rank"
+
+
+def _ranks_need(local_ranks: int) -> str:
+    return f"{_ranks(local_ranks)} need{'' if local_ranks > 1 else 's'}"
+
+
+def check_state_fits(state_bytes: int, local_ranks: int, what: str, available: int | None = None,
+                     center_dtype_setting: str = "center_dtype='bfloat16'",
+                     planner_hint: str = "paddle-pfc-plan") -> None:
     """Raise :class:`HeadMemoryError` when the ``local_ranks`` ranks of this machine, each holding
     ``state_bytes`` of exact persistable state (``what``: whose), exceed ``available`` bytes
-    (default :func:`available_memory`; no check when it is unknown)."""
+    (default :func:`available_memory`; no check when it is unknown). The message names
+    ``center_dtype_setting`` and ``planner_hint`` as remedies (the caller's spelling of them)."""
     available = available_memory() if available is None else available
     if available is None or state_bytes * local_ranks <= available:
         return
-    ranks = f"{local_ranks} ranks on this machine need" if local_ranks > 1 else "this rank needs"
     raise HeadMemoryError(
-        f"the head does not fit in memory: {what} take {state_bytes / _GIB:.2f} GiB a rank; {ranks} "
-        f"{state_bytes * local_ranks / _GIB:.2f} GiB, and {available / _GIB:.2f} GiB is available (MemAvailable + "
-        "SwapFree, within the cgroup's limit). Use more machines (ranks), center_dtype='bfloat16' (half the "
-        "bytes) or fewer classes; paddle-pfc-plan plans a configuration")
+        f"the head does not fit in memory: {what} take {state_bytes / _GIB:.2f} GiB a rank; "
+        f"{_ranks_need(local_ranks)} {state_bytes * local_ranks / _GIB:.2f} GiB, and {available / _GIB:.2f} GiB "
+        f"is available (MemAvailable + SwapFree, within the cgroup's limit). Use more machines (ranks), "
+        f"{center_dtype_setting} (half the bytes) or fewer classes; {planner_hint} plans a configuration")
 
 
 def check_head_fits(num_classes: int, embedding_size: int, world_size: int, sample_ratio: float,
@@ -92,26 +102,19 @@ def check_head_fits(num_classes: int, embedding_size: int, world_size: int, samp
     available = available_memory() if available is None else available
     if available is None:
         return plan
-    state = (plan.centers + plan.momentum) * local_ranks
-    where = f"{local_ranks} ranks on this machine" if local_ranks > 1 else "this rank"
-    need = f"{where} need" if local_ranks > 1 else f"{where} needs"
     command = (f"paddle-pfc-plan --num-classes {num_classes} --embedding-size {embedding_size} --world-size "
                f"{world_size} --sample-ratio {sample_ratio:g} --batch-size {batch_size} --center-dtype "
                f"{center_dtype} --compute-dtype {compute_dtype} --memory {available / local_ranks / _GIB:.1f}GiB")
-    if state > available:
-        raise HeadMemoryError(
-            f"the head does not fit in memory: {num_classes:,} classes x {embedding_size} over {world_size} "
-            f"rank(s) are {plan.num_local:,} centers a rank, whose {center_dtype} values and momentum take "
-            f"{(plan.centers + plan.momentum) / _GIB:.2f} GiB; {need} {state / _GIB:.2f} GiB, and "
-            f"{available / _GIB:.2f} GiB is available (MemAvailable + SwapFree, within the cgroup's limit). "
-            "Use more machines (ranks), classifier.center_dtype=bfloat16 (half the bytes) or fewer classes; "
-            f"`{command}` plans a configuration")
+    check_state_fits(plan.centers + plan.momentum, local_ranks,
+                     f"{num_classes:,} classes x {embedding_size} over {world_size} rank(s) are {plan.num_local:,} "
+                     f"centers a rank, whose {center_dtype} values and momentum", available,
+                     center_dtype_setting="classifier.center_dtype=bfloat16", planner_hint=f"`{command}`")
     peak = plan.total * local_ranks
     if peak > PLAN_MARGIN * available:
         raise HeadMemoryError(
             f"the head does not fit in memory: its planned step peak is {plan.total / _GIB:.2f} GiB a rank "
             f"({plan.num_local:,} centers and their momentum {(plan.centers + plan.momentum) / _GIB:.2f} GiB, "
-            f"{plan.num_sample:,} kept a step, global batch {plan.global_batch}); {need} "
+            f"{plan.num_sample:,} kept a step, global batch {plan.global_batch}); {_ranks_need(local_ranks)} "
             f"{peak / _GIB:.2f} GiB, more than the {available / _GIB:.2f} GiB available (MemAvailable + SwapFree, "
             "within the cgroup's limit) by more than the plan's error. Use more machines (ranks), a lower "
             "classifier.sample_ratio, classifier.center_dtype=bfloat16 or fewer classes; "
@@ -119,5 +122,5 @@ def check_head_fits(num_classes: int, embedding_size: int, world_size: int, samp
     if peak > available and warn:
         log.warning("the head's planned peak is %.2f GiB for %s (%.2f GiB a rank), more than the %.2f GiB "
                     "available: the kernel may kill the run (SIGKILL, no message) once the step allocates "
-                    "it. `%s` plans it", peak / _GIB, where, plan.total / _GIB, available / _GIB, command)
+                    "it. `%s` plans it", peak / _GIB, _ranks(local_ranks), plan.total / _GIB, available / _GIB, command)
     return plan
