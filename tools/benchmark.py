@@ -280,7 +280,7 @@ def build_train_program(cfg: dict, args, rank: int, world_size: int, mode: str):
             image = paddle.static.data("image", [b, 3, args.input_size, args.input_size], "float32")
             weights = paddle.static.data("weights", [b, d], "float32")
             loss = paddle.mean(embed(image) * weights)
-            make_optimizer(args, b, world_size).minimize(loss)
+            make_optimizer(args, b, world_size, train_cfg).minimize(loss)
         return main, startup, None, loss, "image"
     with paddle.static.program_guard(main, startup):
         label = paddle.static.data("label", [b], "int64")
@@ -299,7 +299,7 @@ def build_train_program(cfg: dict, args, rank: int, world_size: int, mode: str):
         loss = head.output_dict["loss"]
         # the config's loss scaling where it turns it on; else minimize's default (on for a float16 head)
         scaling = (loss_scaling_setting(train_cfg) or None) if train_cfg is not None else None
-        paddle_pfc.minimize(make_optimizer(args, b, world_size), loss, loss_scaling=scaling)
+        paddle_pfc.minimize(make_optimizer(args, b, world_size, train_cfg), loss, loss_scaling=scaling)
     return main, startup, head, loss, inputs
 
 
@@ -313,15 +313,16 @@ def training_config(args, batch_size: int):
     return load_config(args.config, overrides)
 
 
-def make_optimizer(args, batch_size: int, world_size: int) -> paddle.optimizer.Optimizer:
+def make_optimizer(args, batch_size: int, world_size: int, train_cfg=None) -> paddle.optimizer.Optimizer:
     """``head`` mode: Momentum(0.1, 0.9, weight decay 5e-4), no clip (the head alone).
-    ``e2e`` mode: the training config's optimizer, as ``tools/train.py`` builds it (constant
-    base learning rate: the schedule does not change a step's cost)."""
+    ``e2e`` mode: the training config's optimizer (``train_cfg``, else :func:`training_config`),
+    as ``tools/train.py`` builds it (constant base learning rate: the schedule does not change a
+    step's cost)."""
     if args.mode == "head":
         return paddle.optimizer.Momentum(0.1, momentum=0.9, weight_decay=5e-4)
     from paddle_pfc.engine.config import resolve_lr
 
-    cfg = training_config(args, batch_size)
+    cfg = train_cfg if train_cfg is not None else training_config(args, batch_size)
     t = cfg.train
     clip = paddle.nn.ClipGradByGlobalNorm(t.grad_clip) if t.grad_clip else None
     return paddle.optimizer.Momentum(resolve_lr(cfg, world_size), momentum=t.momentum,
