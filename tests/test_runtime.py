@@ -112,9 +112,9 @@ def test_global_onednn_mode_is_refused_on_cpu_naming_the_flag(flag, tmp_path):
     """Either flag makes Paddle 3.3.1 segfault in a CPU training step (its oneDNN batch norm);
     configure_process (so init_distributed and every tool) refuses it instead, and tools/train.py
     says so in one line with the usage-error status."""
-    import paddle
+    from paddle_pfc.engine.device import gpu_visible
 
-    if paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0:
+    if gpu_visible():
         pytest.skip("a GPU is visible: GPU programs do not use Paddle's oneDNN kernels")
     env = dict(os.environ, **{flag: "1"})
     proc = subprocess.run([sys.executable, "-c", "import paddle_pfc; paddle_pfc.configure_process()"],
