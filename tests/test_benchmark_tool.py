@@ -148,18 +148,75 @@ def test_benchmark_runs_as_a_user_runs_it(tmp_path):
     assert again["last_loss"] == pytest.approx(record["last_loss"], rel=1e-6)
 
 
+_PARTS = ("input", "backbone", "head", "communication", "rest")
+
+
+def _check_parts(record: dict) -> None:
+    """The e2e record's parts of the step: non-negative, their shares of the median step, summing
+    to the whole step (more only where the parts timed alone outlast it: rest is then 0)."""
+    step = record["median_step_s"]
+    for part in _PARTS:
+        assert record[f"{part}_s"] >= 0 and record[f"share_{part}"] == pytest.approx(record[f"{part}_s"] / step,
+                                                                                      abs=2e-3), part
+    timed = sum(record[f"{part}_s"] for part in _PARTS if part != "rest")
+    assert sum(record[f"share_{part}"] for part in _PARTS) == pytest.approx(max(1.0, timed / step), abs=0.01)
+    assert record["backbone_s"] > 0 and record["head_s"] > 0
+    assert record["communication_s"] == 0.0  # one rank: no collective
+
+
 def test_e2e_mode_trains_a_backbone_as_training_does(tmp_path):
-    """``--mode e2e``: a whole step on a backbone with the schema's optimizer settings, its
-    images/s and the parts of the step (it refused to start once the config required >= 2 classes)."""
+    """``--mode e2e``: a whole step on a backbone with the schema's optimizer settings, fed by the
+    loader as training feeds it (the schema's 2 workers; synthetic JPEGs, as the config names no
+    data), its images/s and the parts of the step."""
     record = _run_benchmark(tmp_path / "e2e.jsonl", "--mode", "e2e", "--backbone", "mobilefacenet",
                             "--input-size", "32", "--no-floor")
     assert (record["mode"], record["backbone"], record["input_size"]) == ("e2e", "mobilefacenet", 32)
+    assert (record["input"], record["input_workers"]) == ("synthetic jpeg", 2)
     assert record["images_per_s"] == pytest.approx(8 / record["median_step_s"], rel=1e-3)
     assert np.isfinite(record["first_loss"]) and np.isfinite(record["last_loss"])
-    assert record["backbone_s"] > 0 and record["head_s"] > 0 and record["rest_s"] >= 0
-    assert record["share_backbone"] + record["share_head"] + record["share_rest"] == pytest.approx(
-        max(1.0, (record["backbone_s"] + record["head_s"]) / record["median_step_s"]), abs=0.01)
+    _check_parts(record)
     assert record["amp"] == "none"
+
+
+def test_e2e_mode_reads_the_configs_data(tmp_path):
+    """A config naming a ``.rec`` feeds the step from it (its labels, the config's workers); data with
+    more classes than the head's is refused, naming both counts."""
+    import yaml
+
+    from paddle_pfc.data import write_synthetic_rec
+
+    write_synthetic_rec(str(tmp_path / "data"), 64, 32)  # 8 classes of 8 faces
+    config = tmp_path / "rec.yaml"
+    config.write_text(yaml.safe_dump({"data": {"kind": "rec", "root": str(tmp_path / "data"), "num_classes": 8,
+                                                  "num_workers": 0}}))
+    args = ("--mode", "e2e", "--backbone", "mobilefacenet", "--input-size", "32", "--no-floor", "--config", str(config))
+    record = _run_benchmark(tmp_path / "rec.jsonl", *args)
+    assert (record["input"], record["input_workers"]) == (f"rec:{tmp_path / 'data'}", 0)
+    assert np.isfinite(record["first_loss"])
+    _check_parts(record)
+    proc = _benchmark_process(tmp_path / "few.jsonl", *args[:-2], "--config", str(config), "--num-classes", "4")
+    assert proc.returncode != 0 and "has 8 classes, more than --num-classes 4" in proc.stderr, proc.stderr[-3000:]
+
+
+def test_collectives_of_a_step_in_order_and_their_replay(bench_tool, static_mode):
+    """The collectives of a 2-rank e2e step, in the order every rank issues them, and a program that
+    replays exactly those (the e2e record's communication_s)."""
+    args = bench_tool.parse_args(["--mode", "e2e", "--num-classes", "3000", "--batch-size", "8",
+                                  "--embedding-size", "64", "--input-size", "32", "--sample-ratio", "0.5"])
+    cfg = bench_tool.configurations(args)[0]
+    main, _, _, _, _ = bench_tool.build_train_program(cfg, args, 0, 2, "e2e")
+    backbone = sum(int(np.prod(p.shape)) for p in main.global_block().all_parameters()
+                   if not p.stop_gradient and not getattr(p, "is_distributed", False))
+    found = bench_tool.collectives_of(main)
+    assert found == [("pd_op.all_gather", (8,), "int64", 2),         # labels
+                     ("pd_op.all_gather", (8, 64), "float32", 2),    # features
+                     ("pd_op.all_reduce", (16, 1), "float32", 1),    # softmax normaliser: max
+                     ("pd_op.all_reduce", (16, 2), "float32", 0),    # its sum and the target logits
+                     ("pd_op.all_reduce", (16, 64), "float32", 0),   # the features' gradient
+                     ("pd_op.all_reduce", (backbone,), "float32", 0),  # the backbone's gradients, one bucket
+                     ("pd_op.all_reduce", (4,), "float32", 1)]       # the step's finite flags
+    replay, _, _ = bench_tool.build_collectives_program(found, 2)
+    assert bench_tool.collectives_of(replay) == found
 
 
 def test_e2e_mode_follows_the_configs_amp(tmp_path):
@@ -169,8 +226,9 @@ def test_e2e_mode_follows_the_configs_amp(tmp_path):
 
     config = tmp_path / "bf16.yaml"
     config.write_text(yaml.safe_dump({"train": {"amp": "bf16"}, "data": {"num_classes": 3000}}))
-    args = ("--mode", "e2e", "--backbone", "mobilefacenet", "--input-size", "32", "--no-floor")
+    args = ("--mode", "e2e", "--backbone", "mobilefacenet", "--input-size", "32", "--no-floor", "--input", "arrays")
     fp32 = _run_benchmark(tmp_path / "fp32.jsonl", *args)
+    assert (fp32["input"], fp32["input_workers"], fp32["input_s"]) == ("arrays", None, 0.0)
     from paddle_pfc.kernels import onednn_ops
 
     reason = onednn_ops.bfloat16_unsupported()

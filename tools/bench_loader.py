@@ -30,16 +30,9 @@ import cv2
 import numpy as np
 
 from paddle_pfc.cli.entry import run
-from paddle_pfc.data import BatchLoader, DistributedBatchSampler, RecordDataset, SyntheticFaces, flip_mask
-from paddle_pfc.data._image import encode_jpeg
-from paddle_pfc.data.recordio import unpack, write_insightface_rec
+from paddle_pfc.data import BatchLoader, DistributedBatchSampler, RecordDataset, flip_mask, write_synthetic_rec
+from paddle_pfc.data.recordio import unpack
 from paddle_pfc.engine.device import cpu_summary
-
-
-def write_rec(folder: str, num_images: int, size: int) -> None:
-    faces = SyntheticFaces(num_classes=-(-num_images // 8), samples_per_class=8, image_size=size, seed=0)
-    write_insightface_rec(folder, ((faces.label(i), encode_jpeg(faces[i][0])) for i in range(num_images)),
-                          num_classes=faces.num_classes)
 
 
 def plain_loop(dataset: RecordDataset, batches: list[np.ndarray], flips: list[np.ndarray], size: int) -> int:
@@ -75,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--workers must be >= 1 (the plain loop is timed as 0 workers already)")
     cv2.setNumThreads(1)
     with tempfile.TemporaryDirectory() as folder:
-        write_rec(folder, args.images, args.size)
+        write_synthetic_rec(folder, args.images, args.size)
         dataset = RecordDataset(folder)
         sampler = DistributedBatchSampler(len(dataset), args.batch_size, 0, 1, seed=0)
         batches = list(sampler.batches(0))

@@ -18,13 +18,17 @@ each in a fresh scope. Per configuration rank 0 prints ONE JSON line (and append
   ``--chunk-rows``. For the peak RSS of one configuration, run one configuration per process
   (freed memory may stay in the process from one configuration to the next).
   ``mode`` ``e2e``: the same head on a backbone from ``paddle_pfc.backbones.build_backbone``
-  (``--backbone``, ``--input-size``) fed synthetic images [B, 3, H, W], trained as
+  (``--backbone``, ``--input-size``) fed images [B, 3, H, W], trained as
   ``tools/train.py`` trains: Momentum with the training config's momentum, weight decay,
   learning-rate rule (``0.1 * global_batch / 512`` unless set) and backbone gradient clipping
   (``ClipGradByGlobalNorm(train.grad_clip)``, 5 by default, as arcface_torch), the backbone
   under its ``train.amp`` (e.g. ``bf16``: bfloat16 convolutions on a CPU with AVX512_BF16) and
-  its loss scaling, read from ``--config`` (default: the schema's defaults); also reports
-  images/s and ``amp``.
+  its loss scaling, read from ``--config`` (default: the schema's defaults). The images come
+  from paddle_pfc's loader as training builds it (``--input loader``, the default:
+  :class:`LoaderInput`; the config's data, else synthetic JPEGs) or are pre-generated arrays
+  (``--input arrays``). Also reports images/s, ``amp``, ``input`` (what fed the step) and
+  ``input_workers``, and the parts of the step with their shares (:func:`step_parts`: input,
+  backbone, head, communication, rest).
 * step time: ``time.perf_counter`` around ``exe.run(main, feed, fetch_list=[loss])`` (the loss
   fetch synchronises, and the collectives in the step keep the ranks in lock-step); median and
   min over ``--steps`` timed steps after ``--warmup`` untimed ones.
@@ -82,8 +86,9 @@ each in a fresh scope. Per configuration rank 0 prints ONE JSON line (and append
 * ``native_kernels``: whether the head ran its native CPU kernels (``PADDLE_PFC_NATIVE``, see
   ``paddle_pfc.kernels.native_ops``; ``off`` measures Paddle's own kernels).
 
-Nothing large is fed inside the timed loop: the features [B, D] (or images) and labels [B] of
-each step are generated before the loop (a few distinct batches, cycled).
+Apart from e2e's loader, nothing large is made inside the timed loop: the features [B, D] (or
+images) and labels [B] of each step are generated before the loop (a few distinct batches,
+cycled). With the loader, a step's time includes its wait for the batch.
 """
 from __future__ import annotations
 
@@ -94,9 +99,12 @@ import json
 import os
 import platform
 import resource
+import shutil
 import statistics
 import sys
+import tempfile
 import time
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -194,6 +202,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--no-floor", action="store_true", help="skip the matmul floor")
     p.add_argument("--backbone", default="mobilefacenet", help="e2e mode: backbone name")
     p.add_argument("--input-size", type=int, default=112, help="e2e mode: image side (multiple of 16)")
+    p.add_argument("--input", choices=("loader", "arrays"), default="loader",
+                   help="e2e mode: each step's images from paddle_pfc's loader as tools/train.py builds it "
+                        "(the config's data; synthetic JPEGs if it names none), or pre-generated arrays")
     p.add_argument("--config", default=None,
                    help="e2e mode: training config whose train.* optimizer settings are used "
                         "(default: the schema's defaults)")
@@ -341,6 +352,130 @@ def make_feeds(cfg: dict, args, rank: int, inputs: str) -> list[dict]:
     return feeds
 
 
+class LoaderInput:
+    """e2e ``--input loader``: each step's images from :class:`paddle_pfc.data.BatchLoader` built as
+    ``tools/train.py`` builds it (the config's ``data.num_workers``, ``flip``, ``seed``,
+    ``batch_timeout``): over the config's data where it names a ``rec`` or ``folder`` root (its
+    labels too, split over the ranks as training splits them), else over a temporary ``.rec`` of
+    ``_DISTINCT_BATCHES`` batches of synthetic face JPEGs per rank (its labels replaced by the
+    uniform ones of the pre-generated batches, so that the head's positives spread over the
+    shards as in ``arrays`` mode). :meth:`next` returns ``(images, labels or None, seconds waited
+    for the batch)``; the wait includes the consumer's share of the input (normalising the
+    workers' uint8 batch)."""
+
+    def __init__(self, cfg: dict, args, rank: int, world_size: int, train_cfg) -> None:
+        from paddle_pfc.data import BatchLoader, DistributedBatchSampler, build_dataset, write_synthetic_rec
+
+        d, batch = train_cfg.data, cfg["batch_size"]
+        self._folder = None
+        if d.kind in ("rec", "folder") and d.root:
+            extra = {"skip_bad": d.skip_bad} if d.kind == "folder" else {}
+            dataset = build_dataset(d.kind, d.root, d.num_classes, args.input_size, **extra)
+            if dataset.num_classes > cfg["num_classes"]:
+                raise SystemExit(f"--input loader: the config's data has {dataset.num_classes} classes, more than "
+                                 f"--num-classes {cfg['num_classes']}")
+            self.source, self.own_labels = f"{d.kind}:{d.root}", True
+        else:
+            self._folder = tempfile.mkdtemp(prefix="pfc_benchmark_")
+            write_synthetic_rec(self._folder, _DISTINCT_BATCHES * batch, args.input_size, seed=args.seed + rank)
+            dataset = build_dataset("rec", self._folder, None, args.input_size)
+            rank, world_size = 0, 1  # every rank reads its own synthetic set
+            self.source, self.own_labels = "synthetic jpeg", False
+        if len(dataset) < batch * world_size:
+            raise SystemExit(f"--input loader: {len(dataset)} images in {self.source}, fewer than a step's "
+                             f"{batch} x {world_size}")
+        sampler = DistributedBatchSampler(len(dataset), batch, rank, world_size, seed=d.seed, shuffle=True,
+                                          drop_last=True)
+        self.num_workers = d.num_workers
+        self.loader = BatchLoader(dataset, sampler, args.input_size, num_workers=d.num_workers, flip=d.flip,
+                                  seed=d.seed, timeout=d.batch_timeout)
+        self._epoch, self._batches = 0, iter(())
+        self._cleanup = weakref.finalize(self, LoaderInput._release, self.loader, self._folder)
+
+    def next(self) -> tuple[np.ndarray, np.ndarray | None, float]:
+        t0 = time.perf_counter()
+        try:
+            images, labels = next(self._batches)
+        except StopIteration:
+            self._batches = self.loader.epoch(self._epoch)
+            self._epoch += 1
+            images, labels = next(self._batches)
+        return images, labels if self.own_labels else None, time.perf_counter() - t0
+
+    def close(self) -> None:
+        """Stop the workers and delete the synthetic set (also at garbage collection or exit)."""
+        self._cleanup()
+
+    @staticmethod
+    def _release(loader, folder: str | None) -> None:
+        loader.close()
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+_COLLECTIVE_OPS = ("pd_op.all_gather", "pd_op.all_reduce", "pd_op.all_reduce_")
+
+
+def collectives_of(program) -> list[tuple[str, tuple[int, ...], str, int]]:
+    """The collectives ``program`` issues, in program order (nested blocks included: the head's
+    all-gather with gradient and its backward are regions of ``pylayer`` ops), as ``(op, input
+    shape, dtype, reduce type or ranks)``. Program order is their order on every rank (the head's
+    :class:`~paddle_pfc.head.collectives.CollectiveChain` and ``minimize`` chain them)."""
+    found = []
+
+    def walk(block) -> None:
+        for op in block.ops:
+            if op.name() in _COLLECTIVE_OPS:
+                value = op.operand_source(0)
+                attrs = op.attrs()
+                found.append((op.name().rstrip("_"), tuple(value.shape), str(value.dtype).replace("paddle.", ""),
+                              int(attrs["nranks"] if op.name() == "pd_op.all_gather" else attrs["reduce_type"])))
+            for inner in op.blocks():
+                walk(inner)
+
+    walk(program.global_block())
+    return found
+
+
+def build_collectives_program(collectives: list, world_size: int):
+    """``(main, startup, probe)``: ``collectives`` (:func:`collectives_of`) alone, in their order, on
+    zero tensors of their shapes and dtypes (the communication of a step without its compute)."""
+    from paddle_pfc.head.collectives import CollectiveChain, zero_depending_on
+
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        chain = CollectiveChain(world_size)
+        out = paddle.zeros([1], "float32")
+        for name, shape, dtype, kind in collectives:
+            if any(d < 0 for d in shape):
+                raise ValueError(f"{name} of a dynamic shape {list(shape)}: cannot replay it")
+            x = paddle.zeros(list(shape), dtype)
+            if name == "pd_op.all_gather" and kind == world_size:
+                out = chain.all_gather(x)
+            elif name == "pd_op.all_reduce" and kind in (0, 1):  # Paddle's reduce types: 0 sum, 1 max
+                out = chain.all_reduce_sum(x) if kind == 0 else chain.all_reduce_max(x)
+            else:
+                raise ValueError(f"{name} ({kind}) in a {world_size}-rank program: not replayed")
+        probe = zero_depending_on(out)  # the last collective, which follows every other one
+    return main, startup, probe
+
+
+def time_collectives(collectives: list, world_size: int, runs: int, sync: Callable[[], object] | None) -> float:
+    """Median seconds of :func:`build_collectives_program` (every rank at once, met by ``sync`` before
+    each run; one untimed run first); 0 without collectives or on one rank."""
+    if world_size == 1 or not collectives:
+        return 0.0
+    program = TimedProgram(*build_collectives_program(collectives, world_size))
+    times = []
+    for k in range(1 + runs):
+        if sync is not None:
+            sync()
+        elapsed = program()
+        if k:
+            times.append(elapsed)
+    return statistics.median(times)
+
+
 def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = None,
               floors: bool = False, sync: Callable[[], object] | None = None) -> dict:
     """Build, initialise and time one configuration (``mode``, default ``args.mode``) in a fresh
@@ -370,20 +505,29 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
         reset_peak_rss()
         reset_peak_allocated()
         feeds = make_feeds(cfg, args, rank, inputs)
-        times, losses = [], []
+        source = (LoaderInput(cfg, args, rank, world_size, train_cfg=training_config(args, cfg["batch_size"]))
+                  if mode == "e2e" and args.input == "loader" else None)
+        times, waits, losses = [], [], []
         usage0 = None
         names = {op.attrs()["name"] for op in main.global_block().ops if op.name() == "pd_op.data"}
 
-        def run_step(step: int) -> tuple[float, float]:
+        def run_step(step: int) -> tuple[float, float, float]:
+            """(seconds of the step with its wait for input, loss, seconds of that wait)"""
             feed = {k: v for k, v in feeds[step % len(feeds)].items() if k in names}
+            waited = 0.0
+            if source is not None:
+                feed["image"], labels, waited = source.next()
+                if labels is not None:
+                    feed["label"] = labels
             t0 = time.perf_counter()
             out, = exe.run(main, feed=feed, fetch_list=[loss])
-            return time.perf_counter() - t0, float(np.asarray(out))
+            return waited + time.perf_counter() - t0, float(np.asarray(out)), waited
 
         for step in range(args.warmup + args.steps):
-            elapsed, value = run_step(step)
+            elapsed, value, waited = run_step(step)
             if step >= args.warmup:
                 times.append(elapsed)
+                waits.append(waited)
             if step + 1 == args.warmup:
                 usage0 = resource.getrusage(resource.RUSAGE_SELF)
             losses.append(value)
@@ -413,7 +557,12 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
                 if k:
                     rounds.append(timed)
             del floor, bf16_floor, passes, gemms
-    result = dict(rounds=rounds, times=times, losses=losses, startup_s=startup_s, num_local=num_local, chunks=chunks,
+        if source is not None:
+            source.close()
+        collectives = collectives_of(main)
+    result = dict(rounds=rounds, times=times, waits=waits, collectives=collectives,
+                  input=(source.source, source.num_workers) if source is not None else None,
+                  losses=losses, startup_s=startup_s, num_local=num_local, chunks=chunks,
                   native=native, num_sample=num_sample, step_peak=step_peak, products_round=products_round,
                   peak=max(startup_peak, step_peak), startup_alloc=startup_alloc,
                   persistent_alloc=persistent_alloc, step_alloc=step_alloc,
@@ -553,20 +702,36 @@ class TimedProgram:
             return time.perf_counter() - t0
 
 
-def step_parts(cfg: dict, args, rank: int, world_size: int, step_s: float, gather) -> dict:
-    """e2e: the step's parts, timed alone on the same shapes in the same processes (every rank at
-    once): ``backbone_s`` (forward, backward and update of the backbone, no head, no
-    collective), ``head_s`` (the head on features, with its collectives and update), and the
-    rest of the full step (the backbone gradients' all-reduce, clipping, the coupling of the two;
-    never negative). Input is not part of this step (pre-generated batches): see
-    ``tools/bench_loader.py``. Times are the maxima over ranks."""
+def step_parts(cfg: dict, args, rank: int, world_size: int, train: dict, gather,
+               sync: Callable[[], object] | None) -> dict:
+    """e2e: the parts of the full step (``train``: its :func:`run_train` result; the step's time
+    includes its wait for input), each timed alone on the same shapes in the same processes (every
+    rank at once) and reported as the maximum over ranks, with its share of the step:
+
+    * ``input_s``: the median wait of the full step for its batch (``--input loader``; 0 with
+      pre-generated arrays);
+    * ``backbone_s``: forward, backward and update of the backbone (no head, no collective);
+    * ``head_s``: the head on features with its update, less its own collectives timed alone;
+    * ``communication_s``: every collective of the full step (the head's all-gathers and
+      all-reduces, the backbone gradients' all-reduce, the step's finite flags) replayed alone on
+      zeros of the same shapes, in the same order (:func:`build_collectives_program`);
+    * ``rest_s``: the step less all of these, never negative (gradient clipping, the coupling of
+      the parts, the ranks' waits for each other)."""
+    step_s = statistics.median(train["times"])
+    input_s = statistics.median(train["waits"])
     backbone = statistics.median(run_train(cfg, args, rank, world_size, "backbone")["times"])
-    head = statistics.median(run_train(cfg, args, rank, world_size, "head")["times"])
-    backbone, head = (float(v) for v in gather([backbone, head] + [0.0] * (gather.length - 2))[:, :2].max(axis=0))
-    rest = max(0.0, step_s - backbone - head)
-    return {"backbone_s": round(backbone, 4), "head_s": round(head, 4), "rest_s": round(rest, 4),
-            "share_backbone": round(backbone / step_s, 3), "share_head": round(head / step_s, 3),
-            "share_rest": round(rest / step_s, 3)}
+    head_run = run_train(cfg, args, rank, world_size, "head")
+    head = statistics.median(head_run["times"])
+    head_communication = time_collectives(head_run["collectives"], world_size, args.steps, sync)
+    communication = time_collectives(train["collectives"], world_size, args.steps, sync)
+    values = gather([backbone, head, head_communication, communication, input_s] + [0.0] * (gather.length - 5))
+    backbone, head, head_communication, communication, input_s = (float(v) for v in values[:, :5].max(axis=0))
+    head = max(0.0, head - head_communication)
+    rest = max(0.0, step_s - input_s - backbone - head - communication)
+    parts = {"input": input_s, "backbone": backbone, "head": head, "communication": communication, "rest": rest}
+    record = {f"{name}_s": round(value, 4) for name, value in parts.items()}
+    record.update({f"share_{name}": round(value / step_s, 3) for name, value in parts.items()})
+    return record
 
 
 # ---------------------------------------------------------------------------------------------
@@ -620,13 +785,15 @@ def main(argv=None) -> None:
     for cfg in configurations(args):
         if cfg["num_classes"] < world_size:
             raise SystemExit(f"--num-classes {cfg['num_classes']} < world size {world_size}")
-        train = run_train(cfg, args, rank, world_size, floors=not args.no_floor,
-                          sync=lambda: gather([0.0] * gather.length))
+        def sync() -> None:
+            gather([0.0] * gather.length)
+
+        train = run_train(cfg, args, rank, world_size, floors=not args.no_floor, sync=sync)
         n = cfg["batch_size"] * world_size
         kept = train["num_sample"]
         floor = paired_floor(train["rounds"], 6.0 * n * kept * cfg["embedding_size"])
         median_step = statistics.median(train["times"])
-        parts = step_parts(cfg, args, rank, world_size, median_step, gather) if args.mode == "e2e" else {}
+        parts = step_parts(cfg, args, rank, world_size, train, gather, sync) if args.mode == "e2e" else {}
         per_rank = gather([train["peak"], train["step_peak"], idle, floor["floor_s"],
                            median_step, train["startup_s"], train["persistent_alloc"],
                            train["startup_alloc"], train["step_alloc"], train["user_s"],
@@ -700,9 +867,10 @@ def main(argv=None) -> None:
             "cpus": os.cpu_count(),
         }
         if args.mode == "e2e":
+            source, workers = train["input"] if train["input"] is not None else ("arrays", None)
             record.update(backbone=args.backbone, input_size=args.input_size,
-                          amp=training_config(args, cfg["batch_size"]).train.amp,
-                          images_per_s=record["samples_per_s"], **parts)
+                          amp=training_config(args, cfg["batch_size"]).train.amp, input=source,
+                          input_workers=workers, images_per_s=record["samples_per_s"], **parts)
         line = json.dumps(record)
         print(line, flush=True)
         if args.json:

@@ -8,10 +8,11 @@ from .image_folder import ImageFolderDataset, parse_label_file
 from .loader import BatchLoader, DistributedBatchSampler, build_dataset, flip_mask, load_batch
 from .recordio import (IRHeader, RecordDataset, RecordIOWriter, pack, read_idx_file, unpack,
                        write_insightface_rec)
-from .synthetic import SyntheticFaces, make_verification_set
+from .synthetic import SyntheticFaces, make_verification_set, write_synthetic_rec
 
 __all__ = [
     "BatchLoader", "DistributedBatchSampler", "ImageFolderDataset", "IRHeader", "RecordDataset",
     "RecordIOWriter", "SyntheticFaces", "build_dataset", "flip_mask", "load_batch",
     "make_verification_set", "pack", "parse_label_file", "read_idx_file", "unpack", "write_insightface_rec",
+    "write_synthetic_rec",
 ]

@@ -213,3 +213,14 @@ def make_verification_set(num_identities: int, num_pairs: int, image_size: SizeL
             srng = np.random.default_rng([seed, _VERIF_STREAM, _SAMPLE_TAG, 2 * k + j])
             bins.append(encode_jpeg(render_sample(proto, srng, noise, hardness), quality))
     return bins, [bool(s) for s in issame]
+
+
+def write_synthetic_rec(folder: str, num_images: int, image_size: int = 112, seed: int = 0) -> dict:
+    """``num_images`` synthetic faces (8 a class) as JPEGs in an insightface ``train.rec`` / ``.idx``
+    pair under ``folder``: data with a real decode cost for the loader benchmarks. Returns
+    :func:`~paddle_pfc.data.recordio.write_insightface_rec`'s summary."""
+    from .recordio import write_insightface_rec
+
+    faces = SyntheticFaces(num_classes=-(-num_images // 8), samples_per_class=8, image_size=image_size, seed=seed)
+    return write_insightface_rec(folder, ((faces.label(i), encode_jpeg(faces[i][0])) for i in range(num_images)),
+                                 num_classes=faces.num_classes)
