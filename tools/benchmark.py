@@ -353,9 +353,9 @@ def make_feeds(cfg: dict, args, rank: int, inputs: str) -> list[dict]:
 
 
 class LoaderInput:
-    """e2e ``--input loader``: each step's images from :class:`paddle_pfc.data.BatchLoader` built as
-    ``tools/train.py`` builds it (the config's ``data.num_workers``, ``flip``, ``seed``,
-    ``batch_timeout``): over the config's data where it names a ``rec`` or ``folder`` root (its
+    """e2e ``--input loader``: each step's images from the loader ``tools/train.py`` builds
+    (:mod:`paddle_pfc.engine.input`: the config's ``data.num_workers``, ``flip``, ``seed``,
+    ``batch_timeout``): over the config's data where it names ``rec`` or ``folder`` data (its
     labels too, split over the ranks as training splits them), else over a temporary ``.rec`` of
     ``_DISTINCT_BATCHES`` batches of synthetic face JPEGs per rank (its labels replaced by the
     uniform ones of the pre-generated batches, so that the head's positives spread over the
@@ -364,13 +364,13 @@ class LoaderInput:
     workers' uint8 batch)."""
 
     def __init__(self, cfg: dict, args, rank: int, world_size: int, train_cfg) -> None:
-        from paddle_pfc.data import BatchLoader, DistributedBatchSampler, build_dataset, write_synthetic_rec
+        from paddle_pfc.data import build_dataset, write_synthetic_rec
+        from paddle_pfc.engine.input import dataset_from_config, loader_from_config
 
         d, batch = train_cfg.data, cfg["batch_size"]
         self._folder = None
-        if d.kind in ("rec", "folder") and d.root:
-            extra = {"skip_bad": d.skip_bad} if d.kind == "folder" else {}
-            dataset = build_dataset(d.kind, d.root, d.num_classes, args.input_size, **extra)
+        if d.kind in ("rec", "folder"):
+            dataset = dataset_from_config(d, args.input_size)
             if dataset.num_classes > cfg["num_classes"]:
                 raise SystemExit(f"--input loader: the config's data has {dataset.num_classes} classes, more than "
                                  f"--num-classes {cfg['num_classes']}")
@@ -384,11 +384,8 @@ class LoaderInput:
         if len(dataset) < batch * world_size:
             raise SystemExit(f"--input loader: {len(dataset)} images in {self.source}, fewer than a step's "
                              f"{batch} x {world_size}")
-        sampler = DistributedBatchSampler(len(dataset), batch, rank, world_size, seed=d.seed, shuffle=True,
-                                          drop_last=True)
         self.num_workers = d.num_workers
-        self.loader = BatchLoader(dataset, sampler, args.input_size, num_workers=d.num_workers, flip=d.flip,
-                                  seed=d.seed, timeout=d.batch_timeout)
+        self.loader = loader_from_config(d, dataset, batch, rank, world_size, args.input_size)
         self._epoch, self._batches = 0, iter(())
         self._cleanup = weakref.finalize(self, LoaderInput._release, self.loader, self._folder)
 
@@ -782,12 +779,13 @@ def main(argv=None) -> None:
     gather = RankGather(world_size, 21)
     idle = idle_overhead()
     can_reset = reset_peak_rss()
+
+    def sync() -> None:  # every rank meets here (a tiny all-gather)
+        gather([0.0] * gather.length)
+
     for cfg in configurations(args):
         if cfg["num_classes"] < world_size:
             raise SystemExit(f"--num-classes {cfg['num_classes']} < world size {world_size}")
-        def sync() -> None:
-            gather([0.0] * gather.length)
-
         train = run_train(cfg, args, rank, world_size, floors=not args.no_floor, sync=sync)
         n = cfg["batch_size"] * world_size
         kept = train["num_sample"]

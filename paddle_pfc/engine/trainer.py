@@ -21,7 +21,6 @@ import paddle
 
 import paddle_pfc
 from paddle_pfc.data import ImageFolderDataset, RecordDataset
-from paddle_pfc.data.loader import BatchLoader, DistributedBatchSampler, build_dataset
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.barrier import StoreBarrier
 from paddle_pfc.engine.builder import TrainPrograms, build_programs, check_supported
@@ -29,6 +28,7 @@ from paddle_pfc.engine.callbacks import (Callback, Checkpointing, MetricsWriter,
                                          TrainState)
 from paddle_pfc.engine.config import Config, dump_config, resolve_lr
 from paddle_pfc.engine.distributed import local_world_size, on_gpu
+from paddle_pfc.engine.input import dataset_from_config, loader_from_config
 from paddle_pfc.engine.memory import HeadMemoryError, check_head_fits
 from paddle_pfc.engine.validator import ValidationSetError, Validator, load_validation_sets
 from paddle_pfc.head.registry import NONFINITE_PARTS
@@ -163,9 +163,7 @@ class Trainer:
     def _build_data(self) -> None:
         d, t = self.cfg.data, self.cfg.train
         size = self.cfg.model.input_size
-        extra = {"synthetic": {"samples_per_class": d.samples_per_class, "seed": d.seed},
-                 "folder": {"skip_bad": d.skip_bad}, "rec": {}}[d.kind]
-        self.dataset = build_dataset(d.kind, d.root, d.num_classes, size, **extra)
+        self.dataset = dataset_from_config(d, size)
         per_step = t.batch_size * self.world_size
         if len(self.dataset) < per_step:
             where = f" at {d.root}" if d.root else ""
@@ -174,11 +172,8 @@ class Trainer:
                              "train.batch_size")
         if self.rank == 0:
             self._note_resized_images(size)
-        sampler = DistributedBatchSampler(len(self.dataset), t.batch_size, self.rank, self.world_size,
-                                          seed=d.seed, shuffle=True, drop_last=True)
-        self.loader = BatchLoader(self.dataset, sampler, size, num_workers=d.num_workers, flip=d.flip,
-                                  seed=d.seed, timeout=d.batch_timeout)
-        self.steps_per_epoch = sampler.steps_per_epoch
+        self.loader = loader_from_config(d, self.dataset, t.batch_size, self.rank, self.world_size, size)
+        self.steps_per_epoch = self.loader.steps_per_epoch
         self.num_skipped = getattr(self.dataset, "num_skipped", 0)
         self.total_steps = t.epochs * self.steps_per_epoch
         if t.max_steps is not None:

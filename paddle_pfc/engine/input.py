@@ -1,0 +1,29 @@
+"""The training input a config describes: its dataset and the loader over it.
+
+One construction for ``tools/train.py`` (:class:`~paddle_pfc.engine.trainer.Trainer`) and the
+benchmarks (``tools/benchmark.py --mode e2e``), so that a benchmark is fed as training is.
+"""
+from __future__ import annotations
+
+from paddle_pfc.data.loader import BatchLoader, DistributedBatchSampler, build_dataset
+
+
+def dataset_from_config(data_cfg, image_size: int):
+    """The dataset of a config's ``data`` section (``kind``, ``root``, ``num_classes`` and the
+    kind's own settings), its images at ``image_size``."""
+    d = data_cfg
+    extra = {"synthetic": {"samples_per_class": d.samples_per_class, "seed": d.seed},
+             "folder": {"skip_bad": d.skip_bad}, "rec": {}}[d.kind]
+    return build_dataset(d.kind, d.root, d.num_classes, image_size, **extra)
+
+
+def loader_from_config(data_cfg, dataset, batch_size: int, rank: int, world_size: int,
+                       image_size: int) -> BatchLoader:
+    """The training loader over ``dataset``: ``batch_size`` images a rank and step, shuffled per
+    epoch with ``data.seed`` and split over ``world_size`` ranks (the last partial step dropped),
+    with the section's ``num_workers``, ``flip`` and ``batch_timeout``."""
+    d = data_cfg
+    sampler = DistributedBatchSampler(len(dataset), batch_size, rank, world_size, seed=d.seed, shuffle=True,
+                                      drop_last=True)
+    return BatchLoader(dataset, sampler, image_size, num_workers=d.num_workers, flip=d.flip, seed=d.seed,
+                       timeout=d.batch_timeout)
