@@ -39,6 +39,7 @@ and the totals weighted by how often the backbone uses each shape.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import socket
@@ -113,6 +114,20 @@ def _paddle_steps(backbone: str, batch: int, steps: int, warmup: int, classes: i
     """(this process's rank, its step times in seconds)."""
     rank, step = paddle_step(backbone, batch, classes, sample_ratio, bf16)
     return rank, _timed(step, steps, warmup)
+
+
+def peer_problem(insightface: str, with_head: bool) -> str | None:
+    """Why the peer cannot run from the checkout ``insightface`` (None: it can), checked before any
+    side runs: torch importable, and the arcface_torch files the peer step reads present."""
+    if importlib.util.find_spec("torch") is None:
+        return "--insightface: the peer runs on PyTorch, which is not installed here (pip install torch)"
+    root = Path(insightface).expanduser() / "recognition" / "arcface_torch"
+    needed = ["backbones/__init__.py"] + (["partial_fc_v2.py", "losses.py"] if with_head else [])
+    missing = [name for name in needed if not (root / name).is_file()]
+    if missing:
+        return (f"--insightface {insightface}: no {', '.join(missing)} under {root} (expected a checkout of "
+                "github.com/deepinsight/insightface)")
+    return None
 
 
 def torch_step(backbone: str, batch: int, insightface: str, threads: int, classes: int, sample_ratio: float,
@@ -329,6 +344,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.nproc < 1 or (args.nproc > 1 and not args.classes):
         p.error("--nproc N takes N >= 1, and N > 1 needs --classes (a full step with the sharded head)")
+    if args.insightface and not args.worker:
+        problem = peer_problem(args.insightface, args.classes > 0)
+        if problem:
+            p.error(problem)
     if args.worker:
         _worker(args)
         return 0
