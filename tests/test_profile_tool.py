@@ -45,3 +45,12 @@ def test_profile_runs_as_a_user_runs_it(tmp_path):
     assert ops["custom_op.pfc_conv2d"][1] == ops["custom_op.pfc_conv2d_grad"][1] > 10
     total = sum(seconds for seconds, _ in ops.values())
     assert 0.5 * figures["step_s"] < total <= 1.05 * figures["step_s"], (total, figures["step_s"])
+
+
+def test_a_checkout_the_peer_cannot_run_from_is_a_usage_error(tmp_path):
+    """The same check as tools/bench_backbone.py's, before paddle_pfc's side is profiled."""
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--insightface", str(tmp_path)], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "no backbones/__init__.py" in proc.stderr or "PyTorch, which is not installed here" in proc.stderr
+    assert "CPU:" not in proc.stdout  # nothing profiled

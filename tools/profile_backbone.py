@@ -136,6 +136,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.batch_size < 1 or args.steps < 1 or args.warmup < 0 or args.top < 1:
         p.error("--batch-size, --steps and --top must be >= 1, --warmup >= 0")
+    if args.insightface and not args.side:
+        problem = _bench_backbone().peer_problem(args.insightface, args.classes > 0)
+        if problem:
+            p.error(problem)
     if args.side:
         figures = _profile_paddle(args) if args.side == "paddle" else _profile_torch(args)
         Path(args.result).write_text(json.dumps(figures))
