@@ -225,7 +225,7 @@ def test_e2e_mode_follows_the_configs_amp(tmp_path):
     import yaml
 
     config = tmp_path / "bf16.yaml"
-    config.write_text(yaml.safe_dump({"train": {"amp": "bf16"}, "data": {"num_classes": 3000}}))
+    config.write_text(yaml.safe_dump({"train": {"amp": "bf16"}}))  # no data.num_classes: --num-classes is the head's
     args = ("--mode", "e2e", "--backbone", "mobilefacenet", "--input-size", "32", "--no-floor", "--input", "arrays")
     fp32 = _run_benchmark(tmp_path / "fp32.jsonl", *args)
     assert (fp32["input"], fp32["input_workers"], fp32["input_s"]) == ("arrays", None, 0.0)

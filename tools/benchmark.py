@@ -315,13 +315,17 @@ def build_train_program(cfg: dict, args, rank: int, world_size: int, mode: str):
 
 
 def training_config(args, batch_size: int):
-    """e2e mode: the training config (``--config``, default: the schema's defaults) at ``batch_size``."""
-    from paddle_pfc.engine.config import load_config
+    """e2e mode: the training config (``--config``, default: the schema's defaults) at ``batch_size``.
+    A config that names no ``data.num_classes`` (e.g. only ``train: {amp: bf16}``) gets
+    ``--num-classes``' largest: the head's class count is ``--num-classes`` here."""
+    from paddle_pfc.engine.config import config_from_dict, read_config_file
 
+    raw = read_config_file(args.config) if args.config is not None else {}
     overrides = [f"train.batch_size={batch_size}"]
-    if args.config is None:  # the schema's defaults name no class count; any valid one (>= 2) does here
+    data = raw.get("data") if isinstance(raw, dict) else None
+    if not isinstance(data, dict) or data.get("num_classes") is None:
         overrides.append(f"data.num_classes={max(args.num_classes)}")
-    return load_config(args.config, overrides)
+    return config_from_dict(raw, overrides)
 
 
 def make_optimizer(args, batch_size: int, world_size: int, train_cfg=None) -> paddle.optimizer.Optimizer:

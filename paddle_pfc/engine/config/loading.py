@@ -156,6 +156,12 @@ def config_from_dict(data: Mapping | None, overrides: Sequence[str] = ()) -> Con
     return Config.from_validated(validate(raw))
 
 
+def read_config_file(path: str | os.PathLike) -> Any:
+    """The YAML at ``path`` with its ``_base_`` chain merged, not validated (``{}`` for an empty
+    file): for a caller that must see what a file sets before it is validated."""
+    return _read_with_bases(path, ())
+
+
 def load_config(path: str | os.PathLike | None, overrides: Sequence[str] = ()) -> Config:
     """Load YAML ``path`` (or only defaults if None), apply ``dotted.key=value``
     overrides in order, validate everything, and return a read-only Config.
@@ -165,7 +171,7 @@ def load_config(path: str | os.PathLike | None, overrides: Sequence[str] = ()) -
             section/key (with suggestion), wrong type, out-of-range value, or a
             violated cross-field rule; the message names every offending key.
     """
-    raw: Any = _read_with_bases(path, ()) if path is not None else {}
+    raw: Any = read_config_file(path) if path is not None else {}
     return config_from_dict(raw, overrides)
 
 
