@@ -152,9 +152,11 @@ _PARTS = ("input", "backbone", "head", "communication", "rest")
 
 
 def _check_parts(record: dict) -> None:
-    """The e2e record's parts of the step: non-negative, their shares of the median step, summing
-    to the whole step (more only where the parts timed alone outlast it: rest is then 0)."""
-    step = record["median_step_s"]
+    """The e2e record's parts of the step: non-negative, their shares of the step timed in the same
+    rounds, summing to the whole step (more only where the parts timed alone outlast it: rest is
+    then 0)."""
+    step = record["parts_step_s"]
+    assert step > 0
     for part in _PARTS:
         assert record[f"{part}_s"] >= 0 and record[f"share_{part}"] == pytest.approx(record[f"{part}_s"] / step,
                                                                                       abs=2e-3), part

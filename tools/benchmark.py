@@ -461,20 +461,50 @@ def build_collectives_program(collectives: list, world_size: int):
     return main, startup, probe
 
 
-def time_collectives(collectives: list, world_size: int, runs: int, sync: Callable[[], object] | None) -> float:
-    """Median seconds of :func:`build_collectives_program` (every rank at once, met by ``sync`` before
-    each run; one untimed run first); 0 without collectives or on one rank."""
-    if world_size == 1 or not collectives:
-        return 0.0
-    program = TimedProgram(*build_collectives_program(collectives, world_size))
-    times = []
-    for k in range(1 + runs):
-        if sync is not None:
-            sync()
-        elapsed = program()
-        if k:
-            times.append(elapsed)
-    return statistics.median(times)
+class TrainStep:
+    """One configuration's program (``mode``: ``head``, ``e2e`` or ``backbone``, see
+    :func:`build_train_program`) built and initialised in a scope of its own (``startup_s``: the
+    initialisation's seconds). After :meth:`prepare_inputs`, each call runs the next step: the
+    pre-generated batches cycled, or e2e ``--input loader``'s batches (:class:`LoaderInput`), and
+    returns ``(seconds with the wait for input, loss, seconds of that wait)``."""
+
+    def __init__(self, cfg: dict, args, rank: int, world_size: int, mode: str) -> None:
+        self.cfg, self.args, self.rank, self.world_size, self.mode = cfg, args, rank, world_size, mode
+        self.scope = paddle.static.Scope()
+        with paddle.static.scope_guard(self.scope):
+            self.main, startup, self.head, self.loss, self.inputs = build_train_program(cfg, args, rank, world_size,
+                                                                                        mode)
+            self.exe = paddle.static.Executor(paddle.CPUPlace())
+            t0 = time.perf_counter()
+            self.exe.run(startup)
+            self.startup_s = time.perf_counter() - t0
+        self.names = {op.attrs()["name"] for op in self.main.global_block().ops if op.name() == "pd_op.data"}
+        self.feeds: list[dict] = []
+        self.source: LoaderInput | None = None
+        self.steps = 0
+
+    def prepare_inputs(self) -> None:
+        self.feeds = make_feeds(self.cfg, self.args, self.rank, self.inputs)
+        if self.mode == "e2e" and self.args.input == "loader":
+            self.source = LoaderInput(self.cfg, self.args, self.rank, self.world_size,
+                                      train_cfg=training_config(self.args, self.cfg["batch_size"]))
+
+    def __call__(self) -> tuple[float, float, float]:
+        feed = {k: v for k, v in self.feeds[self.steps % len(self.feeds)].items() if k in self.names}
+        self.steps += 1
+        waited = 0.0
+        if self.source is not None:
+            feed["image"], labels, waited = self.source.next()
+            if labels is not None:
+                feed["label"] = labels
+        with paddle.static.scope_guard(self.scope):
+            t0 = time.perf_counter()
+            out, = self.exe.run(self.main, feed=feed, fetch_list=[self.loss])
+            return waited + time.perf_counter() - t0, float(np.asarray(out)), waited
+
+    def close(self) -> None:
+        if self.source is not None:
+            self.source.close()
 
 
 def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = None,
@@ -488,91 +518,112 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
     every rank) runs before each round's step: the ranks' GEMMs and floors end at different
     times, and without it a step's first collective would wait out the slower rank's floor
     (on 2 ranks this made the paired step 1.16 s against 0.88 s for the same step timed in a
-    row, 2026-11-26)."""
+    row, 2026-11-26). In ``e2e`` mode, then ``parts``: :func:`time_parts`'s rounds."""
     mode = mode or args.mode
     reset_peak_rss()
     reset_peak_allocated()
     base_alloc = allocated_mib(peak=False)
-    scope = paddle.static.Scope()
-    with paddle.static.scope_guard(scope):
-        main, startup, head, loss, inputs = build_train_program(cfg, args, rank, world_size, mode)
-        exe = paddle.static.Executor(paddle.CPUPlace())
-        t0 = time.perf_counter()
-        exe.run(startup)
-        startup_s = time.perf_counter() - t0
-        startup_peak = peak_rss_mib()
-        startup_alloc = allocated_mib() - base_alloc
-        persistent_alloc = allocated_mib(peak=False) - base_alloc
-        reset_peak_rss()
-        reset_peak_allocated()
-        feeds = make_feeds(cfg, args, rank, inputs)
-        source = (LoaderInput(cfg, args, rank, world_size, train_cfg=training_config(args, cfg["batch_size"]))
-                  if mode == "e2e" and args.input == "loader" else None)
-        times, waits, losses = [], [], []
-        usage0 = None
-        names = {op.attrs()["name"] for op in main.global_block().ops if op.name() == "pd_op.data"}
-
-        def run_step(step: int) -> tuple[float, float, float]:
-            """(seconds of the step with its wait for input, loss, seconds of that wait)"""
-            feed = {k: v for k, v in feeds[step % len(feeds)].items() if k in names}
-            waited = 0.0
-            if source is not None:
-                feed["image"], labels, waited = source.next()
-                if labels is not None:
-                    feed["label"] = labels
-            t0 = time.perf_counter()
-            out, = exe.run(main, feed=feed, fetch_list=[loss])
-            return waited + time.perf_counter() - t0, float(np.asarray(out)), waited
-
-        for step in range(args.warmup + args.steps):
-            elapsed, value, waited = run_step(step)
-            if step >= args.warmup:
-                times.append(elapsed)
-                waits.append(waited)
-            if step + 1 == args.warmup:
-                usage0 = resource.getrusage(resource.RUSAGE_SELF)
-            losses.append(value)
-        step_peak = peak_rss_mib()
-        usage1 = resource.getrusage(resource.RUSAGE_SELF)
-        if usage0 is None:
-            usage0 = usage1
-        step_alloc = allocated_mib() - base_alloc
-        num_local, num_sample, chunks, native = ((head.num_local, head.num_sample, len(head.chunks), head.native)
-                                                 if head is not None else (0, 0, 0, False))
-        products_round = head is not None and head.backend.blocks.products_round(cfg["dtype"])
-        rounds = []
-        if floors and head is not None:  # after the memory readings: the floors' buffers are not the step's
-            n, d = cfg["batch_size"] * world_size, cfg["embedding_size"]
-            rows = head.chunks[0].stop  # the head's block rows (None: one block)
-            gemms = [TimedProgram(*build_gemm_program(library)) for library in gemm_libraries()]
-            floor = TimedProgram(*build_floor_program(n, num_sample, d, block_rows=rows))
-            bf16_floor = (TimedProgram(*build_floor_program(n, num_sample, d, bf16=True, block_rows=rows))
-                          if products_round else None)
-            rule = CenterUpdateRule.from_optimizer(make_optimizer(args, cfg["batch_size"], world_size))
-            passes = TimedProgram(*build_passes_program(head, rule, seed=args.seed + rank), scope=scope)
-            for k in range(1 + args.steps):  # round 0 warms the programs up
-                if sync is not None:
-                    sync()
-                timed = [run_step(args.warmup + args.steps + k)[0], min(gemm() for gemm in gemms), floor(),
-                         bf16_floor() if bf16_floor is not None else float("nan"), passes()]
-                if k:
-                    rounds.append(timed)
-            del floor, bf16_floor, passes, gemms
-        if source is not None:
-            source.close()
-        collectives = collectives_of(main)
-    result = dict(rounds=rounds, times=times, waits=waits, collectives=collectives,
-                  input=(source.source, source.num_workers) if source is not None else None,
-                  losses=losses, startup_s=startup_s, num_local=num_local, chunks=chunks,
+    step = TrainStep(cfg, args, rank, world_size, mode)
+    startup_peak = peak_rss_mib()
+    startup_alloc = allocated_mib() - base_alloc
+    persistent_alloc = allocated_mib(peak=False) - base_alloc
+    reset_peak_rss()
+    reset_peak_allocated()
+    step.prepare_inputs()
+    times, waits, losses = [], [], []
+    usage0 = None
+    for k in range(args.warmup + args.steps):
+        elapsed, value, waited = step()
+        if k >= args.warmup:
+            times.append(elapsed)
+            waits.append(waited)
+        if k + 1 == args.warmup:
+            usage0 = resource.getrusage(resource.RUSAGE_SELF)
+        losses.append(value)
+    step_peak = peak_rss_mib()
+    usage1 = resource.getrusage(resource.RUSAGE_SELF)
+    if usage0 is None:
+        usage0 = usage1
+    step_alloc = allocated_mib() - base_alloc
+    head = step.head
+    num_local, num_sample, chunks, native = ((head.num_local, head.num_sample, len(head.chunks), head.native)
+                                             if head is not None else (0, 0, 0, False))
+    products_round = head is not None and head.backend.blocks.products_round(cfg["dtype"])
+    rounds = []
+    if floors and head is not None:  # after the memory readings: the floors' buffers are not the step's
+        n, d = cfg["batch_size"] * world_size, cfg["embedding_size"]
+        rows = head.chunks[0].stop  # the head's block rows (None: one block)
+        gemms = [TimedProgram(*build_gemm_program(library)) for library in gemm_libraries()]
+        floor = TimedProgram(*build_floor_program(n, num_sample, d, block_rows=rows))
+        bf16_floor = (TimedProgram(*build_floor_program(n, num_sample, d, bf16=True, block_rows=rows))
+                      if products_round else None)
+        rule = CenterUpdateRule.from_optimizer(make_optimizer(args, cfg["batch_size"], world_size))
+        passes = TimedProgram(*build_passes_program(head, rule, seed=args.seed + rank), scope=step.scope)
+        for k in range(1 + args.steps):  # round 0 warms the programs up
+            if sync is not None:
+                sync()
+            timed = [step()[0], min(gemm() for gemm in gemms), floor(),
+                     bf16_floor() if bf16_floor is not None else float("nan"), passes()]
+            if k:
+                rounds.append(timed)
+        del floor, bf16_floor, passes, gemms
+    parts = time_parts(step, sync) if mode == "e2e" else None
+    step.close()
+    result = dict(rounds=rounds, parts=parts, times=times, waits=waits,
+                  input=(step.source.source, step.source.num_workers) if step.source is not None else None,
+                  losses=losses, startup_s=step.startup_s, num_local=num_local, chunks=chunks,
                   native=native, num_sample=num_sample, step_peak=step_peak, products_round=products_round,
                   peak=max(startup_peak, step_peak), startup_alloc=startup_alloc,
                   persistent_alloc=persistent_alloc, step_alloc=step_alloc,
                   user_s=(usage1.ru_utime - usage0.ru_utime) / len(times) if args.warmup else float("nan"),
                   sys_s=(usage1.ru_stime - usage0.ru_stime) / len(times) if args.warmup else float("nan"),
                   minflt=(usage1.ru_minflt - usage0.ru_minflt) / len(times) if args.warmup else float("nan"))
-    del main, startup, head, loss, exe, scope
+    del step, head
     gc.collect()
     return result
+
+
+PART_NAMES = ("step", "input", "backbone", "head", "head_collectives", "communication")
+
+
+def time_parts(full: TrainStep, sync: Callable[[], object] | None) -> dict[str, float]:
+    """The e2e step ``full`` and its parts, each timed alone on the same shapes, in ``args.steps``
+    rounds interleaved with the step (after ``args.warmup`` untimed ones; ``sync()`` before each
+    program, so that every rank runs the same one at once): the step with its input wait
+    (``step``, ``input``), the backbone's program (``backbone``: forward, backward and update, no
+    head, no collective), the head's (``head``, with its collectives and update), the head's
+    collectives alone (``head_collectives``) and every collective of the full step alone
+    (``communication``: :func:`build_collectives_program`). Returns this rank's medians, seconds."""
+    cfg, args, rank, world_size = full.cfg, full.args, full.rank, full.world_size
+    backbone = TrainStep(cfg, args, rank, world_size, "backbone")
+    head = TrainStep(cfg, args, rank, world_size, "head")
+    backbone.prepare_inputs()
+    head.prepare_inputs()
+
+    def collectives(step: TrainStep) -> Callable[[], float]:
+        if world_size == 1:
+            return lambda: 0.0
+        return TimedProgram(*build_collectives_program(collectives_of(step.main), world_size))
+
+    programs = {"full": full, "backbone": lambda: backbone()[0], "head": lambda: head()[0],
+                "head_collectives": collectives(head), "communication": collectives(full)}
+    timed: dict[str, list[float]] = {name: [] for name in PART_NAMES}
+    for k in range(args.warmup + args.steps):
+        for name, program in programs.items():
+            if sync is not None:
+                sync()
+            if name == "full":
+                seconds, _, waited = program()
+                if k >= args.warmup:
+                    timed["step"].append(seconds)
+                    timed["input"].append(waited)
+            else:
+                seconds = program()
+                if k >= args.warmup:
+                    timed[name].append(seconds)
+    backbone.close()
+    head.close()
+    return {name: statistics.median(values) for name, values in timed.items()}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -703,34 +754,28 @@ class TimedProgram:
             return time.perf_counter() - t0
 
 
-def step_parts(cfg: dict, args, rank: int, world_size: int, train: dict, gather,
-               sync: Callable[[], object] | None) -> dict:
-    """e2e: the parts of the full step (``train``: its :func:`run_train` result; the step's time
-    includes its wait for input), each timed alone on the same shapes in the same processes (every
-    rank at once) and reported as the maximum over ranks, with its share of the step:
+def step_parts(train: dict, gather) -> dict:
+    """e2e: the parts of the full step from :func:`time_parts`' rounds (each part the maximum over
+    ranks of the ranks' medians), with their shares of ``parts_step_s``, the full step timed in
+    the same rounds (its wait for input included):
 
-    * ``input_s``: the median wait of the full step for its batch (``--input loader``; 0 with
-      pre-generated arrays);
+    * ``input_s``: the full step's wait for its batch (``--input loader``; 0 with arrays);
     * ``backbone_s``: forward, backward and update of the backbone (no head, no collective);
-    * ``head_s``: the head on features with its update, less its own collectives timed alone;
+    * ``head_s``: the head on features with its update, less its own collectives;
     * ``communication_s``: every collective of the full step (the head's all-gathers and
       all-reduces, the backbone gradients' all-reduce, the step's finite flags) replayed alone on
       zeros of the same shapes, in the same order (:func:`build_collectives_program`);
-    * ``rest_s``: the step less all of these, never negative (gradient clipping, the coupling of
-      the parts, the ranks' waits for each other)."""
-    step_s = statistics.median(train["times"])
-    input_s = statistics.median(train["waits"])
-    backbone = statistics.median(run_train(cfg, args, rank, world_size, "backbone")["times"])
-    head_run = run_train(cfg, args, rank, world_size, "head")
-    head = statistics.median(head_run["times"])
-    head_communication = time_collectives(head_run["collectives"], world_size, args.steps, sync)
-    communication = time_collectives(train["collectives"], world_size, args.steps, sync)
-    values = gather([backbone, head, head_communication, communication, input_s] + [0.0] * (gather.length - 5))
-    backbone, head, head_communication, communication, input_s = (float(v) for v in values[:, :5].max(axis=0))
-    head = max(0.0, head - head_communication)
-    rest = max(0.0, step_s - input_s - backbone - head - communication)
-    parts = {"input": input_s, "backbone": backbone, "head": head, "communication": communication, "rest": rest}
-    record = {f"{name}_s": round(value, 4) for name, value in parts.items()}
+    * ``rest_s``: the step less all of these, never negative (gradient clipping, the gradients'
+      bucketing, the coupling of the parts, the ranks' waits for each other)."""
+    values = gather([train["parts"][name] for name in PART_NAMES] + [0.0] * (gather.length - len(PART_NAMES)))
+    slowest = dict(zip(PART_NAMES, (float(v) for v in values[:, :len(PART_NAMES)].max(axis=0))))
+    step_s = slowest["step"]
+    parts = {"input": slowest["input"], "backbone": slowest["backbone"],
+             "head": max(0.0, slowest["head"] - slowest["head_collectives"]),
+             "communication": slowest["communication"]}
+    parts["rest"] = max(0.0, step_s - sum(parts.values()))
+    record = {"parts_step_s": round(step_s, 4)}
+    record.update({f"{name}_s": round(value, 4) for name, value in parts.items()})
     record.update({f"share_{name}": round(value / step_s, 3) for name, value in parts.items()})
     return record
 
@@ -795,7 +840,7 @@ def main(argv=None) -> None:
         kept = train["num_sample"]
         floor = paired_floor(train["rounds"], 6.0 * n * kept * cfg["embedding_size"])
         median_step = statistics.median(train["times"])
-        parts = step_parts(cfg, args, rank, world_size, train, gather, sync) if args.mode == "e2e" else {}
+        parts = step_parts(train, gather) if args.mode == "e2e" else {}
         per_rank = gather([train["peak"], train["step_peak"], idle, floor["floor_s"],
                            median_step, train["startup_s"], train["persistent_alloc"],
                            train["startup_alloc"], train["step_alloc"], train["user_s"],
