@@ -21,6 +21,7 @@ import cv2
 import numpy as np
 
 from ._image import SizeLike, as_size, encode_jpeg
+from .recordio import write_insightface_rec
 
 _TRAIN_STREAM = 0
 _VERIF_STREAM = 1
@@ -219,8 +220,6 @@ def write_synthetic_rec(folder: str, num_images: int, image_size: int = 112, see
     """``num_images`` synthetic faces (8 a class) as JPEGs in an insightface ``train.rec`` / ``.idx``
     pair under ``folder``: data with a real decode cost for the loader benchmarks. Returns
     :func:`~paddle_pfc.data.recordio.write_insightface_rec`'s summary."""
-    from .recordio import write_insightface_rec
-
     faces = SyntheticFaces(num_classes=-(-num_images // 8), samples_per_class=8, image_size=image_size, seed=seed)
     return write_insightface_rec(folder, ((faces.label(i), encode_jpeg(faces[i][0])) for i in range(num_images)),
                                  num_classes=faces.num_classes)
