@@ -29,6 +29,7 @@ _PUBLIC = {
     "max_classes": "paddle_pfc.head.planner",
     "run": "paddle_pfc.engine.runner",
     "LabelRangeError": "paddle_pfc.engine.runner",
+    "BatchSizeError": "paddle_pfc.engine.runner",
     "configure_process": "paddle_pfc.engine.runtime",
 }
 __all__ = [*_PUBLIC, "__version__"]

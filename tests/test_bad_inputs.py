@@ -186,6 +186,32 @@ def test_out_of_range_computed_label_single_rank():
                        fetch_list=[head.output_dict["loss"]])
 
 
+def test_label_batch_other_than_the_feature_batch_is_named_before_any_collective():
+    """With dynamic batch sizes, 6 labels for 8 images used to end in Paddle's broadcast error deep in
+    the head (after the all-gathers, where ranks of other sizes disagree); now the head checks its
+    rank's batches first and paddle_pfc.run names the feeds. Matching batches still train."""
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        images = paddle.static.data("images", [-1, 6], "float32")
+        labels = paddle.static.data("labels", [-1], "int64")
+        feature = paddle.nn.Linear(6, 8)(images)  # a backbone: the feature's batch is the images'
+        head = paddle_pfc.LargeScaleClassifier(feature, labels, 0, 1, 10, embedding_size=8)
+        paddle_pfc.minimize(paddle.optimizer.SGD(0.1), head.output_dict["loss"])
+    assert head.feature_feed_names == ["images"] and head.label_feed_name == "labels"
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    exe.run(startup)
+    images = np.random.default_rng(0).standard_normal((8, 6)).astype(np.float32)
+    weight_before = np.array(paddle.static.global_scope().find_var(head.weight.name).get_tensor())
+    with pytest.raises(paddle_pfc.BatchSizeError, match=r"6 labels \('labels'\) for 8 rows of 'images', which its "
+                                                        r"feature is computed from: feed one label per sample"):
+        paddle_pfc.run(exe, main, feed={"images": images, "labels": np.arange(6)}, fetch_list=[head.output_dict["loss"]])
+    np.testing.assert_array_equal(
+        np.array(paddle.static.global_scope().find_var(head.weight.name).get_tensor()), weight_before)
+    loss, = paddle_pfc.run(exe, main, feed={"images": images, "labels": np.arange(8)},
+                           fetch_list=[head.output_dict["loss"]])
+    assert np.isfinite(loss)
+
+
 @pytest.mark.multirank
 def test_out_of_range_label_stops_every_rank(tmp_path):
     case = dict(name="bad_label", batch=4, dim=8, in_dim=6, steps=1, lr=0.1, momentum=0.9, weight_decay=0.0,

@@ -39,6 +39,25 @@ def _feed_name(value) -> str | None:
     return op.attrs().get("name") if op is not None and op.name() == "pd_op.data" else None
 
 
+def _batch_feed_names(value) -> list[str]:
+    """Names of the ``paddle.static.data`` inputs with a dynamic first dimension that ``value`` is
+    computed from (its batch's sources, e.g. the images a backbone embeds): what names a feature
+    batch that does not match its labels."""
+    names, seen, stack = [], set(), [value]
+    while stack:
+        op = stack.pop().get_defining_op()
+        if op is None or op in seen:  # PIR operations hash and compare by the operation, not the wrapper
+            continue
+        seen.add(op)
+        if op.name() == "pd_op.data":
+            shape = op.result(0).shape
+            if shape and shape[0] in (None, -1):
+                names.append(op.attrs()["name"])
+            continue
+        stack.extend(op.operand_source(i) for i in range(op.num_operands()))
+    return sorted(names)
+
+
 def _is_int(value) -> bool:
     """An integer (Python's, or numpy's such as ``labels.max() + 1``), not a bool."""
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
@@ -126,6 +145,7 @@ class LargeScaleClassifier:
                              "head its own name= (heads of one name would share one center matrix)")
         self.input_dict = OrderedDict(feature=feature, label=label)
         self.label_feed_name = _feed_name(label)
+        self.feature_feed_names = _batch_feed_names(feature)
         self.output_dict = OrderedDict()
         self.chain = CollectiveChain(world_size)
         self.velocity = None
@@ -206,9 +226,18 @@ class LargeScaleClassifier:
             paddle.logical_not(paddle.any(bad)),
             [paddle.max(out_of_range_label)], summarize=1)
 
+    def _check_batches(self, feature, label) -> None:
+        """Run-time guard where a batch size is dynamic: one label per feature row on this rank,
+        checked before the first collective (a rank with a mismatch would all-gather other sizes
+        than the others). ``paddle_pfc.run`` names the feeds (:class:`~paddle_pfc.engine.runner.BatchSizeError`)."""
+        rows, labels = paddle.shape(feature)[0], paddle.shape(label)[0]
+        paddle.static.nn.control_flow.Assert(rows == labels, [paddle.stack([rows, labels])], summarize=2)
+
     def _build(self, feature, label) -> None:
         label = paddle.reshape(paddle.cast(label, "int64"), [-1])
         label.stop_gradient = True
+        if feature.shape[0] in (None, -1) or label.shape[0] in (None, -1):
+            self._check_batches(feature, label)
         total_label = self.chain.all_gather(label)
         self._check_labels(total_label)
         local = sampling.local_labels(total_label, self.class_start, self.num_local)
