@@ -215,7 +215,8 @@ def test_collectives_of_a_step_in_order_and_their_replay(bench_tool, static_mode
                      ("pd_op.all_reduce", (16, 1), "float32", 1),    # softmax normaliser: max
                      ("pd_op.all_reduce", (16, 2), "float32", 0),    # its sum and the target logits
                      ("pd_op.all_reduce", (16, 64), "float32", 0),   # the features' gradient
-                     ("pd_op.all_reduce", (backbone,), "float32", 0),  # the backbone's gradients, one bucket
+                     ("pd_op.all_reduce", (backbone + 1,), "float32", 0),  # the backbone's gradients, one bucket
+                     #                                                   (+ 1: the chain's tie)
                      ("pd_op.all_reduce", (4,), "float32", 1)]       # the step's finite flags
     replay, _, _ = bench_tool.build_collectives_program(found, 2)
     assert bench_tool.collectives_of(replay) == found

@@ -69,6 +69,18 @@ class CollectiveChain:
             return x
         return self._issued(_C_ops.all_reduce(self.tied(x), _RING, _SUM))
 
+    def all_reduce_sum_concat(self, pieces: list[paddle.pir.Value]) -> paddle.pir.Value:
+        """Elementwise sum over ranks of the 1-D concatenation of ``pieces`` (one dtype) followed by
+        one zero element, [sum of their sizes + 1]. That element is the tie to the previous
+        collective: it rides in the concatenation, where :meth:`tied` would make a pass over the
+        whole buffer (an add over 64 MiB takes ~40 ms on a CPU)."""
+        if self.world_size == 1:
+            return paddle.concat([*pieces, paddle.zeros([1], pieces[0].dtype)])
+        tail = zero_depending_on(self._last, pieces[0].dtype) if self._last is not None \
+            else paddle.zeros([], pieces[0].dtype)
+        flat = paddle.concat([*pieces, paddle.reshape(tail, [1])])
+        return self._issued(_C_ops.all_reduce(flat, _RING, _SUM))
+
     def all_reduce_max(self, x: paddle.pir.Value) -> paddle.pir.Value:
         """Elementwise maximum over ranks."""
         if self.world_size == 1:

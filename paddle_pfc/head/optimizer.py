@@ -54,9 +54,8 @@ def _all_reduce_in_buckets(chain: CollectiveChain, grads: list) -> list:
         nonlocal bucket, size
         if not bucket:
             return
-        flat = paddle.concat([paddle.reshape(g, [-1]) for g in bucket])
-        flat = chain.all_reduce_sum(flat)
-        pieces = paddle.split(flat, [_numel(g) for g in bucket])
+        flat = chain.all_reduce_sum_concat([paddle.reshape(g, [-1]) for g in bucket])
+        pieces = paddle.split(flat, [_numel(g) for g in bucket] + [1])[:-1]  # the last: the chain's tie
         summed.extend(paddle.reshape(p, g.shape) for p, g in zip(pieces, bucket))
         bucket, size = [], 0
 
