@@ -369,7 +369,7 @@ class LoaderInput:
 
     def __init__(self, cfg: dict, args, rank: int, world_size: int, train_cfg) -> None:
         from paddle_pfc.data import build_dataset, write_synthetic_rec
-        from paddle_pfc.engine.input import dataset_from_config, loader_from_config
+        from paddle_pfc.engine.input import DataSizeError, dataset_from_config, loader_from_config
 
         d, batch = train_cfg.data, cfg["batch_size"]
         self._folder = None
@@ -385,11 +385,10 @@ class LoaderInput:
             dataset = build_dataset("rec", self._folder, None, args.input_size)
             rank, world_size = 0, 1  # every rank reads its own synthetic set
             self.source, self.own_labels = "synthetic jpeg", False
-        if len(dataset) < batch * world_size:
-            raise SystemExit(f"--input loader: {len(dataset)} images in {self.source}, fewer than a step's "
-                             f"{batch} x {world_size}")
-        self.num_workers = d.num_workers
-        self.loader = loader_from_config(d, dataset, batch, rank, world_size, args.input_size)
+        try:
+            self.loader = loader_from_config(d, dataset, batch, rank, world_size, args.input_size)
+        except DataSizeError as exc:
+            raise SystemExit(f"--input loader: {exc}") from None
         self._epoch, self._batches = 0, iter(())
         self._cleanup = weakref.finalize(self, LoaderInput._release, self.loader, self._folder)
 
@@ -570,7 +569,7 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
     parts = time_parts(step, sync) if mode == "e2e" else None
     step.close()
     result = dict(rounds=rounds, parts=parts, times=times, waits=waits,
-                  input=(step.source.source, step.source.num_workers) if step.source is not None else None,
+                  input=(step.source.source, step.source.loader.num_workers) if step.source is not None else None,
                   losses=losses, startup_s=step.startup_s, num_local=num_local, chunks=chunks,
                   native=native, num_sample=num_sample, step_peak=step_peak, products_round=products_round,
                   peak=max(startup_peak, step_peak), startup_alloc=startup_alloc,

@@ -8,6 +8,10 @@ from __future__ import annotations
 from paddle_pfc.data.loader import BatchLoader, DistributedBatchSampler, build_dataset
 
 
+class DataSizeError(ValueError):
+    """One global batch (``train.batch_size`` × ranks) needs more images than the data holds."""
+
+
 def dataset_from_config(data_cfg, image_size: int):
     """The dataset of a config's ``data`` section (``kind``, ``root``, ``num_classes`` and the
     kind's own settings), its images at ``image_size``."""
@@ -21,8 +25,14 @@ def loader_from_config(data_cfg, dataset, batch_size: int, rank: int, world_size
                        image_size: int) -> BatchLoader:
     """The training loader over ``dataset``: ``batch_size`` images a rank and step, shuffled per
     epoch with ``data.seed`` and split over ``world_size`` ranks (the last partial step dropped),
-    with the section's ``num_workers``, ``flip`` and ``batch_timeout``."""
+    with the section's ``num_workers``, ``flip`` and ``batch_timeout``. Raises
+    :class:`DataSizeError` when the data holds fewer images than one step takes."""
     d = data_cfg
+    per_step = batch_size * world_size
+    if len(dataset) < per_step:
+        where = f" at {d.root}" if d.root else ""
+        raise DataSizeError(f"train.batch_size {batch_size} x {world_size} rank(s) = {per_step} images a step, more "
+                            f"than the {len(dataset)} images of the {d.kind} data{where}: lower train.batch_size")
     sampler = DistributedBatchSampler(len(dataset), batch_size, rank, world_size, seed=d.seed, shuffle=True,
                                       drop_last=True)
     return BatchLoader(dataset, sampler, image_size, num_workers=d.num_workers, flip=d.flip, seed=d.seed,

@@ -28,19 +28,15 @@ from paddle_pfc.engine.callbacks import (Callback, Checkpointing, MetricsWriter,
                                          TrainState)
 from paddle_pfc.engine.config import Config, dump_config, resolve_lr
 from paddle_pfc.engine.distributed import local_world_size, on_gpu
-from paddle_pfc.engine.input import dataset_from_config, loader_from_config
+from paddle_pfc.engine.input import DataSizeError, dataset_from_config, loader_from_config
 from paddle_pfc.engine.memory import HeadMemoryError, check_head_fits
 from paddle_pfc.engine.validator import ValidationSetError, Validator, load_validation_sets
 from paddle_pfc.head.registry import NONFINITE_PARTS
 
 __all__ = ["Trainer", "check_supported", "setup_logging", "OutputDirError", "NonFiniteTrainingError",
-           "ValidationSetError", "HeadMemoryError"]
+           "ValidationSetError", "HeadMemoryError", "DataSizeError"]
 
 log = logging.getLogger("paddle_pfc.train")
-
-
-class DataSizeError(ValueError):
-    """One global batch (``train.batch_size`` × ranks) needs more images than the data holds."""
 
 
 class OutputDirError(RuntimeError):
@@ -164,15 +160,9 @@ class Trainer:
         d, t = self.cfg.data, self.cfg.train
         size = self.cfg.model.input_size
         self.dataset = dataset_from_config(d, size)
-        per_step = t.batch_size * self.world_size
-        if len(self.dataset) < per_step:
-            where = f" at {d.root}" if d.root else ""
-            raise DataSizeError(f"train.batch_size {t.batch_size} x {self.world_size} rank(s) = {per_step} images a "
-                             f"step, more than the {len(self.dataset)} images of the {d.kind} data{where}: lower "
-                             "train.batch_size")
+        self.loader = loader_from_config(d, self.dataset, t.batch_size, self.rank, self.world_size, size)
         if self.rank == 0:
             self._note_resized_images(size)
-        self.loader = loader_from_config(d, self.dataset, t.batch_size, self.rank, self.world_size, size)
         self.steps_per_epoch = self.loader.steps_per_epoch
         self.num_skipped = getattr(self.dataset, "num_skipped", 0)
         self.total_steps = t.epochs * self.steps_per_epoch
