@@ -212,6 +212,52 @@ def test_label_batch_other_than_the_feature_batch_is_named_before_any_collective
     assert np.isfinite(loss)
 
 
+@pytest.fixture
+def multi_thread_executor():
+    """Paddle's default executor (ops on a thread pool, in any order their inputs allow), whatever
+    an earlier test or paddle_pfc.configure_process chose; restored after."""
+    flag = "FLAGS_new_executor_serial_run"
+    before = paddle.get_flags([flag])[flag]
+    paddle.set_flags({flag: False})
+    yield
+    paddle.set_flags({flag: before})
+
+
+def test_checks_run_before_what_they_guard_on_the_multi_thread_executor(multi_thread_executor):
+    """A bare Assert has no output, so Paddle's multi-thread executor ran it alongside the ops it
+    guards: 6 labels for 8 images ended in Paddle's broadcast error inside the loss in about 3 of 10
+    runs. The head now reads its labels through the checks; every run names the problem, and no
+    failed step moves the centers or the backbone."""
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        images = paddle.static.data("images", [-1, 6], "float32")
+        labels = paddle.static.data("labels", [-1], "int64")
+        linear = paddle.nn.Linear(6, 8)
+        head = paddle_pfc.LargeScaleClassifier(linear(images), labels, 0, 1, 10, embedding_size=8)
+        paddle_pfc.minimize(paddle.optimizer.Momentum(0.1, momentum=0.9), head.output_dict["loss"])
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    exe.run(startup)
+    scope = paddle.static.global_scope()
+
+    def parameters():
+        return [np.array(scope.find_var(name).get_tensor()) for name in (head.weight.name, linear.weight.name)]
+
+    images = np.random.default_rng(1).standard_normal((8, 6)).astype(np.float32)
+    before = parameters()
+    for _ in range(20):
+        with pytest.raises(paddle_pfc.BatchSizeError, match=r"6 labels \('labels'\) for 8 rows of 'images'"):
+            paddle_pfc.run(exe, main, feed={"images": images, "labels": np.arange(6)},
+                           fetch_list=[head.output_dict["loss"]])
+        with pytest.raises(paddle_pfc.LabelRangeError, match=r"label 'labels' outside \[0, 10\) .*row 5: 10"):
+            paddle_pfc.run(exe, main, feed={"images": images, "labels": np.arange(8) + 5},
+                           fetch_list=[head.output_dict["loss"]])
+    for after, expected in zip(parameters(), before):
+        np.testing.assert_array_equal(after, expected)
+    loss, = paddle_pfc.run(exe, main, feed={"images": images, "labels": np.arange(8)},
+                           fetch_list=[head.output_dict["loss"]])
+    assert np.isfinite(loss) and not np.array_equal(parameters()[0], before[0])
+
+
 @pytest.mark.multirank
 def test_out_of_range_label_stops_every_rank(tmp_path):
     case = dict(name="bad_label", batch=4, dim=8, in_dim=6, steps=1, lr=0.1, momentum=0.9, weight_decay=0.0,

@@ -3,7 +3,8 @@
 ``classifier`` (LargeScaleClassifier: sharded centers, what a program holds), ``blocks`` (blocks
 of kept centers and their size), ``margin`` (the Margin value), ``margin_softmax`` (the loss over
 blocks of centers, forward and backward; ``margin_softmax_fused`` on the fused road), ``sampling``
-(class-center sampling), ``collectives`` (ordered all-gathers / all-reduces with their gradients),
+(class-center sampling), ``checks`` (run-time checks of labels and batch sizes, ordered before
+what they guard), ``collectives`` (ordered all-gathers / all-reduces with their gradients),
 ``sparse_update`` (momentum on the sampled centers), ``loss_scaling`` and ``optimizer``
 (``minimize``: the update rule of backbone and centers, non-finite steps skipped), ``registry``
 (the classifiers and non-finite flags of a program), ``planner`` (memory per rank), ``dtypes``

@@ -9,7 +9,7 @@ import numpy as np
 import paddle
 
 from paddle_pfc.engine.distributed import on_gpu
-from paddle_pfc.head import registry, sampling
+from paddle_pfc.head import checks, registry, sampling
 from paddle_pfc.head.blocks import Block, block_bounds, block_rows
 from paddle_pfc.head.collectives import CollectiveChain
 from paddle_pfc.head.dtypes import DTYPE_BYTES
@@ -218,28 +218,12 @@ class LargeScaleClassifier:
             raise ValueError(f"feature and label batch sizes differ: {feature.shape[0]} vs {label.shape[0]}")
         return margin
 
-    def _check_labels(self, total_label) -> None:
-        """Run-time guard: every rank sees the gathered labels, so every rank fails together."""
-        bad = paddle.logical_or(total_label < 0, total_label >= self.num_classes)
-        out_of_range_label = paddle.where(bad, total_label, paddle.full_like(total_label, -(2**62)))
-        paddle.static.nn.control_flow.Assert(
-            paddle.logical_not(paddle.any(bad)),
-            [paddle.max(out_of_range_label)], summarize=1)
-
-    def _check_batches(self, feature, label) -> None:
-        """Run-time guard where a batch size is dynamic: one label per feature row on this rank,
-        checked before the first collective (a rank with a mismatch would all-gather other sizes
-        than the others). ``paddle_pfc.run`` names the feeds (:class:`~paddle_pfc.engine.runner.BatchSizeError`)."""
-        rows, labels = paddle.shape(feature)[0], paddle.shape(label)[0]
-        paddle.static.nn.control_flow.Assert(rows == labels, [paddle.stack([rows, labels])], summarize=2)
-
     def _build(self, feature, label) -> None:
         label = paddle.reshape(paddle.cast(label, "int64"), [-1])
         label.stop_gradient = True
         if feature.shape[0] in (None, -1) or label.shape[0] in (None, -1):
-            self._check_batches(feature, label)
-        total_label = self.chain.all_gather(label)
-        self._check_labels(total_label)
+            feature, label = checks.one_label_per_row(feature, label)
+        total_label = checks.labels_in_range(self.chain.all_gather(label), self.num_classes)
         local = sampling.local_labels(total_label, self.class_start, self.num_local)
 
         global_target = total_label

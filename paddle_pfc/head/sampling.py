@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import paddle
 
+from paddle_pfc.head import checks
 from paddle_pfc.kernels import native_ops
 
 if TYPE_CHECKING:
@@ -109,7 +110,8 @@ def sample_shard_fused(global_label: paddle.pir.Value, class_start: int, num_loc
     own remapped label counts every other rank's kept centers with the *calling* rank's
     ``num_samples``, which is wrong when the balanced split gives ranks different ``num_sample``
     (uneven shards), and it relies on a scan whose kept counts this package cannot check without a
-    GPU. A run-time check stops the step if a positive center was not kept.
+    GPU. A run-time check stops the step, before the loss reads ``local_target``, if a positive
+    center was not kept (it prints the largest dropped positive's local class).
     """
     _, sampled_index = kernels.class_center_sample(
         global_label, num_local, num_sample, 0, rank, world_size, False, 0, chain)
@@ -121,8 +123,9 @@ def sample_shard_fused(global_label: paddle.pir.Value, class_start: int, num_loc
     slot = paddle.where(local >= 0, local, paddle.full_like(local, num_local))
     local_target = paddle.gather(position, slot)
     dropped = paddle.logical_and(local >= 0, local_target < 0)
-    paddle.static.nn.control_flow.Assert(paddle.logical_not(paddle.any(dropped)), [paddle.max(local)],
-                                         summarize=1, name="class_center_sample dropped a positive center")
+    local_target = checks.passed(local_target, paddle.logical_not(paddle.any(dropped)),
+                                 lambda: [paddle.max(paddle.where(dropped, local, paddle.full_like(local, -1)))],
+                                 summarize=1)
     # Every rank's kept count and local columns -> the global column of each label.
     row = paddle.concat([paddle.cast(kept, "int64"), local_target])                          # [N+1]
     table = paddle.reshape(chain.all_gather(row), [world_size, -1])                          # [W,N+1]

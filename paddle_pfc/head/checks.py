@@ -1,0 +1,53 @@
+"""The head's run-time checks of its inputs, each placed so that what reads the input waits for it.
+
+A bare ``Assert`` has no output: Paddle's multi-thread executor (its default, and always on GPU)
+may run it after, or alongside, the ops it guards. Measured 2026-11-27 (Paddle 3.3.1, CPU, one
+rank): a label batch of 6 for 8 feature rows ended in Paddle's broadcast error inside the loss in
+3 of 10 runs, the assert losing the race; on several ranks the all-gathers of unequal batches
+could start first. So each checked value passes through a ``cond`` whose failing branch raises
+the assert, and the head reads the value ``cond`` returns: nothing downstream runs before the
+check has passed, in any executor mode. The failure is Paddle's ``AssertOp`` error, which
+:func:`paddle_pfc.run` names (``BatchSizeError``, ``LabelRangeError``).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import paddle
+
+
+def passed(value: paddle.pir.Value, ok: paddle.pir.Value,
+           describe: Callable[[], list[paddle.pir.Value]], summarize: int) -> paddle.pir.Value:
+    """``value`` once the bool scalar ``ok`` holds; otherwise the step stops with Paddle's ``AssertOp``
+    error printing the values ``describe()`` builds (computed only when the check fails). Ops that
+    read the result run after the check. ``value`` takes no gradient through the check."""
+    def fail():
+        paddle.static.nn.control_flow.Assert(ok, describe(), summarize=summarize)
+        return value
+
+    result = paddle.static.nn.cond(ok, lambda: value, fail)
+    result.stop_gradient = True
+    return result
+
+
+def one_label_per_row(feature: paddle.pir.Value, label: paddle.pir.Value) -> tuple[paddle.pir.Value, paddle.pir.Value]:
+    """(feature [B, D], label [B]) once this rank's label count equals its feature rows, checked
+    before any collective reads either (a rank with a mismatch would all-gather other sizes than
+    the others). For dynamic batch sizes; on failure the assert prints [rows, labels]. The feature
+    keeps its gradient (a reshape to the checked label count, which orders it after the check)."""
+    rows, labels = paddle.shape(feature)[0], paddle.shape(label)[0]
+    label = passed(label, rows == labels, lambda: [paddle.stack([rows, labels])], summarize=2)
+    feature = paddle.reshape(feature, [paddle.shape(label)[0], feature.shape[1]])
+    return feature, label
+
+
+def labels_in_range(total_label: paddle.pir.Value, num_classes: int) -> paddle.pir.Value:
+    """The gathered labels [N] once every one lies in ``[0, num_classes)``; every rank sees all of
+    them, so every rank stops together, before sampling or the loss reads them. On failure the
+    assert prints the largest label outside the range."""
+    bad = paddle.logical_or(total_label < 0, total_label >= num_classes)
+
+    def largest_bad():
+        return [paddle.max(paddle.where(bad, total_label, paddle.full_like(total_label, -(2**62))))]
+
+    return passed(total_label, paddle.logical_not(paddle.any(bad)), largest_bad, summarize=1)
