@@ -269,5 +269,33 @@ def test_out_of_range_label_stops_every_rank(tmp_path):
                   timeout=180, check=False)
     assert proc.returncode != 0, worker_logs(tmp_path / "log")
     errors = {r: (tmp_path / f"bad_label.rank{r}.error").read_text() for r in range(2)}
-    assert errors[1].startswith("LabelRangeError") and "row 1: 999" in errors[1], errors
-    assert errors[0].startswith("LabelRangeError") and "another rank" in errors[0], errors
+    for r in range(2):  # every rank names the rank that fed the label (paddle_pfc.run gathers the feeds)
+        assert errors[r].startswith("LabelRangeError") and "on rank 1: row 1: 999" in errors[r], errors
+
+
+@pytest.mark.multirank
+@pytest.mark.parametrize("world", [2, 3])
+def test_bad_batches_and_labels_on_several_ranks_stop_every_rank_naming_the_rank(tmp_path, world):
+    """Dynamic batch sizes on several ranks, Paddle's multi-threaded executor: ranks of different
+    batch sizes used to abort in gloo ("op.preamble.length <= op.nbytes"); a rank with fewer labels
+    than images, or an out-of-range label, stopped every rank with an error that could not say which
+    rank. Now every rank raises the same named error, no parameter moves, and the next good step
+    trains."""
+    last = world - 1
+    good = [[4, [0, 3, 5, 9]] for _ in range(world)]
+    uneven = [[4, [0, 3, 5, 9]] for _ in range(last)] + [[2, [1, 2]]]
+    few_labels = [[4, [0, 3, 5, 9]] for _ in range(last)] + [[4, [1, 2, 7]]]
+    bad_label = [[4, [0, 3, 5, 9]] for _ in range(last)] + [[4, [1, 2, 10, -1]]]
+    launch(REPO / "tests" / "workers" / "batch_worker.py", world,
+           ["--out", str(tmp_path), "--cases", json.dumps([uneven, few_labels, bad_label, good])], tmp_path / "log",
+           timeout=240)
+    for r in range(world):
+        uneven_out, few_out, label_out, good_out = json.loads((tmp_path / f"rank{r}.json").read_text())
+        sizes = ", ".join([f"rank {k}: 4" for k in range(last)] + [f"rank {last}: 2"])
+        assert uneven_out["error"] == "BatchSizeError" and f"different sizes ({sizes} samples)" in uneven_out["message"]
+        assert few_out["error"] == "BatchSizeError" and (
+            f"rank {last} fed 3 labels ('labels') for 4 rows of 'images'" in few_out["message"]), few_out
+        assert label_out["error"] == "LabelRangeError" and (
+            f"outside [0, 10) for dist@fc@rank@{r:05d} on rank {last}: row 2: 10 and 1 more" in label_out["message"])
+        assert uneven_out["unchanged"] and few_out["unchanged"] and label_out["unchanged"]
+        assert np.isfinite(good_out["loss"]) and not good_out["unchanged"]

@@ -129,22 +129,24 @@ _gather_programs: dict[tuple, tuple] = {}
 
 
 def all_gather_rows(x, executor: paddle.static.Executor, world_size: int):
-    """Every rank's float32 ``x`` ``[rows, cols]`` (the same shape on every rank), concatenated in
-    rank order: ``[world_size * rows, cols]`` on every rank (a one-op static program per shape,
-    cached). Call :func:`barrier` first when ranks may arrive far apart (gloo's 30 s)."""
+    """Every rank's ``x`` ``[rows, cols]`` (float32, or int64 when ``x`` is an integer array; the
+    same shape and kind on every rank), concatenated in rank order: ``[world_size * rows, cols]``
+    on every rank (a one-op static program per shape and dtype, cached). Call :func:`barrier`
+    first when ranks may arrive far apart (gloo's 30 s)."""
     import numpy as np
 
-    x = np.ascontiguousarray(x, dtype=np.float32)
+    dtype = "int64" if np.issubdtype(np.asarray(x).dtype, np.integer) else "float32"
+    x = np.ascontiguousarray(x, dtype=dtype)
     if x.ndim != 2:
         raise ValueError(f"all_gather_rows: expected a 2-D array, got shape {x.shape}")
     if world_size == 1:
         return x
-    key = (x.shape, world_size)
+    key = (x.shape, dtype, world_size)
     if key not in _gather_programs:
         program = paddle.static.Program()
         with paddle.utils.unique_name.guard(), \
                 paddle.static.program_guard(program, paddle.static.Program()):
-            value = paddle.static.data("pfc_gather_rows", list(x.shape), "float32")
+            value = paddle.static.data("pfc_gather_rows", list(x.shape), dtype)
             out = paddle._C_ops.all_gather(value, 0, world_size)
         _gather_programs[key] = (program, out)
     program, out = _gather_programs[key]

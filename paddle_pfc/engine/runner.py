@@ -1,11 +1,15 @@
 """``run``: ``Executor.run`` that turns the classifier's run-time checks into clear errors.
 
 Every ``LargeScaleClassifier`` asserts inside the program that each gathered label lies in
-``[0, num_classes)`` (all ranks see all labels, so all ranks stop together, and no loss is ever
-computed from a wrong label), and, where a batch size is dynamic, that this rank has one label
-per feature row (before any collective). Paddle reports a failed assert as an anonymous
-``AssertOp`` error; :func:`run` re-raises it as :class:`BatchSizeError` naming the feeds and
-their sizes, or as :class:`LabelRangeError` naming the label value and its row.
+``[0, num_classes)`` and, where a batch size is dynamic, that every rank has one label per
+feature row and (on 2+ ranks) the same batch (:mod:`paddle_pfc.head.checks`). Each check is made
+on values every rank holds, so all ranks stop at the same check, before any loss or update reads
+a wrong input. Paddle reports a failed assert as an anonymous ``AssertOp`` error; :func:`run`
+re-raises it as :class:`BatchSizeError` naming the feeds and their sizes, or as
+:class:`LabelRangeError` naming the label value and its row. On several ranks it first gathers
+what every rank fed (:func:`feed_facts`, one small all-gather, which every rank makes since every
+rank stopped at the same check), so each rank's error names the rank whose input was wrong: call
+``run`` on every rank.
 """
 from __future__ import annotations
 
@@ -71,11 +75,77 @@ def describe_bad_labels(program, feed: dict | None) -> str | None:
     return messages[0] if messages else None
 
 
+#: Columns of :func:`feed_facts`: feature rows, labels, out-of-range labels, the first one's row and value.
+_ROWS, _LABELS, _BAD, _BAD_ROW, _BAD_VALUE = range(5)
+
+
+def feed_facts(head, feed: dict | None) -> np.ndarray:
+    """int64 [5] of what this rank fed ``head``: feature rows (of its first feature feed), labels,
+    how many labels lie outside ``[0, num_classes)``, the first such label's row and value; -1
+    where the feed does not show it (a label computed in the program, a feature of no feed)."""
+    facts = np.full(5, -1, np.int64)
+    feed = feed or {}
+    rows = [_rows(feed[name]) for name in head.feature_feed_names if name in feed]
+    if rows:
+        facts[_ROWS] = rows[0]
+    if head.label_feed_name in feed:
+        labels = np.asarray(feed[head.label_feed_name]).reshape(-1)
+        facts[_LABELS] = labels.size
+        if np.issubdtype(labels.dtype, np.number):
+            bad = np.flatnonzero((labels < 0) | (labels >= head.num_classes))
+            facts[_BAD] = len(bad)
+            if len(bad):
+                facts[_BAD_ROW], facts[_BAD_VALUE] = bad[0], labels[bad[0]]
+    return facts
+
+
+def describe_ranks(head, table: np.ndarray) -> Exception | None:
+    """The error every rank's ``feed_facts`` (``table`` [W, 5], rank order) show for ``head``:
+    a rank with labels other than its feature rows, ranks of different batch sizes, or a rank's
+    label outside the range; None when the feeds do not show which."""
+    feeds = ", ".join(f"'{name}'" for name in head.feature_feed_names) or "the feature's inputs"
+    for rank, facts in enumerate(table):
+        if facts[_ROWS] >= 0 and facts[_LABELS] >= 0 and facts[_ROWS] != facts[_LABELS]:
+            return BatchSizeError(f"{head.name}: rank {rank} fed {facts[_LABELS]} labels ('{head.label_feed_name}') "
+                                  f"for {facts[_ROWS]} rows of {feeds}: feed one label per sample")
+    sizes = {int(facts[_LABELS] if facts[_LABELS] >= 0 else facts[_ROWS]) for facts in table} - {-1}
+    if len(sizes) > 1:
+        per_rank = ", ".join(f"rank {rank}: {facts[_LABELS] if facts[_LABELS] >= 0 else facts[_ROWS]}"
+                             for rank, facts in enumerate(table))
+        return BatchSizeError(f"{head.name}: the ranks fed batches of different sizes ({per_rank} samples): every "
+                              "rank must feed the same number each step (drop or pad an epoch's last, partial batch)")
+    for rank, facts in enumerate(table):
+        if facts[_BAD] > 0:
+            more = f" and {facts[_BAD] - 1} more" if facts[_BAD] > 1 else ""
+            return LabelRangeError(f"label '{head.label_feed_name}' outside [0, {head.num_classes}) for {head.name} "
+                                   f"on rank {rank}: row {facts[_BAD_ROW]}: {facts[_BAD_VALUE]}{more}")
+    return None
+
+
+def _gathered_error(executor, program, feed: dict | None) -> Exception | None:
+    """The error all ranks' feeds show, gathered from every rank (one all-gather), for the
+    classifiers of a program on 2+ ranks; None on one rank or when no feed shows it."""
+    from paddle_pfc.engine.distributed import all_gather_rows
+
+    heads = [head for head in classifiers_of(program) if head.world_size > 1]
+    if not heads:
+        return None
+    facts = np.stack([feed_facts(head, feed) for head in heads])              # [H, 5]
+    world = heads[0].world_size
+    table = all_gather_rows(facts.reshape(1, -1), executor, world).reshape(world, len(heads), 5)
+    for k, head in enumerate(heads):
+        error = describe_ranks(head, table[:, k])
+        if error is not None:
+            return error
+    return None
+
+
 def run(executor: paddle.static.Executor, program, feed: dict | None = None, fetch_list=None, **kwargs):
     """``executor.run(program, feed=feed, fetch_list=fetch_list, **kwargs)``; a failed batch check
     raises :class:`BatchSizeError`, a failed label check :class:`LabelRangeError` (chained to
-    Paddle's error). A training program whose
-    classifiers :func:`paddle_pfc.minimize` did not update warns once (their centers never learn)."""
+    Paddle's error), on several ranks naming the rank that fed it (every rank must call ``run``).
+    A training program whose classifiers :func:`paddle_pfc.minimize` did not update warns once
+    (their centers never learn)."""
     if trains_centers_unawares(program):
         warnings.warn("paddle_pfc.run: this program has backward ops but paddle_pfc.minimize did not build "
                       f"them: the class centers of {', '.join(h.name for h in classifiers_of(program))} are never "
@@ -86,6 +156,9 @@ def run(executor: paddle.static.Executor, program, feed: dict | None = None, fet
     except Exception as exc:
         if "AssertOp" not in str(exc) or not classifiers_of(program):
             raise
+        error = _gathered_error(executor, program, feed)
+        if error is not None:
+            raise error from exc
         mismatch = describe_batch_mismatch(program, feed)
         if mismatch is not None:
             raise BatchSizeError(mismatch) from exc

@@ -6,14 +6,19 @@ rank): a label batch of 6 for 8 feature rows ended in Paddle's broadcast error i
 3 of 10 runs, the assert losing the race; on several ranks the all-gathers of unequal batches
 could start first. So each checked value passes through a ``cond`` whose failing branch raises
 the assert, and the head reads the value ``cond`` returns: nothing downstream runs before the
-check has passed, in any executor mode. The failure is Paddle's ``AssertOp`` error, which
-:func:`paddle_pfc.run` names (``BatchSizeError``, ``LabelRangeError``).
+check has passed, in any executor mode. Every check that a collective follows is made on values
+every rank holds (gathered), so all ranks stop at the same check, none waiting in a collective.
+The failure is Paddle's ``AssertOp`` error, which :func:`paddle_pfc.run` names
+(``BatchSizeError``, ``LabelRangeError``).
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import paddle
+
+if TYPE_CHECKING:
+    from paddle_pfc.head.collectives import CollectiveChain
 
 
 def passed(value: paddle.pir.Value, ok: paddle.pir.Value,
@@ -30,13 +35,17 @@ def passed(value: paddle.pir.Value, ok: paddle.pir.Value,
     return result
 
 
-def one_label_per_row(feature: paddle.pir.Value, label: paddle.pir.Value) -> tuple[paddle.pir.Value, paddle.pir.Value]:
-    """(feature [B, D], label [B]) once this rank's label count equals its feature rows, checked
-    before any collective reads either (a rank with a mismatch would all-gather other sizes than
-    the others). For dynamic batch sizes; on failure the assert prints [rows, labels]. The feature
-    keeps its gradient (a reshape to the checked label count, which orders it after the check)."""
-    rows, labels = paddle.shape(feature)[0], paddle.shape(label)[0]
-    label = passed(label, rows == labels, lambda: [paddle.stack([rows, labels])], summarize=2)
+def same_batch_everywhere(feature: paddle.pir.Value, label: paddle.pir.Value,
+                          chain: CollectiveChain) -> tuple[paddle.pir.Value, paddle.pir.Value]:
+    """(feature [B, D], label [B]) once every rank has as many labels as feature rows, and (on 2+
+    ranks) every rank the same B: the all-gathers of the features and labels need equal batches,
+    and a mismatch would reach them otherwise. For dynamic batch sizes. One all-gather of each
+    rank's [rows, labels] (16 bytes) comes first on several ranks, so every rank sees every rank's
+    sizes and all stop together; on failure the assert prints that table. The feature keeps its
+    gradient (a reshape to the checked label count, which orders it after the check)."""
+    sizes = paddle.cast(paddle.stack([paddle.shape(feature)[0], paddle.shape(label)[0]]), "int64")   # [2]
+    table = chain.all_gather(sizes)                                                              # [2W]
+    label = passed(label, paddle.all(table == table[0]), lambda: [table], summarize=2 * chain.world_size)
     feature = paddle.reshape(feature, [paddle.shape(label)[0], feature.shape[1]])
     return feature, label
 

@@ -222,7 +222,7 @@ class LargeScaleClassifier:
         label = paddle.reshape(paddle.cast(label, "int64"), [-1])
         label.stop_gradient = True
         if feature.shape[0] in (None, -1) or label.shape[0] in (None, -1):
-            feature, label = checks.one_label_per_row(feature, label)
+            feature, label = checks.same_batch_everywhere(feature, label, self.chain)
         total_label = checks.labels_in_range(self.chain.all_gather(label), self.num_classes)
         local = sampling.local_labels(total_label, self.class_start, self.num_local)
 

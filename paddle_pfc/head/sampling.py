@@ -110,8 +110,8 @@ def sample_shard_fused(global_label: paddle.pir.Value, class_start: int, num_loc
     own remapped label counts every other rank's kept centers with the *calling* rank's
     ``num_samples``, which is wrong when the balanced split gives ranks different ``num_sample``
     (uneven shards), and it relies on a scan whose kept counts this package cannot check without a
-    GPU. A run-time check stops the step, before the loss reads ``local_target``, if a positive
-    center was not kept (it prints the largest dropped positive's local class).
+    GPU. A run-time check stops the step on every rank, before the loss reads the targets, if a
+    rank did not keep one of its positive centers (it prints the largest such label).
     """
     _, sampled_index = kernels.class_center_sample(
         global_label, num_local, num_sample, 0, rank, world_size, False, 0, chain)
@@ -122,16 +122,18 @@ def sample_shard_fused(global_label: paddle.pir.Value, class_start: int, num_loc
     position = paddle.scatter(position, sampled_index, paddle.arange(kept[0], dtype="int64"), overwrite=True)
     slot = paddle.where(local >= 0, local, paddle.full_like(local, num_local))
     local_target = paddle.gather(position, slot)
-    dropped = paddle.logical_and(local >= 0, local_target < 0)
-    local_target = checks.passed(local_target, paddle.logical_not(paddle.any(dropped)),
-                                 lambda: [paddle.max(paddle.where(dropped, local, paddle.full_like(local, -1)))],
-                                 summarize=1)
     # Every rank's kept count and local columns -> the global column of each label.
     row = paddle.concat([paddle.cast(kept, "int64"), local_target])                          # [N+1]
     table = paddle.reshape(chain.all_gather(row), [world_size, -1])                          # [W,N+1]
     counts = table[:, 0:1]
     offsets = paddle.cumsum(counts, axis=0) - counts
+    # Each label is one rank's positive, so exactly one rank has a column for it: checked on the
+    # gathered table, every rank stops together when some rank dropped a positive.
     columns = table[:, 1:]
+    holders = paddle.sum(paddle.cast(columns >= 0, "int64"), axis=0)                         # [N]
+    columns = checks.passed(columns, paddle.all(holders == 1),
+                            lambda: [paddle.max(paddle.where(holders == 1, paddle.full_like(global_label, -1),
+                                                             global_label))], summarize=1)
     global_target = paddle.sum(paddle.where(columns >= 0, columns + offsets, paddle.zeros_like(columns)), axis=0)
     for value in (global_target, sampled_index, local_target):
         value.stop_gradient = True
