@@ -258,6 +258,22 @@ def test_checks_run_before_what_they_guard_on_the_multi_thread_executor(multi_th
     assert np.isfinite(loss) and not np.array_equal(parameters()[0], before[0])
 
 
+
+@pytest.mark.multirank
+def test_a_positive_dropped_by_one_ranks_fused_kernel_stops_every_rank(tmp_path):
+    """The fused road's check that every positive center was kept is made on the table every rank
+    gathers: a faulty kernel on rank 1 alone stops both ranks at the same check (none is left
+    waiting in a collective), and each names the kernel, not a label."""
+    batch = [[4, [0, 3, 5, 9]], [4, [1, 2, 6, 8]]]
+    launch(REPO / "tests" / "workers" / "batch_worker.py", 2,
+           ["--out", str(tmp_path), "--cases", json.dumps([batch]), "--drop-positive-on", "1"], tmp_path / "log",
+           timeout=240)
+    for r in range(2):
+        outcome, = json.loads((tmp_path / f"rank{r}.json").read_text())
+        assert outcome["error"] == "RuntimeError" and "every rank's labels lie in [0, 10), but a rank's fused " \
+            "class_center_sample kernel dropped one of its positive centers" in outcome["message"], outcome
+        assert outcome["unchanged"]
+
 @pytest.mark.multirank
 def test_out_of_range_label_stops_every_rank(tmp_path):
     case = dict(name="bad_label", batch=4, dim=8, in_dim=6, steps=1, lr=0.1, momentum=0.9, weight_decay=0.0,

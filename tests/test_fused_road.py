@@ -13,6 +13,7 @@ import pytest
 import paddle_pfc
 from launcher import REPO
 from paddle_pfc.kernels.emulated import EmulatedFusedKernels
+from workers.batch_worker import DropsFirstPositive
 
 
 def build(**kwargs):
@@ -57,15 +58,6 @@ def test_auto_on_cpu_builds_the_composite_program_op_for_op(static_mode, monkeyp
     auto, composite, fused = build()[0], build(kernels="composite")[0], build(kernels="fused")[0]
     assert _ops(auto) == _ops(composite)
     assert _ops(fused) != _ops(composite) and "pd_op.argsort" in _ops(fused)
-
-
-class DropsFirstPositive(EmulatedFusedKernels):
-    """A faulty kernel: it returns the kept centers without the first one (a positive)."""
-
-    def class_center_sample(self, label, num_classes, num_samples, ring_id, rank, nranks, fix_seed, seed, chain):
-        remapped, sampled = super().class_center_sample(label, num_classes, num_samples, ring_id, rank, nranks,
-                                                        fix_seed, seed, chain)
-        return remapped, sampled[1:]
 
 
 def test_a_dropped_positive_stops_the_step(static_mode, monkeypatch):

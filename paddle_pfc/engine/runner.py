@@ -101,8 +101,9 @@ def feed_facts(head, feed: dict | None) -> np.ndarray:
 
 def describe_ranks(head, table: np.ndarray) -> Exception | None:
     """The error every rank's ``feed_facts`` (``table`` [W, 5], rank order) show for ``head``:
-    a rank with labels other than its feature rows, ranks of different batch sizes, or a rank's
-    label outside the range; None when the feeds do not show which."""
+    a rank with labels other than its feature rows, ranks of different batch sizes, a rank's label
+    outside the range, or (every label fed and in range, on the fused road with sampling) a kept
+    positive dropped by the kernel; None when the feeds do not show which."""
     feeds = ", ".join(f"'{name}'" for name in head.feature_feed_names) or "the feature's inputs"
     for rank, facts in enumerate(table):
         if facts[_ROWS] >= 0 and facts[_LABELS] >= 0 and facts[_ROWS] != facts[_LABELS]:
@@ -119,6 +120,10 @@ def describe_ranks(head, table: np.ndarray) -> Exception | None:
             more = f" and {facts[_BAD] - 1} more" if facts[_BAD] > 1 else ""
             return LabelRangeError(f"label '{head.label_feed_name}' outside [0, {head.num_classes}) for {head.name} "
                                    f"on rank {rank}: row {facts[_BAD_ROW]}: {facts[_BAD_VALUE]}{more}")
+    if head.fused and head.sampled and all(facts[_LABELS] >= 0 for facts in table):
+        return RuntimeError(f"{head.name}: every rank's labels lie in [0, {head.num_classes}), but a rank's fused "
+                            "class_center_sample kernel dropped one of its positive centers (run with "
+                            "kernels='composite' and report it)")
     return None
 
 
