@@ -258,7 +258,6 @@ def test_checks_run_before_what_they_guard_on_the_multi_thread_executor(multi_th
     assert np.isfinite(loss) and not np.array_equal(parameters()[0], before[0])
 
 
-
 @pytest.mark.multirank
 def test_a_positive_dropped_by_one_ranks_fused_kernel_stops_every_rank(tmp_path):
     """The fused road's check that every positive center was kept is made on the table every rank
