@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 import paddle
 
+from paddle_pfc.engine.distributed import all_gather_rows
 from paddle_pfc.head.registry import classifiers_of, trains_centers_unawares
 
 
@@ -109,10 +110,9 @@ def describe_ranks(head, table: np.ndarray) -> Exception | None:
         if facts[_ROWS] >= 0 and facts[_LABELS] >= 0 and facts[_ROWS] != facts[_LABELS]:
             return BatchSizeError(f"{head.name}: rank {rank} fed {facts[_LABELS]} labels ('{head.label_feed_name}') "
                                   f"for {facts[_ROWS]} rows of {feeds}: feed one label per sample")
-    sizes = {int(facts[_LABELS] if facts[_LABELS] >= 0 else facts[_ROWS]) for facts in table} - {-1}
-    if len(sizes) > 1:
-        per_rank = ", ".join(f"rank {rank}: {facts[_LABELS] if facts[_LABELS] >= 0 else facts[_ROWS]}"
-                             for rank, facts in enumerate(table))
+    samples = [int(facts[_LABELS] if facts[_LABELS] >= 0 else facts[_ROWS]) for facts in table]  # -1: not fed
+    if len(set(samples) - {-1}) > 1:
+        per_rank = ", ".join(f"rank {rank}: {count}" for rank, count in enumerate(samples))
         return BatchSizeError(f"{head.name}: the ranks fed batches of different sizes ({per_rank} samples): every "
                               "rank must feed the same number each step (drop or pad an epoch's last, partial batch)")
     for rank, facts in enumerate(table):
@@ -130,8 +130,6 @@ def describe_ranks(head, table: np.ndarray) -> Exception | None:
 def _gathered_error(executor, program, feed: dict | None) -> Exception | None:
     """The error all ranks' feeds show, gathered from every rank (one all-gather), for the
     classifiers of a program on 2+ ranks; None on one rank or when no feed shows it."""
-    from paddle_pfc.engine.distributed import all_gather_rows
-
     heads = [head for head in classifiers_of(program) if head.world_size > 1]
     if not heads:
         return None
