@@ -7,7 +7,8 @@ rank): a label batch of 6 for 8 feature rows ended in Paddle's broadcast error i
 could start first. So each checked value passes through a ``cond`` whose failing branch raises
 the assert, and the head reads the value ``cond`` returns: nothing downstream runs before the
 check has passed, in any executor mode. Every check that a collective follows is made on values
-every rank holds (gathered), so all ranks stop at the same check, none waiting in a collective.
+every rank holds (gathered), and the head's next collective is ordered after the check, so all
+ranks stop at the same check, none waiting in a collective.
 The failure is Paddle's ``AssertOp`` error, which :func:`paddle_pfc.run` names
 (``BatchSizeError``, ``LabelRangeError``).
 """
@@ -21,17 +22,21 @@ if TYPE_CHECKING:
     from paddle_pfc.head.collectives import CollectiveChain
 
 
-def passed(value: paddle.pir.Value, ok: paddle.pir.Value,
-           describe: Callable[[], list[paddle.pir.Value]], summarize: int) -> paddle.pir.Value:
+def passed(value: paddle.pir.Value, ok: paddle.pir.Value, describe: Callable[[], list[paddle.pir.Value]],
+           summarize: int, chain: CollectiveChain) -> paddle.pir.Value:
     """``value`` once the bool scalar ``ok`` holds; otherwise the step stops with Paddle's ``AssertOp``
     error printing the values ``describe()`` builds (computed only when the check fails). Ops that
-    read the result run after the check. ``value`` takes no gradient through the check."""
+    read the result run after the check, and so does ``chain``'s next collective: a collective
+    that read nothing checked could otherwise start on one rank and not on another, which has
+    stopped (a 2-rank test met it: gloo's ``std::exception``). ``value`` takes no gradient
+    through the check."""
     def fail():
         paddle.static.nn.control_flow.Assert(ok, describe(), summarize=summarize)
         return value
 
     result = paddle.static.nn.cond(ok, lambda: value, fail)
     result.stop_gradient = True
+    chain.after(result)
     return result
 
 
@@ -45,12 +50,12 @@ def same_batch_everywhere(feature: paddle.pir.Value, label: paddle.pir.Value,
     gradient (a reshape to the checked label count, which orders it after the check)."""
     sizes = paddle.cast(paddle.stack([paddle.shape(feature)[0], paddle.shape(label)[0]]), "int64")   # [2]
     table = chain.all_gather(sizes)                                                              # [2W]
-    label = passed(label, paddle.all(table == table[0]), lambda: [table], summarize=2 * chain.world_size)
+    label = passed(label, paddle.all(table == table[0]), lambda: [table], 2 * chain.world_size, chain)
     feature = paddle.reshape(feature, [paddle.shape(label)[0], feature.shape[1]])
     return feature, label
 
 
-def labels_in_range(total_label: paddle.pir.Value, num_classes: int) -> paddle.pir.Value:
+def labels_in_range(total_label: paddle.pir.Value, num_classes: int, chain: CollectiveChain) -> paddle.pir.Value:
     """The gathered labels [N] once every one lies in ``[0, num_classes)``; every rank sees all of
     them, so every rank stops together, before sampling or the loss reads them. On failure the
     assert prints the largest label outside the range."""
@@ -59,4 +64,4 @@ def labels_in_range(total_label: paddle.pir.Value, num_classes: int) -> paddle.p
     def largest_bad():
         return [paddle.max(paddle.where(bad, total_label, paddle.full_like(total_label, -(2**62))))]
 
-    return passed(total_label, paddle.logical_not(paddle.any(bad)), largest_bad, summarize=1)
+    return passed(total_label, paddle.logical_not(paddle.any(bad)), largest_bad, 1, chain)

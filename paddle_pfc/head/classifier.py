@@ -223,7 +223,7 @@ class LargeScaleClassifier:
         label.stop_gradient = True
         if feature.shape[0] in (None, -1) or label.shape[0] in (None, -1):
             feature, label = checks.same_batch_everywhere(feature, label, self.chain)
-        total_label = checks.labels_in_range(self.chain.all_gather(label), self.num_classes)
+        total_label = checks.labels_in_range(self.chain.all_gather(label), self.num_classes, self.chain)
         local = sampling.local_labels(total_label, self.class_start, self.num_local)
 
         global_target = total_label

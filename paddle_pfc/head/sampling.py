@@ -133,7 +133,7 @@ def sample_shard_fused(global_label: paddle.pir.Value, class_start: int, num_loc
     holders = paddle.sum(paddle.cast(columns >= 0, "int64"), axis=0)                         # [N]
     columns = checks.passed(columns, paddle.all(holders == 1),
                             lambda: [paddle.max(paddle.where(holders == 1, paddle.full_like(global_label, -1),
-                                                             global_label))], summarize=1)
+                                                             global_label))], 1, chain)
     global_target = paddle.sum(paddle.where(columns >= 0, columns + offsets, paddle.zeros_like(columns)), axis=0)
     for value in (global_target, sampled_index, local_target):
         value.stop_gradient = True
