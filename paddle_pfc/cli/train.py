@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     from paddle_pfc.engine.errors import report_error
     from paddle_pfc.engine.pretrained import PretrainedError
     from paddle_pfc.engine.runtime import ProcessSettingError
-    from paddle_pfc.engine.trainer import DataSizeError, HeadMemoryError, OutputDirError
+    from paddle_pfc.engine.trainer import DataSizeError, HeadMemoryError, OutputDirError, SourceInOutputError
 
     rank = 0
     try:
@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
         (Path(cfg.train.output_dir) / f"error_rank{rank}.txt").unlink(missing_ok=True)  # a stale one
         setup_logging(Path(cfg.train.output_dir), rank)
         Trainer(cfg, rank, world_size).train()
-    except (PretrainedError, OutputDirError, DataSizeError, HeadMemoryError, ProcessSettingError) as exc:  # a bad
+    except (PretrainedError, OutputDirError, SourceInOutputError, DataSizeError, HeadMemoryError,
+            ProcessSettingError) as exc:  # a bad
         # --pretrained, an occupied output_dir, a batch larger than the data, a head larger than the machine's
         # memory, Paddle's global oneDNN mode: usage errors,
         report_error(exc, rank, cfg.train.output_dir, echo=False)

@@ -30,11 +30,12 @@ from paddle_pfc.engine.config import Config, dump_config, resolve_lr
 from paddle_pfc.engine.distributed import local_world_size, on_gpu
 from paddle_pfc.engine.input import DataSizeError, dataset_from_config, loader_from_config
 from paddle_pfc.engine.memory import HeadMemoryError, check_head_fits
+from paddle_pfc.engine.protect import SourceInOutputError, check_sources_spared
 from paddle_pfc.engine.validator import ValidationSetError, Validator, load_validation_sets
 from paddle_pfc.head.registry import NONFINITE_PARTS
 
 __all__ = ["Trainer", "check_supported", "setup_logging", "OutputDirError", "NonFiniteTrainingError",
-           "ValidationSetError", "HeadMemoryError", "DataSizeError"]
+           "ValidationSetError", "HeadMemoryError", "DataSizeError", "SourceInOutputError"]
 
 log = logging.getLogger("paddle_pfc.train")
 
@@ -117,11 +118,14 @@ class Trainer:
         meta.json), else a fresh start; a checkpoint folder whose meta.json cannot be read is
         skipped with a warning naming it. A fresh run into a folder that holds checkpoints or a
         ``best/`` model is an :class:`OutputDirError` unless ``train.overwrite`` (then rank 0
-        deletes them).
+        deletes them). A run that takes its backbone from ``model.pretrained`` is refused first when
+        that source lies where the run deletes or replaces files (:mod:`~paddle_pfc.engine.protect`).
         """
         root = self.output_dir / "checkpoints"
         resume = self.cfg.train.resume
         newest = ckpt.latest_checkpoint(root)
+        if not resume or (resume == "auto" and newest is None):  # the run starts from model.pretrained
+            check_sources_spared(self.output_dir, self.cfg.model.pretrained)
         if resume == "auto":
             if self.rank == 0:
                 for folder, reason in ckpt.scan_checkpoints(root)[1]:
