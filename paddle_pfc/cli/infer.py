@@ -17,6 +17,7 @@ on unit vectors; the equivalent cosine threshold is 1 - t/2 (validate.py prints 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -62,6 +63,12 @@ def main(argv: list[str] | None = None) -> int:
         verdict = "SAME" if s >= args.threshold else "DIFFERENT"
         print(f"{verdict}: cosine similarity {s:.4f} {'>=' if s >= args.threshold else '<'} "
               f"threshold {args.threshold:g}  ({paths[0]} vs {paths[1]})")
+        if s > 0.9999 and os.path.realpath(paths[0]) != os.path.realpath(paths[1]):
+            from paddle_pfc.evaluation.collapse import COLLAPSE_ADVICE
+
+            print(f"warning: two different images give the same direction (cosine {s:.6f}): the model may have "
+                  f"collapsed to one embedding for every face, which paddle-pfc-validate on a .bin shows; "
+                  f"{COLLAPSE_ADVICE}")
         return 0
     print(f"{embedder.backend} model, input {embedder.input_size[0]}x{embedder.input_size[1]}, "
           f"embedding {raw.shape[1]}; norm = L2 norm of the raw embedding (before normalization)")

@@ -97,7 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    rows, results, curves, folds = [], {}, {}, {}
+    from paddle_pfc.evaluation.collapse import collapse_note
+
+    rows, results, curves, folds, notes = [], {}, {}, {}, []
     for path in args.bin:
         name = os.path.splitext(os.path.basename(path))[0]
         t0 = time.time()
@@ -117,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
                          "xnorm": r.xnorm, "seconds": round(time.time() - t0, 3)}
         if args.plot:
             results[name]["fold_accuracies"] = folds[name]
+        note = collapse_note(summed, r.accuracy)
+        if note:
+            notes.append(f"warning: {name}: {note}")
+            results[name]["collapsed"] = True
         rows.append((name, str(r.num_pairs), f"{r.accuracy * 100:.2f} ± {r.accuracy_std * 100:.2f}",
                      f"{r.threshold:.3f}", f"{distance_to_cosine(r.threshold):.3f}", f"{r.xnorm:.3f}"))
     header = ("set", "pairs", "accuracy % ± std", "threshold (dist²)", "cos threshold", "xnorm")
@@ -126,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     print("  ".join("-" * w for w in widths))
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)))
+    for note in notes:
+        print(note)
     if args.plot:
         from paddle_pfc.evaluation.roc import plot_verification
 
