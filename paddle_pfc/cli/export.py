@@ -24,23 +24,26 @@ import sys
 
 from paddle_pfc.cli._outputs import check_output_dir
 from paddle_pfc.engine.progress import Progress
+from paddle_pfc.cli.help import HelpFormatter
 
 ONNX_TOLERANCE = 1e-4
 PADDLE_TOLERANCE = 1e-5
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=HelpFormatter)
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--checkpoint", help="training checkpoint directory (config + backbone state)")
     src.add_argument("--weights", help="backbone state: .npz (np.savez) or .pdparams (paddle.save)")
     src.add_argument("--random-init", action="store_true", help="random weights (smoke tests only)")
     p.add_argument("-c", "--config", help="training YAML config (its model section)")
     p.add_argument("-o", "--override", action="append", default=[], help="config override k.k=v")
-    p.add_argument("--backbone")
-    p.add_argument("--embedding-size", type=int)
-    p.add_argument("--input-size", type=int)
-    p.add_argument("--dropout", type=float)
+    p.add_argument("--backbone", help="backbone name with --weights / --random-init (default: the config's "
+                   "model.backbone)")
+    p.add_argument("--embedding-size", type=int, help="embedding size (default: the checkpoint's or config's)")
+    p.add_argument("--input-size", type=int, help="input side in pixels (default: the checkpoint's or config's)")
+    p.add_argument("--dropout", type=float, help="dropout of the model definition (inactive at inference; "
+                   "default: the checkpoint's or config's)")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--dtype", choices=("float32", "float16"), default="float32",
                    help="float16: for GPU serving only (written on CPU, runs on GPU)")

@@ -19,18 +19,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from paddle_pfc.cli.help import HelpFormatter
 
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=HelpFormatter)
     p.add_argument("--model", required=True, help="export directory or .onnx file")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--images", nargs="+", help="image files and/or folders")
     what.add_argument("--compare", nargs=2, metavar=("A", "B"), help="two images to compare")
     p.add_argument("--threshold", type=float, help="cosine-similarity threshold (required with --compare)")
     p.add_argument("--device", default="cpu", help="cpu | gpu | gpu:N")
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--batch-size", type=int, default=64, help="images embedded at a time")
     p.add_argument("--flip", action="store_true", help="embedding = emb(x) + emb(flipped x), as in validation")
     args = p.parse_args(argv)
     if args.compare and args.threshold is None:

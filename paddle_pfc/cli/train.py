@@ -19,6 +19,7 @@ from pathlib import Path
 import paddle_pfc
 from paddle_pfc.cli._outputs import check_output_dir
 from paddle_pfc.engine.config import ConfigError, add_config_args, config_from_args
+from paddle_pfc.cli.help import HelpFormatter
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,13 +28,14 @@ def main(argv: list[str] | None = None) -> int:
     output folder that holds an earlier run, a global batch larger than the data, class centers
     larger than the machine's memory, Paddle's global oneDNN mode on a CPU (``config error: ...`` /
     ``error: ...`` on stderr); any other error is reported per rank and raised."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     add_config_args(parser)
     parser.add_argument("--resume", default=None,
                         help="'auto' (newest checkpoint of train.output_dir, else fresh), a checkpoint folder, "
                              "or a checkpoints root (its newest); same as -o train.resume=...")
     parser.add_argument("--overwrite", action="store_true",
-                        help="fresh run into an output_dir with checkpoints: delete them (train.overwrite=true)")
+                        help="fresh run into an output_dir with checkpoints: delete them and its best/ first "
+                             "(train.overwrite=true); refused, deleting nothing, when --pretrained lies there")
     parser.add_argument("--pretrained", default=None,
                         help="fine-tune from this backbone (checkpoint, best/ folder, export folder or "
                              ".pdparams); same as -o model.pretrained=PATH")

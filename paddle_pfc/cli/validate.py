@@ -24,19 +24,20 @@ from typing import Any, Callable
 
 from paddle_pfc.cli._outputs import IMAGE_SUFFIXES, check_output_file
 from paddle_pfc.engine.progress import Progress
+from paddle_pfc.cli.help import HelpFormatter
 
 EmbedFn = Callable[[Any], Any]  # normalized float32 NCHW batch -> raw embeddings [n, D]
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=HelpFormatter)
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--model", help="export directory or .onnx file")
     src.add_argument("--checkpoint", help="training checkpoint directory")
     p.add_argument("--bin", nargs="+", required=True, help="insightface .bin verification sets")
     p.add_argument("--json", help="write the results to this JSON file")
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--nrof-folds", type=int, default=10)
+    p.add_argument("--batch-size", type=int, default=64, help="images embedded at a time")
+    p.add_argument("--nrof-folds", type=int, default=10, help="cross-validation folds of the accuracy")
     p.add_argument("--device", default="cpu", help="cpu | gpu | gpu:N (--model only)")
     p.add_argument("--plot", metavar="PNG", help="write the ROC curves and per-fold accuracies here")
     p.add_argument("--progress-every", type=float, default=10.0, help="seconds between progress lines")
