@@ -12,9 +12,9 @@ cd "$(dirname "$0")/.."
 WORK=${1:-output/quickstart}
 PY=${PYTHON:-python}
 if [[ "${QUICKSTART_SHORT:-0}" == 1 ]]; then
-    SIZE=32; SCRATCH_EPOCHS=3; FINETUNE_EPOCHS=2; PAIRS=100
+    SIZE=32; SCRATCH_EPOCHS=2; FINETUNE_EPOCHS=1; PAIRS=40; FREEZE=3
 else
-    SIZE=112; SCRATCH_EPOCHS=40; FINETUNE_EPOCHS=10; PAIRS=200
+    SIZE=112; SCRATCH_EPOCHS=40; FINETUNE_EPOCHS=10; PAIRS=200; FREEZE=10
 fi
 rm -rf "$WORK"
 mkdir -p "$WORK"
@@ -35,7 +35,8 @@ $PY tools/train.py -c configs/train_small.yaml -o data.root="$WORK/my_faces_rec"
 step "4. fine-tune from it (configs/finetune_small.yaml; another output_dir than the source's)"
 $PY tools/train.py -c configs/finetune_small.yaml --pretrained "$WORK/scratch/best" \
     -o data.root="$WORK/my_faces_rec" -o data.num_classes=20 -o model.input_size=$SIZE \
-    -o train.epochs=$FINETUNE_EPOCHS -o "$VAL" -o train.output_dir="$WORK/finetune"
+    -o train.epochs=$FINETUNE_EPOCHS -o train.freeze_backbone_steps=$FREEZE -o "$VAL" \
+    -o train.output_dir="$WORK/finetune"
 
 step "5. export the best fine-tuned model"
 $PY tools/export.py --checkpoint "$WORK/finetune/best" --out "$WORK/model"

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from paddle_pfc.cli._outputs import check_output_dir
-from paddle_pfc.engine.progress import Progress
 from paddle_pfc.cli.help import HelpFormatter
+from paddle_pfc.engine.progress import Progress
 
 ONNX_TOLERANCE = 1e-4
 PADDLE_TOLERANCE = 1e-5
@@ -58,6 +59,29 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def explain_missing_best(path: str) -> None:
+    """A missing ``RUN/best`` of a training run that has checkpoints is explained (``ValueError``):
+    ``best/`` is written only by a validation (``validation.sets`` empty: none), and the newest
+    checkpoint is what to export instead."""
+    best = Path(path)
+    run = best.parent
+    if best.name != "best" or best.exists() or not (run / "checkpoints").is_dir():
+        return
+    why = "its config validates no set (validation.sets: [])"
+    config = run / "config.yaml"
+    if config.is_file():
+        import yaml
+
+        try:
+            sets = (yaml.safe_load(config.read_text()) or {}).get("validation", {}).get("sets")
+        except (yaml.YAMLError, AttributeError):
+            sets = None
+        if sets:
+            why = "no validation has run yet (validation.every_steps, or each epoch's end)"
+    raise ValueError(f"{best} does not exist: a run writes best/ at its validations, and {why}. Export the "
+                     f"newest checkpoint instead: --checkpoint {run / 'checkpoints'}")
+
+
 def resolve_model(args: argparse.Namespace) -> tuple[dict, dict | None]:
     """(model_args dict, state dict) from the command line; ``SystemExit`` when the architecture
     is incomplete."""
@@ -66,6 +90,7 @@ def resolve_model(args: argparse.Namespace) -> tuple[dict, dict | None]:
     model = {"backbone": None, "embedding_size": None, "input_size": None, "dropout": 0.0}
     state = None
     if args.checkpoint:
+        explain_missing_best(args.checkpoint)
         ckpt_model, state = pexport.model_from_checkpoint(args.checkpoint)
         model.update(ckpt_model)
         for key in ("backbone", "embedding_size", "input_size"):

@@ -17,8 +17,9 @@ COSINE_STD_BOUND = 1e-3
 #: ... and their mean above this.
 COSINE_MEAN_BOUND = 0.99
 
-COLLAPSE_ADVICE = ("this is usual in the first tens of steps of margin training from scratch (keep training: "
-                   "it recovers), or the learning rate is too high for the global batch (lower train.lr)")
+COLLAPSE_ADVICE = ("this is usual in the first tens of steps from scratch, while margin training and the batch "
+                   "norms' running statistics settle (keep training: it passes), or the learning rate is too high "
+                   "for the global batch (lower train.lr)")
 
 
 def pair_cosines(embeddings: np.ndarray) -> np.ndarray:
