@@ -31,3 +31,13 @@ def test_quickstart_runs_top_to_bottom(tmp_path):
     noise = [line for line in out.splitlines()
              if re.match(r"[IW]\d{4} ", line) or "Warning:" in line or "using custom operator" in line]
     assert not noise, noise[:5]
+
+
+def test_quickstart_never_deletes_a_folder_it_did_not_make(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "keep.txt").write_text("precious")
+    proc = subprocess.run(["bash", "tools/quickstart.sh", str(mine)], cwd=REPO, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2 and "was not made by this script" in proc.stderr
+    assert (mine / "keep.txt").read_text() == "precious"
