@@ -66,10 +66,14 @@ def quick_call_stacks() -> Iterator[None]:
 
 
 def run(main: Callable[[], int | None]) -> NoReturn:
-    """``sys.exit(main())``, with ops recorded by :func:`quick_call_stacks` and a quick exit; in a
+    """``sys.exit(main())``, Paddle's start-up noise kept out (:func:`paddle_pfc.cli.quiet.quiet_paddle`),
+    with ops recorded by :func:`quick_call_stacks` and a quick exit; in a
     rank of a multi-rank job (``PADDLE_TRAINERS_NUM`` > 1) through :func:`_leave_now`, an exception
     printed as the interpreter prints it and status 1 (a ``KeyboardInterrupt``: death by SIGINT,
     as the interpreter's)."""
+    from paddle_pfc.cli.quiet import quiet_paddle
+
+    quiet_paddle()
     multi_rank = _in_multi_rank_job()
     try:
         with quick_call_stacks():

@@ -24,26 +24,28 @@ from typing import Callable
 
 from paddle_pfc.cli._outputs import check_output_dir
 from paddle_pfc.engine.progress import Progress
+from paddle_pfc.cli.help import HelpFormatter
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     from paddle_pfc.evaluation import roc
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=HelpFormatter)
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--model", help="export directory or .onnx file")
     src.add_argument("--checkpoint", help="training checkpoint (or best/) directory")
     p.add_argument("--root", required=True, help="IJB release folder (meta/, loose_crop/)")
     p.add_argument("--prefix", choices=("ijbc", "ijbb"), default=None, help="default: detected")
     p.add_argument("--out", required=True, help="output folder (roc.csv, roc.png, result.json)")
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--batch-size", type=int, default=64, help="images embedded at a time")
     p.add_argument("--device", default="cpu", help="cpu | gpu | gpu:N (--model only)")
     p.add_argument("--no-flip", action="store_true", help="embed the image only (insightface F2)")
     p.add_argument("--normalize-images", action="store_true",
                    help="L2-normalise each face feature before aggregation (insightface N0)")
     p.add_argument("--no-detector-score", action="store_true",
                    help="do not weight faces by their detector score (insightface D0)")
-    p.add_argument("--far", type=float, nargs="+", default=list(roc.DEFAULT_FARS))
+    p.add_argument("--far", type=float, nargs="+", default=list(roc.DEFAULT_FARS),
+                   help="false accept rates at which the TAR is reported")
     p.add_argument("--progress-every", type=float, default=10.0, help="seconds between progress lines")
     p.add_argument("--wait-timeout", type=float, default=7200.0,
                    help="rank 0: seconds to wait for the other ranks' parts")

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from paddle_pfc.cli._outputs import check_output_dir
+from paddle_pfc.cli.help import HelpFormatter
 from paddle_pfc.engine.progress import Progress
 
 ONNX_TOLERANCE = 1e-4
@@ -30,17 +32,19 @@ PADDLE_TOLERANCE = 1e-5
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=HelpFormatter)
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--checkpoint", help="training checkpoint directory (config + backbone state)")
     src.add_argument("--weights", help="backbone state: .npz (np.savez) or .pdparams (paddle.save)")
     src.add_argument("--random-init", action="store_true", help="random weights (smoke tests only)")
     p.add_argument("-c", "--config", help="training YAML config (its model section)")
     p.add_argument("-o", "--override", action="append", default=[], help="config override k.k=v")
-    p.add_argument("--backbone")
-    p.add_argument("--embedding-size", type=int)
-    p.add_argument("--input-size", type=int)
-    p.add_argument("--dropout", type=float)
+    p.add_argument("--backbone", help="backbone name with --weights / --random-init (default: the config's "
+                   "model.backbone)")
+    p.add_argument("--embedding-size", type=int, help="embedding size (default: the checkpoint's or config's)")
+    p.add_argument("--input-size", type=int, help="input side in pixels (default: the checkpoint's or config's)")
+    p.add_argument("--dropout", type=float, help="dropout of the model definition (inactive at inference; "
+                   "default: the checkpoint's or config's)")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--dtype", choices=("float32", "float16"), default="float32",
                    help="float16: for GPU serving only (written on CPU, runs on GPU)")
@@ -55,6 +59,29 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def explain_missing_best(path: str) -> None:
+    """A missing ``RUN/best`` of a training run that has checkpoints is explained (``ValueError``):
+    ``best/`` is written only by a validation (``validation.sets`` empty: none), and the newest
+    checkpoint is what to export instead."""
+    best = Path(path)
+    run = best.parent
+    if best.name != "best" or best.exists() or not (run / "checkpoints").is_dir():
+        return
+    why = "its config validates no set (validation.sets: [])"
+    config = run / "config.yaml"
+    if config.is_file():
+        import yaml
+
+        try:
+            sets = (yaml.safe_load(config.read_text()) or {}).get("validation", {}).get("sets")
+        except (yaml.YAMLError, AttributeError):
+            sets = None
+        if sets:
+            why = "no validation has run yet (validation.every_steps, or each epoch's end)"
+    raise ValueError(f"{best} does not exist: a run writes best/ at its validations, and {why}. Export the "
+                     f"newest checkpoint instead: --checkpoint {run / 'checkpoints'}")
+
+
 def resolve_model(args: argparse.Namespace) -> tuple[dict, dict | None]:
     """(model_args dict, state dict) from the command line; ``SystemExit`` when the architecture
     is incomplete."""
@@ -63,6 +90,7 @@ def resolve_model(args: argparse.Namespace) -> tuple[dict, dict | None]:
     model = {"backbone": None, "embedding_size": None, "input_size": None, "dropout": 0.0}
     state = None
     if args.checkpoint:
+        explain_missing_best(args.checkpoint)
         ckpt_model, state = pexport.model_from_checkpoint(args.checkpoint)
         model.update(ckpt_model)
         for key in ("backbone", "embedding_size", "input_size"):

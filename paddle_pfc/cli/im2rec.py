@@ -24,6 +24,7 @@ import sys
 import time
 
 from paddle_pfc.engine.progress import Progress
+from paddle_pfc.cli.help import HelpFormatter
 
 CHUNK = 64  # images per task handed to a worker
 
@@ -63,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 written, 2 a bad label file or image (``im2rec: error: ...``; the output
     folder's ``.rec`` / ``.idx`` are then as before the run); a bad option is argparse's exit 2.
     Each image ``--skip-bad`` skipped, and the classes left without an image, are listed on stderr."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], formatter_class=HelpFormatter)
     ap.add_argument("--root", required=True, help="folder containing label.txt and the images")
     ap.add_argument("--output", required=True, help="output folder for train.rec / train.idx")
     ap.add_argument("--label-file", default="label.txt", help="label file relative to --root")
@@ -72,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="resize to S or H W (default: keep each image's size)")
     ap.add_argument("--num-classes", type=int, default=None, help="default: max label + 1")
     ap.add_argument("--skip-bad", action="store_true", help="skip missing/undecodable images instead of failing")
-    ap.add_argument("--prefix", default="train")
+    ap.add_argument("--prefix", default="train", help="output names: PREFIX.rec / PREFIX.idx")
     ap.add_argument("--workers", type=int, default=default_workers(),
                     help="decode/encode processes (0: in this process); output is identical")
     ap.add_argument("--progress-every", type=float, default=10.0, help="seconds between progress lines")

@@ -17,19 +17,21 @@ on unit vectors; the equivalent cosine threshold is 1 - t/2 (validate.py prints 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from paddle_pfc.cli.help import HelpFormatter
 
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=HelpFormatter)
     p.add_argument("--model", required=True, help="export directory or .onnx file")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--images", nargs="+", help="image files and/or folders")
     what.add_argument("--compare", nargs=2, metavar=("A", "B"), help="two images to compare")
     p.add_argument("--threshold", type=float, help="cosine-similarity threshold (required with --compare)")
     p.add_argument("--device", default="cpu", help="cpu | gpu | gpu:N")
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--batch-size", type=int, default=64, help="images embedded at a time")
     p.add_argument("--flip", action="store_true", help="embedding = emb(x) + emb(flipped x), as in validation")
     args = p.parse_args(argv)
     if args.compare and args.threshold is None:
@@ -62,6 +64,12 @@ def main(argv: list[str] | None = None) -> int:
         verdict = "SAME" if s >= args.threshold else "DIFFERENT"
         print(f"{verdict}: cosine similarity {s:.4f} {'>=' if s >= args.threshold else '<'} "
               f"threshold {args.threshold:g}  ({paths[0]} vs {paths[1]})")
+        if s > 0.9999 and os.path.realpath(paths[0]) != os.path.realpath(paths[1]):
+            from paddle_pfc.evaluation.collapse import COLLAPSE_ADVICE
+
+            print(f"warning: two different images give the same direction (cosine {s:.6f}): the model may have "
+                  f"collapsed to one embedding for every face, which paddle-pfc-validate on a .bin shows; "
+                  f"{COLLAPSE_ADVICE}")
         return 0
     print(f"{embedder.backend} model, input {embedder.input_size[0]}x{embedder.input_size[1]}, "
           f"embedding {raw.shape[1]}; norm = L2 norm of the raw embedding (before normalization)")

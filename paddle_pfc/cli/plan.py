@@ -27,23 +27,68 @@ def _list(kind):
     return parse
 
 
+#: Each option's value when neither the option nor a config gives it.
+DEFAULTS = {"num_classes": [1_000_000], "embedding_size": [512], "world_size": [1], "sample_ratio": [1.0],
+            "batch_size": [128], "center_dtype": "float32", "compute_dtype": "float32"}
+
+SCOPE = ("the head only: class centers, their momentum, the kept rows, logits and softmax of one rank, plus "
+         "a fixed process overhead; not the backbone's parameters and activations nor the data loader")
+
+
+def _from_config(path: str, overrides: list[str]) -> dict:
+    """The planner's options a training config (``-c``, ``-o``) sets."""
+    from paddle_pfc.engine.config import load_config
+
+    cfg = load_config(path, overrides)
+    return {"num_classes": [cfg.data.num_classes], "embedding_size": [cfg.model.embedding_size],
+            "sample_ratio": [cfg.classifier.sample_ratio], "batch_size": [cfg.train.batch_size],
+            "center_dtype": cfg.classifier.center_dtype, "compute_dtype": cfg.classifier.dtype}
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Exit status: 0 printed, 2 an impossible plan (``error: ...``) or a bad option."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--num-classes", type=_list(int), default=[1_000_000])
-    p.add_argument("--embedding-size", type=_list(int), default=[512])
-    p.add_argument("--world-size", type=_list(int), default=[1])
-    p.add_argument("--sample-ratio", type=_list(float), default=[1.0])
-    p.add_argument("--batch-size", type=_list(int), default=[128], help="per rank")
-    p.add_argument("--center-dtype", default="float32", choices=sorted(planner.DTYPE_BYTES))
-    p.add_argument("--compute-dtype", default="float32", choices=sorted(planner.DTYPE_BYTES))
-    p.add_argument("--optimizer", default="momentum", choices=sorted(planner.OPTIMIZER_STATES))
+    """Exit status: 0 printed, 2 an impossible plan or a bad config (``error: ...``) or a bad option."""
+    from paddle_pfc.cli.help import HelpFormatter
+    from paddle_pfc.engine.config import ConfigError
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] + f" It covers {SCOPE}.",
+                                formatter_class=HelpFormatter)
+    p.add_argument("-c", "--config", default=None, metavar="PATH",
+                   help="a training config: its data.num_classes, model.embedding_size, classifier.sample_ratio "
+                        "/ dtype / center_dtype and train.batch_size, unless an option below gives them")
+    p.add_argument("-o", "--override", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a value of the config (repeatable)")
+    p.add_argument("--num-classes", type=_list(int), default=None,
+                   help=f"identities, comma-separated for several plans (default: the config's, else "
+                        f"{DEFAULTS['num_classes'][0]:,})")
+    p.add_argument("--embedding-size", type=_list(int), default=None,
+                   help="embedding size (default: the config's, else 512)")
+    p.add_argument("--world-size", type=_list(int), default=None, help="ranks (default: 1)")
+    p.add_argument("--sample-ratio", type=_list(float), default=None,
+                   help="Partial FC sampling ratio (default: the config's, else 1.0)")
+    p.add_argument("--batch-size", type=_list(int), default=None,
+                   help="batch per rank (default: the config's, else 128)")
+    p.add_argument("--center-dtype", default=None, choices=sorted(planner.DTYPE_BYTES),
+                   help="class-center storage dtype (default: the config's, else float32)")
+    p.add_argument("--compute-dtype", default=None, choices=sorted(planner.DTYPE_BYTES),
+                   help="classifier product dtype (default: the config's classifier.dtype, else float32)")
+    p.add_argument("--optimizer", default="momentum", choices=sorted(planner.OPTIMIZER_STATES),
+                   help="optimizer of the centers (its state per center)")
     p.add_argument("--max-classes", action="store_true",
                    help="print the largest num_classes that fits in --memory per rank")
     p.add_argument("--memory", default=None, help="memory per rank, e.g. 11GiB, 16GB, 8e9 (without "
                    "--max-classes: says whether each plan fits)")
     p.add_argument("--json", action="store_true", help="print JSON lines instead of tables")
     args = p.parse_args(argv)
+    try:
+        given = _from_config(args.config, args.overrides) if args.config or args.overrides else {}
+    except (ConfigError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for key, default in DEFAULTS.items():
+        if getattr(args, key) is None:
+            setattr(args, key, given.get(key, default))
+    if not args.json:
+        print(f"head memory per rank ({SCOPE})\n")
     try:
         combos = itertools.product(args.embedding_size, args.world_size, args.sample_ratio,
                                    args.batch_size)

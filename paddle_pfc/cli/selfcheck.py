@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from paddle_pfc.cli.help import HelpFormatter
 
 
 @dataclass(frozen=True)
@@ -271,7 +272,7 @@ def assess(initial, steps, world_size: int, storage_u: float = 0.0) -> tuple[flo
 
 def main(argv: list[str] | None = None) -> int:
     """Exit status (rank 0): 0 every road passes, 1 any fails."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=HelpFormatter)
     parser.parse_args(argv)
     began = time.time()
     import paddle

@@ -19,20 +19,23 @@ from pathlib import Path
 import paddle_pfc
 from paddle_pfc.cli._outputs import check_output_dir
 from paddle_pfc.engine.config import ConfigError, add_config_args, config_from_args
+from paddle_pfc.cli.help import HelpFormatter
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Exit status: 0 done, 2 a usage error — the config, ``--pretrained``, ``--resume PATH``, an
+    """Exit status: 0 done, 1 bad data (a label out of range, a batch that does not match its labels, a
+    verification set that cannot be read: one line, the traceback in ``output_dir/error_rank{R}.txt``), 2 a usage error — the config, ``--pretrained``, ``--resume PATH``, an
     output folder that holds an earlier run, a global batch larger than the data, class centers
     larger than the machine's memory, Paddle's global oneDNN mode on a CPU (``config error: ...`` /
     ``error: ...`` on stderr); any other error is reported per rank and raised."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     add_config_args(parser)
     parser.add_argument("--resume", default=None,
                         help="'auto' (newest checkpoint of train.output_dir, else fresh), a checkpoint folder, "
                              "or a checkpoints root (its newest); same as -o train.resume=...")
     parser.add_argument("--overwrite", action="store_true",
-                        help="fresh run into an output_dir with checkpoints: delete them (train.overwrite=true)")
+                        help="fresh run into an output_dir with checkpoints: delete them and its best/ first "
+                             "(train.overwrite=true); refused, deleting nothing, when --pretrained lies there")
     parser.add_argument("--pretrained", default=None,
                         help="fine-tune from this backbone (checkpoint, best/ folder, export folder or "
                              ".pdparams); same as -o model.pretrained=PATH")
@@ -54,8 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     from paddle_pfc.engine.checkpoint import CheckpointError
     from paddle_pfc.engine.errors import report_error
     from paddle_pfc.engine.pretrained import PretrainedError
+    from paddle_pfc.cli.quiet import VERBOSE_ENV, verbose
+    from paddle_pfc.engine.runner import BatchSizeError, LabelRangeError
     from paddle_pfc.engine.runtime import ProcessSettingError
-    from paddle_pfc.engine.trainer import DataSizeError, HeadMemoryError, OutputDirError
+    from paddle_pfc.engine.validator import ValidationSetError
+    from paddle_pfc.engine.trainer import DataSizeError, HeadMemoryError, OutputDirError, SourceInOutputError
 
     rank = 0
     try:
@@ -63,12 +69,21 @@ def main(argv: list[str] | None = None) -> int:
         (Path(cfg.train.output_dir) / f"error_rank{rank}.txt").unlink(missing_ok=True)  # a stale one
         setup_logging(Path(cfg.train.output_dir), rank)
         Trainer(cfg, rank, world_size).train()
-    except (PretrainedError, OutputDirError, DataSizeError, HeadMemoryError, ProcessSettingError) as exc:  # a bad
+    except (PretrainedError, OutputDirError, SourceInOutputError, DataSizeError, HeadMemoryError,
+            ProcessSettingError) as exc:  # a bad
         # --pretrained, an occupied output_dir, a batch larger than the data, a head larger than the machine's
         # memory, Paddle's global oneDNN mode: usage errors,
         report_error(exc, rank, cfg.train.output_dir, echo=False)
         print(f"error: [rank {rank}] {exc}", file=sys.stderr)  # like a bad config (the traceback: in the file)
         return 2
+    except (LabelRangeError, BatchSizeError, ValidationSetError) as exc:  # bad data: one line, the chained
+        # Paddle error in the file (and here with PADDLE_PFC_VERBOSE=1)
+        summary = report_error(exc, rank, cfg.train.output_dir, echo=False)
+        if verbose():
+            raise
+        print(f"error: {summary}\n(the full traceback: {Path(cfg.train.output_dir) / f'error_rank{rank}.txt'}"
+              f"; or run with {VERBOSE_ENV}=1)", file=sys.stderr)
+        return 1
     except CheckpointError as exc:
         named = cfg.train.resume not in (None, "auto")  # the checkpoint the user named: a usage error
         report_error(exc, rank, cfg.train.output_dir, echo=not named)

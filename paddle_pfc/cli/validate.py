@@ -24,19 +24,20 @@ from typing import Any, Callable
 
 from paddle_pfc.cli._outputs import IMAGE_SUFFIXES, check_output_file
 from paddle_pfc.engine.progress import Progress
+from paddle_pfc.cli.help import HelpFormatter
 
 EmbedFn = Callable[[Any], Any]  # normalized float32 NCHW batch -> raw embeddings [n, D]
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=HelpFormatter)
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--model", help="export directory or .onnx file")
     src.add_argument("--checkpoint", help="training checkpoint directory")
     p.add_argument("--bin", nargs="+", required=True, help="insightface .bin verification sets")
     p.add_argument("--json", help="write the results to this JSON file")
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--nrof-folds", type=int, default=10)
+    p.add_argument("--batch-size", type=int, default=64, help="images embedded at a time")
+    p.add_argument("--nrof-folds", type=int, default=10, help="cross-validation folds of the accuracy")
     p.add_argument("--device", default="cpu", help="cpu | gpu | gpu:N (--model only)")
     p.add_argument("--plot", metavar="PNG", help="write the ROC curves and per-fold accuracies here")
     p.add_argument("--progress-every", type=float, default=10.0, help="seconds between progress lines")
@@ -97,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    rows, results, curves, folds = [], {}, {}, {}
+    from paddle_pfc.evaluation.collapse import collapse_note
+
+    rows, results, curves, folds, notes = [], {}, {}, {}, []
     for path in args.bin:
         name = os.path.splitext(os.path.basename(path))[0]
         t0 = time.time()
@@ -117,6 +120,10 @@ def main(argv: list[str] | None = None) -> int:
                          "xnorm": r.xnorm, "seconds": round(time.time() - t0, 3)}
         if args.plot:
             results[name]["fold_accuracies"] = folds[name]
+        note = collapse_note(summed, r.accuracy)
+        if note:
+            notes.append(f"warning: {name}: {note}")
+            results[name]["collapsed"] = True
         rows.append((name, str(r.num_pairs), f"{r.accuracy * 100:.2f} ± {r.accuracy_std * 100:.2f}",
                      f"{r.threshold:.3f}", f"{distance_to_cosine(r.threshold):.3f}", f"{r.xnorm:.3f}"))
     header = ("set", "pairs", "accuracy % ± std", "threshold (dist²)", "cos threshold", "xnorm")
@@ -126,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     print("  ".join("-" * w for w in widths))
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)))
+    for note in notes:
+        print(note)
     if args.plot:
         from paddle_pfc.evaluation.roc import plot_verification
 

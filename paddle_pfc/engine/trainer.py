@@ -26,15 +26,16 @@ from paddle_pfc.engine.barrier import StoreBarrier
 from paddle_pfc.engine.builder import TrainPrograms, build_programs, check_supported
 from paddle_pfc.engine.callbacks import (Callback, Checkpointing, MetricsWriter, StepEnd, StepLogger,
                                          TrainState)
-from paddle_pfc.engine.config import Config, dump_config, resolve_lr
+from paddle_pfc.engine.config import Config, describe_lr, dump_config, log_interval, resolve_lr
 from paddle_pfc.engine.distributed import local_world_size, on_gpu
 from paddle_pfc.engine.input import DataSizeError, dataset_from_config, loader_from_config
 from paddle_pfc.engine.memory import HeadMemoryError, check_head_fits
+from paddle_pfc.engine.protect import SourceInOutputError, check_sources_spared
 from paddle_pfc.engine.validator import ValidationSetError, Validator, load_validation_sets
 from paddle_pfc.head.registry import NONFINITE_PARTS
 
 __all__ = ["Trainer", "check_supported", "setup_logging", "OutputDirError", "NonFiniteTrainingError",
-           "ValidationSetError", "HeadMemoryError", "DataSizeError"]
+           "ValidationSetError", "HeadMemoryError", "DataSizeError", "SourceInOutputError"]
 
 log = logging.getLogger("paddle_pfc.train")
 
@@ -91,6 +92,7 @@ class Trainer:
         self.validator = Validator(cfg, self.programs, validation_sets, self.state, self.metrics,
                                    self.output_dir, rank, world_size, self.sync)
         self._logger = StepLogger(cfg, world_size, self.total_steps, self.metrics, rank)
+        self._logger.every = log_interval(cfg.train.log_every, self.steps_per_epoch)
         self.callbacks: list[Callback] = [self._logger, self.validator,
                                           Checkpointing(cfg, self.programs, writer, self.sync)]
 
@@ -117,11 +119,14 @@ class Trainer:
         meta.json), else a fresh start; a checkpoint folder whose meta.json cannot be read is
         skipped with a warning naming it. A fresh run into a folder that holds checkpoints or a
         ``best/`` model is an :class:`OutputDirError` unless ``train.overwrite`` (then rank 0
-        deletes them).
+        deletes them). A run that takes its backbone from ``model.pretrained`` is refused first when
+        that source lies where the run deletes or replaces files (:mod:`~paddle_pfc.engine.protect`).
         """
         root = self.output_dir / "checkpoints"
         resume = self.cfg.train.resume
         newest = ckpt.latest_checkpoint(root)
+        if not resume or (resume == "auto" and newest is None):  # the run starts from model.pretrained
+            check_sources_spared(self.output_dir, self.cfg.model.pretrained)
         if resume == "auto":
             if self.rank == 0:
                 for folder, reason in ckpt.scan_checkpoints(root)[1]:
@@ -222,8 +227,31 @@ class Trainer:
         self._logger.total_steps = self.total_steps
         schedule.last_epoch = position
         schedule.last_lr = schedule.get_lr()
+        if self.rank == 0:
+            self._note_schedule_change(meta.get("config", {}).get("train", {}), meta["world_size"], position)
         log.info("resumed from %s at epoch %d step %d (global step %d)", path, s.epoch, s.step_in_epoch,
                  s.global_step)
+
+    def _note_schedule_change(self, saved: dict, saved_world_size: int, position: int) -> None:
+        """A warning when the resumed run's length or rate differs from the checkpoint's run: the
+        learning-rate schedule is recomputed for the new run, so its rate at this step changes."""
+        from paddle_pfc.engine.lr import build_schedule
+
+        t = self.cfg.train
+        changed = [f"train.{key} {saved[key]} -> {getattr(t, key)}" for key in ("epochs", "lr", "warmup_epochs")
+                   if key in saved and saved[key] != getattr(t, key)]
+        if not changed:
+            return
+        now = self.programs.schedule.lr_at(position)
+        message = (f"resumed with {', '.join(changed)}: the learning-rate schedule is recomputed for the new "
+                   f"run ({t.epochs} epochs, {self.total_steps} steps); at this step the rate is {now:.4g}")
+        try:
+            old_cfg = Config.from_validated({**self.cfg.to_dict(), "train": {**self.cfg.to_dict()["train"], **saved}})
+            before = build_schedule(old_cfg.train, resolve_lr(old_cfg, saved_world_size), self.steps_per_epoch)
+            message += f" (the checkpoint's run: {before.lr_at(position):.4g})"
+        except Exception:  # an older checkpoint's config: the comparison is left out
+            pass
+        log.warning("%s; keep train.epochs to continue the same schedule", message)
 
     # ----------------------------------------------------------------------------- one step
     def _keep_backbone_frozen(self, before_step: bool) -> None:
@@ -304,9 +332,12 @@ class Trainer:
         if self.rank == 0:
             dump_config(self.cfg, self.output_dir / "config.yaml")
             log.info("config:\n%s", self.cfg.to_yaml())
-            log.info("world_size %d, %d images, %d steps/epoch, %d steps, global batch %d, lr %.4g",
+            log.info("world_size %d, %d images, %d steps/epoch, %d steps, global batch %d, %s",
                      self.world_size, len(self.dataset), self.steps_per_epoch, self.total_steps,
-                     t.batch_size * self.world_size, self.base_lr)
+                     t.batch_size * self.world_size, describe_lr(self.cfg, self.world_size))
+            if self._logger.every != t.log_every:
+                log.info("logging every %d steps (train.log_every %d is longer than a quarter of the %d-step "
+                         "epoch)", self._logger.every, t.log_every, self.steps_per_epoch)
         if self.resume_path and not self._resumed:
             self.resume(self.resume_path)
         if self.rank == 0 and s.global_step >= self.total_steps:

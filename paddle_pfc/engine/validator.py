@@ -120,6 +120,7 @@ class Validator(Callback):
         barrier) without sets."""
         if not self.sets:
             return {}
+        from paddle_pfc.evaluation.collapse import collapse_note
         from paddle_pfc.evaluation.validation import embed_pairs, evaluate_embeddings, shard_range
 
         self._share_bn_statistics()
@@ -149,6 +150,9 @@ class Validator(Callback):
                      name, step, result.accuracy, result.accuracy_std, result.threshold,
                      result.xnorm, time.perf_counter() - started, world)
             self.metrics.add(step, **{f"val/{name}": result.accuracy})
+            note = collapse_note(full[:, :dim] + full[:, dim:], result.accuracy)
+            if note and self.rank == 0:
+                log.warning("[%s][%d] %s", name, step, note)
         mean = float(np.mean(list(results.values())))
         if mean > self.state.best_accuracy:
             self.state.best_accuracy = mean

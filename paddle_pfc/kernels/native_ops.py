@@ -119,6 +119,9 @@ def build(name: str, source: Path, extra_key: bytes = b"", **load_args):
     library = shared_object(name, source, extra_key, **load_args)
     directory, marker = library.parent.parent, library.parent.parent / "built"
     directory.mkdir(parents=True, exist_ok=True)
+    if not (marker.exists() and library.exists()):
+        _say(f"compiling native kernel {name} (once per machine and Paddle version, 15-60 s; cached in "
+             f"{directory.parent})")
     with open(directory / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
@@ -214,8 +217,21 @@ def build_all(node_ranks: int = 1) -> None:
     pending = [name for name in EXTENSIONS if name not in _loaded and not built(name)]
     if not pending:
         return
+    import time
+
+    started = time.perf_counter()
+    _say(f"compiling native CPU kernels ({', '.join(pending)}): once per machine and Paddle version, about a "
+         f"minute; cached in {build_directory('x', SOURCES['center_ops']).parent}")
     with ThreadPoolExecutor(max_workers=build_jobs(node_ranks)) as pool:
         list(pool.map(build_one, pending))
+    _say(f"native CPU kernels compiled in {time.perf_counter() - started:.0f} s")
+
+
+def _say(message: str) -> None:
+    """A progress line on stderr (the compiler runs silently for tens of seconds)."""
+    import sys
+
+    print(f"paddle_pfc: {message}", file=sys.stderr, flush=True)
 
 
 def kernels(name: str = "center_ops"):

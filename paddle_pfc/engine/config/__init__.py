@@ -20,7 +20,7 @@ populated (defaults filled in, ``data.image_size`` defaulted to ``model.input_si
 from .checks import ConfigError
 from .loading import (add_config_args, config_from_args, config_from_dict, default_config_dict,
                       dump_config, load_config, read_config_file)
-from .resolve import resolve_lr, resolve_validation_sets
+from .resolve import describe_lr, log_interval, resolve_lr, resolve_validation_sets
 from .schema import (AMP_MODES, BACKBONES, DATA_KINDS, DTYPES, LR_SCHEDULES, SCHEMA, SECTIONS,
                      ClassifierConfig, Config, DataConfig, Field, LossConfig, ModelConfig, TrainConfig,
                      ValidationConfig, ValSet)
@@ -30,5 +30,5 @@ __all__ = [
     "ConfigError", "Config", "Field", "ModelConfig", "LossConfig", "ClassifierConfig", "DataConfig",
     "TrainConfig", "ValidationConfig", "ValSet",
     "load_config", "read_config_file", "config_from_dict", "config_from_args", "add_config_args",
-    "default_config_dict", "dump_config", "resolve_lr", "resolve_validation_sets",
+    "default_config_dict", "dump_config", "resolve_lr", "describe_lr", "log_interval", "resolve_validation_sets",
 ]

@@ -137,7 +137,8 @@ def _cross_checks(c: dict, errors: list[str]) -> None:
             d["image_size"] = m["input_size"]
         elif d["image_size"] is not None and d["image_size"] != m["input_size"]:
             errors.append(f"data.image_size: must equal model.input_size "
-                          f"(data.image_size={d['image_size']}, model.input_size={m['input_size']})")
+                          f"(data.image_size={d['image_size']}, model.input_size={m['input_size']}); set "
+                          "model.input_size only: data.image_size follows it")
     if d["kind"] in ("folder", "rec") and d["root"] is None and "data.root" not in _failed(errors):
         errors.append(f"data.root: required when data.kind is {d['kind']!r}")
     if v["synthetic_pairs"] and d["kind"] not in (None, "synthetic"):

@@ -7,8 +7,11 @@ from .schema import Config
 
 
 def resolve_lr(cfg: Config, world_size: int) -> float:
-    """Base learning rate: ``cfg.train.lr`` if set, else ``0.1 * global_batch / 512``
-    with ``global_batch = cfg.train.batch_size * world_size``.
+    """The run's base learning rate for ``global_batch = cfg.train.batch_size * world_size``:
+
+    * ``train.lr_reference_batch`` set: ``(train.lr or 0.1) * global_batch / lr_reference_batch``
+      (the linear scaling rule: lowering the batch lowers the rate with it);
+    * else ``train.lr`` as given, or, when it is null, ``0.1 * global_batch / 512``.
 
     Gradient-scale convention: the trainer's gradient is the exact gradient of the
     MEAN loss over the global batch (each rank's local-mean gradient averaged over
@@ -17,9 +20,30 @@ def resolve_lr(cfg: Config, world_size: int) -> float:
     """
     if isinstance(world_size, bool) or not isinstance(world_size, int) or world_size < 1:
         raise ValueError(f"world_size must be an int >= 1, got {world_size!r}")
-    if cfg.train.lr is not None:
-        return float(cfg.train.lr)
-    return 0.1 * cfg.train.batch_size * world_size / 512.0
+    t = cfg.train
+    global_batch = t.batch_size * world_size
+    if t.lr_reference_batch is not None:
+        return (0.1 if t.lr is None else float(t.lr)) * global_batch / t.lr_reference_batch
+    if t.lr is not None:
+        return float(t.lr)
+    return 0.1 * global_batch / 512.0
+
+
+def describe_lr(cfg: Config, world_size: int) -> str:
+    """How :func:`resolve_lr` reached the rate, for the start-up log line."""
+    t = cfg.train
+    global_batch = t.batch_size * world_size
+    rate = resolve_lr(cfg, world_size)
+    if t.lr is not None and t.lr_reference_batch is None:
+        return f"lr {rate:.4g} (train.lr, not scaled with the global batch {global_batch})"
+    base = 0.1 if t.lr is None else float(t.lr)
+    reference = t.lr_reference_batch or 512
+    return f"lr {rate:.4g} = {base:g} x global batch {global_batch} / reference batch {reference}"
+
+
+def log_interval(log_every: int, steps_per_epoch: int) -> int:
+    """Steps between log lines: ``log_every``, or fewer so that an epoch logs about 4 lines."""
+    return max(1, min(log_every, steps_per_epoch // 4))
 
 
 def resolve_validation_sets(cfg: Config) -> list[tuple[str, str]]:

@@ -169,7 +169,8 @@ class DataConfig(Section):
                                "for folder/rec")
     num_classes: int = setting(MISSING, "number of identities", ge(2))
     samples_per_class: int = setting(20, "synthetic images per identity", ge(1))
-    image_size: int | None = setting(None, "image side (null = model.input_size, which it must equal)", ge(1))
+    image_size: int | None = setting(None, "image side: leave it out, it follows model.input_size (accepted "
+                                     "when equal to it)", ge(1))
     num_workers: int = setting(2, "loader workers per rank (0 = load in the main process)", ge(0))
     flip: bool = setting(True, "random horizontal flip")
     skip_bad: bool = setting(False, "skip corrupt images instead of failing")
@@ -182,7 +183,13 @@ class DataConfig(Section):
 class TrainConfig(Section):
     epochs: int = setting(20, "training epochs", ge(1))
     batch_size: int = setting(128, "per-rank batch size (global batch = batch_size * world size)", ge(1))
-    lr: float | None = setting(None, "base learning rate (null = 0.1*global_batch/512)", gt(0.0))
+    lr: float | None = setting(None, "learning rate; with train.lr_reference_batch set, the rate at that "
+                               "global batch, scaled linearly: lr x global_batch / lr_reference_batch "
+                               "(null = 0.1 at reference batch 512: 0.1*global_batch/512)", gt(0.0))
+    lr_reference_batch: int | None = setting(None, "global batch (ranks x batch_size) at which train.lr "
+                                             "applies; the run's rate is lr x global_batch / this (null: "
+                                             "train.lr as given, for any batch; 512 when train.lr is null)",
+                                             ge(1))
     lr_schedule: str = setting("polynomial", "lr schedule after warmup (polynomial: insightface's)",
                                choices=LR_SCHEDULES)
     poly_power: float = setting(2.0, "polynomial decay power", gt(0.0))
@@ -202,7 +209,8 @@ class TrainConfig(Section):
         65536.0, "initial loss scale (halved on overflow, doubled after 2000 good steps)",
         Check("in [1, 2^24 = 16777216] (Paddle and torch start at 2^15-2^16)", lambda v: 1.0 <= v <= 2.0**24))
     seed: int = setting(2048, "training seed (parameter init, dropout)")
-    log_every: int = setting(10, "log interval (steps)", ge(1))
+    log_every: int = setting(10, "log interval (steps); an epoch shorter than 4 x log_every logs about 4 "
+                             "lines an epoch instead", ge(1))
     output_dir: str = setting("output", "output directory (logs, checkpoints, the echoed config)")
     checkpoint_every_steps: int = setting(0, "checkpoint interval (steps; 0 = at the end of each epoch only)",
                                           ge(0))
