@@ -149,7 +149,7 @@ def test_protocol_arithmetic_against_independent_reference(ijb_set, model_dir):
 
     root, truth, pairs = ijb_set
     protocol = ijb.read_protocol(root)
-    assert protocol.prefix == "ijbc" and protocol.images == [f["name"] for f in truth]
+    assert protocol.prefix == "ijbc" and protocol.images.tolist() == [f["name"] for f in truth]
     np.testing.assert_allclose(protocol.landmarks, [f["points"] for f in truth], atol=1e-5)
     feats = ijb.embed_faces(protocol, FaceEmbedder(model_dir).forward, SIZE, batch_size=7)
     reference = reference_features(root, truth, model_dir)
