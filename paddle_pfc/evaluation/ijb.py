@@ -128,22 +128,28 @@ def _diagnose(path: Path, kinds: Sequence[type]) -> None:
 
 
 def _read_table(path: Path, kinds: Sequence[type]):
-    """``path`` read as whitespace-separated columns of ``kinds`` (``str``, ``int`` -> int64,
-    ``float`` -> float64) into a pandas DataFrame, blank lines skipped; a malformed line is an
-    :class:`IJBError` naming the file and line."""
+    """``path`` read as whitespace-separated columns of ``kinds`` (``str``; ``int`` -> int32, or
+    int64 when a value needs it; ``float`` -> float64) into a pandas DataFrame, blank lines skipped;
+    a malformed line is an :class:`IJBError` naming the file and line."""
     import pandas as pd
 
     if not path.is_file():
         raise IJBError(f"{path}: file not found")
-    dtypes = {i: {str: str, int: np.int64, float: np.float64}[k] for i, k in enumerate(kinds)}
-    try:
-        table = pd.read_csv(path, sep=r"\s+", header=None, names=list(range(len(kinds))), dtype=dtypes,
-                            engine="c", skip_blank_lines=True, na_filter=False, quoting=3)
-    except pd.errors.EmptyDataError:
-        raise IJBError(f"{path}: empty") from None
-    except (ValueError, pd.errors.ParserError) as exc:
+    names = list(range(len(kinds)))
+    attempts = [(" ", np.int32), (r"\s+", np.int32), (r"\s+", np.int64)]  # the release: one space
+    for sep, int_type in attempts:
+        dtypes = {i: {str: str, int: int_type, float: np.float64}[k] for i, k in enumerate(kinds)}
+        try:
+            table = pd.read_csv(path, sep=sep, header=None, names=names, dtype=dtypes, engine="c",
+                                skip_blank_lines=True, na_filter=False, quoting=3)
+            break
+        except pd.errors.EmptyDataError:
+            raise IJBError(f"{path}: empty") from None
+        except (ValueError, OverflowError, pd.errors.ParserError) as exc:
+            error = exc
+    else:
         _diagnose(path, kinds)
-        raise IJBError(f"{path}: cannot be read ({exc})") from None
+        raise IJBError(f"{path}: cannot be read ({error})") from None
     if len(table) == 0:
         raise IJBError(f"{path}: empty")
     for column, kind in enumerate(kinds):
@@ -159,12 +165,10 @@ def _unknown_templates(pairs: np.ndarray, templates: np.ndarray) -> np.ndarray:
     """Flat indices into ``pairs`` of the ids that are not in ``templates``."""
     known = np.unique(templates)
     flat = pairs.reshape(-1)
-    if known[0] >= 0 and known[-1] <= _MAX_LOOKUP_ID:
+    if known[0] >= 0 and known[-1] <= _MAX_LOOKUP_ID and flat.min() >= 0 and flat.max() <= known[-1]:
         present = np.zeros(int(known[-1]) + 1, bool)
         present[known] = True
-        inside = (flat >= 0) & (flat <= known[-1])
-        ok = np.zeros(flat.shape, bool)
-        ok[inside] = present[flat[inside]]
+        ok = present[flat]
     else:
         at = np.clip(np.searchsorted(known, flat), 0, len(known) - 1)
         ok = known[at] == flat
