@@ -100,6 +100,17 @@ def _save(fig, path: str | os.PathLike) -> None:
     fig.savefig(os.fspath(path), format="png")
 
 
+def _log_path(fpr: np.ndarray, tpr: np.ndarray, lo: float) -> tuple[np.ndarray, np.ndarray]:
+    """The ROC's points with ``fpr > 0`` plus its straight segments sampled on a log grid from
+    ``lo`` to 1, so that a segment (e.g. a collapsed model's diagonal) shows on a log axis."""
+    grid = np.logspace(math.log10(lo), 0.0, 400)
+    keep = fpr > 0
+    x = np.concatenate([fpr[keep], grid])
+    y = np.concatenate([tpr[keep], np.interp(grid, fpr, tpr)])
+    order = np.lexsort((y, x))
+    return x[order], y[order]
+
+
 def _draw_roc(ax, curves: Mapping[str, tuple[np.ndarray, np.ndarray]], fars: Sequence[float],
               notes: Mapping[str, str] | None = None, title: str = "") -> None:
     """ROCs on a log FAR axis with each curve's TAR@FAR marked; ``notes``: extra legend text."""
@@ -109,15 +120,15 @@ def _draw_roc(ax, curves: Mapping[str, tuple[np.ndarray, np.ndarray]], fars: Seq
     ax.set_xscale("log")
     ax.set_xlim(lo, 1.0)
     ax.set_ylim(0.0, 1.01)
-    ax.plot([lo, 1.0], [lo, 1.0], color="0.6", linestyle=":", linewidth=1, label="chance (TAR = FAR)")
+    chance = np.logspace(math.log10(lo), 0.0, 200)
+    ax.plot(chance, chance, color="0.6", linestyle=":", linewidth=1, label="chance (TAR = FAR)")
     shown = [far for far in fars if lo <= far <= 1.0]
     for k, (name, (fpr, tpr)) in enumerate(curves.items()):
         fpr, tpr = np.asarray(fpr, np.float64), np.asarray(tpr, np.float64)
-        keep = fpr > 0
         label = f"{name}: AUC {auc(fpr, tpr):.4f}"
         if notes and name in notes:
             label += f", {notes[name]}"
-        line, = ax.plot(fpr[keep], tpr[keep], linewidth=1.8, label=label)
+        line, = ax.plot(*_log_path(fpr, tpr, lo), linewidth=1.8, label=label)
         marks = tar_at_far(fpr, tpr, shown)
         ax.plot(list(marks), list(marks.values()), "o", color=line.get_color(), markersize=5)
         for j, (far, tar) in enumerate(marks.items()):
