@@ -72,6 +72,8 @@ def test_bin_verification_picture_shows_accuracy_and_a_collapsed_model(tmp_path)
     assert "onnxruntime:model.onnx" in words
     assert "agedb_30: AUC 0.5000, accuracy 50.00%" in words and "lfw: AUC 0.8889, accuracy 83.33%" in words
     assert "same_only: no ROC, all 4 pairs are genuine" in words
+    collapsed = next(line for line in roc_ax.get_lines() if line.get_label().startswith("agedb_30"))
+    np.testing.assert_allclose(collapsed.get_ydata(), collapsed.get_xdata(), atol=1e-12)  # on the chance line
     heights = [p.get_height() for p in fold_ax.patches]
     assert heights == pytest.approx([1.0, 0.6667, 0.5, 0.5, 1.0, 1.0])
     assert fold_ax.get_ylim()[0] < 0.5  # bars at 0.50 are visible
