@@ -128,3 +128,14 @@ def test_merge_parts_checks_each_part(tmp_path):
     ijb.write_part(ijb.rank_part_path(tmp_path / "three", 0), feats[:4], 0, 4, 0, three)
     with pytest.raises(TimeoutError, match=r"waited 0s for .*three/ijb_parts/rank1.npz"):
         ijb.merge_parts(tmp_path / "three", three, 10, timeout=0)
+
+
+def test_results_are_written_before_the_plot_and_survive_its_failure(ijb_root, model_dir, tmp_path):
+    out = tmp_path / "out"
+    (out / "roc.png").mkdir(parents=True)  # the picture cannot be written
+    proc = run_tool(["--model", str(model_dir), "--root", str(ijb_root), "--out", str(out)])
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "roc.png not drawn" in proc.stderr and "Traceback" not in proc.stderr
+    result = json.loads((out / "result.json").read_text())
+    assert set(result["tar_at_far"]) == {"1e-06", "1e-05", "0.0001", "0.001", "0.01", "0.1"}
+    assert (out / "roc.csv").read_text().startswith("fpr,tpr,threshold")
