@@ -143,12 +143,13 @@ def embedder(args: argparse.Namespace) -> Embedder:
     return Embedder(embed_fn, preprocess, int(h), desc, fingerprint)
 
 
-def write_results(args: argparse.Namespace, name: str, desc: str, result) -> None:
+def write_results(args: argparse.Namespace, name: str, model: Embedder, result) -> None:
     """``result.json`` and ``roc.csv`` of rank 0, and the TAR@FAR table on stdout."""
     from paddle_pfc.evaluation import roc
 
     os.makedirs(args.out, exist_ok=True)
-    payload = {"model": desc, "dataset": name, "root": os.path.abspath(args.root),
+    payload = {"model": model.desc, "model_fingerprint": model.fingerprint, "dataset": name,
+               "root": os.path.abspath(args.root),
                "faces": result.num_faces, "templates": result.num_templates, "pairs": result.num_pairs,
                "flip": not args.no_flip, "normalize_images": args.normalize_images,
                "detector_weighting": not args.no_detector_score,
@@ -158,7 +159,7 @@ def write_results(args: argparse.Namespace, name: str, desc: str, result) -> Non
         json.dump(payload, f, indent=2)
         f.write("\n")
     roc.write_roc_csv(os.path.join(args.out, "roc.csv"), result.fpr, result.tpr, result.thresholds)
-    print(f"model: {desc}  ({name}: {result.num_faces} faces, {result.num_templates} templates, "
+    print(f"model: {model.desc}  ({name}: {result.num_faces} faces, {result.num_templates} templates, "
           f"{result.num_pairs} pairs)")
     print("  ".join(f"{'FAR=' + format(far, 'g'):>10}" for far in result.tar_at_far))
     print("  ".join(f"{100 * tar:10.2f}" for tar in result.tar_at_far.values()))
@@ -209,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     result = ijb.evaluate_features(protocol, features, args.far, normalize_images=args.normalize_images,
                                    detector_weighting=not args.no_detector_score)
-    write_results(args, name, model.desc, result)
+    write_results(args, name, model, result)
     png = os.path.join(args.out, "roc.png")
     try:
         roc.plot_roc(png, {model.desc: (result.fpr, result.tpr)}, f"{name} 1:1 verification",
