@@ -180,6 +180,8 @@ def read_protocol(root: str | Path, prefix: str | None = None) -> IJBProtocol:
     ``*_face_tid_mid.txt`` must have one landmark row, every pair template must have faces, and
     the pairs must hold both genuine and impostor ones. Vectorized (pandas' C reader, integer
     arrays); images are not looked at here (:func:`missing_images`)."""
+    import pandas as pd
+
     root = Path(root)
     prefix = prefix or detect_prefix(root)
     meta = root / "meta"
@@ -188,7 +190,7 @@ def read_protocol(root: str | Path, prefix: str | None = None) -> IJBProtocol:
     lmk_path = meta / f"{prefix}_name_5pts_score.txt"
     faces = _read_table(tid_path, (str, int, int))
     names = faces[0]
-    twice = np.flatnonzero(names.duplicated().to_numpy())
+    twice = np.flatnonzero(pd.Index(names.to_numpy(dtype=object)).duplicated())
     if twice.size:
         name = names.iloc[int(twice[0])]
         first = int(np.flatnonzero((names == name).to_numpy())[0])
@@ -199,13 +201,12 @@ def read_protocol(root: str | Path, prefix: str | None = None) -> IJBProtocol:
     medias = faces[2].to_numpy(np.int64)
     del faces
     marks = _read_table(lmk_path, (str,) + (float,) * 11)
-    twice = np.flatnonzero(marks[0].duplicated().to_numpy())
+    mark_names = pd.Index(marks[0].to_numpy(dtype=object))
+    twice = np.flatnonzero(mark_names.duplicated())
     if twice.size:
         raise IJBError(f"{lmk_path}:{_line_of_row(lmk_path, int(twice[0]))}: image "
                        f"{marks[0].iloc[int(twice[0])]!r} listed twice")
-    import pandas as pd
-
-    row_of = pd.Index(marks[0]).get_indexer(images)
+    row_of = mark_names.get_indexer(names.to_numpy(dtype=object))
     missing = np.flatnonzero(row_of < 0)
     if missing.size:
         raise IJBError(f"{lmk_path}: no landmarks for image {str(images[missing[0]])!r} (listed in {tid_path.name}; "
@@ -217,9 +218,9 @@ def read_protocol(root: str | Path, prefix: str | None = None) -> IJBProtocol:
     del values
     table = _read_table(pair_path, (int, int, int))
     pairs = np.empty((len(table), 2), np.int64)
-    pairs[:, 0] = table[0].to_numpy(np.int64)
-    pairs[:, 1] = table[1].to_numpy(np.int64)
-    labels = table[2].to_numpy(np.int64)
+    pairs[:, 0] = table[0].to_numpy()
+    pairs[:, 1] = table[1].to_numpy()
+    labels = table[2].to_numpy()
     del table
     bad = np.flatnonzero((labels != 0) & (labels != 1))
     if bad.size:
@@ -234,7 +235,8 @@ def read_protocol(root: str | Path, prefix: str | None = None) -> IJBProtocol:
     if genuine == 0 or genuine == labels.size:  # checked now, not after hours of embedding
         raise IJBError(f"{pair_path}: a ROC needs genuine (label 1) and impostor (label 0) pairs, got "
                        f"{genuine} genuine and {labels.size - genuine} impostor")
-    return IJBProtocol(root, prefix, images, templates, medias, landmarks, scores, pairs, labels.astype(np.int8))
+    return IJBProtocol(root, prefix, images, templates, medias, landmarks, scores, pairs,
+                       labels.astype(np.int8, copy=False))
 
 
 def missing_images(protocol: IJBProtocol) -> np.ndarray:
