@@ -25,6 +25,8 @@ setup(
         "PyYAML>=6.0",
         "opencv-python-headless>=4.8",
         "visualdl>=2.5",
+        "pandas>=1.5",  # IJB meta files (paddle_pfc.evaluation.ijb)
+        "matplotlib>=3.6",  # ROC plots (paddle_pfc.evaluation.roc)
     ],
     extras_require={
         # Paddle is the user's choice of build: CPU (what CI tests) or GPU.

@@ -149,7 +149,7 @@ def test_protocol_arithmetic_against_independent_reference(ijb_set, model_dir):
 
     root, truth, pairs = ijb_set
     protocol = ijb.read_protocol(root)
-    assert protocol.prefix == "ijbc" and protocol.images == [f["name"] for f in truth]
+    assert protocol.prefix == "ijbc" and protocol.images.tolist() == [f["name"] for f in truth]
     np.testing.assert_allclose(protocol.landmarks, [f["points"] for f in truth], atol=1e-5)
     feats = ijb.embed_faces(protocol, FaceEmbedder(model_dir).forward, SIZE, batch_size=7)
     reference = reference_features(root, truth, model_dir)
@@ -183,6 +183,7 @@ def test_tool_writes_table_csv_and_plot(ijb_set, model_dir, tmp_path):
     assert [result["tar_at_far"][f"{far:g}"] for far in FARS] == pytest.approx([expected[f] for f in FARS])
     csv = np.genfromtxt(tmp_path / "out" / "roc.csv", delimiter=",", names=True)
     assert csv["fpr"][0] == 0 and csv["fpr"][-1] == 1 and np.all(np.diff(csv["tpr"]) >= 0)
+    assert result["auc"] == pytest.approx(roc.auc(csv["fpr"], csv["tpr"]), abs=1e-9)
     png = cv2.imread(str(tmp_path / "out" / "roc.png"))
     assert png is not None and png.shape[0] > 100 and (png < 250).any()
 

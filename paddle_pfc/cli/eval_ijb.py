@@ -9,9 +9,13 @@ Usage (from the repo root)::
 ``--root`` holds insightface's release layout (``meta/ijbc_*.txt`` or ``meta/ijbb_*.txt`` and
 ``loose_crop/``). Protocol: paddle_pfc/evaluation/ijb.py (insightface's defaults: flip, no per-image
 normalisation, detector-score weighting; ``--normalize-images`` / ``--no-detector-score`` /
-``--no-flip`` change them). Writes ``OUT/roc.csv``, ``OUT/roc.png``, ``OUT/result.json`` and prints
-the TAR@FAR table. Several ranks: each embeds a contiguous share of the faces and writes
-``OUT/ijb_parts/rank<r>.npz``; rank 0 waits for all parts (``--wait-timeout``), merges and scores.
+``--no-flip`` change them). Faces are normalized as the model's ``export.json`` says (``--model``)
+or as in training (``--checkpoint``). Every image is checked before any face is embedded (all
+missing ones reported; their names in ``OUT/missing_images.txt``). Writes ``OUT/result.json`` and
+``OUT/roc.csv`` and prints the TAR@FAR table, then draws ``OUT/roc.png`` (a plotting error loses
+no result). Several ranks: each embeds a contiguous share of the faces and writes
+``OUT/ijb_parts/rank<r>.npz`` tagged with the run id and the model's fingerprint; rank 0 waits for
+every part of this run (``--wait-timeout``), refuses parts of another run or model, merges and scores.
 """
 from __future__ import annotations
 
@@ -19,8 +23,7 @@ import argparse
 import json
 import os
 import sys
-import time
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from paddle_pfc.cli._outputs import check_output_dir
 from paddle_pfc.engine.progress import Progress
@@ -49,6 +52,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--progress-every", type=float, default=10.0, help="seconds between progress lines")
     p.add_argument("--wait-timeout", type=float, default=7200.0,
                    help="rank 0: seconds to wait for the other ranks' parts")
+    p.add_argument("--run-id", default=None,
+                   help="tag shared by the ranks of one run (default: derived from the launcher's environment)")
     args = p.parse_args(argv)
     check_output_dir(p, "--out", args.out)
     bad = [far for far in args.far if not 0.0 < far <= 1.0]  # also NaN
@@ -64,85 +69,159 @@ def rank_and_world() -> tuple[int, int]:
     return int(os.environ.get("PADDLE_TRAINER_ID", "0")), int(os.environ.get("PADDLE_TRAINERS_NUM", "1"))
 
 
-def embedder(args: argparse.Namespace) -> tuple[Callable, int, str]:
-    """(embed_fn, input side, description)."""
-    from paddle_pfc.cli.validate import build_embed_fn
+def default_run_id(world: int) -> str:
+    """A tag every rank of one launch derives alike: the launcher's master and endpoints (their
+    ports are chosen per launch), else the parent process (ranks started by one parent); one rank:
+    a fresh random id."""
+    import hashlib
+    import uuid
 
-    embed_fn, input_size, desc = build_embed_fn(args)
-    h, w = input_size
+    if world <= 1:
+        return uuid.uuid4().hex[:16]
+    shared = "|".join(os.environ.get(k, "") for k in ("PADDLE_MASTER", "PADDLE_TRAINER_ENDPOINTS", "PADDLE_JOB_ID"))
+    if not shared.strip("|"):
+        shared = f"ppid{os.getppid()}"
+    return hashlib.sha1(shared.encode()).hexdigest()[:16]
+
+
+class Embedder(NamedTuple):
+    """What embeds IJB faces: ``preprocess`` (aligned uint8 RGB NHWC -> the model's input),
+    ``embed_fn`` (input -> raw embeddings), the square input ``size``, a description and the
+    model's ``fingerprint`` (its weights and input normalization)."""
+
+    embed_fn: Callable
+    preprocess: Callable
+    size: int
+    desc: str
+    fingerprint: str
+
+
+def _digest(chunks) -> str:
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=8)
+    for chunk in chunks:
+        h.update(chunk)
+    return h.hexdigest()
+
+
+def _file_chunks(paths, size: int = 1 << 22):
+    for path in paths:
+        yield os.path.basename(path).encode()
+        with open(path, "rb") as f:
+            while chunk := f.read(size):
+                yield chunk
+
+
+def embedder(args: argparse.Namespace) -> Embedder:
+    """The exported model (``--model``: normalized as its ``export.json`` says) or the checkpoint's
+    backbone (``--checkpoint``: the training normalization ``(x - 127.5) / 128``)."""
+    import numpy as np
+
+    if args.model:
+        from paddle_pfc.deploy.inference import FaceEmbedder
+        from paddle_pfc.deploy.model_format import META_FILE, NORMALIZATION
+
+        emb = FaceEmbedder(args.model, device=args.device, batch_size=args.batch_size)
+        meta_file = emb.model_dir / META_FILE
+        files = list(emb.model_files) + ([str(meta_file)] if meta_file.is_file() else [])
+        norm = (emb.meta or {}).get("normalization", NORMALIZATION)
+        fingerprint = f"{_digest(_file_chunks(files))} {norm.get('formula', '')}".strip()
+        embed_fn, preprocess, (h, w) = emb.forward, emb.preprocess, emb.input_size
+        desc = f"{emb.backend}:{emb.model_files[0]}"
+    else:
+        from paddle_pfc.data._image import normalize_nchw
+        from paddle_pfc.deploy.export import EvalProgram, model_from_checkpoint
+
+        model, state = model_from_checkpoint(args.checkpoint)
+        prog = EvalProgram(model["backbone"], model["embedding_size"], model["input_size"], state,
+                           dropout=model["dropout"], native=True)
+        chunks = (bytes(k, "utf-8") + np.ascontiguousarray(state[k]).tobytes() for k in sorted(state))
+        fingerprint = f"{_digest(chunks)} (x - 127.5) / 128"
+        embed_fn, preprocess, (h, w) = prog, normalize_nchw, prog.input_size
+        desc = f"checkpoint:{args.checkpoint}"
     if h != w:
         raise ValueError(f"the model's input is {h}x{w}; IJB alignment needs a square input")
-    return embed_fn, int(h), desc
+    return Embedder(embed_fn, preprocess, int(h), desc, fingerprint)
 
 
-def wait_for_parts(out: str, world: int, timeout: float) -> list[str]:
-    """The paths of every rank's part, once all exist; ``TimeoutError`` after ``timeout`` seconds."""
-    from paddle_pfc.evaluation import ijb
+def write_results(args: argparse.Namespace, name: str, model: Embedder, result) -> None:
+    """``result.json`` and ``roc.csv`` of rank 0, and the TAR@FAR table on stdout."""
+    from paddle_pfc.evaluation import roc
 
-    paths = [str(ijb.rank_part_path(out, r)) for r in range(world)]
-    deadline = time.monotonic() + timeout
-    while not all(os.path.exists(p) for p in paths):
-        if time.monotonic() > deadline:
-            missing = [p for p in paths if not os.path.exists(p)]
-            raise TimeoutError(f"rank 0 waited {timeout:.0f}s for {missing[0]} (did that rank fail? see its log)")
-        time.sleep(0.5)
-    return paths
+    os.makedirs(args.out, exist_ok=True)
+    payload = {"model": model.desc, "model_fingerprint": model.fingerprint, "dataset": name,
+               "root": os.path.abspath(args.root),
+               "faces": result.num_faces, "templates": result.num_templates, "pairs": result.num_pairs,
+               "flip": not args.no_flip, "normalize_images": args.normalize_images,
+               "detector_weighting": not args.no_detector_score,
+               "auc": roc.auc(result.fpr, result.tpr),
+               "tar_at_far": {f"{far:g}": tar for far, tar in result.tar_at_far.items()}}
+    with open(os.path.join(args.out, "result.json"), "w", encoding="utf-8") as f:
+        json.dump(payload, f, indent=2)
+        f.write("\n")
+    roc.write_roc_csv(os.path.join(args.out, "roc.csv"), result.fpr, result.tpr, result.thresholds)
+    print(f"model: {model.desc}  ({name}: {result.num_faces} faces, {result.num_templates} templates, "
+          f"{result.num_pairs} pairs)")
+    print("  ".join(f"{'FAR=' + format(far, 'g'):>10}" for far in result.tar_at_far))
+    print("  ".join(f"{100 * tar:10.2f}" for tar in result.tar_at_far.values()))
+    print(f"wrote {args.out}/result.json, roc.csv")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Exit status: 0 on every rank that finished its part (rank 0: and scored), 2 a bad model,
-    protocol or image (``error: ...``)."""
+    """Exit status: 0 on every rank that finished its part (rank 0: and scored and plotted), 1 the
+    results are written but the plot failed, 2 a bad model, protocol, image or part (``error: ...``)."""
     args = parse_args(argv)
     import numpy as np
 
     from paddle_pfc.evaluation import ijb, roc
 
     rank, world = rank_and_world()
+    run_id = args.run_id or default_run_id(world)
     try:
         protocol = ijb.read_protocol(args.root, args.prefix)
-        embed_fn, size, desc = embedder(args)
+        ijb.check_images(protocol, os.path.join(args.out, "missing_images.txt") if rank == 0 else None)
+        model = embedder(args)
     except (FileNotFoundError, ValueError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     name = ijb.default_prefix_name(protocol.prefix)
+    flip = not args.no_flip
+    tag = ijb.PartTag(run_id, model.fingerprint,
+                      f"{protocol.prefix} faces={len(protocol.images)} size={model.size} flip={flip}", world)
     start, stop = ijb.shard(len(protocol.images), rank, world)
     part = ijb.rank_part_path(args.out, rank)
     part.parent.mkdir(parents=True, exist_ok=True)
     if part.exists():
-        part.unlink()  # a stale part of an earlier run must not be merged
+        part.unlink()  # this rank's part of an earlier run
     with Progress(f"{name} embedding (rank {rank}/{world})", stop - start, "faces",
                   every_seconds=args.progress_every, write=print) as progress:
         try:
-            feats = ijb.embed_faces(protocol, embed_fn, size, np.arange(start, stop), args.batch_size,
-                                    flip=not args.no_flip, progress=progress)
+            feats = ijb.embed_faces(protocol, model.embed_fn, model.size, np.arange(start, stop), args.batch_size,
+                                    flip=flip, progress=progress, preprocess=model.preprocess)
         except ValueError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
-    tmp = part.with_name(part.name + ".tmp.npz")
-    np.savez(tmp, start=start, stop=stop, features=feats)
-    os.replace(tmp, part)
+    ijb.write_part(part, feats, start, stop, rank, tag)
     if rank != 0:
         return 0
-    parts = [np.load(p) for p in wait_for_parts(args.out, world, args.wait_timeout)]
-    features = np.concatenate([p["features"] for p in sorted(parts, key=lambda p: int(p["start"]))])
+    try:
+        features = ijb.merge_parts(args.out, tag, len(protocol.images), args.wait_timeout)
+    except (ValueError, TimeoutError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     result = ijb.evaluate_features(protocol, features, args.far, normalize_images=args.normalize_images,
                                    detector_weighting=not args.no_detector_score)
-    os.makedirs(args.out, exist_ok=True)
-    roc.write_roc_csv(os.path.join(args.out, "roc.csv"), result.fpr, result.tpr, result.thresholds)
-    roc.plot_roc(os.path.join(args.out, "roc.png"), {name: (result.fpr, result.tpr)}, f"{name} 1:1 ROC")
-    payload = {"model": desc, "dataset": name, "root": os.path.abspath(args.root),
-               "faces": result.num_faces, "templates": result.num_templates, "pairs": result.num_pairs,
-               "flip": not args.no_flip, "normalize_images": args.normalize_images,
-               "detector_weighting": not args.no_detector_score,
-               "tar_at_far": {f"{far:g}": tar for far, tar in result.tar_at_far.items()}}
-    with open(os.path.join(args.out, "result.json"), "w", encoding="utf-8") as f:
-        json.dump(payload, f, indent=2)
-        f.write("\n")
-    print(f"model: {desc}  ({name}: {result.num_faces} faces, {result.num_templates} templates, "
-          f"{result.num_pairs} pairs)")
-    print("  ".join(f"{'FAR=' + format(far, 'g'):>10}" for far in result.tar_at_far))
-    print("  ".join(f"{100 * tar:10.2f}" for tar in result.tar_at_far.values()))
-    print(f"wrote {args.out}/roc.csv, roc.png, result.json")
+    write_results(args, name, model, result)
+    png = os.path.join(args.out, "roc.png")
+    try:
+        roc.plot_roc(png, {model.desc: (result.fpr, result.tpr)}, f"{name} 1:1 verification",
+                     fars=args.far)
+    except Exception as e:  # noqa: BLE001 - the results are written; a plot must not hide them
+        print(f"error: {png} not drawn ({type(e).__name__}: {e}); result.json and roc.csv are written",
+              file=sys.stderr)
+        return 1
+    print(f"wrote {png}")
     return 0
 
 

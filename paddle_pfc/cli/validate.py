@@ -9,9 +9,11 @@ Same protocol as validation during training (paddle_pfc.evaluation.validation): 
 emb(image) + emb(flipped image), 10-fold accuracy on squared L2 distance of unit
 vectors, xnorm = mean raw-embedding norm.  Prints one table (set, pairs,
 accuracy +- std, threshold as squared distance and as cosine 1 - t/2, xnorm) and
-optionally writes it as JSON. ``--plot roc.png`` draws the ROC of every set and its accuracy
-per fold into one PNG. Embedding prints a progress line (images/s, eta) every
-``--progress-every`` seconds.
+optionally writes it as JSON. ``--plot roc.png`` then draws the ROC of every set (log FAR axis,
+TAR@FAR marks, AUC and accuracy) and its accuracy per fold into one PNG; a set holding one kind of
+pair has no ROC (said in the table, the JSON and the picture); a plotting error loses no result.
+An exported model is fed as its ``export.json`` says. Embedding prints a progress line (images/s,
+eta) every ``--progress-every`` seconds.
 """
 from __future__ import annotations
 
@@ -73,13 +75,36 @@ def evaluate_set(embed_fn: EmbedFn, path: str, name: str, input_size: tuple[int,
     return evaluate_pairs(summed, issame, args.nrof_folds, xnorm_embeddings=both), summed, issame
 
 
+def _renormalizer(mean: float, std: float) -> Callable[[Any], Any]:
+    """Maps a batch normalized ``(x - 127.5) / 128`` (what the .bin reader yields) to ``(x - mean) / std``."""
+    import numpy as np
+
+    scale, shift = 128.0 / std, (127.5 - mean) / std
+
+    def renormalize(batch):
+        return np.asarray(batch, np.float32) * np.float32(scale) + np.float32(shift)
+    return renormalize
+
+
 def build_embed_fn(args: argparse.Namespace) -> tuple[EmbedFn, tuple[int, int], str]:
-    """(embed_fn, input_size, description) for --model or --checkpoint (also used by eval_ijb)."""
+    """(embed_fn, input_size, description) for --model or --checkpoint. ``embed_fn`` takes batches
+    normalized ``(x - 127.5) / 128`` (the training input); an exported model recording another
+    normalization in its ``export.json`` gets its own."""
     if args.model:
         from paddle_pfc.deploy.inference import FaceEmbedder
+        from paddle_pfc.deploy.model_format import NORMALIZATION
 
         emb = FaceEmbedder(args.model, device=args.device, batch_size=args.batch_size)
-        return emb.forward, emb.input_size, f"{emb.backend}:{emb.model_files[0]}"
+        norm = (emb.meta or {}).get("normalization", NORMALIZATION)
+        mean, std = (0.0, 1.0) if norm.get("inside_model") else (float(norm.get("mean", 127.5)),
+                                                                   float(norm.get("std", 128.0)))
+        embed_fn = emb.forward
+        if (mean, std) != (127.5, 128.0):
+            renormalize = _renormalizer(mean, std)
+
+            def embed_fn(batch):
+                return emb.forward(renormalize(batch))
+        return embed_fn, emb.input_size, f"{emb.backend}:{emb.model_files[0]}"
     from paddle_pfc.deploy.export import EvalProgram, model_from_checkpoint
 
     model, state = model_from_checkpoint(args.checkpoint)
@@ -89,8 +114,10 @@ def build_embed_fn(args: argparse.Namespace) -> tuple[EmbedFn, tuple[int, int], 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Exit status: 0 evaluated, 2 a missing or unreadable model or set (``error: ...``)."""
+    """Exit status: 0 evaluated (and plotted), 1 the results are written but the plot failed, 2 a
+    missing or unreadable model or set (``error: ...``)."""
     args = parse_args(argv)
+    from paddle_pfc.evaluation.roc import no_roc_reason, verification_curves
     from paddle_pfc.evaluation.validation import distance_to_cosine
 
     try:
@@ -100,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from paddle_pfc.evaluation.collapse import collapse_note
 
-    rows, results, curves, folds, notes = [], {}, {}, {}, []
+    rows, results, plotted, notes = [], {}, {}, []
     for path in args.bin:
         name = os.path.splitext(os.path.basename(path))[0]
         t0 = time.time()
@@ -109,17 +136,18 @@ def main(argv: list[str] | None = None) -> int:
         except (FileNotFoundError, ValueError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
-        if args.plot:
-            from paddle_pfc.evaluation.roc import verification_curves
-
-            fpr, tpr, folds[name] = verification_curves(summed, issame, args.nrof_folds)
-            curves[name] = (fpr, tpr)
         results[name] = {"path": os.path.abspath(path), "num_pairs": r.num_pairs,
                          "accuracy": r.accuracy, "accuracy_std": r.accuracy_std,
                          "threshold": r.threshold, "cosine_threshold": distance_to_cosine(r.threshold),
                          "xnorm": r.xnorm, "seconds": round(time.time() - t0, 3)}
+        reason = no_roc_reason(issame)
+        if reason is not None:
+            results[name]["no_roc"] = reason
         if args.plot:
-            results[name]["fold_accuracies"] = folds[name]
+            fpr, tpr, folds = verification_curves(summed, issame, args.nrof_folds)
+            results[name]["fold_accuracies"] = folds
+            plotted[name] = {"fpr": fpr, "tpr": tpr, "accuracy": r.accuracy, "fold_accuracies": folds,
+                             "no_roc": reason}
         note = collapse_note(summed, r.accuracy)
         if note:
             notes.append(f"warning: {name}: {note}")
@@ -135,12 +163,9 @@ def main(argv: list[str] | None = None) -> int:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)))
     for note in notes:
         print(note)
-    if args.plot:
-        from paddle_pfc.evaluation.roc import plot_verification
-
-        os.makedirs(os.path.dirname(os.path.abspath(args.plot)), exist_ok=True)
-        plot_verification(args.plot, curves, folds)
-        print(f"wrote {args.plot}")
+    for name, res in results.items():
+        if "no_roc" in res:
+            print(f"note: {name}: no ROC: {res['no_roc']}")
     if args.json:
         payload = {"model": desc, "input_size": list(input_size), "nrof_folds": args.nrof_folds,
                    "flip": True, "sets": results}
@@ -149,6 +174,16 @@ def main(argv: list[str] | None = None) -> int:
             json.dump(payload, f, indent=2)
             f.write("\n")
         print(f"wrote {args.json}")
+    if args.plot:
+        from paddle_pfc.evaluation.roc import plot_verification
+
+        try:
+            plot_verification(args.plot, plotted, desc)
+        except Exception as e:  # noqa: BLE001 - the results are out; a plot must not hide them
+            print(f"error: {args.plot} not drawn ({type(e).__name__}: {e}); the results above stand",
+                  file=sys.stderr)
+            return 1
+        print(f"wrote {args.plot}")
     return 0
 
 

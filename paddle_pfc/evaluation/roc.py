@@ -1,5 +1,5 @@
 """ROC curves: computation (scikit-learn's ``roc_curve`` semantics, pure numpy), TAR at FAR as
-insightface reports it, CSV output and PNG plots drawn with OpenCV (no matplotlib).
+insightface reports it, AUC, CSV output and PNG plots (matplotlib, imported only to plot).
 
 * :func:`roc_curve` ``(labels, scores) -> (fpr, tpr, thresholds)``: one point per distinct score
   (a pair is accepted when ``score >= threshold``), collinear intermediate points dropped, a
@@ -18,8 +18,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["DEFAULT_FARS", "roc_curve", "tar_at_far", "write_roc_csv", "plot_roc", "plot_verification",
-           "verification_curves"]
+__all__ = ["DEFAULT_FARS", "roc_curve", "tar_at_far", "auc", "no_roc_reason", "write_roc_csv", "plot_roc",
+           "plot_verification", "verification_curves"]
 
 DEFAULT_FARS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
 
@@ -69,121 +69,137 @@ def write_roc_csv(path: str | os.PathLike, fpr, tpr, thresholds) -> None:
             w.writerow([repr(float(a)), repr(float(b)), "inf" if math.isinf(t) else repr(float(t))])
 
 
+def auc(fpr, tpr) -> float:
+    """Area under the ROC (trapezoids over the points, linear axes)."""
+    fpr, tpr = np.asarray(fpr, np.float64), np.asarray(tpr, np.float64)
+    return float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1]) / 2.0))
+
+
+def no_roc_reason(issame) -> str | None:
+    """Why pairs with ground truth ``issame`` have no ROC (one kind of pair only), else ``None``."""
+    same = np.asarray(issame, bool)
+    genuine = int(np.count_nonzero(same))
+    if genuine == 0 or genuine == same.size:
+        kind = "genuine (same identity)" if genuine else "impostor (different identities)"
+        return (f"all {same.size} pairs are {kind}: a ROC needs both genuine and impostor pairs "
+                "(accuracy is still reported)")
+    return None
+
+
 # ------------------------------------------------------------------------------------ plotting
-_COLORS = [(200, 80, 30), (40, 40, 200), (40, 150, 40), (150, 40, 150), (30, 150, 200), (90, 90, 90)]
-_W, _H, _L, _R, _T, _B = 720, 520, 80, 30, 50, 70  # canvas and margins (pixels)
+# matplotlib (Agg, through Figure objects: no pyplot state, no display) is imported only here.
+
+def _figure(rows: int):
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(8.0, 5.5 * rows), dpi=100, layout="constrained")
 
 
-def _canvas(title: str):
-    import cv2
-
-    img = np.full((_H, _W, 3), 255, np.uint8)
-    cv2.putText(img, title, (_L, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 0, 0), 1, cv2.LINE_AA)
-    return img
+def _save(fig, path: str | os.PathLike) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
+    fig.savefig(os.fspath(path), format="png")
 
 
-def _frame(img, xlabel: str, ylabel: str) -> None:
-    import cv2
+def _log_path(fpr: np.ndarray, tpr: np.ndarray, lo: float) -> tuple[np.ndarray, np.ndarray]:
+    """The ROC's points with ``fpr > 0`` plus its straight segments sampled on a log grid from
+    ``lo`` to 1, so that a segment (e.g. a collapsed model's diagonal) shows on a log axis."""
+    grid = np.logspace(math.log10(lo), 0.0, 400)
+    keep = fpr > 0
+    x = np.concatenate([fpr[keep], grid])
+    y = np.concatenate([tpr[keep], np.interp(grid, fpr, tpr)])
+    order = np.lexsort((y, x))
+    return x[order], y[order]
 
-    cv2.rectangle(img, (_L, _T), (_W - _R, _H - _B), (0, 0, 0), 1)
-    cv2.putText(img, xlabel, (_L + (_W - _L - _R) // 2 - 60, _H - 20), cv2.FONT_HERSHEY_SIMPLEX, 0.5,
-                (0, 0, 0), 1, cv2.LINE_AA)
-    cv2.putText(img, ylabel, (5, _T - 6), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 0), 1, cv2.LINE_AA)
 
-
-def _write_png(path: str | os.PathLike, img) -> None:
-    import cv2
-
-    if not cv2.imwrite(os.fspath(path), img):
-        raise OSError(f"{path}: could not write the PNG (does the folder exist?)")
+def _draw_roc(ax, curves: Mapping[str, tuple[np.ndarray, np.ndarray]], fars: Sequence[float],
+              notes: Mapping[str, str] | None = None, title: str = "") -> None:
+    """ROCs on a log FAR axis with each curve's TAR@FAR marked; ``notes``: extra legend text."""
+    positive = [float(np.min(f[f > 0])) for f, _ in (tuple(np.asarray(a) for a in c) for c in curves.values())
+                if np.any(f > 0)]
+    lo = 10.0 ** math.floor(math.log10(min(positive))) if positive else min(fars)
+    ax.set_xscale("log")
+    ax.set_xlim(lo, 1.0)
+    ax.set_ylim(0.0, 1.01)
+    chance = np.logspace(math.log10(lo), 0.0, 200)
+    ax.plot(chance, chance, color="0.6", linestyle=":", linewidth=1, label="chance (TAR = FAR)")
+    shown = [far for far in fars if lo <= far <= 1.0]
+    for k, (name, (fpr, tpr)) in enumerate(curves.items()):
+        fpr, tpr = np.asarray(fpr, np.float64), np.asarray(tpr, np.float64)
+        label = f"{name}: AUC {auc(fpr, tpr):.4f}"
+        if notes and name in notes:
+            label += f", {notes[name]}"
+        line, = ax.plot(*_log_path(fpr, tpr, lo), linewidth=1.8, label=label)
+        marks = tar_at_far(fpr, tpr, shown)
+        ax.plot(list(marks), list(marks.values()), "o", color=line.get_color(), markersize=5)
+        for j, (far, tar) in enumerate(marks.items()):
+            ax.annotate(f"{100 * tar:.2f}%", (far, tar), textcoords="offset points",
+                        xytext=(4, -12 - 11 * k if tar > 0.5 else 6 + 11 * k), fontsize=7,
+                        color=line.get_color())
+    for far in shown:
+        ax.axvline(far, color="0.85", linewidth=0.8, zorder=0)
+    ax.set_xlabel("False Accept Rate (log)")
+    ax.set_ylabel("True Accept Rate")
+    ax.grid(True, which="major", axis="y", color="0.9")
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="lower right", fontsize=8)
 
 
 def plot_roc(path: str | os.PathLike, curves: Mapping[str, tuple[np.ndarray, np.ndarray]],
-             title: str = "ROC", log_far: bool = True, far_min: float = 1e-6) -> None:
-    """PNG of TPR against FPR for each ``name: (fpr, tpr)`` (log FPR axis from ``far_min`` to 1
-    by default, as IJB plots are drawn)."""
-    import cv2
-
-    img = _canvas(title)
-    x0, x1, y0, y1 = _L, _W - _R, _H - _B, _T
-    lo = math.log10(far_min) if log_far else 0.0
-
-    def px(f):
-        f = np.asarray(f, np.float64)
-        t = (np.log10(np.clip(f, far_min, 1.0)) - lo) / -lo if log_far else f
-        return (x0 + t * (x1 - x0)).round().astype(np.int32)
-
-    def py(v):
-        return (y0 + np.asarray(v, np.float64) * (y1 - y0)).round().astype(np.int32)
-
-    ticks = [10.0 ** e for e in range(int(lo), 1)] if log_far else [i / 5 for i in range(6)]
-    for t in ticks:
-        x = int(px([t])[0])
-        cv2.line(img, (x, y0), (x, y1), (225, 225, 225), 1)
-        text = f"1e{int(round(math.log10(t)))}" if log_far else f"{t:.1f}"
-        cv2.putText(img, text, (x - 15, y0 + 18), cv2.FONT_HERSHEY_SIMPLEX, 0.4, (0, 0, 0), 1, cv2.LINE_AA)
-    for v in [i / 5 for i in range(6)]:
-        y = int(py([v])[0])
-        cv2.line(img, (x0, y), (x1, y), (225, 225, 225), 1)
-        cv2.putText(img, f"{v:.1f}", (x0 - 35, y + 4), cv2.FONT_HERSHEY_SIMPLEX, 0.4, (0, 0, 0), 1, cv2.LINE_AA)
-    _frame(img, "False Positive Rate" + (" (log)" if log_far else ""), "True Positive Rate")
-    for k, (name, (fpr, tpr)) in enumerate(curves.items()):
-        color = _COLORS[k % len(_COLORS)]
-        pts = np.stack([px(fpr), py(tpr)], axis=1).reshape(-1, 1, 2)
-        cv2.polylines(img, [pts], False, color, 2, cv2.LINE_AA)
-        cv2.putText(img, name, (x1 - 200, y0 - 15 - 20 * k), cv2.FONT_HERSHEY_SIMPLEX, 0.5, color, 1,
-                    cv2.LINE_AA)
-    _write_png(path, img)
+             title: str = "ROC", fars: Sequence[float] = DEFAULT_FARS):
+    """PNG of TAR against FAR (log axis) for each ``label: (fpr, tpr)``, with the TAR at each of
+    ``fars`` marked and the AUC in the legend; returns the matplotlib ``Figure``."""
+    fig = _figure(1)
+    _draw_roc(fig.add_subplot(1, 1, 1), curves, fars, title=title)
+    _save(fig, path)
+    return fig
 
 
-def plot_verification(path: str | os.PathLike, curves: Mapping[str, tuple[np.ndarray, np.ndarray]],
-                      fold_accuracies: Mapping[str, Sequence[float]]) -> None:
-    """One PNG: the ROC of each set (linear axes) above a bar chart of its per-fold accuracy."""
-    import cv2
-
-    top, bottom = _plot_to_array(curves, "ROC", log_far=False), _canvas("accuracy per fold")
-    x0, x1, y0, y1 = _L, _W - _R, _H - _B, _T
-    accs = [a for v in fold_accuracies.values() for a in v]
-    low = min(0.5, math.floor(min(accs) * 10) / 10) if accs else 0.5
-    for v in np.linspace(low, 1.0, 6):
-        y = int(round(y0 + (v - low) / (1.0 - low) * (y1 - y0)))
-        cv2.line(bottom, (x0, y), (x1, y), (225, 225, 225), 1)
-        cv2.putText(bottom, f"{v:.2f}", (x0 - 40, y + 4), cv2.FONT_HERSHEY_SIMPLEX, 0.4, (0, 0, 0), 1,
-                    cv2.LINE_AA)
-    _frame(bottom, "fold (one group of bars per set)", "accuracy")
-    groups = list(fold_accuracies.items())
-    slots = sum(len(v) + 1 for _, v in groups) or 1
-    width = (x1 - x0) / slots
-    slot = 0.5
-    for k, (name, values) in enumerate(groups):
-        color = _COLORS[k % len(_COLORS)]
-        left = slot
-        for a in values:
-            xa = int(x0 + slot * width)
-            ya = int(round(y0 + (max(a, low) - low) / (1.0 - low) * (y1 - y0)))
-            cv2.rectangle(bottom, (xa, ya), (int(xa + 0.8 * width), y0), color, -1)
-            slot += 1
-        cv2.putText(bottom, name, (int(x0 + left * width), y0 + 18), cv2.FONT_HERSHEY_SIMPLEX, 0.45, color,
-                    1, cv2.LINE_AA)
-        slot += 1
-    _write_png(path, np.concatenate([top, bottom], axis=0))
-
-
-def _plot_to_array(curves, title: str, log_far: bool) -> np.ndarray:
-    import tempfile
-
-    import cv2
-
-    with tempfile.TemporaryDirectory() as tmp:
-        png = os.path.join(tmp, "roc.png")
-        plot_roc(png, curves, title, log_far=log_far)
-        return cv2.imread(png)
+def plot_verification(path: str | os.PathLike, sets: Mapping[str, Mapping], model: str,
+                      fars: Sequence[float] = (1e-3, 1e-2, 1e-1)):
+    """One PNG for .bin sets: their ROCs (log FAR axis, TAR@FAR marks, AUC and accuracy in the
+    legend) above their accuracy per fold. ``sets``: name -> {``accuracy``, ``fold_accuracies``,
+    ``fpr``/``tpr`` (``None`` without a ROC), ``no_roc`` (why, or ``None``)}. Returns the Figure."""
+    fig = _figure(2)
+    top, bottom = fig.add_subplot(2, 1, 1), fig.add_subplot(2, 1, 2)
+    curves = {n: (v["fpr"], v["tpr"]) for n, v in sets.items() if v.get("fpr") is not None}
+    notes = {n: f"accuracy {100 * v['accuracy']:.2f}%" for n, v in sets.items()}
+    title = f"{model}\nverification ROC: {', '.join(sets)}"
+    if curves:
+        _draw_roc(top, curves, fars, notes, title)
+    else:
+        top.set_axis_off()
+        top.set_title(title, fontsize=10)
+    missing = [f"{n}: no ROC, {v['no_roc']}" for n, v in sets.items() if v.get("fpr") is None]
+    if missing:
+        top.text(0.02, 0.98, "\n".join(missing), transform=top.transAxes, va="top", fontsize=8, color="firebrick",
+                 wrap=True)
+    accs = [a for v in sets.values() for a in v["fold_accuracies"]]
+    low = max(0.0, math.floor(min(accs) * 20) / 20 - 0.05) if accs else 0.0
+    x = 0
+    ticks, names = [], []
+    for name, v in sets.items():
+        folds = list(v["fold_accuracies"])
+        xs = np.arange(x, x + len(folds))
+        bars = bottom.bar(xs, folds, width=0.8, label=f"{name}: {100 * v['accuracy']:.2f}%")
+        bottom.hlines(v["accuracy"], xs[0] - 0.4, xs[-1] + 0.4, colors=bars.patches[0].get_facecolor(),
+                      linestyles="--", linewidth=1)
+        ticks.append(float(xs.mean()))
+        names.append(name)
+        x += len(folds) + 1
+    bottom.set_xticks(ticks, names)
+    bottom.set_ylim(low, 1.0)
+    bottom.set_ylabel("test accuracy per fold")
+    bottom.set_title("accuracy per fold (dashed: mean)", fontsize=10)
+    bottom.legend(loc="lower right", fontsize=8)
+    _save(fig, path)
+    return fig
 
 
 def verification_curves(embeddings: np.ndarray, issame, nrof_folds: int = 10
-                        ) -> tuple[np.ndarray, np.ndarray, list[float]]:
+                        ) -> tuple[np.ndarray | None, np.ndarray | None, list[float]]:
     """``(fpr, tpr, fold_accuracies)`` of ``[2P, D]`` flip-summed pair embeddings: the ROC of
-    the cosine similarity of each pair, and the test accuracy of each fold of the protocol of
+    the cosine similarity of each pair (``None, None`` when the pairs are of one kind, see
+    :func:`no_roc_reason`), and the test accuracy of each fold of the protocol of
     :func:`paddle_pfc.evaluation.verification.evaluate_pairs` (their mean is its ``accuracy``)."""
     from paddle_pfc.evaluation.verification import THRESHOLDS, kfold_splits
 
@@ -192,7 +208,9 @@ def verification_curves(embeddings: np.ndarray, issame, nrof_folds: int = 10
     norms = np.linalg.norm(emb, axis=1, keepdims=True)
     unit = emb / np.where(norms == 0.0, 1.0, norms)
     dist = np.sum(np.square(unit[0::2] - unit[1::2]), axis=1)
-    fpr, tpr, _ = roc_curve(same.astype(np.int64), -dist)  # smaller distance = more similar
+    fpr = tpr = None
+    if no_roc_reason(same) is None:
+        fpr, tpr, _ = roc_curve(same.astype(np.int64), -dist)  # smaller distance = more similar
     correct = (dist[None, :] < THRESHOLDS[:, None]) == same[None, :]
     folds = []
     for train, test in kfold_splits(len(dist), nrof_folds):

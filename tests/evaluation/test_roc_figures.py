@@ -1,0 +1,79 @@
+"""ROC pictures (matplotlib): valid PNGs, log FAR axis, TAR@FAR marks, AUC / accuracy / model and
+set names in the image; a collapsed model reads as chance."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from paddle_pfc.evaluation import roc
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def texts(fig) -> str:
+    out = []
+    for ax in fig.axes:
+        out += [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()] + [t.get_text() for t in ax.texts]
+        legend = ax.get_legend()
+        if legend is not None:
+            out += [t.get_text() for t in legend.get_texts()]
+    return "\n".join(out)
+
+
+def test_auc_against_rectangles():
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 400)
+    scores = rng.normal(labels, 1.0)
+    fpr, tpr, _ = roc.roc_curve(labels, scores)
+    pos, neg = scores[labels == 1], scores[labels == 0]
+    mann_whitney = np.mean(pos[:, None] > neg[None, :]) + 0.5 * np.mean(pos[:, None] == neg[None, :])
+    assert roc.auc(fpr, tpr) == pytest.approx(mann_whitney, abs=1e-12)
+
+
+def test_ijb_roc_png_has_a_log_axis_marks_and_names(tmp_path):
+    import matplotlib.image
+
+    rng = np.random.default_rng(1)
+    labels = np.r_[np.ones(500), np.zeros(20000)].astype(int)
+    scores = rng.normal(2.5 * labels, 1.0)
+    fpr, tpr, _ = roc.roc_curve(labels, scores)
+    fars = (1e-4, 1e-3, 1e-2, 1e-1)
+    fig = roc.plot_roc(tmp_path / "roc.png", {"paddle:my_model/model.json": (fpr, tpr)}, "IJB-C 1:1 verification",
+                       fars=fars)
+    data = (tmp_path / "roc.png").read_bytes()
+    assert data[:8] == PNG_SIGNATURE and matplotlib.image.imread(tmp_path / "roc.png").shape[2] in (3, 4)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_xlim()[0] == pytest.approx(1e-4)
+    words = texts(fig)
+    assert "IJB-C 1:1 verification" in words and "paddle:my_model/model.json" in words
+    assert f"AUC {roc.auc(fpr, tpr):.4f}" in words
+    marks = roc.tar_at_far(fpr, tpr, fars)
+    for far, tar in marks.items():
+        assert f"{100 * tar:.2f}%" in words
+    points = [line for line in ax.get_lines() if line.get_linestyle() == "None"]
+    assert points and np.allclose(points[0].get_xdata(), list(marks)) and np.allclose(points[0].get_ydata(),
+                                                                                   list(marks.values()))
+
+
+def test_bin_verification_picture_shows_accuracy_and_a_collapsed_model(tmp_path):
+    good_fpr, good_tpr, _ = roc.roc_curve([0, 0, 0, 1, 1, 1], [0.1, 0.2, 0.6, 0.5, 0.8, 0.9])
+    collapsed_fpr, collapsed_tpr, _ = roc.roc_curve([0, 1, 0, 1], [0.3, 0.3, 0.3, 0.3])  # one score for all
+    sets = {"lfw": {"fpr": good_fpr, "tpr": good_tpr, "accuracy": 0.8333, "fold_accuracies": [1.0, 0.6667],
+                    "no_roc": None},
+            "agedb_30": {"fpr": collapsed_fpr, "tpr": collapsed_tpr, "accuracy": 0.5,
+                         "fold_accuracies": [0.5, 0.5], "no_roc": None},
+            "same_only": {"fpr": None, "tpr": None, "accuracy": 1.0, "fold_accuracies": [1.0, 1.0],
+                          "no_roc": "all 4 pairs are genuine"}}
+    fig = roc.plot_verification(tmp_path / "v.png", sets, "onnxruntime:model.onnx")
+    assert (tmp_path / "v.png").read_bytes()[:8] == PNG_SIGNATURE
+    roc_ax, fold_ax = fig.axes
+    assert roc_ax.get_xscale() == "log"
+    words = texts(fig)
+    assert "onnxruntime:model.onnx" in words
+    assert "agedb_30: AUC 0.5000, accuracy 50.00%" in words and "lfw: AUC 0.8889, accuracy 83.33%" in words
+    assert "same_only: no ROC, all 4 pairs are genuine" in words
+    collapsed = next(line for line in roc_ax.get_lines() if line.get_label().startswith("agedb_30"))
+    np.testing.assert_allclose(collapsed.get_ydata(), collapsed.get_xdata(), atol=1e-12)  # on the chance line
+    heights = [p.get_height() for p in fold_ax.patches]
+    assert heights == pytest.approx([1.0, 0.6667, 0.5, 0.5, 1.0, 1.0])
+    assert fold_ax.get_ylim()[0] < 0.5  # bars at 0.50 are visible
