@@ -60,9 +60,10 @@ def load_state(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """
     source = os.fspath(path)
     try:
-        with np.load(source, allow_pickle=False) as npz:
-            if not isinstance(npz, np.lib.npyio.NpzFile):
-                raise StateFileError(f"{source}: a single .npy array, not an .npz of named arrays")
+        npz = np.load(source, allow_pickle=False)
+        if not isinstance(npz, np.lib.npyio.NpzFile):
+            raise StateFileError(f"{source}: a single .npy array, not an .npz of named arrays")
+        with npz:
             loaded = {key: npz[key] for key in npz.files}
     except StateFileError:
         raise
