@@ -214,6 +214,7 @@ def test_payload_pdparams_is_refused_by_pretrained_and_export_weights(tmp_path, 
 def test_flipped_byte_is_named_and_an_explicit_resume_refuses_it(run, tmp_path, capsys):
     out = copy_run(run, tmp_path)
     folder = out / "checkpoints" / "step_000000004"
+    trainer = make_trainer(tmp_path / "load")
     for rel in ("backbone.npz", "centers/head0.weight.rank0.npy"):
         path = folder / rel
         original = path.read_bytes()
@@ -224,7 +225,7 @@ def test_flipped_byte_is_named_and_an_explicit_resume_refuses_it(run, tmp_path, 
                                                        r"sha256 .* differs from the .* recorded in meta.json"):
             ckpt.verify_checkpoint(folder)
         with pytest.raises(ckpt.CheckpointError, match=re.escape(str(path))):  # load_checkpoint checks too
-            make_trainer(tmp_path / f"load_{path.stem}").resume(str(folder))
+            trainer.resume(str(folder))
         assert train_main("-o", f"train.output_dir={tmp_path / 'x'}", "--resume", str(folder)) == 2
         assert f"checkpoint file {path} is damaged" in capsys.readouterr().err
         path.write_bytes(original)
@@ -265,9 +266,10 @@ def test_nan_center_and_absurd_batch_norm_variance_are_named(run, tmp_path):
     bad[5, 3] = np.nan
     np.save(shard, bad)
     reseal(folder, "centers/head0.weight.rank0.npy")
+    trainer = make_trainer(tmp_path / "load")
     with pytest.raises(ckpt.CheckpointError, match=rf"checkpoint file {re.escape(str(shard))}: class centers "
                                                    r"\(weight\) of classes \[0, 24\) hold 1 inf/NaN values"):
-        make_trainer(tmp_path / "a").resume(str(folder))
+        trainer.resume(str(folder))
     np.save(shard, centers)
     reseal(folder, "centers/head0.weight.rank0.npy")
     backbone = load_state(folder / "backbone.npz")
@@ -280,7 +282,7 @@ def test_nan_center_and_absurd_batch_norm_variance_are_named(run, tmp_path):
         message = (rf"checkpoint {re.escape(str(folder))}: backbone BatchNorm running variance '{re.escape(key)}' "
                    rf"holds {re.escape(shown)}")
         with pytest.raises(ckpt.CheckpointError, match=message):
-            make_trainer(tmp_path / f"b{shown}").resume(str(folder))
+            trainer.resume(str(folder))
         with pytest.raises(ckpt.CheckpointError, match=message):  # pretrained / validate / export read this
             ckpt.load_backbone_state(folder)
     edited = dict(backbone, **{key: np.where(np.arange(backbone[key].size) == 1, np.inf, 1.0).astype(np.float32)})
