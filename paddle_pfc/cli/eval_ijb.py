@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     os.replace(tmp, part)
     if rank != 0:
         return 0
-    parts = [np.load(p) for p in wait_for_parts(args.out, world, args.wait_timeout)]
+    parts = [np.load(p, allow_pickle=False) for p in wait_for_parts(args.out, world, args.wait_timeout)]
     features = np.concatenate([p["features"] for p in sorted(parts, key=lambda p: int(p["start"]))])
     result = ijb.evaluate_features(protocol, features, args.far, normalize_images=args.normalize_images,
                                    detector_weighting=not args.no_detector_score)

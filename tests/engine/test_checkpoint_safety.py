@@ -210,6 +210,21 @@ def test_payload_pdparams_is_refused_by_pretrained_and_export_weights(tmp_path, 
     assert marker.exists()
 
 
+def test_pdparams_that_paddle_saved_still_read(tmp_path):
+    import paddle
+
+    from paddle_pfc.deploy.export import build_backbone, load_state_file
+    from paddle_pfc.engine.pretrained import read_pretrained
+
+    layer = build_backbone("mobilefacenet", 32, 32)
+    paddle.save(layer.state_dict(), str(tmp_path / "w.pdparams"))
+    expected = {k: v.numpy() for k, v in layer.state_dict().items()}
+    for state in (read_pretrained(tmp_path / "w.pdparams").state, load_state_file(tmp_path / "w.pdparams")):
+        assert sorted(state) == sorted(expected)
+        for key, value in expected.items():
+            np.testing.assert_array_equal(state[key], value, err_msg=key)
+
+
 # ------------------------------------------------------------------------------ damage
 def test_flipped_byte_is_named_and_an_explicit_resume_refuses_it(run, tmp_path, capsys):
     out = copy_run(run, tmp_path)
