@@ -248,6 +248,9 @@ class _FileCheck:
     def check_all(self) -> None:
         """Check every recorded file (format 1: nothing is recorded, see :func:`verify_checkpoint`)."""
         for rel in sorted(self.records or {}):
+            if not isinstance(rel, str) or Path(rel).is_absolute() or ".." in Path(rel).parts:
+                raise CheckpointError(f"{self.folder / 'meta.json'}: 'files' names {rel!r}, not a file of the "
+                                      "checkpoint folder")
             self(self.folder / rel)
 
 
