@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 
 import os
+import stat
 from typing import List, Optional, Tuple
 
 import numpy as np
@@ -72,8 +73,9 @@ def parse_label_file(
                 continue
             rel, label = entry
             path = os.path.join(root, rel)
+            is_file = None
             if inside is not None:
-                outside = inside.escape(rel, path)
+                outside, is_file = inside.escape(rel, path)
                 if outside is not None:
                     raise ValueError(f"{label_file}, line {lineno}: image {rel!r} {outside}, outside the data "
                                      f"root {root} (set data.allow_outside_root: true, or im2rec "
@@ -83,7 +85,7 @@ def parse_label_file(
                 also = "" if first[1] == label else f" with label {first[1]}; here with label {label}"
                 raise ValueError(f"{label_file}, line {lineno}: image {rel!r} is already listed on line "
                                  f"{first[0]}{also} (each image once)")
-            if check_files and not os.path.isfile(path):
+            if check_files and not (is_file if is_file is not None else os.path.isfile(path)):
                 if skip_missing:
                     skipped.append((path, f"{label_file}, line {lineno}: file not found"))
                     continue
@@ -96,27 +98,31 @@ class _RootCheck:
     """Whether a label file's path stays inside ``root`` (folders resolved once each)."""
 
     def __init__(self, root: str) -> None:
-        self.root = os.path.realpath(root)
+        self.given_root, self.root = root, os.path.realpath(root)
         self._folders: dict = {}
 
     def _inside(self, real: str) -> bool:
         return real == self.root or real.startswith(self.root.rstrip(os.sep) + os.sep)
 
-    def escape(self, rel: str, path: str) -> Optional[str]:
-        """How ``rel`` (joined to ``path``) leaves the root, or None when it stays inside."""
+    def escape(self, rel: str, path: str) -> Tuple[Optional[str], Optional[bool]]:
+        """``(how rel leaves the root or None, whether path is a regular file when known)``: the
+        file's one ``lstat`` also answers the missing-file check."""
         if os.path.isabs(rel):
-            return "is an absolute path"
-        folder = os.path.dirname(os.path.normpath(path))
+            return "is an absolute path", None
+        folder = os.path.dirname(rel)
         real_folder = self._folders.get(folder)
         if real_folder is None:
-            real_folder = self._folders[folder] = os.path.realpath(folder)
+            real_folder = self._folders[folder] = os.path.realpath(os.path.join(self.given_root, folder))
         if not self._inside(real_folder):
-            return f"resolves to {os.path.join(real_folder, os.path.basename(path))}"
-        if os.path.islink(path):
+            return f"resolves to {os.path.join(real_folder, os.path.basename(path))}", None
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return None, False
+        if stat.S_ISLNK(mode):
             real = os.path.realpath(path)
-            if not self._inside(real):
-                return f"is a symlink to {real}"
-        return None
+            return (None, None) if self._inside(real) else (f"is a symlink to {real}", None)
+        return None, stat.S_ISREG(mode)
 
 
 def _parse_line(line: str, lineno: int, label_file: str, num_classes: Optional[int]) -> Tuple[str, int] | None:
