@@ -1,7 +1,8 @@
 """Checkpoint loading is strict: every mismatch is an error naming the field or tensor."""
 from __future__ import annotations
 
-import pickle
+import hashlib
+import json
 import shutil
 
 import numpy as np
@@ -11,6 +12,7 @@ import paddle_pfc
 from paddle_pfc.engine.checkpoint import CheckpointError, latest_checkpoint, reshard_rows
 from paddle_pfc.engine.config import load_config
 from paddle_pfc.engine.trainer import Trainer
+from paddle_pfc.utils.npz_state import load_state, state_bytes
 
 from launcher import REPO
 
@@ -47,35 +49,39 @@ def test_other_model_shape_is_refused(saved, tmp_path, override, field):
         trainer.resume(str(saved))
 
 
-def edit_pickle(path, edit):
-    with open(path, "rb") as f:
-        data = pickle.load(f)
+def edit_state(path, edit):
+    """Edit the .npz state at ``path`` and record the edited file's checksum in its meta.json (as if
+    the checkpoint had been written so)."""
+    data = load_state(path)
     edit(data)
-    with open(path, "wb") as f:
-        pickle.dump(data, f)
+    path.write_bytes(state_bytes(data))
+    meta_path = path.parent / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["files"][path.name] = {"sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+                                "bytes": path.stat().st_size}
+    meta_path.write_text(json.dumps(meta))
 
 
 def test_missing_unexpected_and_misshaped_tensors_are_named(saved, tmp_path):
     trainer = make_trainer(tmp_path / "run")
     ckpt = copy_of(saved, tmp_path)
-    edit_pickle(ckpt / "backbone.pdparams", lambda d: d.pop("layers.0.layers.0.weight"))
+    edit_state(ckpt / "backbone.npz", lambda d: d.pop("layers.0.layers.0.weight"))
     with pytest.raises(CheckpointError, match=r"backbone: tensor 'layers.0.layers.0.weight' missing"):
         trainer.resume(str(ckpt))
     shutil.rmtree(ckpt)
     ckpt = copy_of(saved, tmp_path)
-    edit_pickle(ckpt / "backbone.pdparams", lambda d: d.__setitem__("extra.weight", np.zeros(3, np.float32)))
+    edit_state(ckpt / "backbone.npz", lambda d: d.__setitem__("extra.weight", np.zeros(3, np.float32)))
     with pytest.raises(CheckpointError, match=r"unexpected tensor 'extra.weight'"):
         trainer.resume(str(ckpt))
     shutil.rmtree(ckpt)
     ckpt = copy_of(saved, tmp_path)
-    edit_pickle(ckpt / "backbone.pdparams", lambda d: d.__setitem__("layers.0.layers.0.weight", d["layers.0.layers.0.weight"][:1]))
+    edit_state(ckpt / "backbone.npz", lambda d: d.__setitem__("layers.0.layers.0.weight", d["layers.0.layers.0.weight"][:1]))
     with pytest.raises(CheckpointError, match=r"'layers.0.layers.0.weight' has shape"):
         trainer.resume(str(ckpt))
     shutil.rmtree(ckpt)
     ckpt = copy_of(saved, tmp_path)
-    with open(ckpt / "states.pdstates", "rb") as f:
-        name = sorted(pickle.load(f))[0]
-    edit_pickle(ckpt / "states.pdstates", lambda d: d.pop(name))
+    name = sorted(load_state(ckpt / "states.npz"))[0]
+    edit_state(ckpt / "states.npz", lambda d: d.pop(name))
     with pytest.raises(CheckpointError, match=rf"optimizer state: tensor '{name}' missing"):
         trainer.resume(str(ckpt))
 

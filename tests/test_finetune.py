@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ import numpy as np
 import pytest
 
 from launcher import REPO
+from paddle_pfc.utils.npz_state import load_state
 
 WORKER = REPO / "tests" / "workers" / "train_worker.py"
 CONFIG = REPO / "tests" / "train_tiny.yaml"
@@ -43,8 +43,7 @@ def train(tmp: Path, name: str, *overrides: str, resume: Path | None = None) -> 
 
 @pytest.fixture(scope="module")
 def pretrained(tmp_path_factory):
-    """48 steps on 24 synthetic identities (data seed 3); its checkpoint folder, an export of it and
-    the checkpoint's backbone.pdparams file."""
+    """48 steps on 24 synthetic identities (data seed 3); its checkpoint folder and an export of it."""
     tmp = tmp_path_factory.mktemp("pretrain")
     train(tmp, "pre", "train.max_steps=48", "train.checkpoint_every_steps=0")
     ckpt = tmp / "runs" / "pre" / "checkpoints"
@@ -61,11 +60,10 @@ def test_every_source_reads_the_same_backbone(pretrained):
 
     _, ckpt, export = pretrained
     from_ckpt = read_pretrained(ckpt)  # a checkpoints root: its latest
-    with open(ckpt / "step_000000048" / "backbone.pdparams", "rb") as f:
-        saved = pickle.load(f)
+    saved = load_state(ckpt / "step_000000048" / "backbone.npz")
     assert (from_ckpt.backbone, from_ckpt.embedding_size, from_ckpt.input_size) == ("mobilefacenet", 32, 32)
     from_export = read_pretrained(export)
-    from_file = read_pretrained(ckpt / "step_000000048" / "backbone.pdparams")
+    from_file = read_pretrained(ckpt / "step_000000048" / "backbone.npz")
     assert from_export.kind == "export" and from_file.kind == "state_dict" and from_file.backbone is None
     for source in (from_ckpt, from_export, from_file):
         assert sorted(source.state) == sorted(saved)
@@ -148,8 +146,8 @@ def test_frozen_backbone_and_resume_inside_the_freeze(pretrained):
     for key in start:  # parameters and BatchNorm statistics untouched during the freeze
         np.testing.assert_array_equal(at4[key], start[key], err_msg=key)
     assert any(not np.array_equal(at6[k], start[k]) for k in start)  # then the backbone learns
-    states2 = pickle.load(open(runs / "step_000000002" / "states.pdstates", "rb"))
-    states4 = pickle.load(open(runs / "step_000000004" / "states.pdstates", "rb"))
+    states2 = load_state(runs / "step_000000002" / "states.npz")
+    states4 = load_state(runs / "step_000000004" / "states.npz")
     assert all(np.array_equal(states2[k], states4[k]) for k in states2)  # backbone momentum kept too
     w2, w4 = (np.load(runs / s / "centers" / "head0.weight.rank0.npy") for s in ("step_000000002", "step_000000004"))
     assert not np.array_equal(w2, w4)  # the head learns meanwhile

@@ -2,7 +2,6 @@
 and stops after train.max_bad_steps; no checkpoint holds inf/NaN; implausible scales are refused."""
 from __future__ import annotations
 
-import pickle
 import re
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 from launcher import REPO, launch
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.config import ConfigError, load_config
+from paddle_pfc.utils.npz_state import load_state
 from test_classifier import ARCFACE, COMBINED, case_data, check_case, declare, load_ranks, run_world
 from test_mixed_precision import BF16_STORAGE
 
@@ -58,9 +58,8 @@ def test_injected_nonfinite_step_changes_no_parameter_or_state(world_size, tmp_p
 
 def _checkpoint_arrays(folder: Path) -> dict[str, np.ndarray]:
     arrays = {}
-    for name in ("backbone.pdparams", "states.pdstates"):
-        with open(folder / name, "rb") as f:
-            arrays.update({f"{name}:{k}": np.asarray(v) for k, v in pickle.load(f).items()})
+    for name in ("backbone.npz", "states.npz"):
+        arrays.update({f"{name}:{k}": np.asarray(v) for k, v in load_state(folder / name).items()})
     for path in sorted((folder / "centers").glob("*.npy")):
         arrays[path.name] = np.load(path)
     return arrays

@@ -61,7 +61,7 @@ def test_trains_checkpoints_and_validates(base_run):
     assert meta["step_in_epoch"] == 12 and meta["config"]["data"]["num_classes"] == 24
     val = json.loads((tmp / "base" / "val.json").read_text())
     assert val and all(0.0 <= acc <= 1.0 for _, sets in val for acc in sets.values()), val
-    assert (tmp / "runs" / "base" / "best" / "backbone.pdparams").exists()
+    assert (tmp / "runs" / "base" / "best" / "backbone.npz").exists()
     metrics = [json.loads(line) for line in (tmp / "runs" / "base" / "metrics.jsonl").read_text().splitlines()]
     assert any("val/synthetic_val" in m for m in metrics) and any("samples_per_second" in m for m in metrics)
     assert list((tmp / "runs" / "base" / "vdl").glob("vdlrecords.*"))

@@ -73,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="resize to S or H W (default: keep each image's size)")
     ap.add_argument("--num-classes", type=int, default=None, help="default: max label + 1")
     ap.add_argument("--skip-bad", action="store_true", help="skip missing/undecodable images instead of failing")
+    ap.add_argument("--allow-outside-root", action="store_true",
+                    help="let the label file name images outside --root (absolute paths, '..', symlinks "
+                         "leading out); refused by default")
     ap.add_argument("--prefix", default="train", help="output names: PREFIX.rec / PREFIX.idx")
     ap.add_argument("--workers", type=int, default=default_workers(),
                     help="decode/encode processes (0: in this process); output is identical")
@@ -102,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     label_file = args.label_file if os.path.isabs(args.label_file) else os.path.join(root, args.label_file)
     try:
         samples, skipped = parse_label_file(label_file, root, args.num_classes, check_files=True,
-                                            skip_missing=args.skip_bad)
+                                            skip_missing=args.skip_bad,
+                                            allow_outside_root=args.allow_outside_root)
         if not samples:
             raise ValueError(f"{label_file}: no usable samples")
     except ValueError as e:

@@ -9,12 +9,18 @@ separated by the LAST run of whitespace (tab or spaces). Blank lines are ignored
 Parsing is strict: a malformed line, a label that is not ASCII digits, a negative label, a
 label ``>= num_classes`` (when given), an image listed twice or a missing image file raises
 ``ValueError("<label file>, line <n>: ...")``. A UTF-8 byte-order mark is allowed.
+
+Every path must stay inside ``root``: an absolute path, a ``..`` that climbs out, or a symlink
+(of the file or of a folder on its way) that resolves outside ``root`` is an error naming the
+line, unless ``allow_outside_root`` (``data.allow_outside_root`` / ``im2rec --allow-outside-root``)
+is set: a label file from elsewhere then cannot make a run read arbitrary files of the machine.
 """
 from __future__ import annotations
 
 import logging
 
 import os
+import stat
 from typing import List, Optional, Tuple
 
 import numpy as np
@@ -33,11 +39,14 @@ def parse_label_file(
     num_classes: Optional[int] = None,
     check_files: bool = True,
     skip_missing: bool = False,
+    allow_outside_root: bool = False,
 ) -> Tuple[List[Tuple[str, int]], List[Tuple[str, str]]]:
     """Parse ``label_file`` strictly.
 
     Returns ``(samples, skipped)``: ``samples`` is a list of ``(absolute_path, label)``;
     ``skipped`` lists ``(path, reason)`` of missing files dropped when ``skip_missing``.
+    A path that resolves outside ``root`` is an error naming the line unless
+    ``allow_outside_root`` (see the module doc).
     Checking millions of files takes a while: a progress line is logged every 10 s and at the
     end (logger ``paddle_pfc.data``).
     """
@@ -54,6 +63,7 @@ def parse_label_file(
     samples: List[Tuple[str, int]] = []
     skipped: List[Tuple[str, str]] = []
     line_of: dict = {}  # normalised path -> (line, label) of its first listing
+    inside = None if allow_outside_root else _RootCheck(root)
     lines = text.splitlines()
     with Progress(f"index {label_file}", len(lines), "lines", write=_log) as progress:
         for lineno, line in enumerate(lines, start=1):
@@ -63,18 +73,56 @@ def parse_label_file(
                 continue
             rel, label = entry
             path = os.path.join(root, rel)
+            is_file = None
+            if inside is not None:
+                outside, is_file = inside.escape(rel, path)
+                if outside is not None:
+                    raise ValueError(f"{label_file}, line {lineno}: image {rel!r} {outside}, outside the data "
+                                     f"root {root} (set data.allow_outside_root: true, or im2rec "
+                                     "--allow-outside-root, to read files outside it)")
             first = line_of.setdefault(os.path.normpath(path), (lineno, label))
             if first[0] != lineno:
                 also = "" if first[1] == label else f" with label {first[1]}; here with label {label}"
                 raise ValueError(f"{label_file}, line {lineno}: image {rel!r} is already listed on line "
                                  f"{first[0]}{also} (each image once)")
-            if check_files and not os.path.isfile(path):
+            if check_files and not (is_file if is_file is not None else os.path.isfile(path)):
                 if skip_missing:
                     skipped.append((path, f"{label_file}, line {lineno}: file not found"))
                     continue
                 raise ValueError(f"{label_file}, line {lineno}: image file {rel!r} not found ({path})")
             samples.append((path, label))
     return samples, skipped
+
+
+class _RootCheck:
+    """Whether a label file's path stays inside ``root`` (folders resolved once each)."""
+
+    def __init__(self, root: str) -> None:
+        self.given_root, self.root = root, os.path.realpath(root)
+        self._folders: dict = {}
+
+    def _inside(self, real: str) -> bool:
+        return real == self.root or real.startswith(self.root.rstrip(os.sep) + os.sep)
+
+    def escape(self, rel: str, path: str) -> Tuple[Optional[str], Optional[bool]]:
+        """``(how rel leaves the root or None, whether path is a regular file when known)``: the
+        file's one ``lstat`` also answers the missing-file check."""
+        if os.path.isabs(rel):
+            return "is an absolute path", None
+        folder = os.path.dirname(rel)
+        real_folder = self._folders.get(folder)
+        if real_folder is None:
+            real_folder = self._folders[folder] = os.path.realpath(os.path.join(self.given_root, folder))
+        if not self._inside(real_folder):
+            return f"resolves to {os.path.join(real_folder, os.path.basename(path))}", None
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return None, False
+        if stat.S_ISLNK(mode):
+            real = os.path.realpath(path)
+            return (None, None) if self._inside(real) else (f"is a symlink to {real}", None)
+        return None, stat.S_ISREG(mode)
 
 
 def _parse_line(line: str, lineno: int, label_file: str, num_classes: Optional[int]) -> Tuple[str, int] | None:
@@ -119,12 +167,13 @@ class ImageFolderDataset:
     """
 
     def __init__(self, root: str, label_file: str = "label.txt", image_size: SizeLike = 112,
-                 num_classes: Optional[int] = None, skip_bad: bool = False):
+                 num_classes: Optional[int] = None, skip_bad: bool = False, allow_outside_root: bool = False):
         self.root = os.path.abspath(root)
         self.label_file = label_file if os.path.isabs(label_file) else os.path.join(self.root, label_file)
         self.image_size = as_size(image_size)
         samples, skipped = parse_label_file(self.label_file, self.root, num_classes,
-                                            check_files=True, skip_missing=skip_bad)
+                                            check_files=True, skip_missing=skip_bad,
+                                            allow_outside_root=allow_outside_root)
         if skip_bad:
             good = []
             for path, label in samples:

@@ -316,7 +316,8 @@ def build_dataset(kind: str, root: Optional[str] = None, num_classes: Optional[i
                   image_size: SizeLike = 112, **kwargs):
     """Create a dataset: ``kind`` in ``folder`` | ``rec`` | ``synthetic``.
 
-    * ``folder``: :class:`ImageFolderDataset` ``(root, label_file='label.txt', skip_bad=False)``
+    * ``folder``: :class:`ImageFolderDataset` ``(root, label_file='label.txt', skip_bad=False,
+      allow_outside_root=False)``
     * ``rec``: :class:`RecordDataset` over ``root/train.rec`` + ``train.idx``
     * ``synthetic``: :class:`SyntheticFaces` ``(num_classes, samples_per_class=20, seed=0, ...)``; ``root`` ignored
     """

@@ -250,21 +250,27 @@ def backbone_state_from_scope(layer: paddle.nn.Layer, scope=None) -> Dict[str, n
 
 
 def load_state_file(path: PathLike) -> Dict[str, np.ndarray]:
-    """Read a backbone state from ``.npz`` (``np.savez(path, **state)``) or ``.pdparams``
-    (``paddle.save(layer.state_dict(), path)``).  ``ValueError`` naming the file on failure."""
+    """Read a backbone state from ``.npz`` (``np.savez(path, **state)``, or a checkpoint's
+    ``backbone.npz``) or ``.pdparams`` (``paddle.save(layer.state_dict(), path)``, or a pickled
+    ``{name: ndarray}``). Neither runs code from the file: the ``.npz`` is read without pickles,
+    the ``.pdparams`` by :func:`paddle_pfc.utils.pdparams.load_pdparams` (arrays and containers
+    only; anything else is :class:`~paddle_pfc.utils.safe_pickle.UnsafePickleError`, naming the
+    file and what it asked for). ``ValueError`` naming the file on failure."""
+    from paddle_pfc.utils.npz_state import load_state
+    from paddle_pfc.utils.pdparams import load_pdparams
+    from paddle_pfc.utils.safe_pickle import UnsafePickleError
+
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: weights file not found")
     try:
         if path.endswith(".npz"):
-            with np.load(path, allow_pickle=False) as z:
-                return {k: z[k] for k in z.files}
+            return load_state(path)
         if path.endswith(".pdparams"):
-            obj = paddle.load(path, return_numpy=True)
-            if not isinstance(obj, Mapping):
-                raise ValueError(f"expected a dict, got {type(obj).__name__}")
-            return {str(k): np.asarray(v) for k, v in obj.items()}
-    except (OSError, ValueError, RuntimeError) as e:
+            return load_pdparams(path)
+    except UnsafePickleError:
+        raise
+    except (OSError, ValueError) as e:
         raise ValueError(f"{path}: cannot read weights ({e})") from e
     raise ValueError(f"{path}: unsupported weights file (expected .npz or .pdparams)")
 

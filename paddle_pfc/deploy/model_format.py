@@ -120,7 +120,7 @@ def locate_model(model: PathLike) -> ModelFiles:
     if path.suffix.lower() == ".onnx":
         return ModelFiles(path.parent, None, path)
     if path.is_dir():
-        if (path / "backbone.pdparams").exists() or (path / "checkpoints").is_dir():
+        if any((path / n).exists() for n in ("backbone.npz", "backbone.pdparams")) or (path / "checkpoints").is_dir():
             raise FileNotFoundError(f"{path}: a training checkpoint or run folder, not an exported model: export "
                                     f"it first (python tools/export.py --checkpoint {path} --out MODEL_DIR), or "
                                     "give it as --checkpoint where the tool takes one")

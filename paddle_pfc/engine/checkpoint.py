@@ -4,13 +4,24 @@ Layout of one checkpoint directory (a folder every rank can write; shared across
 
     step_000001200/
       meta.json                  progress (epoch, step_in_epoch, global_step), world_size,
-                                 num_classes, embedding_size, the config, the center files
-      backbone.pdparams          pickle {structured name (layer.state_dict key): ndarray}  (rank 0)
-      states.pdstates            pickle {variable name: ndarray}: every other persistable of the
+                                 num_classes, embedding_size, the config, and ``files``: the
+                                 sha256 and size of every other file of the checkpoint
+      backbone.npz               {structured name (layer.state_dict key): ndarray}        (rank 0)
+      states.npz                 {variable name: ndarray}: every other persistable of the
                                  training program except class centers and the learning rate
                                  (backbone momentum, ...)                                  (rank 0)
       centers/head0.weight.rank1.npy, centers/head0.velocity.rank1.npy, centers/head0.rank1.json
                                  each rank's shard rows [class_start, class_start + num_local)
+
+Every file holds data only (``.npz`` / ``.npy`` read with ``allow_pickle=False``, JSON): loading
+a checkpoint runs no code from it (:mod:`paddle_pfc.utils.npz_state`). bfloat16 tensors are
+stored as their uint16 bit patterns. Checkpoints of format 1 (``backbone.pdparams`` /
+``states.pdstates``, pickles of ``{name: ndarray}``, no checksums) still load: their pickles are
+read through :mod:`paddle_pfc.utils.safe_pickle`, which constructs arrays and containers only.
+
+Verification on load: every file read is checked against its recorded sha256 and size (a flipped
+byte or a truncated file is an error naming the file); loaded tensors must be finite, and
+BatchNorm running variances in ``[0, MAX_BN_VARIANCE]`` (an error names the checkpoint and tensor).
 
 Atomicity: everything is written into ``step_N.partial/``; each rank then drops
 ``done.rank<r>``; rank 0 waits for all of them, writes ``meta.json``, renames the folder to
@@ -23,22 +34,30 @@ ranks' checkpoints resume on M ranks.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-import pickle
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
 from paddle_pfc.head.dtypes import HOST_DTYPES, convert
-
 from paddle_pfc.head.classifier import class_split
+from paddle_pfc.utils.npz_state import StateFileError, load_state, state_bytes
+from paddle_pfc.utils.safe_pickle import ARRAY_GLOBALS, MalformedPickleError, UnsafePickleError, load_file
 
-FORMAT = "paddle_pfc.checkpoint/1"
+FORMAT = "paddle_pfc.checkpoint/2"
+#: format 1: pickled backbone.pdparams / states.pdstates, no checksums (read-only)
+FORMAT_V1 = "paddle_pfc.checkpoint/1"
 LATEST = "latest"
+BACKBONE_FILE, STATES_FILE = "backbone.npz", "states.npz"
+LEGACY_BACKBONE_FILE, LEGACY_STATES_FILE = "backbone.pdparams", "states.pdstates"
+#: Largest BatchNorm running variance a loaded checkpoint may hold. A trained face backbone's are
+#: O(1e-3..1e3); a variance of 1e10 (activations of std 1e5) means a diverged or damaged model.
+MAX_BN_VARIANCE = 1e10
 
 
 class CheckpointTarget(Protocol):
@@ -64,16 +83,22 @@ class NonFiniteStateError(FloatingPointError):
     """A tensor about to be written into a checkpoint holds inf/NaN (names it); nothing is saved."""
 
 
+def count_nonfinite(value: np.ndarray, bfloat16_bits: bool = False) -> int:
+    """Number of inf/NaN values of a float array (or, with ``bfloat16_bits``, of a uint16 array
+    of bfloat16 bit patterns); 0 for other dtypes."""
+    value = np.asarray(value)
+    if bfloat16_bits and value.dtype == np.uint16:
+        return int(np.count_nonzero((value & 0x7F80) == 0x7F80))
+    if np.issubdtype(value.dtype, np.floating):
+        return int(value.size - np.count_nonzero(np.isfinite(value)))
+    return 0
+
+
 def check_finite(name: str, value: np.ndarray, bfloat16_bits: bool = False) -> None:
     """Raise :class:`NonFiniteStateError` naming ``name`` if a float array (or, with
     ``bfloat16_bits``, a uint16 array of bfloat16 bit patterns) holds inf or NaN."""
     value = np.asarray(value)
-    if bfloat16_bits and value.dtype == np.uint16:
-        bad = np.count_nonzero((value & 0x7F80) == 0x7F80)
-    elif np.issubdtype(value.dtype, np.floating):
-        bad = value.size - np.count_nonzero(np.isfinite(value))
-    else:
-        return
+    bad = count_nonfinite(value, bfloat16_bits)
     if bad:
         raise NonFiniteStateError(f"{name}: {bad} of {value.size} values are inf/NaN; refusing to write "
                                   "a checkpoint that could not be resumed")
@@ -134,37 +159,138 @@ def _disk_error(path: Path, exc: OSError) -> OSError:
     return type(exc)(exc.errno, f"{exc.strerror or exc} while writing {path}")
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
+class _HashingFile:
+    """A write-only file that keeps the sha256 and size of what went through it."""
+
+    def __init__(self, file) -> None:
+        self._file, self.sha256, self.size = file, hashlib.sha256(), 0
+
+    def write(self, data) -> int:
+        data = memoryview(data).cast("B")
+        self.sha256.update(data)
+        self.size += data.nbytes
+        return self._file.write(data)
+
+    def record(self) -> dict:
+        return {"sha256": self.sha256.hexdigest(), "bytes": self.size}
+
+
+def _atomic_write(path: Path, write: Callable[[Any], None]) -> dict:
+    """``write(file)`` into ``path`` atomically (temporary file, fsync, rename); returns the
+    file's ``{"sha256", "bytes"}``."""
     tmp = path.with_name(path.name + ".tmp")
     try:
         with open(tmp, "wb") as f:
-            f.write(data)
+            hashing = _HashingFile(f)
+            write(hashing)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except OSError as exc:
         raise _disk_error(path, exc) from exc
+    return hashing.record()
 
 
-def _save_npy(path: str, value: np.ndarray) -> None:
+def _atomic_write_bytes(path: Path, data: bytes) -> dict:
+    return _atomic_write(path, lambda f: f.write(data))
+
+
+def _save_npy(path: str | Path, value: np.ndarray) -> dict:
+    # a file object that is no real file: numpy writes through its write() in chunks
+    return _atomic_write(Path(path), lambda f: np.save(f, value, allow_pickle=False))
+
+
+def _file_record(path: Path) -> dict:
+    """``{"sha256", "bytes"}`` of the file at ``path`` as it is on disk."""
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 22):
+            digest.update(chunk)
+            size += len(chunk)
+    return {"sha256": digest.hexdigest(), "bytes": size}
+
+
+class _FileCheck:
+    """Checks each file of a checkpoint against the sha256 and size ``meta.json`` records for it,
+    once, before it is read. Format-1 checkpoints record none: their files are read unverified."""
+
+    def __init__(self, folder: Path, meta: dict, enabled: bool = True) -> None:
+        self.folder, self.enabled = Path(folder), enabled
+        self.records = meta.get("files") if meta.get("format") != FORMAT_V1 else None
+        if self.records is not None and not isinstance(self.records, dict):
+            raise CheckpointError(f"{self.folder / 'meta.json'}: 'files' is not a table of checksums")
+        self._done: set[str] = set()
+
+    def __call__(self, path: Path) -> Path:
+        rel = Path(path).relative_to(self.folder).as_posix()
+        if not Path(path).exists():
+            raise CheckpointError(f"checkpoint file missing: {path}")
+        if not self.enabled or self.records is None or rel in self._done:
+            return path
+        record = self.records.get(rel)
+        if not isinstance(record, dict) or "sha256" not in record or "bytes" not in record:
+            raise CheckpointError(f"checkpoint file {path} has no checksum in {self.folder / 'meta.json'} "
+                                  "(a file the checkpoint was not written with)")
+        try:
+            found = _file_record(Path(path))
+        except OSError as exc:
+            raise CheckpointError(f"checkpoint file {path} is unreadable: {exc.strerror or exc}") from exc
+        if found["bytes"] != record["bytes"]:
+            raise CheckpointError(f"checkpoint file {path} is damaged: {found['bytes']} bytes, meta.json records "
+                                  f"{record['bytes']} (truncated or overwritten)")
+        if found["sha256"] != record["sha256"]:
+            raise CheckpointError(f"checkpoint file {path} is damaged: its sha256 {found['sha256'][:16]}... differs "
+                                  f"from the {record['sha256'][:16]}... recorded in meta.json (changed after it "
+                                  "was written)")
+        self._done.add(rel)
+        return path
+
+    def check_all(self) -> None:
+        """Check every recorded file (format 1: nothing is recorded, see :func:`verify_checkpoint`)."""
+        for rel in sorted(self.records or {}):
+            if not isinstance(rel, str) or Path(rel).is_absolute() or ".." in Path(rel).parts:
+                raise CheckpointError(f"{self.folder / 'meta.json'}: 'files' names {rel!r}, not a file of the "
+                                      "checkpoint folder")
+            self(self.folder / rel)
+
+
+def _read_state(check: _FileCheck, meta: dict, part: str) -> dict[str, np.ndarray]:
+    """``{name: ndarray}`` of a checkpoint's ``part`` ("backbone" or "states"), verified."""
+    folder = check.folder
+    if meta.get("format") == FORMAT_V1:
+        path = check(folder / (LEGACY_BACKBONE_FILE if part == "backbone" else LEGACY_STATES_FILE))
+        try:
+            state = load_file(path, allowed=ARRAY_GLOBALS)
+        except UnsafePickleError as exc:
+            raise CheckpointError(str(exc)) from exc
+        except MalformedPickleError as exc:
+            raise CheckpointError(f"checkpoint file {path} is unreadable: {exc}") from exc
+        if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, np.ndarray)
+                                                  for k, v in state.items()):
+            raise CheckpointError(f"checkpoint file {path} is not a {{name: array}} state")
+        return state
+    path = check(folder / (BACKBONE_FILE if part == "backbone" else STATES_FILE))
     try:
-        np.save(path, value)
-    except OSError as exc:
-        raise _disk_error(Path(path), exc) from exc
-
-
-def _pickle(path: Path, obj) -> None:
-    _atomic_write_bytes(path, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
-
-
-def _unpickle(path: Path):
-    if not path.exists():
-        raise CheckpointError(f"checkpoint file missing: {path}")
-    try:
-        with open(path, "rb") as f:
-            return pickle.load(f)
-    except Exception as exc:
+        return load_state(path)
+    except StateFileError as exc:
         raise CheckpointError(f"checkpoint file {path} is unreadable: {exc}") from exc
+
+
+def check_loaded_state(where: str | Path, state: Mapping[str, np.ndarray], kind: str) -> None:
+    """A loaded ``state`` must be finite and its BatchNorm running variances (names ending in
+    ``_variance``) in ``[0, MAX_BN_VARIANCE]``; :class:`CheckpointError` names ``where`` and the
+    tensor otherwise."""
+    for key, value in state.items():
+        bad = count_nonfinite(value)
+        if bad:
+            raise CheckpointError(f"checkpoint {where}: {kind} tensor {key!r} holds {bad} inf/NaN values "
+                                  f"(of {np.asarray(value).size})")
+        if key.endswith("_variance") and np.asarray(value).size and np.issubdtype(value.dtype, np.floating):
+            low, high = float(np.min(value)), float(np.max(value))
+            if low < 0 or high > MAX_BN_VARIANCE:
+                wrong = low if low < 0 else high
+                raise CheckpointError(f"checkpoint {where}: {kind} BatchNorm running variance {key!r} holds "
+                                      f"{wrong:.6g} (a variance is >= 0 and at most {MAX_BN_VARIANCE:g})")
 
 
 def step_dir(root: str | Path, global_step: int) -> Path:
@@ -210,6 +336,24 @@ def latest_checkpoint(root: str | Path) -> Path | None:
     return done[-1][1]
 
 
+def newest_intact_checkpoint(root: str | Path) -> tuple[Path | None, list[tuple[Path, str]]]:
+    """``(folder, damaged)``: the newest complete checkpoint under ``root`` (as
+    :func:`latest_checkpoint`) that passes :func:`verify_checkpoint`, or None, and
+    ``[(folder, reason)]`` of the newer ones that failed it (newest first)."""
+    done = [folder for _, folder in complete_checkpoints(root)]
+    newest = latest_checkpoint(root)
+    order = ([newest] if newest is not None else []) + [f for f in reversed(done) if f != newest]
+    damaged = []
+    for folder in order:
+        try:
+            verify_checkpoint(folder)
+        except CheckpointError as exc:
+            damaged.append((folder, str(exc)))
+            continue
+        return folder, damaged
+    return None, damaged
+
+
 def resolve_checkpoint(path: str | Path) -> Path:
     """A checkpoint folder, or a checkpoints root (→ its latest), checked to be complete."""
     path = Path(path)
@@ -229,26 +373,57 @@ def read_meta(path: str | Path) -> dict:
         raise CheckpointError(f"checkpoint file missing: {meta_path}") from None
     except json.JSONDecodeError as exc:
         raise CheckpointError(f"checkpoint file {meta_path} is corrupt: {exc}") from exc
-    if meta.get("format") != FORMAT:
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"checkpoint file {meta_path} is corrupt: not a JSON object")
+    if meta.get("format") not in (FORMAT, FORMAT_V1):
         raise CheckpointError(f"{meta_path}: format {meta.get('format')!r}, expected {FORMAT!r}")
     return meta
 
 
+def verify_checkpoint(path: str | Path) -> dict:
+    """The meta of the checkpoint folder ``path`` once every file of it has been checked: against
+    its recorded sha256 and size, or, in a format-1 checkpoint (which records none), by reading
+    its pickles and the headers and sizes of its ``.npy`` shards. :class:`CheckpointError` names
+    the first damaged, missing or unreadable file."""
+    path = Path(path)
+    meta = read_meta(path)
+    check = _FileCheck(path, meta)
+    if check.records is not None:
+        check.check_all()
+        return meta
+    for part in ("backbone", "states"):
+        _read_state(check, meta, part)
+    for shard in sorted((path / "centers").glob("*.npy")):
+        try:
+            np.load(shard, mmap_mode="r", allow_pickle=False)
+        except (ValueError, OSError, EOFError) as exc:
+            raise CheckpointError(f"checkpoint file {shard} is unreadable: {exc}") from exc
+    return meta
+
+
 def load_backbone_state(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
-    """``(config dict, {structured name: ndarray})`` of a checkpoint (or ``best/``) folder."""
+    """``(config dict, {structured name: ndarray})`` of a checkpoint (or ``best/``) folder, its
+    file verified and its tensors checked (see the module doc)."""
     path = resolve_checkpoint(path)
-    return read_meta(path)["config"], _unpickle(path / "backbone.pdparams")
+    meta = read_meta(path)
+    state = _read_state(_FileCheck(path, meta), meta, "backbone")
+    check_loaded_state(path, state, "backbone")
+    return meta["config"], state
 
 
 # ------------------------------------------------------------------------------------- saving
-def write_backbone(folder: Path, target: CheckpointTarget) -> None:
-    """``folder/backbone.pdparams``: {structured name: ndarray} of ``target``'s backbone."""
-    _pickle(Path(folder) / "backbone.pdparams", read_finite(target.scope, target.backbone_names))
+def write_backbone(folder: Path, target: CheckpointTarget) -> dict[str, dict]:
+    """``folder/backbone.npz``: {structured name: ndarray} of ``target``'s backbone; returns its
+    ``{file name: {"sha256", "bytes"}}`` for :func:`write_meta`."""
+    state = read_finite(target.scope, target.backbone_names)
+    return {BACKBONE_FILE: _atomic_write_bytes(Path(folder) / BACKBONE_FILE, state_bytes(state, "backbone"))}
 
 
-def write_meta(folder: Path, meta: dict, world_size: int, num_heads: int) -> None:
-    """``folder/meta.json``: ``meta`` plus the format, rank count and number of classifiers."""
-    meta = dict(meta, format=FORMAT, world_size=world_size, num_heads=num_heads)
+def write_meta(folder: Path, meta: dict, world_size: int, num_heads: int,
+               files: Mapping[str, dict] | None = None) -> None:
+    """``folder/meta.json``: ``meta`` plus the format, rank count, number of classifiers and
+    ``files`` (relative path -> ``{"sha256", "bytes"}`` of every other file of the folder)."""
+    meta = dict(meta, format=FORMAT, world_size=world_size, num_heads=num_heads, files=dict(files or {}))
     _atomic_write_bytes(Path(folder) / "meta.json", json.dumps(meta, indent=1).encode())
 
 
@@ -285,17 +460,19 @@ class CheckpointWriter:
         if self.rank == 0:
             backbone = read_finite(scope, target.backbone_names, "rank 0: ")
             states = read_finite(scope, {name: name for name in target.state_names}, "rank 0: ")
+        files = {}  # this rank's files: relative path -> {"sha256", "bytes"}
         for path, value in shards:
-            _save_npy(path, value)
+            files[Path(path).relative_to(partial).as_posix()] = _save_npy(path, value)
         for index, head in enumerate(heads):
             info = partial / "centers" / f"head{index}.rank{self.rank}.json"
-            _atomic_write_bytes(info, json.dumps(
+            files[info.relative_to(partial).as_posix()] = _atomic_write_bytes(info, json.dumps(
                 {"class_start": head.class_start, "num_local": head.num_local,
                  "has_velocity": head.velocity is not None, "center_dtype": head.center_dtype}).encode())
         if self.rank == 0:
-            _pickle(partial / "backbone.pdparams", backbone)
-            _pickle(partial / "states.pdstates", states)
-        _atomic_write_bytes(partial / f"done.rank{self.rank}", b"")
+            files[BACKBONE_FILE] = _atomic_write_bytes(partial / BACKBONE_FILE, state_bytes(backbone, "backbone"))
+            files[STATES_FILE] = _atomic_write_bytes(partial / STATES_FILE, state_bytes(states, "states"))
+        # the marker carries the rank's checksums to rank 0, which records them in meta.json
+        _atomic_write_bytes(partial / f"done.rank{self.rank}", json.dumps(files).encode())
         if self.rank != 0:
             return None
         deadline = time.monotonic() + self.wait_timeout
@@ -304,7 +481,9 @@ class CheckpointWriter:
                 raise TimeoutError(f"checkpoint {partial}: not every rank wrote its shard within "
                                    f"{self.wait_timeout:.0f}s (is the output folder shared by all nodes?)")
             time.sleep(0.05)
-        write_meta(partial, meta, self.world_size, len(heads))
+        for r in range(1, self.world_size):
+            files.update(json.loads((partial / f"done.rank{r}").read_text()))
+        write_meta(partial, meta, self.world_size, len(heads), files)
         if final.exists():
             shutil.rmtree(final)
         os.replace(partial, final)
@@ -368,15 +547,21 @@ def _assign_strict(scope, saved: dict[str, np.ndarray], expected: dict[str, str]
 
 
 def reshard_rows(path: Path, head_index: int, kind: str, saved_world_size: int, start: int, count: int,
-                 width: int, center_dtype: str = "float32") -> np.ndarray:
+                 width: int, center_dtype: str = "float32",
+                 check: Callable[[Path], Path] | None = None) -> np.ndarray:
     """Rows ``[start, start+count)`` of the full center matrix, read from any saved split and
-    returned in the host form of ``center_dtype`` (saved rows of another dtype are converted)."""
+    returned in the host form of ``center_dtype`` (saved rows of another dtype are converted).
+    ``check(file)`` is called on each file before it is read (the checksum check of
+    :func:`load_checkpoint`)."""
+    path = Path(path)
     out = np.empty((count, width), dtype=HOST_DTYPES[center_dtype])
     filled = 0
     for r in range(saved_world_size):
         info_path = path / "centers" / f"head{head_index}.rank{r}.json"
         if not info_path.exists():
             raise CheckpointError(f"checkpoint file missing: {info_path}")
+        if check is not None:
+            check(info_path)
         try:
             info = json.loads(info_path.read_text())
             lo, hi = max(start, info["class_start"]), min(start + count, info["class_start"] + info["num_local"])
@@ -387,15 +572,21 @@ def reshard_rows(path: Path, head_index: int, kind: str, saved_world_size: int, 
         shard_path = path / "centers" / f"head{head_index}.{kind}.rank{r}.npy"
         if not shard_path.exists():
             raise CheckpointError(f"checkpoint file missing: {shard_path}")
+        if check is not None:
+            check(shard_path)
         try:
-            shard = np.load(shard_path, mmap_mode="r")
+            shard = np.load(shard_path, mmap_mode="r", allow_pickle=False)
         except (ValueError, OSError, EOFError) as exc:  # truncated, or not an .npy
             raise CheckpointError(f"checkpoint file {shard_path} is unreadable: {exc}") from exc
         if shard.shape != (info["num_local"], width):
             raise CheckpointError(f"{shard_path}: shape {list(shard.shape)}, expected "
                                   f"{[info['num_local'], width]}")
-        out[lo - start:hi - start] = convert(shard[lo - info["class_start"]:hi - info["class_start"]],
-                                             center_dtype)
+        rows = convert(shard[lo - info["class_start"]:hi - info["class_start"]], center_dtype)
+        bad = count_nonfinite(rows, bfloat16_bits=True)
+        if bad:
+            raise CheckpointError(f"checkpoint file {shard_path}: class centers ({kind}) of classes "
+                                  f"[{lo}, {hi}) hold {bad} inf/NaN values")
+        out[lo - start:hi - start] = rows
         filled += hi - lo
     if filled != count:
         raise CheckpointError(f"checkpoint centers of head{head_index} do not cover classes "
@@ -403,10 +594,13 @@ def reshard_rows(path: Path, head_index: int, kind: str, saved_world_size: int, 
     return out
 
 
-def load_checkpoint(path: str | Path, target: CheckpointTarget, expect: dict) -> dict:
+def load_checkpoint(path: str | Path, target: CheckpointTarget, expect: dict, verify: bool = True) -> dict:
     """Load a checkpoint (folder or root) into ``target``; return its meta.
 
-    ``expect``: fields that must match (num_classes, embedding_size, backbone, ...).
+    ``expect``: fields that must match (num_classes, embedding_size, backbone, ...). ``verify``:
+    check each file read against its recorded checksum (off only for a checkpoint that
+    :func:`verify_checkpoint` has just checked). Loaded tensors are checked either way
+    (:func:`check_loaded_state`; center rows as they are read, naming their shard file).
     """
     scope, place, heads = target.scope, target.place, target.heads
     path = resolve_checkpoint(path)
@@ -414,14 +608,17 @@ def load_checkpoint(path: str | Path, target: CheckpointTarget, expect: dict) ->
     for key, value in expect.items():
         _check_same(key, meta.get(key), value)
     _check_same("number of classifiers", meta.get("num_heads"), len(heads))
-    _assign_strict(scope, _unpickle(path / "backbone.pdparams"), dict(target.backbone_names), "backbone",
-                   place)
-    _assign_strict(scope, _unpickle(path / "states.pdstates"), {n: n for n in target.state_names},
-                   "optimizer state", place)
+    check = _FileCheck(path, meta, enabled=verify)
+    backbone = _read_state(check, meta, "backbone")
+    check_loaded_state(path, backbone, "backbone")
+    states = _read_state(check, meta, "states")
+    check_loaded_state(path, states, "optimizer state")
+    _assign_strict(scope, backbone, dict(target.backbone_names), "backbone", place)
+    _assign_strict(scope, states, {n: n for n in target.state_names}, "optimizer state", place)
     for index, head in enumerate(heads):
         start, count = class_split(head.num_classes, head.world_size, head.rank)
         for kind, name in center_tensors(head):
             rows = reshard_rows(path, index, kind, meta["world_size"], start, count, head.embedding_size,
-                                head.center_dtype)
+                                head.center_dtype, check)
             write_tensor(scope, name, rows, place)
     return meta

@@ -4,7 +4,9 @@ initialised from mean embeddings.
 Sources :func:`read_pretrained` accepts (``model.pretrained`` / ``tools/train.py --pretrained``):
 
 * a training checkpoint folder, a checkpoints root (its ``latest``) or a ``best/`` folder
-  (``meta.json`` + ``backbone.pdparams``): the architecture comes from the saved config;
+  (``meta.json`` + ``backbone.npz``, or ``backbone.pdparams`` of format 1): the architecture
+  comes from the saved config; the file is checked against its recorded checksum and its tensors
+  for inf/NaN and implausible BatchNorm variances (:mod:`~paddle_pfc.engine.checkpoint`);
 * an exported inference model folder (``tools/export.py`` output: ``export.json`` +
   ``model.json`` + ``model.pdiparams``): the architecture comes from ``export.json``. The
   parameter file stores variable names, not structured names; the mapping is rebuilt by
@@ -13,6 +15,9 @@ Sources :func:`read_pretrained` accepts (``model.pretrained`` / ``tools/train.py
   on a random batch, otherwise the load is refused;
 * a plain state dict file, ``.pdparams`` (``paddle.save(layer.state_dict())`` or a pickled
   ``{name: ndarray}``) or ``.npz``: no architecture is recorded, names and shapes are checked.
+  Neither is unpickled beyond arrays and containers
+  (:func:`~paddle_pfc.deploy.export.load_state_file`): a file that asks for anything else is
+  refused, naming it and what it asked for, and nothing of it runs.
 
 Strict: another backbone or embedding size than the run's is an error naming both; then every
 structured name must match (a missing or unexpected tensor, or one of another shape, is an error

@@ -116,9 +116,12 @@ class Trainer:
         """The checkpoint to resume from (``train.resume``: a path, ``auto`` or null), or None.
 
         ``auto``: the newest complete checkpoint of ``output_dir/checkpoints`` (by the step in its
-        meta.json), else a fresh start; a checkpoint folder whose meta.json cannot be read is
-        skipped with a warning naming it. A fresh run into a folder that holds checkpoints or a
-        ``best/`` model is an :class:`OutputDirError` unless ``train.overwrite`` (then rank 0
+        meta.json) whose files pass :func:`~paddle_pfc.engine.checkpoint.verify_checkpoint`, else
+        a fresh start; a checkpoint folder whose meta.json cannot be read, or a newer one with a
+        damaged file, is skipped with a warning naming it and what is wrong. A checkpoint named
+        by path must pass the same check (:class:`~paddle_pfc.engine.checkpoint.CheckpointError`
+        naming the file). A fresh run into a folder that holds checkpoints or a ``best/`` model is
+        an :class:`OutputDirError` unless ``train.overwrite`` (then rank 0
         deletes them). A run that takes its backbone from ``model.pretrained`` is refused first when
         that source lies where the run deletes or replaces files (:mod:`~paddle_pfc.engine.protect`).
         """
@@ -133,6 +136,11 @@ class Trainer:
                     log.warning("resume auto: skipped %s, whose meta.json cannot be read (%s); the run "
                                 "replaces it if it saves that step again: copy it away to keep it",
                                 folder, reason)
+            newest, damaged = ckpt.newest_intact_checkpoint(root)
+            if self.rank == 0:
+                for folder, reason in damaged:
+                    log.warning("resume auto: skipped damaged checkpoint %s (%s); resuming from %s", folder.name,
+                                reason, newest.name if newest is not None else "nothing: starting fresh")
             if newest is None:
                 log.info("resume auto: no complete checkpoint in %s, starting fresh", root)
                 if self.rank == 0 and (self.output_dir / "best").exists():
@@ -140,7 +148,9 @@ class Trainer:
                                 "its first validation", self.output_dir / "best")
             return None if newest is None else str(newest)
         if resume:
-            return str(ckpt.resolve_checkpoint(resume))  # a wrong path fails now, naming it
+            named = ckpt.resolve_checkpoint(resume)  # a wrong path fails now, naming it
+            ckpt.verify_checkpoint(named)  # and so does a damaged file
+            return str(named)
         leftovers = sorted(p.name for p in root.glob("step_*")) if root.is_dir() else []
         best = self.output_dir / "best"
         if leftovers or best.exists():
@@ -202,7 +212,8 @@ class Trainer:
         m, t, s, schedule = self.cfg.model, self.cfg.train, self.state, self.programs.schedule
         meta = ckpt.load_checkpoint(path, self.programs, expect={"num_classes": self.cfg.data.num_classes,
                                                                  "embedding_size": m.embedding_size,
-                                                                 "backbone": m.backbone})
+                                                                 "backbone": m.backbone},
+                                    verify=path != self.resume_path)  # verified when it was chosen
         s.epoch, s.step_in_epoch = meta["epoch"], meta["step_in_epoch"]
         s.global_step, s.best_accuracy = meta["global_step"], meta.get("best_accuracy", -1.0)
         if meta["world_size"] != self.world_size:

@@ -164,7 +164,9 @@ class Validator(Callback):
     def _save_best(self, results: dict[str, float]) -> None:
         best = self.output_dir / "best"
         best.mkdir(parents=True, exist_ok=True)
-        ckpt.write_backbone(best, self.programs)
+        files = ckpt.write_backbone(best, self.programs)
+        for stale in (ckpt.LEGACY_BACKBONE_FILE,):  # an earlier version's best/ in the same folder
+            (best / stale).unlink(missing_ok=True)
         ckpt.write_meta(best, dict(checkpoint_meta(self.cfg, self.state), accuracy=results), self.world_size,
-                        num_heads=len(self.programs.heads))
+                        num_heads=len(self.programs.heads), files=files)
         log.info("best model (mean accuracy %.5f) saved to %s", self.state.best_accuracy, best)

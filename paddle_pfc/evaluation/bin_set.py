@@ -4,7 +4,10 @@ File format: ``pickle.dump((bins, issame_list))`` where ``bins`` holds
 ``2 * P`` encoded (JPEG) images - pair ``k`` is ``bins[2k], bins[2k+1]`` - as
 ``bytes`` or uint8 numpy arrays, and ``issame_list`` holds ``P`` bools.
 Python-2 era files need ``encoding='bytes'``, which :func:`read_bin` uses.
-NOTE: these files are pickles - only load files you trust.
+The pickle is read by :func:`paddle_pfc.utils.safe_pickle.restricted_load`, which constructs only
+what this format holds (lists, tuples, bytes, numpy arrays and scalars): a file that asks for any
+other global is refused with ``UnsafePickleError`` naming the file and the global, and nothing of
+it runs.
 """
 from __future__ import annotations
 
@@ -15,6 +18,13 @@ from typing import List, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 
 from paddle_pfc.data._image import SizeLike, as_size, decode_rgb, fit_size, normalize_nchw
+from paddle_pfc.utils.safe_pickle import (CONTAINER_GLOBALS, NUMPY_GLOBALS, MalformedPickleError,
+                                          UnsafePickleError, restricted_load)
+
+#: What an insightface ``.bin`` holds: tuples and lists (no global needed), ``bytes`` (as
+#: protocols 0-2 write them) and numpy arrays, dtypes and scalars (uint8 images, bool labels).
+BIN_GLOBALS = {**{key: value for key, value in CONTAINER_GLOBALS.items() if key[1] in ("bytes", "bytearray", "encode")},
+               **NUMPY_GLOBALS}
 
 
 class VerificationSet(NamedTuple):
@@ -29,15 +39,20 @@ class VerificationSet(NamedTuple):
 def read_bin(path: str) -> Tuple[List[bytes], List[bool]]:
     """Read the raw content of a ``.bin``: ``(bins as list of bytes, issame as list of bool)``.
 
-    Raises ``ValueError`` naming ``path`` for unreadable or malformed content.
+    Raises ``ValueError`` naming ``path`` for unreadable or malformed content, and its subclass
+    :class:`~paddle_pfc.utils.safe_pickle.UnsafePickleError` (naming ``path`` and the global)
+    for a pickle that would construct anything but :data:`BIN_GLOBALS`; nothing of it runs.
     """
     try:
         with open(path, "rb") as f:
-            obj = pickle.load(f, encoding="bytes")
+            obj = restricted_load(f, source=str(path), allowed=BIN_GLOBALS, encoding="bytes")
     except OSError as e:
         raise ValueError(f"{path}: cannot read verification file ({e.strerror or e})") from e
-    except Exception as e:  # UnpicklingError, EOFError, ValueError, ...
-        raise ValueError(f"{path}: not a valid insightface .bin pickle ({type(e).__name__}: {e})") from e
+    except UnsafePickleError:
+        raise
+    except MalformedPickleError as e:
+        cause = e.__cause__ if e.__cause__ is not None else e
+        raise ValueError(f"{path}: not a valid insightface .bin pickle ({type(cause).__name__}: {cause})") from e
     if not isinstance(obj, (tuple, list)) or len(obj) != 2:
         raise ValueError(f"{path}: expected a pickled (bins, issame_list) pair, got {type(obj).__name__}")
     bins, issame = obj

@@ -83,8 +83,8 @@ def load_bin(path: Union[str, os.PathLike], image_size=112) -> Tuple[np.ndarray,
     Images are decoded to RGB, resized to ``image_size`` (int or ``(H, W)``) when
     they differ, and normalized ``(x - 127.5) / 128``.  Pair ``k`` is images
     ``2k, 2k+1``.  Uses the data layer's reader (:mod:`paddle_pfc.evaluation.bin_set`);
-    ``ValueError`` naming the file for unreadable / malformed sets.
-    NOTE: ``.bin`` files are pickles: only load files you trust.
+    ``ValueError`` naming the file for unreadable / malformed sets (``UnsafePickleError``, a
+    ``ValueError``, for a pickle that asks for more than the format holds; nothing of it runs).
     """
     from paddle_pfc.evaluation.bin_set import load_bin as _load_bin
 

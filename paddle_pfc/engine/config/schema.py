@@ -174,6 +174,8 @@ class DataConfig(Section):
     num_workers: int = setting(2, "loader workers per rank (0 = load in the main process)", ge(0))
     flip: bool = setting(True, "random horizontal flip")
     skip_bad: bool = setting(False, "skip corrupt images instead of failing")
+    allow_outside_root: bool = setting(False, "folder data: let label.txt name files outside data.root (an "
+                                       "absolute path, '..', a symlink leading out); refused by default")
     batch_timeout: float = setting(600.0, "seconds a rank waits for one batch from its loader workers before "
                                    "failing (a stuck worker: a hung file system, a deadlocked decoder)", gt(0.0))
     seed: int = setting(0, "data seed (shuffling, synthetic generation)")
