@@ -9,6 +9,9 @@
     ... --pretrained output/ms1m/best -o data.num_classes=1000   # fine-tune (docs/finetuning.md)
 
 Errors: each rank prints ``[rank R] Error: cause`` and writes it to ``output_dir/error_rank{R}.txt``.
+One job per ``train.output_dir``: a second one is refused, naming the first. SIGTERM (a scheduler's
+preemption) stops every rank at one step, checkpointed within ``train.preempt_grace`` seconds:
+status 143 (docs/reliability.md).
 """
 from __future__ import annotations
 
@@ -23,9 +26,11 @@ from paddle_pfc.engine.config import ConfigError, add_config_args, config_from_a
 
 def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 done, 2 a usage error — the config, ``--pretrained``, ``--resume PATH``, an
-    output folder that holds an earlier run, a global batch larger than the data, class centers
-    larger than the machine's memory, Paddle's global oneDNN mode on a CPU (``config error: ...`` /
-    ``error: ...`` on stderr); any other error is reported per rank and raised."""
+    output folder that holds an earlier run or is in use by another job, a global batch larger
+    than the data, class centers larger than the machine's memory, Paddle's global oneDNN mode on
+    a CPU (``config error: ...`` / ``error: ...`` on stderr); 143 stopped by SIGTERM with the
+    current step checkpointed (rank 0 prints ``preempted at step N: ...``), 1 when
+    ``train.preempt_grace`` ran out first; any other error is reported per rank and raised."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_config_args(parser)
     parser.add_argument("--resume", default=None,
@@ -53,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from paddle_pfc.engine.checkpoint import CheckpointError
     from paddle_pfc.engine.errors import report_error
+    from paddle_pfc.engine.output_lock import OutputDirLockedError, lock_for_job
+    from paddle_pfc.engine.preemption import PREEMPTED_EXIT, Preempted
     from paddle_pfc.engine.pretrained import PretrainedError
     from paddle_pfc.engine.runtime import ProcessSettingError
     from paddle_pfc.engine.trainer import DataSizeError, HeadMemoryError, OutputDirError
@@ -60,9 +67,19 @@ def main(argv: list[str] | None = None) -> int:
     rank = 0
     try:
         rank, world_size = paddle_pfc.init_distributed(cfg.train.collective_timeout)
+        lock_for_job(cfg.train.output_dir, rank, world_size)  # before anything is written into the folder
         (Path(cfg.train.output_dir) / f"error_rank{rank}.txt").unlink(missing_ok=True)  # a stale one
         setup_logging(Path(cfg.train.output_dir), rank)
         Trainer(cfg, rank, world_size).train()
+    except OutputDirLockedError as exc:  # the folder is another job's: nothing written into it, not even an error file
+        print(f"error: [rank {rank}] {exc}", file=sys.stderr)
+        return 2
+    except Preempted as stop:
+        if rank == 0:  # one line, to stdout and train.log
+            import logging
+
+            logging.getLogger("paddle_pfc.train").info("%s", stop)
+        return PREEMPTED_EXIT
     except (PretrainedError, OutputDirError, DataSizeError, HeadMemoryError, ProcessSettingError) as exc:  # a bad
         # --pretrained, an occupied output_dir, a batch larger than the data, a head larger than the machine's
         # memory, Paddle's global oneDNN mode: usage errors,

@@ -30,11 +30,12 @@ from paddle_pfc.engine.config import Config, dump_config, resolve_lr
 from paddle_pfc.engine.distributed import local_world_size, on_gpu
 from paddle_pfc.engine.input import DataSizeError, dataset_from_config, loader_from_config
 from paddle_pfc.engine.memory import HeadMemoryError, check_head_fits
+from paddle_pfc.engine.preemption import Preempted, PreemptionWatch
 from paddle_pfc.engine.validator import ValidationSetError, Validator, load_validation_sets
 from paddle_pfc.head.registry import NONFINITE_PARTS
 
 __all__ = ["Trainer", "check_supported", "setup_logging", "OutputDirError", "NonFiniteTrainingError",
-           "ValidationSetError", "HeadMemoryError", "DataSizeError"]
+           "ValidationSetError", "HeadMemoryError", "DataSizeError", "Preempted"]
 
 log = logging.getLogger("paddle_pfc.train")
 
@@ -64,16 +65,20 @@ class Trainer:
         """Checks the output folder (resume / overwrite), indexes the data, opens and checks every
         verification set, builds and initialises the programs — everything that can fail on bad
         input fails here, before the first step. Ranks meet at a barrier after every phase in
-        which they may diverge (see :meth:`sync`)."""
+        which they may diverge (see :meth:`sync`). From here on SIGTERM stops the job in order
+        (:mod:`~paddle_pfc.engine.preemption`, :meth:`train`)."""
         check_supported(cfg)
         self.cfg, self.rank, self.world_size = cfg, rank, world_size
+        self.state = TrainState()
+        self.preemption = PreemptionWatch(rank, world_size, cfg.train.preempt_grace,
+                                          describe=lambda: f"at global step {self.state.global_step}")
+        self.preemption.install()
         if not on_gpu():  # the centers live in host memory: a shard that cannot fit fails now, not at SIGKILL
             check_head_fits(cfg.data.num_classes, cfg.model.embedding_size, world_size, cfg.classifier.sample_ratio,
                             cfg.train.batch_size, cfg.classifier.center_dtype, cfg.classifier.dtype,
                             local_world_size(), warn=rank == 0)
         self.output_dir = Path(cfg.train.output_dir)
         self._barrier = StoreBarrier(rank, world_size, cfg.train.collective_timeout)
-        self.state = TrainState()
         self._frozen: dict[str, np.ndarray] | None = None  # backbone kept during the frozen steps
         self._resumed = False
         self.resume_path = self._resume_decision()
@@ -91,8 +96,8 @@ class Trainer:
         self.validator = Validator(cfg, self.programs, validation_sets, self.state, self.metrics,
                                    self.output_dir, rank, world_size, self.sync)
         self._logger = StepLogger(cfg, world_size, self.total_steps, self.metrics, rank)
-        self.callbacks: list[Callback] = [self._logger, self.validator,
-                                          Checkpointing(cfg, self.programs, writer, self.sync)]
+        self._checkpointing = Checkpointing(cfg, self.programs, writer, self.sync)
+        self.callbacks: list[Callback] = [self._logger, self.validator, self._checkpointing]
 
     def sync(self, phase: str) -> float:
         """Barrier of every rank after ``phase`` (on the TCP store, ``train.collective_timeout``),
@@ -299,7 +304,12 @@ class Trainer:
     # ----------------------------------------------------------------------------- the loop
     def train(self) -> dict:
         """Run until ``train.epochs`` (or ``train.max_steps``); returns ``{"loss": [global loss of
-        each step], "val": [(step, {set: accuracy})]}`` of this run."""
+        each step], "val": [(step, {set: accuracy})]}`` of this run.
+
+        SIGTERM (from here or from the set-up in ``__init__``) stops every rank after one common
+        step, at most the step under way and one more, which is checkpointed (a validation due
+        then is skipped); then :class:`~paddle_pfc.engine.preemption.Preempted` is raised. A
+        request before the first step stops before it, with nothing new to save."""
         t, s = self.cfg.train, self.state
         if self.rank == 0:
             dump_config(self.cfg, self.output_dir / "config.yaml")
@@ -315,7 +325,30 @@ class Trainer:
         elif self.rank == 0 and t.freeze_backbone_steps >= self.total_steps:
             log.warning("train.freeze_backbone_steps %d >= the run's %d steps: the backbone stays frozen for the "
                         "whole run", t.freeze_backbone_steps, self.total_steps)
+        preemption = self.preemption
+        preemption.propose(s.global_step)  # seen by every rank after the barrier
         self.sync("training starts")
+        stop = preemption.stop_step(s.global_step)  # a later proposal (the next step's) may be seen here too
+        preempted = stop is not None and stop <= s.global_step
+        try:
+            if preempted:
+                raise self._preempted(saved=False)
+            result = self._train_steps()
+        except Preempted:
+            preemption.finished()  # the handler stays: the launcher's repeated SIGTERMs must not kill the exit
+            raise
+        preemption.uninstall()
+        return result
+
+    def _preempted(self, saved: bool) -> Preempted:
+        """The :class:`Preempted` of this rank at the current step: the checkpoint written now
+        (``saved``), else the one resumed from."""
+        path = self._checkpointing.last_path if saved else self.resume_path
+        return Preempted(self.state.global_step, str(path) if path else None, saved,
+                         self.preemption.seconds_since_request())
+
+    def _train_steps(self) -> dict:
+        t, s, preemption = self.cfg.train, self.state, self.preemption
         losses: list[float] = []
         if s.global_step == 0 and self.cfg.model.pretrained:
             from paddle_pfc.engine.pretrained import init_from_pretrained
@@ -324,24 +357,31 @@ class Trainer:
             self.sync("pretrained backbone loaded")  # center init takes each rank its own time
         if s.global_step == 0:
             self.validator.validate_untrained()
+        preempted = False
         try:
             for callback in self.callbacks:
                 callback.on_train_begin(s)
-            while s.global_step < self.total_steps and s.epoch < t.epochs:
+            while s.global_step < self.total_steps and s.epoch < t.epochs and not preempted:
                 if self.num_skipped and self.rank == 0:
                     log.warning("epoch %d: %d images skipped by data.skip_bad (listed at start-up)",
                                 s.epoch, self.num_skipped)
                 for images, labels in self.loader.epoch(s.epoch, s.step_in_epoch):
+                    preemption.propose(s.global_step + 1)
                     lr = self.programs.schedule()
                     losses.append(self._step(images, labels))
+                    stop = preemption.stop_step(s.global_step)
+                    done = s.global_step >= self.total_steps
+                    preempted = stop is not None and s.global_step >= stop and not done
                     step = StepEnd(s, losses[-1], lr, epoch_end=s.step_in_epoch >= self.steps_per_epoch,
-                                   done=s.global_step >= self.total_steps)
+                                   done=done, preempted=preempted)
                     for callback in self.callbacks:
                         callback.on_step_end(step)
-                    if step.done:
+                    if step.done or preempted:
                         break
-                if s.step_in_epoch >= self.steps_per_epoch:
+                if s.step_in_epoch >= self.steps_per_epoch and not preempted:
                     s.epoch, s.step_in_epoch = s.epoch + 1, 0
+            if preempted:
+                raise self._preempted(saved=True)
             for callback in self.callbacks:
                 callback.on_train_end(s)
         finally:
