@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     from paddle_pfc.engine.checkpoint import CheckpointError
     from paddle_pfc.engine.errors import report_error
     from paddle_pfc.engine.output_lock import OutputDirLockedError, lock_for_job
-    from paddle_pfc.engine.preemption import PREEMPTED_EXIT, Preempted
+    from paddle_pfc.engine.preemption import PREEMPTED_EXIT, Preempted, PreemptionWatch
     from paddle_pfc.engine.pretrained import PretrainedError
     from paddle_pfc.engine.runtime import ProcessSettingError
     from paddle_pfc.engine.trainer import DataSizeError, HeadMemoryError, OutputDirError
@@ -67,10 +67,12 @@ def main(argv: list[str] | None = None) -> int:
     rank = 0
     try:
         rank, world_size = paddle_pfc.init_distributed(cfg.train.collective_timeout)
+        preemption = PreemptionWatch(rank, world_size, cfg.train.preempt_grace)
+        preemption.install()  # SIGTERM from now on: an orderly stop (before the first step, if it comes that early)
         lock_for_job(cfg.train.output_dir, rank, world_size)  # before anything is written into the folder
         (Path(cfg.train.output_dir) / f"error_rank{rank}.txt").unlink(missing_ok=True)  # a stale one
         setup_logging(Path(cfg.train.output_dir), rank)
-        Trainer(cfg, rank, world_size).train()
+        Trainer(cfg, rank, world_size, preemption).train()
     except OutputDirLockedError as exc:  # the folder is another job's: nothing written into it, not even an error file
         print(f"error: [rank {rank}] {exc}", file=sys.stderr)
         return 2

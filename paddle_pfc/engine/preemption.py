@@ -60,7 +60,7 @@ class PreemptionWatch:
     def __init__(self, rank: int, world_size: int, grace: float, store=None,
                  describe: Callable[[], str] = lambda: "") -> None:
         self.rank, self.world_size, self.grace = rank, world_size, float(grace)
-        self._store, self._describe = store, describe
+        self._store, self.describe = store, describe
         self.requested_at: float | None = None
         self._pid = os.getpid()
         self._proposed = False
@@ -102,7 +102,7 @@ class PreemptionWatch:
     def _watchdog(self) -> None:
         if self._done.wait(self.grace):
             return
-        state = self._describe()
+        state = self.describe()
         print(f"[rank {self.rank}] preempted: no checkpoint within train.preempt_grace={self.grace:g} s of "
               f"SIGTERM{f' ({state})' if state else ''}; the work since the newest complete checkpoint is lost; "
               "resume with --resume auto", file=sys.stderr, flush=True)

@@ -61,17 +61,18 @@ def setup_logging(output_dir: Path, rank: int) -> None:
 class Trainer:
     """Trains one rank from a validated :class:`~paddle_pfc.engine.config.Config`."""
 
-    def __init__(self, cfg: Config, rank: int, world_size: int) -> None:
+    def __init__(self, cfg: Config, rank: int, world_size: int, preemption: PreemptionWatch | None = None) -> None:
         """Checks the output folder (resume / overwrite), indexes the data, opens and checks every
         verification set, builds and initialises the programs — everything that can fail on bad
         input fails here, before the first step. Ranks meet at a barrier after every phase in
-        which they may diverge (see :meth:`sync`). From here on SIGTERM stops the job in order
-        (:mod:`~paddle_pfc.engine.preemption`, :meth:`train`)."""
+        which they may diverge (see :meth:`sync`). From here on (or from ``preemption``'s
+        :meth:`~paddle_pfc.engine.preemption.PreemptionWatch.install`, when one is given) SIGTERM
+        stops the job in order (:mod:`~paddle_pfc.engine.preemption`, :meth:`train`)."""
         check_supported(cfg)
         self.cfg, self.rank, self.world_size = cfg, rank, world_size
         self.state = TrainState()
-        self.preemption = PreemptionWatch(rank, world_size, cfg.train.preempt_grace,
-                                          describe=lambda: f"at global step {self.state.global_step}")
+        self.preemption = preemption or PreemptionWatch(rank, world_size, cfg.train.preempt_grace)
+        self.preemption.describe = lambda: f"at global step {self.state.global_step}"
         self.preemption.install()
         if not on_gpu():  # the centers live in host memory: a shard that cannot fit fails now, not at SIGKILL
             check_head_fits(cfg.data.num_classes, cfg.model.embedding_size, world_size, cfg.classifier.sample_ratio,
