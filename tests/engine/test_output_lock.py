@@ -67,7 +67,7 @@ def test_stale_lock_file_naming_a_dead_pid_does_not_block(tmp_path):
 def test_second_job_into_a_running_jobs_folder_is_refused_and_the_first_finishes_intact(tmp_path,
                                                                                        tiny_two_rank_losses):
     run = tmp_path / "run"
-    steps = 48
+    steps = 36  # train_tiny.yaml: 3 epochs of 12 steps
     job = ["-c", str(CONFIG), "-o", f"train.max_steps={steps}", "-o", f"train.output_dir={run}",
            "-o", "train.checkpoint_every_steps=0", "--resume", "auto"]
     first = start_launch(TRAIN, 2, job, tmp_path / "log_first")
