@@ -29,7 +29,9 @@ log = logging.getLogger("paddle_pfc.train")
 class TrainState:
     """Where training stands: ``global_step`` steps done, the data position (``epoch``,
     ``step_in_epoch``), the best mean validation accuracy (-1: none yet) and the non-finite step
-    counts (``bad_steps``: in a row; ``skipped_steps``: in this run)."""
+    counts (``skipped_in_row``: skipped steps in a row; ``bad_steps``: the last of them that count
+    against ``train.max_bad_steps``, all of them without loss scaling; ``skipped_steps``: in this
+    run)."""
 
     epoch: int = 0
     step_in_epoch: int = 0
@@ -37,6 +39,7 @@ class TrainState:
     best_accuracy: float = -1.0
     bad_steps: int = 0
     skipped_steps: int = 0
+    skipped_in_row: int = 0
 
 
 @dataclass(frozen=True)

@@ -275,7 +275,7 @@ class Trainer:
         elif not math.isfinite(loss):  # cannot happen: the loss is part of the check
             raise FloatingPointError(f"loss is {loss} at step {s.global_step} but the step was applied")
         else:
-            s.bad_steps = 0
+            s.bad_steps = s.skipped_in_row = 0
         p.schedule.step()
         s.global_step += 1
         s.step_in_epoch += 1
@@ -283,24 +283,33 @@ class Trainer:
 
     def _count_bad_step(self, loss: float, bad: list[str]) -> None:
         """Log a skipped step; stop after ``train.max_bad_steps`` in a row. With loss scaling a
-        gradient overflow is how the scale finds its level: it counts only at the scale's floor."""
+        gradient overflow is how the scale finds its level: it counts only at the scale's floor
+        (or with a non-finite loss), and the log line and the error say how many of the skipped
+        steps in a row counted."""
         s, scaling = self.state, self.programs.loss_scaling
         s.skipped_steps += 1
+        s.skipped_in_row += 1
         scale = float(self.programs.read("loss_scaling@scale")[0]) if scaling else None
         counts = not scaling or "loss" in bad or scale <= 1.0
         s.bad_steps = s.bad_steps + 1 if counts else 0
         what = ", ".join(bad)
         limit = self.cfg.train.max_bad_steps
+        counted = f" ({s.bad_steps} of them counted by train.max_bad_steps={limit})" if scaling else ""
         if self.rank == 0:
-            log.warning("step %d skipped (nothing updated): inf/NaN in %s (loss %s)%s; %d skipped in a "
-                        "row, %d in this run", s.global_step + 1, what, loss,
-                        f", loss scale now {scale:g}" if scale is not None else "", s.bad_steps,
+            log.warning("step %d skipped (nothing updated): inf/NaN in %s (loss %s)%s; %d skipped in a row%s, %d in "
+                        "this run", s.global_step + 1, what, loss,
+                        f", loss scale now {scale:g}" if scale is not None else "", s.skipped_in_row, counted,
                         s.skipped_steps)
         if s.bad_steps >= limit:
+            if s.skipped_in_row != s.bad_steps:
+                how_many = (f"{s.skipped_in_row} consecutive steps skipped, the last {s.bad_steps} with the loss scale "
+                            f"at its floor of 1 or a non-finite loss (train.max_bad_steps={limit} counts only those: an "
+                            "overflow above the floor halves the scale)")
+            else:
+                how_many = f"{s.bad_steps} consecutive steps skipped (train.max_bad_steps={limit})"
             raise NonFiniteTrainingError(
-                f"step {s.global_step + 1}: {s.bad_steps} consecutive steps skipped, the last with "
-                f"inf/NaN in: {what} (train.max_bad_steps={limit}); nothing was updated by them and the last "
-                "checkpoint is intact. Lower train.lr, check the data, or raise train.max_bad_steps")
+                f"step {s.global_step + 1}: {how_many}, the last with inf/NaN in: {what}; nothing was updated by them "
+                "and the last checkpoint is intact. Lower train.lr, check the data, or raise train.max_bad_steps")
 
     # ----------------------------------------------------------------------------- the loop
     def train(self) -> dict:
