@@ -39,7 +39,7 @@ def test_max_bad_steps_message_matches_its_count_with_loss_scaling(tmp_path):
 
 @pytest.mark.parametrize("value", ["1e-30", "0.5", "-3", "2000"])
 def test_nonsensical_logit_scale_is_a_config_error(value):
-    with pytest.raises(ConfigError, match=re.escape("loss.scale") + r".*\[1, 1024\]"):
+    with pytest.raises(ConfigError, match=re.escape("loss.scale") + r".*\[1\.0, 1024\.0\]"):
         load_config(None, ["data.num_classes=10", f"loss.scale={value}"])
     for fine in ("1", "30", "64", "1024"):
         assert load_config(None, ["data.num_classes=10", f"loss.scale={fine}"]).loss.scale == float(fine)

@@ -141,9 +141,9 @@ class LossConfig(Section):
     margin1: float = setting(1.0, "multiplicative angular margin m1", within(0.0, 4.0, "(]"))
     margin2: float = setting(0.5, "additive angular margin m2 (ArcFace), radians", within(-1.0, 1.0, "()"))
     margin3: float = setting(0.0, "additive cosine margin m3 (CosFace)", within(-1.0, 1.0, "()"))
-    scale: float = setting(64.0, "logit scale s (insightface: 30-64; far larger saturates the softmax)",
-                           Check("in [1, 1024] (insightface: 30-64; below 1 every logit lies in [-1, 1] and the "
-                                 "softmax cannot tell the classes apart)", lambda v: 1.0 <= v <= 1024.0))
+    scale: float = setting(64.0, "logit scale s (insightface: 30-64; below 1 every logit lies in [-1, 1] and the "
+                           "softmax cannot tell the classes apart; far larger saturates it)",
+                           within(1.0, 1024.0, "[]"))
 
 
 @section
