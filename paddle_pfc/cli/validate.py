@@ -45,11 +45,31 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("--nrof-folds must be >= 1")
     if args.batch_size < 1:
         p.error("--batch-size must be >= 1")
+    check_bins(p, args.bin)
     if args.json:
         check_output_file(p, "--json", args.json)
     if args.plot:
         check_output_file(p, "--plot", args.plot, IMAGE_SUFFIXES)
     return args
+
+
+def check_bins(parser: argparse.ArgumentParser, paths: list[str]) -> None:
+    """Every ``--bin`` is a readable file and the set names (file names without ``.bin``) differ,
+    all checked before the first set is embedded (a usage error naming each bad one)."""
+    problems = []
+    for path in paths:
+        if not os.path.exists(path):
+            problems.append(f"{path}: not found")
+        elif not os.path.isfile(path):
+            problems.append(f"{path}: not a file")
+        elif not os.access(path, os.R_OK):
+            problems.append(f"{path}: not readable")
+    names = [os.path.splitext(os.path.basename(path))[0] for path in paths]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        problems.append(f"several sets named {', '.join(twice)} (results are keyed by the file name)")
+    if problems:
+        parser.error("--bin " + "; ".join(problems))
 
 
 def evaluate_set(embed_fn: EmbedFn, path: str, name: str, input_size: tuple[int, int],
