@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 import paddle_pfc
@@ -57,14 +58,14 @@ def main(argv: list[str] | None = None) -> int:
     check_output_dir(parser, "train.output_dir", cfg.train.output_dir)
 
     from paddle_pfc.engine.checkpoint import CheckpointError
-    from paddle_pfc.engine.errors import report_error
+    from paddle_pfc.engine.errors import first_cause_line, report_error
     from paddle_pfc.engine.output_lock import OutputDirLockedError, lock_for_job
     from paddle_pfc.engine.preemption import PREEMPTED_EXIT, Preempted, PreemptionWatch
     from paddle_pfc.engine.pretrained import PretrainedError
     from paddle_pfc.engine.runtime import ProcessSettingError
     from paddle_pfc.engine.trainer import DataSizeError, HeadMemoryError, OutputDirError
 
-    rank = 0
+    rank, world_size, started = 0, 1, time.time()
     try:
         rank, world_size = paddle_pfc.init_distributed(cfg.train.collective_timeout)
         preemption = PreemptionWatch(rank, world_size, cfg.train.preempt_grace)
@@ -97,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         raise
     except Exception as exc:
         report_error(exc, rank, cfg.train.output_dir)
+        if world_size > 1:  # the launcher may blame another rank than the one that failed first
+            print(first_cause_line(exc, rank, cfg.train.output_dir, started), file=sys.stderr, flush=True)
         raise
     return 0
 
