@@ -45,7 +45,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("--nrof-folds must be >= 1")
     if args.batch_size < 1:
         p.error("--batch-size must be >= 1")
-    check_bins(p, args.bin)
     if args.json:
         check_output_file(p, "--json", args.json)
     if args.plot:
@@ -53,9 +52,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def check_bins(parser: argparse.ArgumentParser, paths: list[str]) -> None:
-    """Every ``--bin`` is a readable file and the set names (file names without ``.bin``) differ,
-    all checked before the first set is embedded (a usage error naming each bad one)."""
+def bin_problems(paths: list[str]) -> str | None:
+    """What is wrong with the ``--bin`` files, each named (None when every one is a readable file
+    and their set names, the file names without ``.bin``, differ)."""
     problems = []
     for path in paths:
         if not os.path.exists(path):
@@ -68,8 +67,7 @@ def check_bins(parser: argparse.ArgumentParser, paths: list[str]) -> None:
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
         problems.append(f"several sets named {', '.join(twice)} (results are keyed by the file name)")
-    if problems:
-        parser.error("--bin " + "; ".join(problems))
+    return "--bin " + "; ".join(problems) if problems else None
 
 
 def evaluate_set(embed_fn: EmbedFn, path: str, name: str, input_size: tuple[int, int],
@@ -110,6 +108,10 @@ def build_embed_fn(args: argparse.Namespace) -> tuple[EmbedFn, tuple[int, int], 
 def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 evaluated, 2 a missing or unreadable model or set (``error: ...``)."""
     args = parse_args(argv)
+    problem = bin_problems(args.bin)  # every set checked before the model is built or any set embedded
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     from paddle_pfc.evaluation.validation import distance_to_cosine
 
     try:
