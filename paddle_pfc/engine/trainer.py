@@ -342,6 +342,8 @@ class Trainer:
         preempted = stop is not None and stop <= s.global_step
         try:
             if preempted:
+                self.loader.close()
+                self.metrics.close()
                 raise self._preempted(saved=False)
             result = self._train_steps()
         except Preempted:

@@ -124,3 +124,17 @@ def test_sigterm_before_the_first_step_stops_with_nothing_to_save(tmp_path):
     assert proc.returncode == 143, output
     assert "preempted at step 0: no step since the start, nothing new to save; resume with --resume auto" in output
     assert ckpt.latest_checkpoint(run / "checkpoints") is None
+
+
+def test_grace_running_out_exits_1_naming_what_is_lost(tmp_path):
+    run = tmp_path / "run"
+    proc = start_one_rank(run, "-o", "train.max_steps=200", "-o", "train.preempt_grace=0.001")
+    deadline = time.monotonic() + 240
+    while proc.poll() is None and time.monotonic() < deadline and newest_logged_step(run) < 2:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)  # a step and a checkpoint take far longer than 1 ms
+    output = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 1, output
+    assert ("[rank 0] preempted: no checkpoint within train.preempt_grace=0.001 s of SIGTERM (at global step "
+            in output) and "the work since the newest complete checkpoint is lost; resume with --resume auto" in output
+    assert "preempted at step" not in output
