@@ -146,3 +146,12 @@ class PreemptionWatch:
         if self._stop is None and self._get_store().add(_COUNT_KEY, 0) > 0:
             self._stop = int(self._get_store().get(_STOP_KEY).decode())
         return self._stop
+
+    def stops_before(self, step: int, barrier: Callable[[], object]) -> bool:
+        """At the start of training (``step``: the global step reached): propose ``step`` if this
+        rank has a request, meet at ``barrier`` (every rank's proposal made before it is seen
+        after it), then True when every rank stops before its first step."""
+        self.propose(step)
+        barrier()
+        stop = self.stop_step(step)  # a later proposal (the next step's) may be seen here too
+        return stop is not None and stop <= step

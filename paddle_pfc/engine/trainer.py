@@ -301,12 +301,11 @@ class Trainer:
                         f", loss scale now {scale:g}" if scale is not None else "", s.skipped_in_row, counted,
                         s.skipped_steps)
         if s.bad_steps >= limit:
+            how_many = f"{s.bad_steps} consecutive steps skipped (train.max_bad_steps={limit})"
             if s.skipped_in_row != s.bad_steps:
                 how_many = (f"{s.skipped_in_row} consecutive steps skipped, the last {s.bad_steps} with the loss scale "
                             f"at its floor of 1 or a non-finite loss (train.max_bad_steps={limit} counts only those: an "
                             "overflow above the floor halves the scale)")
-            else:
-                how_many = f"{s.bad_steps} consecutive steps skipped (train.max_bad_steps={limit})"
             raise NonFiniteTrainingError(
                 f"step {s.global_step + 1}: {how_many}, the last with inf/NaN in: {what}; nothing was updated by them "
                 "and the last checkpoint is intact. Lower train.lr, check the data, or raise train.max_bad_steps")
@@ -335,21 +334,12 @@ class Trainer:
         elif self.rank == 0 and t.freeze_backbone_steps >= self.total_steps:
             log.warning("train.freeze_backbone_steps %d >= the run's %d steps: the backbone stays frozen for the "
                         "whole run", t.freeze_backbone_steps, self.total_steps)
-        preemption = self.preemption
-        preemption.propose(s.global_step)  # seen by every rank after the barrier
-        self.sync("training starts")
-        stop = preemption.stop_step(s.global_step)  # a later proposal (the next step's) may be seen here too
-        preempted = stop is not None and stop <= s.global_step
         try:
-            if preempted:
-                self.loader.close()
-                self.metrics.close()
-                raise self._preempted(saved=False)
             result = self._train_steps()
         except Preempted:
-            preemption.finished()  # the handler stays: the launcher's repeated SIGTERMs must not kill the exit
+            self.preemption.finished()  # the handler stays: the launcher's repeated SIGTERMs must not kill the exit
             raise
-        preemption.uninstall()
+        self.preemption.uninstall()
         return result
 
     def _preempted(self, saved: bool) -> Preempted:
@@ -362,15 +352,17 @@ class Trainer:
     def _train_steps(self) -> dict:
         t, s, preemption = self.cfg.train, self.state, self.preemption
         losses: list[float] = []
-        if s.global_step == 0 and self.cfg.model.pretrained:
-            from paddle_pfc.engine.pretrained import init_from_pretrained
-
-            init_from_pretrained(self.cfg, self.programs, self.dataset, self.rank)
-            self.sync("pretrained backbone loaded")  # center init takes each rank its own time
-        if s.global_step == 0:
-            self.validator.validate_untrained()
         preempted = False
         try:
+            if preemption.stops_before(s.global_step, lambda: self.sync("training starts")):
+                raise self._preempted(saved=False)
+            if s.global_step == 0 and self.cfg.model.pretrained:
+                from paddle_pfc.engine.pretrained import init_from_pretrained
+
+                init_from_pretrained(self.cfg, self.programs, self.dataset, self.rank)
+                self.sync("pretrained backbone loaded")  # center init takes each rank its own time
+            if s.global_step == 0:
+                self.validator.validate_untrained()
             for callback in self.callbacks:
                 callback.on_train_begin(s)
             while s.global_step < self.total_steps and s.epoch < t.epochs and not preempted:
