@@ -71,9 +71,10 @@ class PreemptionWatch:
 
     # ----------------------------------------------------------------------------- the signal
     def install(self) -> None:
-        """Handle SIGTERM in this process (main thread only); system calls interrupted by it are
-        restarted, so a collective or a store request under way is not broken by it."""
-        if self._installed:
+        """Handle SIGTERM in this process; system calls interrupted by it are restarted, so a
+        collective or a store request under way is not broken by it. Called from another thread
+        than the main one (where Python runs signal handlers) it does nothing."""
+        if self._installed or threading.current_thread() is not threading.main_thread():
             return
         self._previous = signal.signal(signal.SIGTERM, self._on_signal)
         signal.siginterrupt(signal.SIGTERM, False)
