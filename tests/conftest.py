@@ -137,16 +137,25 @@ def small_lfw(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def tiny_two_rank_losses(tmp_path_factory) -> dict[int, float]:
-    """{step: loss} of ``tests/train_tiny.yaml`` trained uninterrupted for 12 steps on 2 ranks
-    (``tools/train.py``; its schedule does not depend on ``train.max_steps``): what a crashed and
-    re-run job, or the same job on two nodes, must give bit for bit."""
-    from launcher import REPO, launch, metrics_losses
+def tiny_two_rank_run(tmp_path_factory) -> Path:
+    """The output folder of ``tests/train_tiny.yaml`` trained uninterrupted for 12 steps on 2 ranks
+    (``tools/train.py``; its schedule does not depend on ``train.max_steps``): what a crashed,
+    preempted and re-run job, or the same job on two nodes, must give bit for bit. Its final
+    checkpoint is ``checkpoints/step_000000012``."""
+    from launcher import REPO, launch
 
     out = tmp_path_factory.mktemp("tiny_two_ranks")
     launch(REPO / "tools" / "train.py", 2, ["-c", str(REPO / "tests" / "train_tiny.yaml"), "-o", "train.max_steps=12",
                                             "-o", "train.checkpoint_every_steps=0", "-o", f"train.output_dir={out / 'run'}"],
            out / "log")
-    losses = metrics_losses(out / "run")
+    return out / "run"
+
+
+@pytest.fixture(scope="session")
+def tiny_two_rank_losses(tiny_two_rank_run) -> dict[int, float]:
+    """{step: loss} of :func:`tiny_two_rank_run`."""
+    from launcher import metrics_losses
+
+    losses = metrics_losses(tiny_two_rank_run)
     assert sorted(losses) == list(range(1, 13)), losses
     return losses

@@ -98,3 +98,12 @@ def test_bad_image_read_by_one_rank_is_named_in_that_ranks_error_file(tmp_path):
     for r, line in files.items():
         if r != culprits[0]:
             assert "another rank stopped first" in line, line
+    # Every rank that failed names the job's first error, whichever rank the launcher blames.
+    culprit = culprits[0]
+    for r in files:
+        log = (tmp_path / "log" / f"workerlog.{r}").read_text()
+        if r == culprit:
+            assert f"[rank {r}] the first error of this job is this rank's (error_rank{r}.txt)" in log, log
+        else:
+            assert (f"[rank {r}] the first error of this job is in {out / f'error_rank{culprit}.txt'}: "
+                    f"[rank {culprit}] ValueError: ") in log, log

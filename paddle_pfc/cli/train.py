@@ -9,11 +9,15 @@
     ... --pretrained output/ms1m/best -o data.num_classes=1000   # fine-tune (docs/finetuning.md)
 
 Errors: each rank prints ``[rank R] Error: cause`` and writes it to ``output_dir/error_rank{R}.txt``.
+One job per ``train.output_dir``: a second one is refused, naming the first. SIGTERM (a scheduler's
+preemption) stops every rank at one step, checkpointed within ``train.preempt_grace`` seconds:
+status 143 (docs/reliability.md).
 """
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 import paddle_pfc
@@ -24,10 +28,13 @@ from paddle_pfc.cli.help import HelpFormatter
 
 def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 done, 1 bad data (a label out of range, a batch that does not match its labels, a
-    verification set that cannot be read: one line, the traceback in ``output_dir/error_rank{R}.txt``), 2 a usage error — the config, ``--pretrained``, ``--resume PATH``, an
-    output folder that holds an earlier run, a global batch larger than the data, class centers
-    larger than the machine's memory, Paddle's global oneDNN mode on a CPU (``config error: ...`` /
-    ``error: ...`` on stderr); any other error is reported per rank and raised."""
+    verification set that cannot be read: one line, the traceback in ``output_dir/error_rank{R}.txt``)
+    or ``train.preempt_grace`` ran out before a SIGTERM's checkpoint was written, 2 a usage error —
+    the config, ``--pretrained``, ``--resume PATH``, an output folder that holds an earlier run or is
+    in use by another job, a global batch larger than the data, class centers larger than the
+    machine's memory, Paddle's global oneDNN mode on a CPU (``config error: ...`` / ``error: ...`` on
+    stderr); 143 stopped by SIGTERM with the current step checkpointed (rank 0 prints ``preempted at
+    step N: ...``); any other error is reported per rank and raised."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     add_config_args(parser)
     parser.add_argument("--resume", default=None,
@@ -55,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     check_output_dir(parser, "train.output_dir", cfg.train.output_dir)
 
     from paddle_pfc.engine.checkpoint import CheckpointError
-    from paddle_pfc.engine.errors import report_error
+    from paddle_pfc.engine.errors import first_cause_line, report_error
+    from paddle_pfc.engine.output_lock import OutputDirLockedError, lock_for_job
+    from paddle_pfc.engine.preemption import PREEMPTED_EXIT, Preempted, PreemptionWatch
     from paddle_pfc.engine.pretrained import PretrainedError
     from paddle_pfc.cli.quiet import VERBOSE_ENV, verbose
     from paddle_pfc.engine.runner import BatchSizeError, LabelRangeError
@@ -63,14 +72,25 @@ def main(argv: list[str] | None = None) -> int:
     from paddle_pfc.engine.validator import ValidationSetError
     from paddle_pfc.engine.trainer import DataSizeError, HeadMemoryError, OutputDirError, SourceInOutputError
 
-    rank = 0
+    rank, world_size, started = 0, 1, time.time()
     try:
         rank, world_size = paddle_pfc.init_distributed(cfg.train.collective_timeout)
+        preemption = PreemptionWatch(rank, world_size, cfg.train.preempt_grace)
+        preemption.install()  # SIGTERM from now on: an orderly stop (before the first step, if it comes that early)
+        lock_for_job(cfg.train.output_dir, rank, world_size)  # before anything is written into the folder
         (Path(cfg.train.output_dir) / f"error_rank{rank}.txt").unlink(missing_ok=True)  # a stale one
         setup_logging(Path(cfg.train.output_dir), rank)
-        Trainer(cfg, rank, world_size).train()
-    except (PretrainedError, OutputDirError, SourceInOutputError, DataSizeError, HeadMemoryError,
-            ProcessSettingError) as exc:  # a bad
+        Trainer(cfg, rank, world_size, preemption).train()
+    except OutputDirLockedError as exc:  # the folder is another job's: nothing written into it, not even an error file
+        print(f"error: [rank {rank}] {exc}", file=sys.stderr)
+        return 2
+    except Preempted as stop:
+        if rank == 0:  # one line, to stdout and train.log
+            import logging
+
+            logging.getLogger("paddle_pfc.train").info("%s", stop)
+        return PREEMPTED_EXIT
+    except (PretrainedError, OutputDirError, SourceInOutputError, DataSizeError, HeadMemoryError, ProcessSettingError) as exc:  # a bad
         # --pretrained, an occupied output_dir, a batch larger than the data, a head larger than the machine's
         # memory, Paddle's global oneDNN mode: usage errors,
         report_error(exc, rank, cfg.train.output_dir, echo=False)
@@ -93,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         raise
     except Exception as exc:
         report_error(exc, rank, cfg.train.output_dir)
+        if world_size > 1:  # the launcher may blame another rank than the one that failed first
+            print(first_cause_line(exc, rank, cfg.train.output_dir, started), file=sys.stderr, flush=True)
         raise
     return 0
 

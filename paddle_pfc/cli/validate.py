@@ -55,6 +55,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def bin_problems(paths: list[str]) -> str | None:
+    """What is wrong with the ``--bin`` files, each named (None when every one is a readable file
+    and their set names, the file names without ``.bin``, differ)."""
+    problems = []
+    for path in paths:
+        if not os.path.exists(path):
+            problems.append(f"{path}: not found")
+        elif not os.path.isfile(path):
+            problems.append(f"{path}: not a file")
+        elif not os.access(path, os.R_OK):
+            problems.append(f"{path}: not readable")
+    names = [os.path.splitext(os.path.basename(path))[0] for path in paths]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        problems.append(f"several sets named {', '.join(twice)} (results are keyed by the file name)")
+    return "--bin " + "; ".join(problems) if problems else None
+
+
 def evaluate_set(embed_fn: EmbedFn, path: str, name: str, input_size: tuple[int, int],
                  args: argparse.Namespace) -> tuple:
     """(VerificationResult, flip-summed embeddings, issame) of one .bin set, with progress lines."""
@@ -117,6 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 evaluated (and plotted), 1 the results are written but the plot failed, 2 a
     missing or unreadable model or set (``error: ...``)."""
     args = parse_args(argv)
+    problem = bin_problems(args.bin)  # every set checked before the model is built or any set embedded
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     from paddle_pfc.evaluation.roc import no_roc_reason, verification_curves
     from paddle_pfc.evaluation.validation import distance_to_cosine
 

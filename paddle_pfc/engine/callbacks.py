@@ -29,7 +29,9 @@ log = logging.getLogger("paddle_pfc.train")
 class TrainState:
     """Where training stands: ``global_step`` steps done, the data position (``epoch``,
     ``step_in_epoch``), the best mean validation accuracy (-1: none yet) and the non-finite step
-    counts (``bad_steps``: in a row; ``skipped_steps``: in this run)."""
+    counts (``skipped_in_row``: skipped steps in a row; ``bad_steps``: the last of them that count
+    against ``train.max_bad_steps``, all of them without loss scaling; ``skipped_steps``: in this
+    run)."""
 
     epoch: int = 0
     step_in_epoch: int = 0
@@ -37,18 +39,22 @@ class TrainState:
     best_accuracy: float = -1.0
     bad_steps: int = 0
     skipped_steps: int = 0
+    skipped_in_row: int = 0
 
 
 @dataclass(frozen=True)
 class StepEnd:
     """One finished step: the state after it, its global loss and learning rate; ``epoch_end``:
-    the epoch's last step; ``done``: the run's last step."""
+    the epoch's last step; ``done``: the run's last step; ``preempted``: the step every rank stops
+    after on SIGTERM (:mod:`~paddle_pfc.engine.preemption`): it is logged and checkpointed, and
+    nothing slow (validation) runs."""
 
     state: TrainState
     loss: float
     lr: float
     epoch_end: bool
     done: bool
+    preempted: bool = False
 
 
 class Callback:
@@ -148,7 +154,7 @@ class StepLogger(Callback):
         self.steps += 1
         self.window_steps += 1
         s = step.state
-        if s.global_step % self.every == 0 or step.done:
+        if s.global_step % self.every == 0 or step.done or step.preempted:
             now = time.perf_counter()
             speed = self.window_steps * self.samples_per_step / (now - self.window_start)
             eta = (self.total_steps - s.global_step) * (now - self.started) / self.steps
@@ -165,16 +171,19 @@ class StepLogger(Callback):
 
 
 class Checkpointing(Callback):
-    """A checkpoint every ``train.checkpoint_every_steps`` steps (0: none), at each epoch's end and
-    at the last step: every rank writes its part of ``target``, then all meet."""
+    """A checkpoint every ``train.checkpoint_every_steps`` steps (0: none), at each epoch's end, at
+    the last step and at the step of a preemption: every rank writes its part of ``target``, then
+    all meet. ``last_path``: the folder of the last checkpoint written (rank 0; None elsewhere)."""
 
     def __init__(self, cfg: Config, target: ckpt.CheckpointTarget, writer: ckpt.CheckpointWriter,
                  sync: Callable[[str], float]) -> None:
         self.cfg, self.target, self.writer, self.sync = cfg, target, writer, sync
         self.every = cfg.train.checkpoint_every_steps
+        self.last_path: Path | None = None
 
     def on_step_end(self, step: StepEnd) -> None:
-        if (self.every and step.state.global_step % self.every == 0) or step.epoch_end or step.done:
+        if (self.every and step.state.global_step % self.every == 0) or step.epoch_end or step.done \
+                or step.preempted:
             self.save(step.state)
 
     def save(self, state: TrainState) -> None:
@@ -182,4 +191,5 @@ class Checkpointing(Callback):
         path = self.writer.save(self.target, checkpoint_meta(self.cfg, state))
         if path is not None:
             log.info("checkpoint %s", path)
+            self.last_path = path
         self.sync(f"checkpoint {state.global_step} written")

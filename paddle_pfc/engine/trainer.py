@@ -31,11 +31,12 @@ from paddle_pfc.engine.distributed import local_world_size, on_gpu
 from paddle_pfc.engine.input import DataSizeError, dataset_from_config, loader_from_config
 from paddle_pfc.engine.memory import HeadMemoryError, check_head_fits
 from paddle_pfc.engine.protect import SourceInOutputError, check_sources_spared
+from paddle_pfc.engine.preemption import Preempted, PreemptionWatch
 from paddle_pfc.engine.validator import ValidationSetError, Validator, load_validation_sets
 from paddle_pfc.head.registry import NONFINITE_PARTS
 
 __all__ = ["Trainer", "check_supported", "setup_logging", "OutputDirError", "NonFiniteTrainingError",
-           "ValidationSetError", "HeadMemoryError", "DataSizeError", "SourceInOutputError"]
+           "ValidationSetError", "HeadMemoryError", "DataSizeError", "SourceInOutputError", "Preempted"]
 
 log = logging.getLogger("paddle_pfc.train")
 
@@ -61,20 +62,25 @@ def setup_logging(output_dir: Path, rank: int) -> None:
 class Trainer:
     """Trains one rank from a validated :class:`~paddle_pfc.engine.config.Config`."""
 
-    def __init__(self, cfg: Config, rank: int, world_size: int) -> None:
+    def __init__(self, cfg: Config, rank: int, world_size: int, preemption: PreemptionWatch | None = None) -> None:
         """Checks the output folder (resume / overwrite), indexes the data, opens and checks every
         verification set, builds and initialises the programs — everything that can fail on bad
         input fails here, before the first step. Ranks meet at a barrier after every phase in
-        which they may diverge (see :meth:`sync`)."""
+        which they may diverge (see :meth:`sync`). From here on (or from ``preemption``'s
+        :meth:`~paddle_pfc.engine.preemption.PreemptionWatch.install`, when one is given) SIGTERM
+        stops the job in order (:mod:`~paddle_pfc.engine.preemption`, :meth:`train`)."""
         check_supported(cfg)
         self.cfg, self.rank, self.world_size = cfg, rank, world_size
+        self.state = TrainState()
+        self.preemption = preemption or PreemptionWatch(rank, world_size, cfg.train.preempt_grace)
+        self.preemption.describe = lambda: f"at global step {self.state.global_step}"
+        self.preemption.install()
         if not on_gpu():  # the centers live in host memory: a shard that cannot fit fails now, not at SIGKILL
             check_head_fits(cfg.data.num_classes, cfg.model.embedding_size, world_size, cfg.classifier.sample_ratio,
                             cfg.train.batch_size, cfg.classifier.center_dtype, cfg.classifier.dtype,
                             local_world_size(), warn=rank == 0)
         self.output_dir = Path(cfg.train.output_dir)
         self._barrier = StoreBarrier(rank, world_size, cfg.train.collective_timeout)
-        self.state = TrainState()
         self._frozen: dict[str, np.ndarray] | None = None  # backbone kept during the frozen steps
         self._resumed = False
         self.resume_path = self._resume_decision()
@@ -93,8 +99,8 @@ class Trainer:
                                    self.output_dir, rank, world_size, self.sync)
         self._logger = StepLogger(cfg, world_size, self.total_steps, self.metrics, rank)
         self._logger.every = log_interval(cfg.train.log_every, self.steps_per_epoch)
-        self.callbacks: list[Callback] = [self._logger, self.validator,
-                                          Checkpointing(cfg, self.programs, writer, self.sync)]
+        self._checkpointing = Checkpointing(cfg, self.programs, writer, self.sync)
+        self.callbacks: list[Callback] = [self._logger, self.validator, self._checkpointing]
 
     def sync(self, phase: str) -> float:
         """Barrier of every rank after ``phase`` (on the TCP store, ``train.collective_timeout``),
@@ -308,7 +314,7 @@ class Trainer:
         elif not math.isfinite(loss):  # cannot happen: the loss is part of the check
             raise FloatingPointError(f"loss is {loss} at step {s.global_step} but the step was applied")
         else:
-            s.bad_steps = 0
+            s.bad_steps = s.skipped_in_row = 0
         p.schedule.step()
         s.global_step += 1
         s.step_in_epoch += 1
@@ -316,29 +322,42 @@ class Trainer:
 
     def _count_bad_step(self, loss: float, bad: list[str]) -> None:
         """Log a skipped step; stop after ``train.max_bad_steps`` in a row. With loss scaling a
-        gradient overflow is how the scale finds its level: it counts only at the scale's floor."""
+        gradient overflow is how the scale finds its level: it counts only at the scale's floor
+        (or with a non-finite loss), and the log line and the error say how many of the skipped
+        steps in a row counted."""
         s, scaling = self.state, self.programs.loss_scaling
         s.skipped_steps += 1
+        s.skipped_in_row += 1
         scale = float(self.programs.read("loss_scaling@scale")[0]) if scaling else None
         counts = not scaling or "loss" in bad or scale <= 1.0
         s.bad_steps = s.bad_steps + 1 if counts else 0
         what = ", ".join(bad)
         limit = self.cfg.train.max_bad_steps
+        counted = f" ({s.bad_steps} of them counted by train.max_bad_steps={limit})" if scaling else ""
         if self.rank == 0:
-            log.warning("step %d skipped (nothing updated): inf/NaN in %s (loss %s)%s; %d skipped in a "
-                        "row, %d in this run", s.global_step + 1, what, loss,
-                        f", loss scale now {scale:g}" if scale is not None else "", s.bad_steps,
+            log.warning("step %d skipped (nothing updated): inf/NaN in %s (loss %s)%s; %d skipped in a row%s, %d in "
+                        "this run", s.global_step + 1, what, loss,
+                        f", loss scale now {scale:g}" if scale is not None else "", s.skipped_in_row, counted,
                         s.skipped_steps)
         if s.bad_steps >= limit:
+            how_many = f"{s.bad_steps} consecutive steps skipped (train.max_bad_steps={limit})"
+            if s.skipped_in_row != s.bad_steps:
+                how_many = (f"{s.skipped_in_row} consecutive steps skipped, the last {s.bad_steps} with the loss scale "
+                            f"at its floor of 1 or a non-finite loss (train.max_bad_steps={limit} counts only those: an "
+                            "overflow above the floor halves the scale)")
             raise NonFiniteTrainingError(
-                f"step {s.global_step + 1}: {s.bad_steps} consecutive steps skipped, the last with "
-                f"inf/NaN in: {what} (train.max_bad_steps={limit}); nothing was updated by them and the last "
-                "checkpoint is intact. Lower train.lr, check the data, or raise train.max_bad_steps")
+                f"step {s.global_step + 1}: {how_many}, the last with inf/NaN in: {what}; nothing was updated by them "
+                "and the last checkpoint is intact. Lower train.lr, check the data, or raise train.max_bad_steps")
 
     # ----------------------------------------------------------------------------- the loop
     def train(self) -> dict:
         """Run until ``train.epochs`` (or ``train.max_steps``); returns ``{"loss": [global loss of
-        each step], "val": [(step, {set: accuracy})]}`` of this run."""
+        each step], "val": [(step, {set: accuracy})]}`` of this run.
+
+        SIGTERM (from here or from the set-up in ``__init__``) stops every rank after one common
+        step, at most the step under way and one more, which is checkpointed (a validation due
+        then is skipped); then :class:`~paddle_pfc.engine.preemption.Preempted` is raised. A
+        request before the first step stops before it, with nothing new to save."""
         t, s = self.cfg.train, self.state
         if self.rank == 0:
             dump_config(self.cfg, self.output_dir / "config.yaml")
@@ -357,33 +376,58 @@ class Trainer:
         elif self.rank == 0 and t.freeze_backbone_steps >= self.total_steps:
             log.warning("train.freeze_backbone_steps %d >= the run's %d steps: the backbone stays frozen for the "
                         "whole run", t.freeze_backbone_steps, self.total_steps)
-        self.sync("training starts")
-        losses: list[float] = []
-        if s.global_step == 0 and self.cfg.model.pretrained:
-            from paddle_pfc.engine.pretrained import init_from_pretrained
-
-            init_from_pretrained(self.cfg, self.programs, self.dataset, self.rank)
-            self.sync("pretrained backbone loaded")  # center init takes each rank its own time
-        if s.global_step == 0:
-            self.validator.validate_untrained()
         try:
+            result = self._train_steps()
+        except Preempted:
+            self.preemption.finished()  # the handler stays: the launcher's repeated SIGTERMs must not kill the exit
+            raise
+        self.preemption.uninstall()
+        return result
+
+    def _preempted(self, saved: bool) -> Preempted:
+        """The :class:`Preempted` of this rank at the current step: the checkpoint written now
+        (``saved``), else the one resumed from."""
+        path = self._checkpointing.last_path if saved else self.resume_path
+        return Preempted(self.state.global_step, str(path) if path else None, saved,
+                         self.preemption.seconds_since_request())
+
+    def _train_steps(self) -> dict:
+        t, s, preemption = self.cfg.train, self.state, self.preemption
+        losses: list[float] = []
+        preempted = False
+        try:
+            if preemption.stops_before(s.global_step, lambda: self.sync("training starts")):
+                raise self._preempted(saved=False)
+            if s.global_step == 0 and self.cfg.model.pretrained:
+                from paddle_pfc.engine.pretrained import init_from_pretrained
+
+                init_from_pretrained(self.cfg, self.programs, self.dataset, self.rank)
+                self.sync("pretrained backbone loaded")  # center init takes each rank its own time
+            if s.global_step == 0:
+                self.validator.validate_untrained()
             for callback in self.callbacks:
                 callback.on_train_begin(s)
-            while s.global_step < self.total_steps and s.epoch < t.epochs:
+            while s.global_step < self.total_steps and s.epoch < t.epochs and not preempted:
                 if self.num_skipped and self.rank == 0:
                     log.warning("epoch %d: %d images skipped by data.skip_bad (listed at start-up)",
                                 s.epoch, self.num_skipped)
                 for images, labels in self.loader.epoch(s.epoch, s.step_in_epoch):
+                    preemption.propose(s.global_step + 1)
                     lr = self.programs.schedule()
                     losses.append(self._step(images, labels))
+                    stop = preemption.stop_step(s.global_step)
+                    done = s.global_step >= self.total_steps
+                    preempted = stop is not None and s.global_step >= stop and not done
                     step = StepEnd(s, losses[-1], lr, epoch_end=s.step_in_epoch >= self.steps_per_epoch,
-                                   done=s.global_step >= self.total_steps)
+                                   done=done, preempted=preempted)
                     for callback in self.callbacks:
                         callback.on_step_end(step)
-                    if step.done:
+                    if step.done or preempted:
                         break
-                if s.step_in_epoch >= self.steps_per_epoch:
+                if s.step_in_epoch >= self.steps_per_epoch and not preempted:
                     s.epoch, s.step_in_epoch = s.epoch + 1, 0
+            if preempted:
+                raise self._preempted(saved=True)
             for callback in self.callbacks:
                 callback.on_train_end(s)
         finally:

@@ -95,6 +95,8 @@ class Validator(Callback):
             self.history.append((0, self.validate()))
 
     def on_step_end(self, step: StepEnd) -> None:
+        if step.preempted:  # a validation due now is skipped: the job must stop within train.preempt_grace
+            return
         if (self.every and step.state.global_step % self.every == 0) or \
                 (step.epoch_end and not self.every) or step.done:
             self.history.append((step.state.global_step, self.validate()))

@@ -141,8 +141,9 @@ class LossConfig(Section):
     margin1: float = setting(1.0, "multiplicative angular margin m1", within(0.0, 4.0, "(]"))
     margin2: float = setting(0.5, "additive angular margin m2 (ArcFace), radians", within(-1.0, 1.0, "()"))
     margin3: float = setting(0.0, "additive cosine margin m3 (CosFace)", within(-1.0, 1.0, "()"))
-    scale: float = setting(64.0, "logit scale s (insightface: 30-64; far larger saturates the softmax)",
-                           within(0.0, 1024.0, "(]"))
+    scale: float = setting(64.0, "logit scale s (insightface: 30-64; below 1 every logit lies in [-1, 1] and the "
+                           "softmax cannot tell the classes apart; far larger saturates it)",
+                           within(1.0, 1024.0, "[]"))
 
 
 @section
@@ -223,6 +224,9 @@ class TrainConfig(Section):
     overwrite: bool = setting(False, "delete existing checkpoints of output_dir on a fresh run")
     max_bad_steps: int = setting(5, "consecutive non-finite steps before stopping", ge(1))
     collective_timeout: float = setting(1800.0, "rank wait timeout (seconds; also NCCL's)", gt(0.0))
+    preempt_grace: float = setting(20.0, "seconds from SIGTERM within which the ranks stop at a common step "
+                                   "and checkpoint it; past it they exit without one (docs/reliability.md)",
+                                   within(0.0, 3600.0, "(]"))
     freeze_backbone_steps: int = setting(0, "steps training the head alone (backbone and its BatchNorm "
                                          "statistics kept)", ge(0))
     max_steps: int | None = setting(None, "hard step limit", ge(1))
