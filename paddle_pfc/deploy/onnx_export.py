@@ -12,7 +12,7 @@ NVIDIA's index, ...) into the running environment. :func:`export_onnx` turns tha
 the environment variable as it found it.
 
 :func:`check_onnx` compares onnxruntime with Paddle Inference with a relative tolerance
-(:func:`relative_difference`, :data:`ONNX_RTOL`): the largest absolute difference over the largest
+(:mod:`paddle_pfc.deploy.parity`): the largest absolute difference over the largest
 magnitude of the reference, so a model whose embeddings reach hundreds is held to the same
 float32 rounding as one whose embeddings stay near 1.
 """
@@ -26,33 +26,12 @@ import numpy as np
 
 from paddle_pfc.deploy.model_format import (ONNX_FILE, PARAMS_FILE, PathLike, program_file, read_export_meta,
                                             write_export_meta)
+from paddle_pfc.deploy.parity import ONNX_RTOL, relative_difference
 from paddle_pfc.deploy.predictor import EmbeddingModel
 
 _AUTOINSTALL = "POLYGRAPHY_AUTOINSTALL_DEPS"
 
-__all__ = ["export_onnx", "check_onnx", "relative_difference", "ONNX_RTOL", "PADDLE_RTOL"]
-
-#: onnxruntime vs Paddle Inference: different kernels (and summation orders) on the same float32 model
-ONNX_RTOL = 1e-4
-#: Paddle Inference (batch norm folded, oneDNN) vs the eval program it was exported from
-PADDLE_RTOL = 1e-4
-
-
-def relative_difference(actual: np.ndarray, reference: np.ndarray) -> float:
-    """``max|actual - reference| / max|reference|`` (float64; inf when the reference is all zero
-    but ``actual`` is not, nan when either holds a non-finite value)."""
-    a = np.asarray(actual, dtype=np.float64)
-    b = np.asarray(reference, dtype=np.float64)
-    if a.shape != b.shape:
-        raise ValueError(f"shapes differ: {a.shape} vs {b.shape}")
-    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        return float("nan")
-    diff = float(np.abs(a - b).max()) if a.size else 0.0
-    scale = float(np.abs(b).max()) if b.size else 0.0
-    if scale == 0.0:
-        return 0.0 if diff == 0.0 else float("inf")
-    return diff / scale
-
+__all__ = ["export_onnx", "check_onnx"]
 
 def export_onnx(model_dir: PathLike, save_file: Optional[PathLike] = None,
                 opset_version: int = 11) -> Path:
@@ -101,9 +80,9 @@ def export_onnx(model_dir: PathLike, save_file: Optional[PathLike] = None,
 
 def check_onnx(model_dir: PathLike, onnx_file: Optional[PathLike] = None, batch: int = 4,
                seed: int = 0) -> float:
-    """:func:`relative_difference` of onnxruntime's raw embeddings to Paddle Inference's, of the
-    model in ``model_dir`` on a random normalized batch (CPU); the check passes at most
-    :data:`ONNX_RTOL`."""
+    """:func:`paddle_pfc.deploy.parity.relative_difference` of onnxruntime's raw embeddings to
+    Paddle Inference's, of the model in ``model_dir`` on a random normalized batch (CPU); the
+    check passes at most :data:`paddle_pfc.deploy.parity.ONNX_RTOL` (``ONNX_RTOL`` here too)."""
     onnx_file = Path(onnx_file) if onnx_file is not None else Path(model_dir) / ONNX_FILE
     pd = EmbeddingModel(model_dir, device="cpu")
     ox = EmbeddingModel(onnx_file, device="cpu")
