@@ -16,9 +16,10 @@ ratios (a busy machine slows neighbouring runs alike).
 
 The forward floor: the FLOPs of one image (2 x multiply-adds of every Conv / MatMul / Gemm of the
 ONNX graph, from its inferred shapes) over the best single-thread float32 GEMM rate measured here
-(onnxruntime MatMul and numpy ``@`` on 1024 x 1024 x 1024, best of several runs). Prints images/s
-per side, the ratios, each side's fraction of the floor, the largest embedding difference
-relative to the largest magnitude, the CPU and the load average.
+(onnxruntime MatMul and numpy ``@`` on 1024 x 1024 x 1024, best of three, measured in every round
+next to the sides, so a side's fraction of the floor compares rates taken under the same load).
+Prints images/s per side, the ratios, each side's fraction of the floor (median over rounds),
+the largest embedding difference relative to the largest magnitude, the CPU and the load average.
 """
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def onnx_flops_per_image(onnx_file: Path, input_size: tuple[int, int]) -> float:
     return flops
 
 
-def gemm_rate(repeats: int = 5, n: int = 1024) -> dict[str, float]:
+def gemm_rate(repeats: int = 3, n: int = 1024) -> dict[str, float]:
     """Best single-thread float32 GEMM FLOP/s of onnxruntime's MatMul and numpy's ``@``."""
     import numpy as np
     import onnx
@@ -144,15 +145,18 @@ def main(argv: list[str] | None = None) -> int:
         h, w = sides["paddle"].input_size
         batch = np.random.default_rng(0).uniform(-1, 1, (args.batch_size, 3, h, w)).astype(np.float32)
         outputs = {side: model(batch) for side, model in sides.items()}  # warm-up
+        flops = onnx_flops_per_image(onnx_file, (h, w))
         rates: dict[str, list[float]] = {side: [] for side in sides}
+        gemm: dict[str, list[float]] = {}
         for _ in range(args.rounds):
             for side, model in sides.items():
                 seconds = _seconds(lambda: [model(batch) for _ in range(args.steps)])
                 rates[side].append(args.steps * args.batch_size / seconds)
-        flops = onnx_flops_per_image(onnx_file, (h, w))
-    gemm = gemm_rate()
-    floor_rate = max(gemm.values())
-    floor = floor_rate / flops
+            for name, rate in gemm_rate().items():
+                gemm.setdefault(name, []).append(rate)
+    floor_rates = [max(per_round) for per_round in zip(*gemm.values())]  # FLOP/s, per round
+    floors = [rate / flops for rate in floor_rates]  # images/s, per round
+    floor = statistics.median(floors)
     load_after = os.getloadavg()
 
     reference = outputs["onnxruntime"]
@@ -160,13 +164,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"CPU: {cpu_summary()}; load average {load_before[0]:.1f} before, {load_after[0]:.1f} after")
     print(f"{args.backbone if not args.model else args.model} {h}x{w}, batch {args.batch_size}, 1 thread, "
           f"median of {args.rounds} alternating rounds of {args.steps} batches")
-    print(f"forward floor: {flops / 1e9:.2f} GFLOP/image at {floor_rate / 1e9:.1f} GFLOP/s (best single-thread "
-          f"GEMM: " + ", ".join(f"{k} {v / 1e9:.1f}" for k, v in gemm.items()) + f") = {floor:.2f} images/s")
+    print(f"forward floor: {flops / 1e9:.2f} GFLOP/image at {statistics.median(floor_rates) / 1e9:.1f} GFLOP/s "
+          "(median over rounds of the best single-thread GEMM; medians: "
+          + ", ".join(f"{k} {statistics.median(v) / 1e9:.1f}" for k, v in gemm.items())
+          + f"; best of all rounds {max(floor_rates) / 1e9:.1f}) = {floor:.2f} images/s")
     for side, values in rates.items():
         rate = statistics.median(values)
         ratio = statistics.median(r / o for r, o in zip(values, rates["onnxruntime"]))
         diff = float(np.abs(outputs[side] - reference).max()) / scale
-        print(f"{side:>24}: {rate:7.2f} images/s  {ratio:5.2f}x onnxruntime  {rate / floor:5.2f} of the floor  "
+        of_floor = statistics.median(r / f for r, f in zip(values, floors))
+        print(f"{side:>24}: {rate:7.2f} images/s  {ratio:5.2f}x onnxruntime  {of_floor:5.2f} of the floor  "
               f"embedding difference {diff:.1e} of the largest magnitude")
     return 0
 
