@@ -9,7 +9,7 @@ Paddle model is loaded, not at import.
 Errors: a missing model file -> ``FileNotFoundError`` naming it; a corrupted one -> ``ValueError``
 naming it. CPU: Paddle Inference runs an export whose batch norms are folded (``export.json``
 ``"batch_norm": "folded"``, what :mod:`paddle_pfc.deploy.export` writes) with oneDNN and its IR
-passes, several times faster than Paddle's own CPU kernels; an older export, which still holds
+passes (throughput: docs/deploy.md); an older export, which still holds
 batch-norm ops, runs without oneDNN (Paddle 3.3.1's oneDNN batch-norm kernel crashes on a norm
 without a scale, as iresnet's last one is).
 """
