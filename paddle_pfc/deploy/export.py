@@ -138,11 +138,12 @@ class EvalProgram:
             self._set_state(state)
             self._exe = paddle.static.Executor(self.place)
         self.batch_norm_folded = False
+        self.fold_counts: Dict[str, int] = {}  # how the norms were folded (fold_batch_norms)
         if fold_batch_norm:
             from paddle_pfc.deploy.fold import fold_batch_norms
 
             with _static_mode(), paddle.utils.unique_name.guard():
-                _, (self.embedding,) = fold_batch_norms(self.main, self._startup, self.scope, self.place,
+                self.fold_counts, (self.embedding,) = fold_batch_norms(self.main, self._startup, self.scope, self.place,
                                                         [self.embedding])
             self.batch_norm_folded = True
 

@@ -11,6 +11,9 @@ values in its scope:
 * after a linear layer (``matmul`` with a ``[in, out]`` weight, optionally followed by ``add`` of
   a bias, read only by the norm): the weight's columns are multiplied by ``a``, the bias becomes
   ``bias * a + b``;
+* before a linear layer (``flatten`` of the NCHW norm output, then ``matmul`` and ``add`` of a
+  bias, iresnet's last norm): the weight's rows are multiplied by ``a`` and ``b @ W`` is added
+  to the bias;
 * anywhere else (e.g. a norm before a padded convolution, where folding it into the convolution
   would change the border): ``x * a + b`` as two elementwise ops.
 
@@ -101,6 +104,8 @@ class _Folder:
                 bias = source.operand_source(1)
                 self.write(self.param_name(bias), self.read(bias) * a + b)
             kind = "linear"
+        elif nchw and len(x.shape) == 4 and self._fold_into_next_linear(y, a, b):
+            new, kind = x, "linear"
         else:
             shape = [1, channels] + [1] * (len(x.shape) - 2) if nchw else [channels]
             new = paddle.add(paddle.multiply(x, self.new_param(a.reshape(shape))),
@@ -128,6 +133,41 @@ class _Folder:
             return None
         self.write(self.param_name(weight), self.read(weight) * a[None, :])
         return kind
+
+    def _fold_into_next_linear(self, y, a: np.ndarray, b: np.ndarray) -> bool:
+        """Fold into ``flatten(y) @ W + bias`` reading the norm's NCHW output ``y`` (and nothing
+        else reading it): ``W`` rows scaled by ``a``, ``bias += b @ W`` (each channel's ``a``, ``b``
+        repeated over its ``H * W`` positions, flatten's order). False when it is no such layer."""
+        users = y.all_used_ops()
+        if len(users) != 1 or users[0].name() not in ("pd_op.flatten", "pd_op.flatten_"):
+            return False
+        flatten = users[0]
+        attrs = flatten.attrs()
+        if attrs.get("start_axis") != 1 or attrs.get("stop_axis") not in (-1, 3):
+            return False
+        flat = flatten.result(0)
+        users = flat.all_used_ops()
+        if len(users) != 1 or users[0].name() != "pd_op.matmul" or not users[0].operand_source(0).is_same(flat):
+            return False
+        matmul = users[0]
+        if matmul.attrs().get("transpose_x") or matmul.attrs().get("transpose_y"):
+            return False
+        weight, out = matmul.operand_source(1), matmul.result(0)
+        positions = int(np.prod(y.shape[2:])) if all(int(d) > 0 for d in y.shape[1:]) else -1
+        if (not self.param_name(weight) or len(weight.all_used_ops()) != 1 or positions < 1
+                or list(weight.shape)[0] != a.shape[0] * positions):
+            return False
+        users = out.all_used_ops()
+        if len(users) != 1 or users[0].name() not in ("pd_op.add", "pd_op.add_"):
+            return False
+        bias = users[0].operand_source(1)
+        if (not users[0].operand_source(0).is_same(out) or not self.param_name(bias)
+                or len(bias.shape) != 1 or len(bias.all_used_ops()) != 1):
+            return False
+        w = self.read(weight)
+        self.write(self.param_name(bias), self.read(bias) + np.repeat(b, positions) @ w)
+        self.write(self.param_name(weight), w * np.repeat(a, positions)[:, None])
+        return True
 
     def remove_dead_parameters(self) -> None:
         for op in list(self.block.ops):

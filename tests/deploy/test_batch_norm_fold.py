@@ -54,6 +54,25 @@ def test_folded_export_embeds_as_the_eval_program(backbone, tmp_path):
     assert relative_difference(EmbeddingModel(out, num_threads=1, onednn=False)(x), expected) <= 1e-5
 
 
+@pytest.mark.parametrize("backbone, counts", [
+    # iresnet18: stem, 2 per block, 4 downsamples (every stage strides) -> conv; bn2 (before fc) and
+    # features -> linear; each block's first norm (before a padded convolution) -> affine
+    ("iresnet18", {"conv": 1 + 2 * 8 + 4, "linear": 2, "affine": 8}),
+    ("mobilefacenet", None),
+])
+def test_fold_counts(backbone, counts):
+    state = _state(backbone)
+    prog = EvalProgram(backbone, EMB, SIZE, state, fold_batch_norm=True)
+    norms = sum(1 for k in state if k.endswith("._mean"))
+    assert sum(prog.fold_counts.values()) == norms
+    if counts is None:  # mobilefacenet: every norm follows a convolution, the last one a linear layer
+        counts = {"conv": norms - 1, "linear": 1, "affine": 0}
+    assert prog.fold_counts == counts
+    x = np.random.RandomState(3).uniform(-1, 1, (2, 3, SIZE, SIZE)).astype(np.float32)
+    expected = EvalProgram(backbone, EMB, SIZE, state)(x)
+    assert relative_difference(prog(x), expected) <= 1e-5
+
+
 def test_unfolded_export_keeps_batch_norm_and_runs_without_onednn(tmp_path):
     state = _state("iresnet18")
     out = export_backbone("iresnet18", EMB, SIZE, state, tmp_path / "model", fold_batch_norm=False)
