@@ -57,6 +57,12 @@ def images(tmp_path_factory, small_lfw):
     return rgb, paths, d
 
 
+def _assert_close(actual, expected, rel=2e-5):
+    """Equal up to float32 rounding relative to the largest magnitude: the export runs other kernels
+    (batch norm folded, oneDNN) than the eval program."""
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=rel * float(np.abs(expected).max()))
+
+
 def _x(n=5, seed=1):
     return np.random.RandomState(seed).uniform(-1, 1, (n, 3, SIZE, SIZE)).astype(np.float32)
 
@@ -67,8 +73,8 @@ def test_paddle_inference_equals_eval_program(mbf, embedder):
     x = _x()
     ref = prog(x)
     assert ref.shape == (5, EMB) and np.abs(ref).max() > 1e-2
-    np.testing.assert_allclose(embedder.forward(x), ref, atol=1e-5, rtol=0)
-    np.testing.assert_allclose(embedder.forward(x[:1]), ref[:1], atol=1e-5, rtol=0)  # dynamic batch
+    _assert_close(embedder.forward(x), ref)
+    _assert_close(embedder.forward(x[:1]), ref[:1])  # dynamic batch
     assert sorted(p.name for p in out.iterdir()) == ["export.json", "model.json", "model.pdiparams"]
 
 
@@ -77,7 +83,7 @@ def test_iresnet18_export(tmp_path):
     prog = EvalProgram("iresnet18", EMB, SIZE, state)
     out = export_backbone("iresnet18", EMB, SIZE, state, tmp_path / "r18")
     x = _x(3)
-    np.testing.assert_allclose(FaceEmbedder(out).forward(x), prog(x), atol=1e-5, rtol=0)
+    _assert_close(FaceEmbedder(out).forward(x), prog(x))
     for k, v in backbone_state_from_scope(prog.layer, prog.scope).items():
         np.testing.assert_array_equal(v, state[k])
 
@@ -127,7 +133,7 @@ def test_onnx_equals_paddle(mbf, embedder, tmp_path):
     ox = FaceEmbedder(onnx_path)
     assert ox.backend == "onnxruntime" and ox.input_size == (SIZE, SIZE)
     x = _x(4, seed=7)
-    np.testing.assert_allclose(ox.forward(x), embedder.forward(x), atol=1e-4, rtol=0)
+    _assert_close(ox.forward(x), embedder.forward(x), rel=1e-4)
 
 
 # ------------------------------------------------------------------ evaluation protocol
@@ -270,7 +276,7 @@ def test_tool_export_weights_file(mbf, tmp_path, capsys):
                                "--out", str(tmp_path / "exp")])
     assert rc == 0 and "OK" in capsys.readouterr().out
     x = _x(2)
-    np.testing.assert_allclose(FaceEmbedder(tmp_path / "exp").forward(x), mbf[0](x), atol=1e-5, rtol=0)
+    _assert_close(FaceEmbedder(tmp_path / "exp").forward(x), mbf[0](x))
 
 
 def test_native_eval_program_embeds_as_the_export_and_refuses_to_save(mbf, embedder, tmp_path):

@@ -195,9 +195,11 @@ def test_export_and_validate_a_trained_checkpoint(base_run, small_lfw, tmp_path,
             in capsys.readouterr().err)
     tool("tools/export.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "model"), "--format", "onnx")
     exported = FaceEmbedder(tmp_path / "model").forward(ranks[0]["probe_images"])
-    np.testing.assert_allclose(exported, ranks[0]["eval_embedding"], rtol=0, atol=1e-5)
+    # float32 rounding relative to the largest magnitude: the export runs folded batch norm on oneDNN
+    expected = ranks[0]["eval_embedding"]
+    np.testing.assert_allclose(exported, expected, rtol=0, atol=2e-5 * np.abs(expected).max())
     onnx = FaceEmbedder(tmp_path / "model" / "model.onnx").forward(ranks[0]["probe_images"])
-    np.testing.assert_allclose(onnx, exported, rtol=0, atol=1e-4)
+    np.testing.assert_allclose(onnx, exported, rtol=0, atol=1e-4 * np.abs(exported).max())
 
     tool("tools/validate.py", "--checkpoint", str(checkpoint), "--bin", str(small_lfw), "--nrof-folds", "2",
          "--json", str(tmp_path / "val.json"))

@@ -93,15 +93,19 @@ class EvalProgram:
     (:func:`paddle_pfc.backbones.native_layers.native_inference`; the same embeddings up to float32
     rounding, several times faster) for embedding in this process: such a program uses custom ops,
     so :meth:`save` refuses it.
+    ``fold_batch_norm=True`` (float32, not native) folds every batch norm of the program
+    (:func:`paddle_pfc.deploy.fold.fold_batch_norms`): what :meth:`save` writes by default.
     """
 
     def __init__(self, backbone_name: str, embedding_size: int, input_size: InputSize,
                  state: Mapping[str, object], dropout: float = 0.0, dtype: str = "float32",
-                 place=None, native: bool = False) -> None:
+                 place=None, native: bool = False, fold_batch_norm: bool = False) -> None:
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
         if native and dtype != "float32":
             raise ValueError(f"native=True builds a float32 program, got dtype {dtype!r}")
+        if fold_batch_norm and (native or dtype != "float32"):
+            raise ValueError("fold_batch_norm=True folds a float32 program built with native=False")
         if not isinstance(state, Mapping):
             raise ValueError(f"state must be a mapping name -> array, got {type(state).__name__}")
         self.backbone = backbone_name
@@ -133,6 +137,15 @@ class EvalProgram:
             self._values = dict(self.layer.state_dict())
             self._set_state(state)
             self._exe = paddle.static.Executor(self.place)
+        self.batch_norm_folded = False
+        self.fold_counts: Dict[str, int] = {}  # how the norms were folded (fold_batch_norms)
+        if fold_batch_norm:
+            from paddle_pfc.deploy.fold import fold_batch_norms
+
+            with _static_mode(), paddle.utils.unique_name.guard():
+                self.fold_counts, (self.embedding,) = fold_batch_norms(self.main, self._startup, self.scope, self.place,
+                                                        [self.embedding])
+            self.batch_norm_folded = True
 
     def _ir_guard(self) -> contextlib.AbstractContextManager:
         return paddle.pir_utils.OldIrGuard() if self.legacy_ir else contextlib.nullcontext()
@@ -179,6 +192,12 @@ class EvalProgram:
             tensor = self.scope.var(value.name).get_tensor()
             tensor.set(np.ascontiguousarray(arr, dtype=np_dtype), self.place)
 
+    def state(self) -> Dict[str, np.ndarray]:
+        """``{structured name: numpy copy}`` of the program's parameters (the folded values once
+        folded: then only for this program's own use)."""
+        with _static_mode():
+            return backbone_state_from_scope(self.layer, self.scope)
+
     # ------------------------------------------------------------------ run / save
     def __call__(self, batch: np.ndarray) -> np.ndarray:
         batch = np.ascontiguousarray(batch, dtype=np.float32)
@@ -192,14 +211,25 @@ class EvalProgram:
 
     def meta(self) -> dict:
         """The ``export.json`` content for this program."""
-        return export_meta(self.backbone, self.embedding_size, self.input_size, self.dtype, self.model_file,
+        meta = export_meta(self.backbone, self.embedding_size, self.input_size, self.dtype, self.model_file,
                            paddle.__version__)
+        meta["batch_norm"] = "folded" if self.batch_norm_folded else "kept"
+        return meta
 
-    def save(self, out_dir: PathLike) -> Path:
-        """Write ``model.json``, ``model.pdiparams`` and ``export.json`` into ``out_dir``."""
+    def save(self, out_dir: PathLike, fold_batch_norm: bool = True) -> Path:
+        """Write ``model.json``, ``model.pdiparams`` and ``export.json`` into ``out_dir``.
+
+        ``fold_batch_norm`` (float32 programs): write the program with its batch norms folded
+        (:mod:`paddle_pfc.deploy.fold`; this program itself stays as it is), which Paddle
+        Inference runs with oneDNN (:mod:`paddle_pfc.deploy.predictor`). float16 programs are
+        written unfolded."""
         if self.native:
             raise ValueError("EvalProgram(native=True) runs custom ops and cannot be exported; build the "
                              "export with native=False")
+        if fold_batch_norm and self.dtype == "float32" and not self.batch_norm_folded:
+            folded = EvalProgram(self.backbone, self.embedding_size, self.input_size, self.state(), self.dropout,
+                                 self.dtype, self.place, fold_batch_norm=True)
+            return folded.save(out_dir)
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         # stale files of an earlier export would silently disagree with the new model
@@ -217,15 +247,18 @@ class EvalProgram:
 
 
 def export_backbone(backbone_name: str, embedding_size: int, input_size: InputSize, state: Mapping[str, object],
-                    out_dir: PathLike, dropout: float = 0.0, dtype: str = "float32") -> Path:
+                    out_dir: PathLike, dropout: float = 0.0, dtype: str = "float32",
+                    fold_batch_norm: bool = True) -> Path:
     """Export a backbone with parameters ``state`` to ``out_dir`` (see the module doc).
 
     ``state``: ``{structured state_dict name: array}``, e.g. from
     :func:`backbone_state_from_scope` or ``paddle_pfc.engine.checkpoint.load_backbone_state``.
     Strict matching (``ValueError`` naming missing / unexpected / wrongly-shaped keys).
     Returns ``Path(out_dir)``.
+    ``fold_batch_norm``: see :meth:`EvalProgram.save` (float32 only).
     """
-    return EvalProgram(backbone_name, embedding_size, input_size, state, dropout, dtype).save(out_dir)
+    return EvalProgram(backbone_name, embedding_size, input_size, state, dropout, dtype,
+                       fold_batch_norm=fold_batch_norm and dtype == "float32").save(out_dir, fold_batch_norm)
 
 
 def backbone_state_from_scope(layer: paddle.nn.Layer, scope=None) -> Dict[str, np.ndarray]:

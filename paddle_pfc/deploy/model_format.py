@@ -17,8 +17,10 @@ embedding (not L2-normalized).
 ``embedding_size``, ``input_size`` ``[H, W]``, ``dtype``, ``input`` {name, shape, dtype, layout
 "NCHW", color "RGB"}, ``normalization`` {inside_model false, formula "(x - 127.5) / 128", mean
 127.5, std 128.0}, ``output`` {shape, dtype, l2_normalized false}, ``files`` {model, params[,
-onnx]}, ``serving`` (one line on where it runs), ``paddle_version``, ``paddle_pfc_version``;
-after an ONNX conversion also ``onnx`` {opset_version, paddle2onnx_version}.
+onnx]}, ``serving`` (one line on where it runs), ``paddle_version``, ``paddle_pfc_version``,
+``batch_norm`` ("folded": the program holds no batch-norm op, see :mod:`paddle_pfc.deploy.fold`;
+"kept"; absent in older exports, read as "kept"); after an ONNX conversion also ``onnx``
+{opset_version, paddle2onnx_version}.
 """
 from __future__ import annotations
 

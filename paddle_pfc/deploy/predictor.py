@@ -7,8 +7,11 @@ no images (FaceEmbedder adds decoding, resizing and normalization);
 Paddle model is loaded, not at import.
 
 Errors: a missing model file -> ``FileNotFoundError`` naming it; a corrupted one -> ``ValueError``
-naming it. CPU note: Paddle Inference runs with oneDNN disabled; with oneDNN enabled, Paddle
-3.3.1's oneDNN BatchNorm kernel segfaulted on these models (measured).
+naming it. CPU: Paddle Inference runs an export whose batch norms are folded (``export.json``
+``"batch_norm": "folded"``, what :mod:`paddle_pfc.deploy.export` writes) with oneDNN and its IR
+passes (throughput: docs/deploy.md); an older export, which still holds
+batch-norm ops, runs without oneDNN (Paddle 3.3.1's oneDNN batch-norm kernel crashes on a norm
+without a scale, as iresnet's last one is).
 """
 from __future__ import annotations
 
@@ -36,12 +39,16 @@ class EmbeddingModel:
     ``input_size``: only needed when the model has no ``export.json`` and its input size cannot be
     read from the model (Paddle models).  Attributes: ``backend`` ("paddle" | "onnxruntime"),
     ``input_size`` (H, W), ``embedding_size``, ``meta`` (``export.json`` dict or None),
-    ``model_files``, ``model_dir``.  :meth:`forward` (also ``self(batch)``) is an ``embed_fn`` for
+    ``model_files``, ``model_dir``, ``onednn`` (Paddle on CPU: whether oneDNN runs it).
+    ``onednn``: None picks it from ``export.json`` (see the module doc); True / False forces it.
+    ``ir_optim``: Paddle Inference's IR optimization passes (default on).
+    :meth:`forward` (also ``self(batch)``) is an ``embed_fn`` for
     :mod:`paddle_pfc.evaluation.validation`.
     """
 
     def __init__(self, model: PathLike, device: str = "cpu", batch_size: int = 64,
-                 num_threads: Optional[int] = None, input_size=None):
+                 num_threads: Optional[int] = None, input_size=None, *, onednn: Optional[bool] = None,
+                 ir_optim: bool = True):
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
         self.batch_size = batch_size
@@ -53,11 +60,14 @@ class EmbeddingModel:
         files = locate_model(model)
         self.model_dir = files.model_dir
         self.meta = read_export_meta(files.model_dir)
+        self.onednn, self.ir_optim = False, bool(ir_optim)
         if files.onnx is not None:
             self.backend = "onnxruntime"
             self._init_onnx(files.onnx)
         else:
             self.backend = "paddle"
+            folded = (self.meta or {}).get("batch_norm") == "folded" and files.program.suffix.lower() == ".json"
+            self.onednn = self.device == "cpu" and (folded if onednn is None else bool(onednn))
             self._init_paddle(files.program, files.program.with_suffix(".pdiparams"))
         self._init_io(input_size)
 
@@ -77,9 +87,13 @@ class EmbeddingModel:
         self.model_files = [str(json_file), str(params_file)]
         config = pi.Config(str(json_file), str(params_file))
         config.disable_glog_info()
+        config.switch_ir_optim(self.ir_optim)
         if self.device == "cpu":
             config.disable_gpu()
-            config.disable_onednn()  # Paddle 3.3.1 oneDNN batch_norm segfaults on these models
+            if self.onednn:
+                config.enable_onednn()
+            else:
+                config.disable_onednn()  # see the module doc
             config.set_cpu_math_library_num_threads(self.num_threads)
         else:
             import paddle

@@ -1,0 +1,38 @@
+"""How exported models are compared with what they were exported from: a relative difference.
+
+``relative_difference(actual, reference) = max|actual - reference| / max|reference|``. An
+absolute tolerance fails a correct model whose embeddings are large (a random-init iresnet50
+reaches ~600, where float32 rounding alone differs by ~3e-3) and passes a wrong one whose
+embeddings are tiny; scaled by the reference's largest magnitude, the check holds every model to
+the same float32 rounding. Tolerances:
+
+* :data:`PADDLE_RTOL` -- Paddle Inference (batch norm folded, oneDNN) vs the eval program
+  (``paddle_pfc.deploy.export.EvalProgram``, Paddle's kernels, norms kept): measured 2e-6..6e-6;
+* :data:`ONNX_RTOL` -- onnxruntime vs Paddle Inference on the same export: measured ~2e-6.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["relative_difference", "ONNX_RTOL", "PADDLE_RTOL"]
+
+#: onnxruntime vs Paddle Inference: different kernels (and summation orders) on the same float32 model
+ONNX_RTOL = 1e-4
+#: Paddle Inference (batch norm folded, oneDNN) vs the eval program it was exported from
+PADDLE_RTOL = 1e-4
+
+
+def relative_difference(actual: np.ndarray, reference: np.ndarray) -> float:
+    """``max|actual - reference| / max|reference|`` (float64; inf when the reference is all zero
+    but ``actual`` is not, nan when either holds a non-finite value)."""
+    a = np.asarray(actual, dtype=np.float64)
+    b = np.asarray(reference, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"shapes differ: {a.shape} vs {b.shape}")
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return float("nan")
+    diff = float(np.abs(a - b).max()) if a.size else 0.0
+    scale = float(np.abs(b).max()) if b.size else 0.0
+    if scale == 0.0:
+        return 0.0 if diff == 0.0 else float("inf")
+    return diff / scale
