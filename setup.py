@@ -17,7 +17,8 @@ setup(
         # Each runs paddle_pfc.cli.<module>:main (through paddle_pfc.cli.entry), as tools/<module>.py does.
         "console_scripts": [
             f"paddle-pfc-{name.replace('_', '-')}=paddle_pfc.cli.entry:{name}"
-            for name in ("train", "export", "infer", "validate", "eval_ijb", "im2rec", "plan", "selfcheck")
+            for name in ("train", "export", "infer", "validate", "eval_ijb", "im2rec", "plan", "selfcheck",
+                         "convert")
         ],
     },
     install_requires=[

@@ -18,7 +18,10 @@ embedding (not L2-normalized).
 "NCHW", color "RGB"}, ``normalization`` {inside_model false, formula "(x - 127.5) / 128", mean
 127.5, std 128.0}, ``output`` {shape, dtype, l2_normalized false}, ``files`` {model, params[,
 onnx]}, ``serving`` (one line on where it runs), ``paddle_version``, ``paddle_pfc_version``;
-after an ONNX conversion also ``onnx`` {opset_version, paddle2onnx_version}.
+after an ONNX conversion also ``onnx`` {opset_version, paddle2onnx_version}; a model converted
+from another framework (``paddle-pfc-convert``, :mod:`paddle_pfc.interop`) also ``source`` {format,
+file, normalization (the source's own input normalization), converted (how it was folded into the
+model: the model contract above still holds), tensors, ignored, [batch_norm]}.
 """
 from __future__ import annotations
 
