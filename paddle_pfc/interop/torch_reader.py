@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from paddle_pfc.utils.safe_pickle import CONTAINER_GLOBALS, MalformedPickleError, restricted_load
+from paddle_pfc.utils.safe_pickle import CONTAINER_GLOBALS, MalformedPickleError, UnsafePickleError, restricted_load
 
 __all__ = ["read_torch_state", "is_torch_zip", "is_torch_legacy", "LEGACY_MAGIC"]
 
@@ -324,10 +324,14 @@ def read_torch_state(path: str | os.PathLike) -> dict[str, np.ndarray]:
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: no such file")
-    if zipfile.is_zipfile(path):
-        return _read_zip(path)
-    if is_torch_legacy(path):
-        return _read_legacy(path)
+    try:
+        if zipfile.is_zipfile(path):
+            return _read_zip(path)
+        if is_torch_legacy(path):
+            return _read_legacy(path)
+    except UnsafePickleError as error:
+        raise UnsafePickleError(f"{error}. A torch.save(model) of a whole module is such a file: save "
+                                "model.state_dict() instead") from None
     with open(path, "rb") as f:
         head = f.read(4)
     if head[:2] == b"PK":
