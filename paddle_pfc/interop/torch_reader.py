@@ -132,7 +132,9 @@ def _flatten(obj: Any, source: str) -> dict[str, np.ndarray]:
     """``{name: array}`` of a (possibly nested, e.g. ``{"state_dict": ...}``) state dict."""
     if isinstance(obj, dict):
         if not any(isinstance(v, _Tensor) for v in obj.values()):
-            for key in ("state_dict", "model", "backbone", "model_state_dict"):
+            # arcface_torch's training checkpoint (checkpoint_gpu_*.pt) keeps the backbone in
+            # "state_dict_backbone", next to its PartialFC ("state_dict_softmax_fc") and optimizer
+            for key in ("state_dict_backbone", "state_dict", "model", "backbone", "model_state_dict"):
                 if isinstance(obj.get(key), dict):
                     return _flatten(obj[key], source)
         out = {}
@@ -317,7 +319,8 @@ def _resolve(obj: Any, storages: dict[str, np.ndarray], rebuild: Any) -> Any:
 def read_torch_state(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """``{name: ndarray}`` of a torch state dict file (zip or legacy format; see the module doc).
 
-    A nested ``{"state_dict": {...}}`` (or ``"model"``) is unwrapped. ``UnsafePickleError`` for a
+    A nested ``{"state_dict": {...}}`` (or ``"model"``, or arcface_torch's training checkpoint
+    ``"state_dict_backbone"``: its classifier and optimizer states are not read) is unwrapped. ``UnsafePickleError`` for a
     pickle naming anything outside the allow-list; ``MalformedPickleError`` naming ``path`` for a
     truncated or corrupt file or one that is not a state dict.
     """
