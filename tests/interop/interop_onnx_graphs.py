@@ -54,8 +54,16 @@ class GraphWriter:
         self.channels[out] = self.channels[x]
         return out
 
-    def mobilefacenet(self, embedding_size: int = 128, input_size: int = 112) -> onnx.ModelProto:
-        x = self.conv_bn("data", "layers.0", 2, True)
+    def mobilefacenet(self, embedding_size: int = 128, input_size: int = 112, mxnet_style: bool = False) -> onnx.ModelProto:
+        """``mxnet_style``: as mxnet-converted models, the graph takes raw pixels and normalizes them
+        itself (``Sub`` 127.5, ``Mul`` 1/127.5), and its last BatchNorm has epsilon 2e-5 (the variance
+        stored 1e-5 lower, so the network computes the same)."""
+        x = "data"
+        if mxnet_style:
+            x = self._node("Sub", [x, self._const(np.array(127.5))])
+            x = self._node("Mul", [x, self._const(np.array(1 / 127.5))])
+            self.channels[x] = 3
+        x = self.conv_bn(x, "layers.0", 2, True)
         x = self.conv_bn(x, "layers.1", 1, True)
         for index, blocks in ((2, 0), (3, 4), (4, 0), (5, 6), (6, 0), (7, 2)):
             if blocks == 0:
@@ -67,9 +75,10 @@ class GraphWriter:
         x = self._node("Reshape", [x, self._const(np.array([-1, 512]), np.int64)])
         x = self._node("MatMul", [x, self._const(self.t["features.layers.2.weight"].T)])
         bn = "features.layers.3"
-        x = self._node("BatchNormalization", [x] + [self._const(self.t[f"{bn}.{n}"]) for n in
-                                                    ("weight", "bias", "running_mean", "running_var")],
-                       epsilon=1e-5)
+        eps = 2e-5 if mxnet_style else 1e-5
+        stats = [self.t[f"{bn}.{n}"] for n in ("weight", "bias", "running_mean")]
+        stats.append(self.t[f"{bn}.running_var"] + 1e-5 - eps)
+        x = self._node("BatchNormalization", [x] + [self._const(v) for v in stats], epsilon=eps)
         graph = helper.make_graph(self.nodes, "g", [helper.make_tensor_value_info("data", TensorProto.FLOAT,
                                                                                   ["None", 3, input_size, input_size])],
                                   [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["None", embedding_size])],

@@ -62,6 +62,37 @@ def test_folded_graph_converts_to_torchs_embeddings(onnx_model):
         assert cos >= 0.99999 and rel <= 1e-4, (cos, rel)
 
 
+def test_in_graph_normalization_and_another_epsilon(tmp_path):
+    """mxnet-converted style: Sub 127.5 / Mul 1/127.5 inside the graph (fed raw pixels) and a
+    BatchNorm with epsilon 2e-5; the converted model takes (x - 127.5) / 128 and gives torch's
+    embeddings. Another center than 127.5 is refused."""
+    from paddle_pfc.deploy.export import EvalProgram
+
+    tensors = read_torch_state(FIXTURES / "mbf128_fp16.pt")
+    path = tmp_path / "mx.onnx"
+    onnx.save(GraphWriter(tensors).mobilefacenet(mxnet_style=True), path)
+    images = np.load(FIXTURES / "mbf128_images.npy").astype(np.float32)
+    torch_emb = np.load(FIXTURES / "mbf128_emb.npy")
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    ort_emb = session.run(None, {"data": images.transpose(0, 3, 1, 2).copy()})[0]
+    assert _cosine_rel(ort_emb, torch_emb)[0] >= 0.99999
+    converted = convert(path)
+    assert "inside the model" in converted.source["batch_norm"]
+    # epsilon 2e-5 -> paddle_pfc's 1e-5: the stored variance (1e-5 lower) moved back up
+    np.testing.assert_allclose(converted.state["features.layers.3._variance"],
+                               tensors["features.layers.3.running_var"].astype(np.float64), rtol=0, atol=2e-7)
+    prog = EvalProgram(converted.backbone, converted.embedding_size, converted.input_size, converted.state)
+    cos, rel = _cosine_rel(prog(((images - 127.5) / 128).transpose(0, 3, 1, 2).copy()), torch_emb)
+    assert cos >= 0.99999 and rel <= 1e-4, (cos, rel)
+
+    model = onnx.load(path)
+    center = next(i for i in model.graph.initializer if i.name == model.graph.node[0].input[1])
+    center.CopyFrom(numpy_helper.from_array(np.array(100.0, np.float32), center.name))
+    onnx.save(model, tmp_path / "off_center.onnx")
+    with pytest.raises(ConversionError, match=r"off_center\.onnx: the graph subtracts \[100\.0"):
+        convert(tmp_path / "off_center.onnx")
+
+
 def test_graph_of_another_architecture_is_refused(tmp_path):
     """A transformer-like graph names the ops found; a truncated model names the file."""
     w = numpy_helper.from_array(np.ones((4, 4), np.float32), "w")
