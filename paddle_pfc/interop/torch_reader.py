@@ -235,7 +235,7 @@ def _read_legacy(path: str) -> dict[str, np.ndarray]:
         raise MalformedPickleError(f"{path}: torch legacy protocol {protocol!r}, expected 1001")
     info = restricted_load(stream, source=path, allowed=allowed)
     little = not isinstance(info, dict) or info.get("little_endian", True)
-    pending: dict[str, tuple[Any, list]] = {}
+    pending: dict[str, Any] = {}  # storage key -> dtype
 
     def persistent_load(pid: Any) -> Any:
         if not (isinstance(pid, tuple) and len(pid) >= 5 and pid[0] == "storage"):
@@ -243,10 +243,10 @@ def _read_legacy(path: str) -> dict[str, np.ndarray]:
         dtype = _storage_type(pid[1], path)
         key = str(pid[2])
         view = pid[5] if len(pid) > 5 else None
-        holder = pending.setdefault(key, (dtype, [None]))
+        pending.setdefault(key, dtype)
         if view is not None:
             raise MalformedPickleError(f"{path}: storage views (torch < 0.4 files) are not supported")
-        return _LazyStorage(key, holder)
+        return _LazyStorage(key)
 
     lazy_allowed = dict(allowed)
     lazy_allowed[("torch._utils", "_rebuild_tensor_v2")] = _lazy_rebuild
@@ -264,7 +264,7 @@ def _read_legacy(path: str) -> dict[str, np.ndarray]:
         key = str(key)
         if key not in pending:
             raise MalformedPickleError(f"{path}: storage {key} listed but never used")
-        dtype = pending[key][0]
+        dtype = pending[key]
         if offset + 8 > len(blob):
             raise MalformedPickleError(f"{path}: storage {key} is cut off (truncated file)")
         (numel,) = struct.unpack("<q" if little else ">q", blob[offset:offset + 8])
@@ -283,7 +283,7 @@ def _read_legacy(path: str) -> dict[str, np.ndarray]:
 class _LazyStorage:
     """A legacy-format storage whose bytes come after the pickle."""
 
-    def __init__(self, key: str, holder: Any) -> None:
+    def __init__(self, key: str) -> None:
         self.key = key
 
 
@@ -309,7 +309,7 @@ def _resolve(obj: Any, storages: dict[str, np.ndarray], rebuild: Any) -> Any:
         storage, *rest = obj.args
         return rebuild(storages[storage.key], *rest)
     if isinstance(obj, dict):
-        resolved = type(obj)() if isinstance(obj, dict) else {}
+        resolved = type(obj)()
         for key, value in obj.items():
             resolved[key] = _resolve(value, storages, rebuild)
         return resolved
