@@ -175,3 +175,19 @@ def test_unused_source_tensor_is_an_error(tmp_path):
     _, ignored = map_state(SourceTensors("x.pt", "torch", "torch", classifier), "mobilefacenet", 128,
                            (112, 112), FIRST_CONV)
     assert "classifier" in ignored["weight"]
+
+
+def test_pretrained_reads_a_torch_file_and_refuses_others(tmp_path):
+    """model.pretrained takes the .pt itself; unsupported or unsafe files are PretrainedErrors naming them."""
+    from paddle_pfc.engine.pretrained import PretrainedError, read_pretrained
+
+    pre = read_pretrained(MBF)
+    assert pre.kind == "converted torch" and (pre.backbone, pre.embedding_size, pre.input_size) == ("mobilefacenet", 128, 112)
+    with pytest.raises(PretrainedError, match=r"tensors_zip\.pt: found .*supported"):
+        read_pretrained(FIXTURES / "tensors_zip.pt")
+    marker = tmp_path / "pwned"
+    bad = tmp_path / "bad.pth"
+    _rezip(MBF, bad, data_pkl=pickle.dumps(OrderedDict(w=_Payload(str(marker))), protocol=2))
+    with pytest.raises(PretrainedError, match=r"bad\.pth: refused to load"):
+        read_pretrained(bad)
+    assert not marker.exists()
