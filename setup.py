@@ -31,7 +31,8 @@ setup(
         # Paddle is the user's choice of build: CPU (what CI tests) or GPU.
         "cpu": ["paddlepaddle==3.3.1"],
         "gpu": ["paddlepaddle-gpu>=3.0"],
-        "test": ["pytest>=7", "paddle2onnx>=2.0", "onnxruntime>=1.16"],
-        "onnx": ["paddle2onnx>=2.0", "onnxruntime>=1.16"],
+        "test": ["pytest>=7", "paddle2onnx>=2.0", "onnxruntime>=1.16", "onnx>=1.14"],
+        # ONNX export (paddle2onnx), running ONNX models, and reading them (paddle-pfc-convert)
+        "onnx": ["paddle2onnx>=2.0", "onnxruntime>=1.16", "onnx>=1.14"],
     },
 )
