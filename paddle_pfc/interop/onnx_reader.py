@@ -48,9 +48,12 @@ class OnnxMapped:
 
 def read_onnx(path: str | os.PathLike) -> SourceTensors:
     """The ONNX model at ``path`` (held in ``tensors["__graph__"]`` for :func:`map_onnx`)."""
-    import onnx
-
     path = os.fspath(path)
+    try:
+        import onnx
+    except ImportError as error:
+        raise ConversionError(f"{path}: reading ONNX models needs the onnx package "
+                              "(pip install 'paddle_pfc[onnx]')") from error
     try:
         model = onnx.load(path)
     except Exception as error:  # noqa: BLE001 - protobuf raises assorted errors for a damaged file
