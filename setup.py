@@ -17,7 +17,8 @@ setup(
         # Each runs paddle_pfc.cli.<module>:main (through paddle_pfc.cli.entry), as tools/<module>.py does.
         "console_scripts": [
             f"paddle-pfc-{name.replace('_', '-')}=paddle_pfc.cli.entry:{name}"
-            for name in ("train", "export", "infer", "validate", "eval_ijb", "im2rec", "plan", "selfcheck")
+            for name in ("train", "export", "infer", "validate", "eval_ijb", "im2rec", "plan", "selfcheck",
+                         "convert")
         ],
     },
     install_requires=[
@@ -34,6 +35,7 @@ setup(
         "gpu": ["paddlepaddle-gpu>=3.0"],
         # paddle2onnx's polygraphy step (which pip-installs at run time) is not used: nothing more is needed
         "test": ["pytest>=7", "paddle2onnx>=2.0", "onnx>=1.14", "onnxruntime>=1.16"],
+        # ONNX export (paddle2onnx), running ONNX models, and reading them (paddle-pfc-convert)
         "onnx": ["paddle2onnx>=2.0", "onnx>=1.14", "onnxruntime>=1.16"],
     },
 )

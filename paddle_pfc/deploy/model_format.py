@@ -20,7 +20,10 @@ embedding (not L2-normalized).
 onnx]}, ``serving`` (one line on where it runs), ``paddle_version``, ``paddle_pfc_version``,
 ``batch_norm`` ("folded": the program holds no batch-norm op, see :mod:`paddle_pfc.deploy.fold`;
 "kept"; absent in older exports, read as "kept"); after an ONNX conversion also ``onnx``
-{opset_version, paddle2onnx_version}.
+{opset_version, paddle2onnx_version}; a model converted from another framework
+(``paddle-pfc-convert``, :mod:`paddle_pfc.interop`) also ``source`` {format, file, normalization
+(the source's own input normalization), converted (how it was folded into the model: the model
+contract above still holds), tensors, ignored, [batch_norm]}.
 """
 from __future__ import annotations
 

@@ -17,7 +17,12 @@ Sources :func:`read_pretrained` accepts (``model.pretrained`` / ``tools/train.py
   ``{name: ndarray}``) or ``.npz``: no architecture is recorded, names and shapes are checked.
   Neither is unpickled beyond arrays and containers
   (:func:`~paddle_pfc.deploy.export.load_state_file`): a file that asks for anything else is
-  refused, naming it and what it asked for, and nothing of it runs.
+  refused, naming it and what it asked for, and nothing of it runs;
+* a model of another framework, converted by :func:`paddle_pfc.interop.convert` (architecture read
+  from its tensors): an arcface_torch ``.pt`` / ``.pth``, an ``.onnx``, or a PLSC ``.pdparams``
+  with its ``head.*`` (PartialFC) tensors. A PLSC backbone saved without them is indistinguishable
+  from a paddle_pfc state dict by its names: convert it with ``paddle-pfc-convert --source-format
+  plsc`` (which folds PLSC's input normalization) and fine-tune from the converted folder.
 
 Strict: another backbone or embedding size than the run's is an error naming both; then every
 structured name must match (a missing or unexpected tensor, or one of another shape, is an error
@@ -51,7 +56,7 @@ class Pretrained:
     are ``None`` when the file does not record them (plain state dicts)."""
 
     source: str
-    kind: str  # "checkpoint" | "export" | "state_dict"
+    kind: str  # "checkpoint" | "export" | "state_dict" | "converted torch|onnx|plsc"
     state: Mapping[str, np.ndarray]
     backbone: str | None = None
     embedding_size: int | None = None
@@ -130,11 +135,27 @@ def _from_export(path: Path, meta: dict) -> Pretrained:
 def _from_file(path: Path) -> Pretrained:
     from paddle_pfc.deploy import export as pexport
 
+    if path.suffix.lower() not in (".pdparams", ".npz"):
+        return _from_other_framework(path)
     try:
         state = pexport.load_state_file(path)
     except (OSError, ValueError) as exc:
         raise PretrainedError(f"pretrained {exc}") from exc
+    if any(key.startswith("head.") for key in state):  # PLSC saves its PartialFC next to the backbone
+        return _from_other_framework(path)
     return Pretrained(str(path), "state_dict", state)
+
+
+def _from_other_framework(path: Path) -> Pretrained:
+    """An arcface_torch / ONNX / PLSC model converted by :func:`paddle_pfc.interop.convert`."""
+    from paddle_pfc.interop import convert
+
+    try:
+        converted = convert(path)
+    except (OSError, ValueError) as exc:  # ConversionError, UnsafePickleError, MalformedPickleError
+        raise PretrainedError(f"pretrained {exc}") from exc
+    return Pretrained(str(path), f"converted {converted.source['format']}", converted.state,
+                      converted.backbone, converted.embedding_size, _input_side(converted.input_size))
 
 
 def read_pretrained(path: str | Path) -> Pretrained:

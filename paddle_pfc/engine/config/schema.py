@@ -131,8 +131,8 @@ class ModelConfig(Section):
                               Check("a multiple of 16 and >= 16", lambda v: v >= 16 and v % 16 == 0))
     pretrained: str | None = setting(
         None, "pretrained backbone to fine-tune from: a checkpoint folder or root, a best/ or exported "
-        "model folder, a .pdparams/.npz state dict (see paddle_pfc/engine/pretrained.py); the class "
-        "centers start fresh; ignored when resuming")
+        "model folder, a .pdparams/.npz state dict, or an arcface_torch .pt/.pth, ONNX or PLSC model "
+        "(converted, see paddle_pfc/engine/pretrained.py); the class centers start fresh; ignored when resuming")
 
 
 @section

@@ -1,0 +1,146 @@
+"""Convert a face model of arcface_torch (``model.pt``), insightface / torch2onnx (``.onnx``) or PLSC
+(``.pdparams``) into a paddle_pfc exported model.
+
+Usage (from the repo root)::
+
+    python tools/convert.py SRC [--backbone NAME] --output DIR [--format onnx]
+
+``DIR`` has the layout of ``paddle-pfc-export`` (``model.json``, ``model.pdiparams``,
+``export.json``; with ``--format onnx`` also ``model.onnx``) and serves ``FaceEmbedder``,
+``paddle-pfc-infer``, ``-validate``, ``-eval-ijb`` and ``--pretrained``. The backbone, embedding and
+input size are read from the tensors (``--backbone`` etc. are checked against them). The model takes
+paddle_pfc's input ``(x - 127.5) / 128``: the source's ``(x / 255 - 0.5) / 0.5`` is folded into the
+first convolution, and ``export.json["source"]`` records the source, its normalization and what was
+converted. Checks: Paddle Inference vs the static eval program; an ONNX source also against
+onnxruntime running the source itself (same images, each with its own normalization); ``--format
+onnx`` as ``paddle-pfc-export``. A paddle_pfc checkpoint or state dict is exported with
+``paddle-pfc-export`` instead (a ``.pdparams`` given here is read as PLSC's). Exit status: 0 converted and checked, 1 a check failed, 2 the source
+cannot be read or converted (``error: ...``).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from paddle_pfc.cli._outputs import check_output_dir
+
+PADDLE_TOLERANCE = 1e-5
+SOURCE_COSINE = 0.99999
+SOURCE_RELATIVE = 1e-4
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("source", metavar="SRC", help="model.pt / .pth (torch), .onnx or .pdparams (PLSC)")
+    p.add_argument("--backbone", help="expected backbone (iresnet18...iresnet200 / r50 / mobilefacenet / mbf); "
+                                      "read from the tensors when omitted")
+    p.add_argument("--embedding-size", type=int, help="expected embedding size (checked)")
+    p.add_argument("--input-size", type=int, help="expected input size (checked)")
+    p.add_argument("--source-format", choices=("auto", "torch", "onnx", "plsc"), default="auto",
+                   help="format of SRC (default: from its extension and first bytes)")
+    p.add_argument("--output", "--out", dest="output", required=True, help="output directory")
+    p.add_argument("--format", choices=("paddle", "onnx"), default="paddle",
+                   help="onnx: also write model.onnx with paddle2onnx and check it")
+    p.add_argument("--opset", type=int, default=11, help="ONNX opset version")
+    args = p.parse_args(argv)
+    check_output_dir(p, "--output", args.output)
+    return args
+
+
+def _summarize_ignored(ignored: dict) -> list[str]:
+    by_reason: dict[str, list[str]] = {}
+    for key, reason in ignored.items():
+        by_reason.setdefault(reason, []).append(key)
+    return [f"  ignored {len(keys)} ({reason}): " + ", ".join(keys[:3]) + (" ..." if len(keys) > 3 else "")
+            for reason, keys in by_reason.items()]
+
+
+def compare_with_onnx_source(source_path: str, prog, seed: int = 1) -> tuple[float, float]:
+    """(min cosine, max relative error) of the converted program vs onnxruntime running the ONNX
+    source, on random images each fed with its own normalization (one image per run: exported
+    graphs may fix the batch inside)."""
+    import numpy as np
+    import onnxruntime as ort
+
+    h, w = prog.input_size
+    images = np.random.RandomState(seed).randint(0, 256, (3, h, w, 3)).astype(np.float32)
+    session = ort.InferenceSession(source_path, providers=["CPUExecutionProvider"])
+    name = session.get_inputs()[0].name
+    has_norm = any(n.op_type in ("Sub", "Mul", "Div") for n in _onnx_nodes(source_path)[:4])
+    src_x = images if has_norm else (images / 255.0 - 0.5) / 0.5
+    ref = np.concatenate([session.run(None, {name: src_x[i:i + 1].transpose(0, 3, 1, 2).astype(np.float32)})[0]
+                          for i in range(len(images))]).astype(np.float64)
+    emb = prog(((images - 127.5) / 128.0).transpose(0, 3, 1, 2).astype(np.float32)).astype(np.float64)
+    cos = (emb * ref).sum(1) / (np.linalg.norm(emb, axis=1) * np.linalg.norm(ref, axis=1))
+    return float(cos.min()), float(np.abs(emb - ref).max() / np.abs(ref).max())
+
+
+def _onnx_nodes(path: str) -> list:
+    import onnx
+
+    return list(onnx.load(path).graph.node)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """See the module doc for the exit status."""
+    args = parse_args(argv)
+    import numpy as np
+
+    from paddle_pfc.deploy import export as pexport
+    from paddle_pfc.deploy.model_format import read_export_meta, write_export_meta
+    from paddle_pfc.interop import ConversionError, convert
+    from paddle_pfc.utils.safe_pickle import MalformedPickleError, UnsafePickleError
+
+    try:
+        converted = convert(args.source, backbone=args.backbone, source_format=args.source_format,
+                            embedding_size=args.embedding_size, input_size=args.input_size)
+        prog = pexport.EvalProgram(converted.backbone, converted.embedding_size, converted.input_size,
+                                   converted.state)
+    except (FileNotFoundError, ConversionError, UnsafePickleError, MalformedPickleError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    src = converted.source
+    print(f"read {src['format']} {args.source}: {converted.backbone} (embedding {converted.embedding_size}, "
+          f"input {converted.input_size[0]}x{converted.input_size[1]}), {src['tensors']} tensors converted")
+    for line in _summarize_ignored(src["ignored"]):
+        print(line)
+    if "batch_norm" in src:
+        print(f"  {src['batch_norm']}")
+    print(f"  source normalization {src['normalization']['formula']}: folded into the first convolution; "
+          "the model takes (x - 127.5) / 128")
+    out = prog.save(args.output)
+    meta = read_export_meta(out)
+    meta["source"] = src
+    write_export_meta(out, meta)
+    print(f"wrote {out}")
+    rc = 0
+    from paddle_pfc.deploy.inference import FaceEmbedder
+
+    h, w = prog.input_size
+    x = np.random.RandomState(1).uniform(-1, 1, (4, 3, h, w)).astype(np.float32)
+    diff = float(np.abs(FaceEmbedder(out).forward(x) - prog(x)).max())
+    ok = diff < PADDLE_TOLERANCE
+    print(f"Paddle Inference vs static eval program: max abs diff {diff:.3g} "
+          f"({'OK' if ok else 'FAILED'}, tolerance {PADDLE_TOLERANCE:g})")
+    rc |= 0 if ok else 1
+    if src["format"] == "onnx":
+        cos, rel = compare_with_onnx_source(args.source, prog)
+        ok = cos >= SOURCE_COSINE and rel <= SOURCE_RELATIVE
+        print(f"converted vs onnxruntime on the source: min cosine {cos:.8f}, max relative error {rel:.3g} "
+              f"({'OK' if ok else 'FAILED'}, cosine >= {SOURCE_COSINE}, relative <= {SOURCE_RELATIVE:g})")
+        rc |= 0 if ok else 1
+    if args.format == "onnx":
+        from paddle_pfc.cli.export import ONNX_TOLERANCE
+        from paddle_pfc.deploy.onnx_export import check_onnx, export_onnx
+
+        onnx_path = export_onnx(out, opset_version=args.opset)
+        diff = check_onnx(out, onnx_path)
+        ok = diff < ONNX_TOLERANCE
+        print(f"wrote {onnx_path}; onnxruntime vs Paddle Inference: max abs diff {diff:.3g} "
+              f"({'OK' if ok else 'FAILED'}, tolerance {ONNX_TOLERANCE:g})")
+        rc |= 0 if ok else 1
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""Source tensors -> a paddle_pfc backbone state, checked: every target parameter is read from exactly
+one source tensor of the same shape, every source tensor is used or ignored with a stated reason.
+
+The targets come from the backbone itself (its ``state_dict`` names and the type of the layer each
+belongs to), so a change of the backbone cannot silently drift from the mapping. Conventions
+converted explicitly:
+
+* torch BatchNorm ``running_mean`` / ``running_var`` are Paddle's ``_mean`` / ``_variance``;
+  ``num_batches_tracked`` has no Paddle counterpart (bookkeeping of the momentum schedule, ignored);
+  torch's momentum 0.1 is Paddle's 0.9 (the backbones already use it; nothing stored);
+* torch PReLU ``weight`` is Paddle's ``_weight``; a ``[C, 1, 1]`` slope is read as ``[C]``;
+* torch Linear ``weight`` is ``[out, in]``, Paddle's ``[in, out]``: transposed;
+* the source input normalization ``(x - 127.5) / 127.5`` is folded into the first convolution
+  (weights times 128 / 127.5), so the converted model takes paddle_pfc's ``(x - 127.5) / 128``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from paddle_pfc.interop.common import INPUT_SCALE, ConversionError, SourceTensors
+
+__all__ = ["target_layout", "map_state", "CLASSIFIER_HINTS"]
+
+#: key fragments of classifier (margin softmax / PartialFC) tensors saved next to a backbone
+CLASSIFIER_HINTS = ("head.", "partial_fc", "partialfc", "margin_softmax", "classifier", "arcface", "cosface")
+
+
+def target_layout(backbone: str, embedding_size: int, input_size) -> dict[str, tuple[tuple[int, ...], str]]:
+    """``{structured name: (shape, kind)}`` of a paddle_pfc backbone, in its state-dict order; kind is
+    ``conv``, ``linear``, ``prelu``, ``bn`` (weight/bias) , ``mean`` or ``variance``."""
+    import paddle
+    from paddle import nn
+
+    from paddle_pfc.backbones import build_backbone
+
+    was_static = not paddle.in_dynamic_mode()
+    if was_static:
+        paddle.disable_static()
+    try:
+        with paddle.LazyGuard():
+            net = build_backbone(backbone, embedding_size, input_size)
+    finally:
+        if was_static:
+            paddle.enable_static()
+    kinds = {}
+    for prefix, layer in net.named_sublayers():
+        for pname, _ in layer._parameters.items():
+            key = f"{prefix}.{pname}"
+            if isinstance(layer, nn.PReLU):
+                kinds[key] = "prelu"
+            elif isinstance(layer, nn.Linear):
+                kinds[key] = "linear" if pname == "weight" else "bias"
+            elif isinstance(layer, nn.layer.norm._BatchNormBase):
+                kinds[key] = {"_mean": "mean", "_variance": "variance"}.get(pname, "bn")
+            elif isinstance(layer, nn.Conv2D):
+                kinds[key] = "conv" if pname == "weight" else "bias"
+            else:
+                raise ConversionError(f"{backbone}: parameter {key} of an unexpected layer "
+                                      f"{type(layer).__name__}")
+    return {k: (tuple(int(d) for d in v.shape), kinds[k]) for k, v in net.state_dict().items()}
+
+
+def _source_key(name: str, kind: str, convention: str) -> str:
+    if convention == "paddle":
+        return name
+    stem, _, leaf = name.rpartition(".")
+    if kind == "mean":
+        return f"{stem}.running_mean"
+    if kind == "variance":
+        return f"{stem}.running_var"
+    if kind == "prelu":
+        return f"{stem}.weight"
+    return name
+
+
+def _ignorable(key: str) -> str | None:
+    """Why a leftover source key is ignored, or ``None`` when it is not ignorable."""
+    if key.endswith("num_batches_tracked"):
+        return "BatchNorm bookkeeping (torch's count of batches; no Paddle counterpart)"
+    low = key.lower()
+    if key in ("weight", "weight_mom", "bias") or any(h in low for h in CLASSIFIER_HINTS):
+        return "classifier (margin softmax / PartialFC class centers), not part of the backbone"
+    return None
+
+
+def map_state(source: SourceTensors, backbone: str, embedding_size: int, input_size,
+              first_conv: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """``(state, ignored)``: the backbone state (float32, structured names) read from ``source`` and
+    the source keys left out with the reason. ``first_conv`` is the name of the convolution that
+    reads the images (the input scale is folded into it). ``ConversionError`` names every missing,
+    wrongly-shaped or unused tensor."""
+    layout = target_layout(backbone, embedding_size, input_size)
+    tensors = source.tensors
+    used: dict[str, str] = {}
+    state: dict[str, np.ndarray] = {}
+    missing, wrong = [], []
+    for name, (shape, kind) in layout.items():
+        key = _source_key(name, kind, source.convention)
+        if key not in tensors:
+            missing.append(key)
+            continue
+        if key in used:
+            raise ConversionError(f"{source.path}: source tensor {key} would be read twice "
+                                  f"({used[key]} and {name})")
+        value = np.asarray(tensors[key])
+        if kind == "linear" and source.convention == "torch" and value.ndim == 2:
+            value = value.T
+        if kind == "prelu" and value.size == int(np.prod(shape)) and value.ndim != len(shape):
+            value = value.reshape(shape)
+        if tuple(value.shape) != shape:
+            wrong.append(f"{key} {list(np.shape(tensors[key]))} (paddle_pfc {name} needs {list(shape)})")
+            continue
+        if value.dtype.kind != "f":
+            wrong.append(f"{key} is {value.dtype}, not floating point")
+            continue
+        if name == first_conv:
+            value = value.astype(np.float64) * INPUT_SCALE
+        used[key] = name
+        state[name] = np.ascontiguousarray(value, dtype=np.float32)
+    leftovers = [k for k in tensors if k not in used]
+    ignored = dict(source.ignored)
+    unused = []
+    for key in leftovers:
+        reason = _ignorable(key)
+        if reason is None:
+            unused.append(f"{key} {list(np.shape(tensors[key]))}")
+        else:
+            ignored[key] = reason
+    problems = []
+    if missing:
+        problems.append(f"missing {len(missing)}: " + ", ".join(missing[:6]) + (" ..." if len(missing) > 6 else ""))
+    if wrong:
+        problems.append("wrong shape: " + "; ".join(wrong[:6]) + (" ..." if len(wrong) > 6 else ""))
+    if unused:
+        problems.append(f"not used by {backbone} ({len(unused)}): " + ", ".join(unused[:6])
+                        + (" ..." if len(unused) > 6 else ""))
+    if problems:
+        raise ConversionError(f"{source.path}: does not map onto paddle_pfc {backbone}(embedding_size="
+                              f"{embedding_size}, input_size={list(input_size)}): " + " | ".join(problems))
+    for name, value in state.items():
+        if not np.all(np.isfinite(value)):
+            raise ConversionError(f"{source.path}: tensor for {name} holds NaN or infinity")
+    return state, ignored

@@ -1,0 +1,376 @@
+"""ONNX face-recognition models (arcface_torch ``torch2onnx.py`` exports: opset 11, input ``data``,
+dynamic batch; insightface's released recognition models) as paddle_pfc backbone states.
+
+The graph is read with the ``onnx`` package and mapped onto paddle_pfc's layers BY TOPOLOGY, never by
+tensor or node names (exporters rename freely): from the input, the data flow is followed node by
+node; where it forks, both branches are followed to the ``Add`` that joins them (a residual block:
+the longer branch is the main path, the other the shortcut, empty for an identity). The result is
+the sequence of weighted layers (Conv, BatchNormalization, PRelu, Gemm / MatMul + bias), main path
+before shortcut, which is aligned with the backbone's own layers in order, each shape checked.
+
+BatchNorm folded into convolutions (what torch's exporter does in eval mode): the conv keeps its
+weights and paddle_pfc's BatchNorm after it is set to the identity plus the conv's bias (scale 1,
+mean 0, variance 1 - epsilon, shift = bias), so the network computes exactly the folded conv and
+can still be fine-tuned (its BatchNorm then starts from the identity). A BatchNorm whose epsilon
+differs from paddle_pfc's 1e-5 (mxnet-made models use 2e-5) is converted exactly by moving the
+difference into the variance. A leading ``Sub`` / ``Mul`` / ``Div`` normalization inside the graph
+(mxnet-converted models) must subtract 127.5; its scale is folded into the first convolution, as
+the ``(x - 127.5) / 127.5`` of graphs without one is.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from paddle_pfc.interop.common import INPUT_SCALE, ConversionError, SourceTensors
+
+__all__ = ["read_onnx", "map_onnx", "OnnxMapped"]
+
+_WEIGHTED = ("Conv", "BatchNormalization", "PRelu", "Gemm", "MatMul")
+_PASS = ("Flatten", "Reshape", "Identity", "Dropout", "Squeeze", "Unsqueeze", "Cast")
+_SHAPE_ONLY = ("Shape", "Gather", "Concat", "Constant", "ConstantOfShape", "Slice")
+_LEADING = ("Sub", "Mul", "Div")
+_SUPPORTED_OPS = set(_WEIGHTED + _PASS + _SHAPE_ONLY + _LEADING + ("Add",))
+BN_EPSILON = 1e-5
+
+
+@dataclass
+class OnnxMapped:
+    backbone: str
+    embedding_size: int
+    input_size: tuple[int, int]
+    state: dict[str, np.ndarray]
+    note: str
+
+
+def read_onnx(path: str | os.PathLike) -> SourceTensors:
+    """The ONNX model at ``path`` (held in ``tensors["__graph__"]`` for :func:`map_onnx`)."""
+    path = os.fspath(path)
+    try:
+        import onnx
+    except ImportError as error:
+        raise ConversionError(f"{path}: reading ONNX models needs the onnx package "
+                              "(pip install 'paddle_pfc[onnx]')") from error
+    try:
+        model = onnx.load(path)
+    except Exception as error:  # noqa: BLE001 - protobuf raises assorted errors for a damaged file
+        raise ConversionError(f"{path}: not a readable ONNX model ({type(error).__name__}: {error}); "
+                              "truncated or corrupt?") from error
+    if not model.graph.node:
+        raise ConversionError(f"{path}: an ONNX file without a graph (truncated or not a model)")
+    return SourceTensors(path, "onnx", "onnx", {"__graph__": model})
+
+
+class _Graph:
+    def __init__(self, model: Any, path: str) -> None:
+        from onnx import numpy_helper
+
+        self.path = path
+        graph = model.graph
+        self.consts: dict[str, np.ndarray] = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+        for node in graph.node:
+            if node.op_type == "Constant":
+                for attr in node.attribute:
+                    if attr.name == "value":
+                        self.consts[node.output[0]] = numpy_helper.to_array(attr.t)
+        unsupported = sorted({n.op_type for n in graph.node} - _SUPPORTED_OPS)
+        if unsupported:
+            raise ConversionError(f"{path}: found ONNX ops {', '.join(unsupported)}, which no supported "
+                                  "face backbone has (a ViT or another architecture?); supported: IResNet "
+                                  "and MobileFaceNet graphs (Conv, BatchNormalization, PRelu, Add, Gemm/MatMul)")
+        inputs = [i for i in graph.input if i.name not in self.consts]
+        if len(inputs) != 1:
+            raise ConversionError(f"{path}: {len(inputs)} graph inputs, expected one image input")
+        self.input = inputs[0]
+        self.outputs = {o.name for o in graph.output}
+        self.consumers: dict[str, list] = {}
+        for node in graph.node:
+            if node.op_type in _SHAPE_ONLY:
+                continue
+            for name in node.input[:1] if node.op_type in _PASS else node.input:
+                if name and name not in self.consts:
+                    self.consumers.setdefault(name, []).append(node)
+
+    def const(self, node: Any, index: int) -> np.ndarray | None:
+        if len(node.input) <= index or not node.input[index]:
+            return None
+        name = node.input[index]
+        if name not in self.consts:
+            raise ConversionError(f"{self.path}: {node.op_type} node {node.name or node.output[0]} takes a "
+                                  f"computed {['input', 'weight', 'bias', 'mean', 'variance'][min(index, 4)]}, "
+                                  "not a stored tensor")
+        return np.asarray(self.consts[name])
+
+    def is_join(self, node: Any) -> bool:
+        return node.op_type == "Add" and all(n not in self.consts for n in node.input)
+
+
+def _attrs(node: Any) -> dict:
+    from onnx import helper
+
+    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+
+def _item(graph: _Graph, node: Any, items: list) -> None:
+    """Append ``node``'s weighted layer to ``items`` (or attach a bias; pass shape ops)."""
+    op, attrs = node.op_type, _attrs(node)
+    if op == "Conv":
+        if any(d != 1 for d in attrs.get("dilations", [1])):
+            raise ConversionError(f"{graph.path}: a dilated Conv; paddle_pfc's backbones have none")
+        items.append({"op": "conv", "w": graph.const(node, 1), "b": graph.const(node, 2),
+                      "group": int(attrs.get("group", 1))})
+    elif op == "BatchNormalization":
+        items.append({"op": "bn", "scale": graph.const(node, 1), "b": graph.const(node, 2),
+                      "mean": graph.const(node, 3), "var": graph.const(node, 4),
+                      "eps": float(attrs.get("epsilon", 1e-5))})
+    elif op == "PRelu":
+        items.append({"op": "prelu", "slope": graph.const(node, 1)})
+    elif op == "Gemm":
+        if attrs.get("transA", 0) or float(attrs.get("alpha", 1.0)) != 1.0 or float(attrs.get("beta", 1.0)) != 1.0:
+            raise ConversionError(f"{graph.path}: a Gemm with transA/alpha/beta; expected a plain Linear")
+        w = graph.const(node, 1)
+        items.append({"op": "linear", "w": w.T if attrs.get("transB", 0) else w, "b": graph.const(node, 2)})
+    elif op == "MatMul":
+        items.append({"op": "linear", "w": graph.const(node, 1), "b": None})
+    elif op == "Add":  # a bias added to the previous layer
+        bias = graph.const(node, 1) if node.input[1] in graph.consts else graph.const(node, 0)
+        if not items or items[-1]["op"] not in ("linear", "conv") or items[-1]["b"] is not None:
+            raise ConversionError(f"{graph.path}: a constant Add that is no layer's bias")
+        items[-1]["b"] = bias.reshape(-1)
+    elif op in _LEADING:
+        if any(i["op"] != "norm" for i in items):
+            raise ConversionError(f"{graph.path}: a {op} inside the network; only an input normalization "
+                                  "before the first convolution is supported")
+        value = next((graph.const(node, k) for k in (1, 0) if node.input[k] in graph.consts), None)
+        if value is None:
+            raise ConversionError(f"{graph.path}: a {op} of two computed values")
+        items.append({"op": "norm", "kind": op, "value": np.asarray(value, np.float64)})
+    # _PASS ops change only the shape
+
+
+def _chain(graph: _Graph, value: str, items: list) -> tuple[list, Any]:
+    """Follow the data flow from ``value``; returns (items, the join ``Add`` reached or ``None``)."""
+    while True:
+        consumers = graph.consumers.get(value, [])
+        if not consumers:
+            if value in graph.outputs:
+                return items, None
+            raise ConversionError(f"{graph.path}: value {value} leads nowhere (not a graph output)")
+        if len(consumers) == 1:
+            node = consumers[0]
+            if graph.is_join(node):
+                return items, node
+            _item(graph, node, items)
+            value = node.output[0]
+            if value in graph.outputs and not graph.consumers.get(value):
+                return items, None
+            continue
+        if len(consumers) != 2:
+            raise ConversionError(f"{graph.path}: value {value} feeds {len(consumers)} nodes; a residual "
+                                  "block forks in two")
+        branches = []
+        for node in consumers:
+            if graph.is_join(node):
+                branches.append(([], node))
+            else:
+                sub: list = []
+                _item(graph, node, sub)
+                branches.append(_chain(graph, node.output[0], sub))
+        (a, join_a), (b, join_b) = branches
+        if join_a is None or join_a is not join_b:
+            raise ConversionError(f"{graph.path}: a fork at {value} whose branches do not meet in one Add")
+        main, shortcut = (a, b) if len(a) >= len(b) else (b, a)
+        items.append({"op": "residual", "main": main, "shortcut": shortcut})
+        value = join_a.output[0]
+        if value in graph.outputs and not graph.consumers.get(value):
+            return items, None
+
+
+def _flatten(items: list, counter: list | None = None) -> tuple[list, int]:
+    """The layers in order (main path before shortcut), each tagged with its ``seg``ment: a run of
+    layers with no residual fork or join between them (a Conv and a BatchNorm are a pair only
+    within one segment), and the number of residual blocks."""
+    counter = [0] if counter is None else counter
+    out, residuals, seg = [], 0, counter[0]
+    for item in items:
+        if item["op"] == "residual":
+            residuals += 1
+            for branch in (item["main"], item["shortcut"]):
+                counter[0] += 1
+                sub, inner = _flatten(branch, counter)
+                out += sub
+                residuals += inner
+            counter[0] += 1
+            seg = counter[0]
+        else:
+            out.append(dict(item, seg=seg))
+    return out, residuals
+
+
+def _input_scale(graph: _Graph, norms: list, channels: int) -> tuple[np.ndarray, str]:
+    """Per-input-channel factor folded into the first conv, and how the source normalizes."""
+    if not norms:
+        return np.full(channels, INPUT_SCALE), "(x - 127.5) / 127.5 outside the model (insightface convention)"
+    shift, scale = np.zeros(channels), np.ones(channels)
+    for item in norms:
+        v = np.broadcast_to(item["value"].reshape(-1), (channels,)) if item["value"].size in (1, channels) \
+            else None
+        if v is None:
+            raise ConversionError(f"{graph.path}: input {item['kind']} by a tensor of shape "
+                                  f"{list(item['value'].shape)}")
+        if item["kind"] == "Sub":
+            if np.any(scale != 1):
+                raise ConversionError(f"{graph.path}: input Sub after a Mul/Div is not supported")
+            shift = shift + v
+        elif item["kind"] == "Mul":
+            scale = scale * v
+        else:
+            scale = scale / v
+    if not np.allclose(shift, 127.5, rtol=0, atol=1e-3):
+        raise ConversionError(f"{graph.path}: the graph subtracts {shift.tolist()} from its input; "
+                              "paddle_pfc's input is centered at 127.5 (a zero-padded convolution cannot "
+                              "absorb another center exactly)")
+    return scale * 128.0, f"(x - 127.5) * {scale.tolist()} inside the model (removed and folded)"
+
+
+def _layers(layout: dict) -> list[tuple[str, str, dict]]:
+    """The backbone's layers in order: (kind, prefix, {param: (name, shape)})."""
+    layers: list = []
+    for name, (shape, kind) in layout.items():
+        prefix, _, leaf = name.rpartition(".")
+        group = {"conv": "conv", "linear": "linear", "prelu": "prelu", "bn": "bn", "mean": "bn",
+                 "variance": "bn"}.get(kind)
+        if group is None:  # a bias: of the layer just seen
+            group = layers[-1][0]
+        if not layers or layers[-1][1] != prefix:
+            layers.append((group, prefix, {}))
+        layers[-1][2][leaf] = (name, shape)
+    return layers
+
+
+def _set(state: dict, slot: tuple, value: np.ndarray, path: str, what: str) -> None:
+    name, shape = slot
+    value = np.asarray(value, np.float64)
+    if value.size == int(np.prod(shape)) and value.ndim != len(shape) and len(shape) == 1:
+        value = value.reshape(shape)
+    if tuple(value.shape) != tuple(shape):
+        raise ConversionError(f"{path}: {what} has shape {list(value.shape)}, paddle_pfc {name} needs "
+                              f"{list(shape)}")
+    state[name] = value.astype(np.float32)
+
+
+def _align(graph: _Graph, seq: list, layout: dict, backbone: str) -> tuple[dict, int]:
+    """State of ``backbone`` from the flattened source layers; returns (state, folded BatchNorms)."""
+    path = graph.path
+    layers = _layers(layout)
+    state: dict[str, np.ndarray] = {}
+    i, folded = 0, 0
+    pending_bias = None  # bias of the conv just read, for the BatchNorm after it
+
+    def take(op: str, where: str) -> dict:
+        nonlocal i
+        if i >= len(seq) or seq[i]["op"] != op:
+            found = seq[i]["op"] if i < len(seq) else "the end of the graph"
+            raise ConversionError(f"{path}: at {where} paddle_pfc {backbone} has a {op}, the graph has "
+                                  f"{found} (weighted layer {i}); not a {backbone}")
+        i += 1
+        return seq[i - 1]
+
+    for index, (kind, prefix, params) in enumerate(layers):
+        where = prefix
+        if kind == "conv":
+            item = take("conv", where)
+            _set(state, params["weight"], item["w"], path, f"Conv weight {i - 1}")
+            pending_bias = item["b"]
+            next_is_bn = index + 1 < len(layers) and layers[index + 1][0] == "bn"
+            if not next_is_bn and pending_bias is not None and np.any(pending_bias != 0):
+                raise ConversionError(f"{path}: the Conv for {prefix} has a bias, paddle_pfc's has none")
+            continue
+        if kind == "bn":
+            after_conv = index > 0 and layers[index - 1][0] == "conv"
+            c = params["weight"][1][0]
+            if after_conv and (i >= len(seq) or seq[i]["op"] != "bn" or seq[i]["seg"] != seq[i - 1]["seg"]):
+                bias = np.zeros(c) if pending_bias is None else pending_bias.reshape(-1)
+                item = {"scale": np.ones(c), "b": bias, "mean": np.zeros(c), "var": np.full(c, 1.0 - BN_EPSILON),
+                        "eps": BN_EPSILON}
+                folded += 1
+            else:
+                item = dict(take("bn", where))
+                if after_conv and pending_bias is not None:
+                    item["mean"] = np.asarray(item["mean"], np.float64) - pending_bias.reshape(-1)
+            var = np.asarray(item["var"], np.float64) + (item["eps"] - BN_EPSILON)
+            if np.any(var <= 0):
+                raise ConversionError(f"{path}: BatchNorm for {prefix} with epsilon {item['eps']:g} cannot be "
+                                      f"expressed with epsilon {BN_EPSILON:g} (variance would be <= 0)")
+            _set(state, params["weight"], item["scale"], path, f"BatchNorm scale for {prefix}")
+            _set(state, params["bias"], item["b"], path, f"BatchNorm shift for {prefix}")
+            _set(state, params["_mean"], item["mean"], path, f"BatchNorm mean for {prefix}")
+            _set(state, params["_variance"], var, path, f"BatchNorm variance for {prefix}")
+            pending_bias = None
+            continue
+        if kind == "prelu":
+            _set(state, params["_weight"], np.asarray(take("prelu", where)["slope"]).reshape(-1), path,
+                 f"PRelu slope for {prefix}")
+            continue
+        item = take("linear", where)
+        _set(state, params["weight"], item["w"], path, f"Linear weight for {prefix}")
+        if "bias" in params:
+            bias = item["b"] if item["b"] is not None else np.zeros(params["bias"][1])
+            _set(state, params["bias"], bias, path, f"Linear bias for {prefix}")
+        elif item["b"] is not None and np.any(item["b"] != 0):
+            raise ConversionError(f"{path}: the Linear for {prefix} has a bias, paddle_pfc's has none")
+    if i != len(seq):
+        raise ConversionError(f"{path}: {len(seq) - i} weighted layers left after paddle_pfc {backbone}'s last "
+                              f"({seq[i]['op']} first); not a {backbone}")
+    return state, folded
+
+
+def map_onnx(source: SourceTensors) -> OnnxMapped:
+    """The paddle_pfc backbone state of an ONNX source read by :func:`read_onnx`."""
+    from paddle_pfc.backbones.iresnet import IRESNET_LAYERS
+    from paddle_pfc.interop.mapping import target_layout
+
+    graph = _Graph(source.tensors["__graph__"], source.path)
+    items, _ = _chain(graph, graph.input.name, [])
+    norms = [item for item in items if item["op"] == "norm"]
+    seq, residuals = _flatten([item for item in items if item["op"] != "norm"])
+    convs = [item for item in seq if item["op"] == "conv"]
+    linears = [item for item in seq if item["op"] == "linear"]
+    if not convs or not linears:
+        raise ConversionError(f"{source.path}: a graph without convolutions and a final Linear; supported: "
+                              "IResNet and MobileFaceNet")
+    embedding = int(np.shape(linears[-1]["w"])[1])
+    if any(item["group"] > 1 for item in convs):
+        backbone = "mobilefacenet"
+        gdc = [item for item in convs if item["group"] > 1][-1]["w"]
+        size = (16 * int(gdc.shape[2]), 16 * int(gdc.shape[3]))
+    else:
+        by_blocks = {sum(v): k for k, v in IRESNET_LAYERS.items()}
+        if residuals not in by_blocks:
+            raise ConversionError(f"{source.path}: a graph of {residuals} residual blocks and {len(convs)} "
+                                  "convolutions, none of paddle_pfc's IResNets ("
+                                  + ", ".join(f"{k}: {sum(v)}" for k, v in IRESNET_LAYERS.items()) + " blocks)")
+        backbone = by_blocks[residuals]
+        side = int(round(np.sqrt(np.shape(linears[-1]["w"])[0] / 512)))
+        size = (16 * side, 16 * side)
+    dims = [d.dim_value for d in graph.input.type.tensor_type.shape.dim]
+    if len(dims) == 4 and dims[2] > 0 and dims[3] > 0 and (dims[2], dims[3]) != size:
+        if backbone != "mobilefacenet" and dims[2] * dims[3] == size[0] * size[1]:
+            size = (dims[2], dims[3])
+        else:
+            raise ConversionError(f"{source.path}: input {dims[2]}x{dims[3]} but the layers imply {list(size)}")
+    layout = target_layout(backbone, embedding, size)
+    state, folded = _align(graph, seq, layout, backbone)
+    first = next(name for name, (shape, kind) in layout.items() if kind == "conv")
+    factor, how = _input_scale(graph, norms, state[first].shape[1])
+    state[first] = (state[first].astype(np.float64) * factor.reshape(1, -1, 1, 1)).astype(np.float32)
+    for name, value in state.items():
+        if not np.all(np.isfinite(value)):
+            raise ConversionError(f"{source.path}: tensor for {name} holds NaN or infinity")
+    note = (f"{folded} BatchNorms folded into convolutions by the exporter: set to identity + conv bias"
+            if folded else "BatchNorms stored unfolded") + f"; input {how}"
+    source.ignored.clear()
+    return OnnxMapped(backbone, embedding, size, state, note)
