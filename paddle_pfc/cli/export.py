@@ -139,6 +139,54 @@ class Steps:
         self.progress.update(1)
 
 
+def check_export(out, prog, dtype: str, to_onnx: bool, opset: int, steps: "Steps | None" = None) -> int:
+    """Check the model saved in ``out`` against ``prog``, the eval program it came from (float32),
+    convert it to ONNX when ``to_onnx`` and check onnxruntime against Paddle Inference; print one line
+    a check. Returns 0 when every check holds, else 1 (tolerances: :mod:`paddle_pfc.deploy.parity`)."""
+    import numpy as np
+
+    from paddle_pfc.deploy.onnx_export import check_onnx, export_onnx
+    from paddle_pfc.deploy.parity import ONNX_RTOL, PADDLE_RTOL, relative_difference
+
+    def start(what: str) -> None:
+        if steps is not None:
+            steps.start(what)
+
+    def end() -> None:
+        if steps is not None:
+            steps.end()
+
+    rc = 0
+    if dtype == "float32":
+        from paddle_pfc.deploy.inference import FaceEmbedder
+
+        h, w = prog.input_size
+        x = np.random.RandomState(1).uniform(-1, 1, (4, 3, h, w)).astype(np.float32)
+        start("checking Paddle Inference against the static eval program")
+        diff = relative_difference(FaceEmbedder(out).forward(x), prog(x))
+        end()
+        ok = diff <= PADDLE_RTOL
+        print(f"Paddle Inference vs static eval program: max abs diff / max magnitude {diff:.3g} "
+              f"({'OK' if ok else 'FAILED'}, relative tolerance {PADDLE_RTOL:g})")
+        rc |= 0 if ok else 1
+    if to_onnx:
+        start("converting to ONNX (paddle2onnx)")
+        onnx_path = export_onnx(out, opset_version=opset)
+        end()
+        print(f"wrote {onnx_path}")
+        if dtype == "float32":
+            start("checking onnxruntime against Paddle Inference")
+            diff = check_onnx(out, onnx_path)
+            end()
+            ok = diff <= ONNX_RTOL
+            print(f"onnxruntime vs Paddle Inference: max abs diff / max magnitude {diff:.3g} "
+                  f"({'OK' if ok else 'FAILED'}, relative tolerance {ONNX_RTOL:g})")
+            rc |= 0 if ok else 1
+        else:
+            print("float16 model: ONNX not checked on CPU")
+    return rc
+
+
 def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 exported (and checked), 1 a check failed, 2 unreadable weights, checkpoint or
     config (``error: ...``); an incomplete architecture exits with its message (status 1)."""
@@ -169,35 +217,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{prog.input_size[0]}x{prog.input_size[1]}, {args.dtype}) to {out}/"
           f"{{{prog.model_file}, {PARAMS_FILE}, {META_FILE}}}")
     print("model input: float32 NCHW RGB normalized (x - 127.5) / 128 (not inside the model)")
-    rc = 0
-    if args.dtype == "float32":
-        from paddle_pfc.deploy.inference import FaceEmbedder
-
-        h, w = prog.input_size
-        x = np.random.RandomState(1).uniform(-1, 1, (4, 3, h, w)).astype(np.float32)
-        steps.start("checking Paddle Inference against the static eval program")
-        diff = relative_difference(FaceEmbedder(out).forward(x), prog(x))
-        steps.end()
-        ok = diff <= PADDLE_RTOL
-        print(f"Paddle Inference vs static eval program: max abs diff / max magnitude {diff:.3g} "
-              f"({'OK' if ok else 'FAILED'}, relative tolerance {PADDLE_RTOL:g})")
-        rc |= 0 if ok else 1
-    if args.format == "onnx":
-        steps.start("converting to ONNX (paddle2onnx)")
-        onnx_path = export_onnx(out, opset_version=args.opset)
-        steps.end()
-        print(f"wrote {onnx_path}")
-        if args.dtype == "float32":
-            steps.start("checking onnxruntime against Paddle Inference")
-            diff = check_onnx(out, onnx_path)
-            steps.end()
-            ok = diff <= ONNX_RTOL
-            print(f"onnxruntime vs Paddle Inference: max abs diff / max magnitude {diff:.3g} "
-                  f"({'OK' if ok else 'FAILED'}, relative tolerance {ONNX_RTOL:g})")
-            rc |= 0 if ok else 1
-        else:
-            print("float16 model: ONNX not checked on CPU")
-    return rc
+    return check_export(out, prog, args.dtype, args.format == "onnx", args.opset, steps)
 
 
 if __name__ == "__main__":
