@@ -25,7 +25,7 @@ from paddle_pfc.engine.distributed import current_place, local_world_size, on_gp
 from paddle_pfc.engine.lr import WarmupDecay, build_schedule
 from paddle_pfc.head.optimizer import learning_rate_value
 from paddle_pfc.head.registry import nonfinite_flags
-from paddle_pfc.kernels import native_ops
+from paddle_pfc.kernels import extensions
 
 #: ``train.amp`` -> (Paddle AMP level, dtype).
 AMP_LEVELS = {"bf16": ("O1", "bfloat16"), "fp16_o1": ("O1", "float16"), "fp16_o2": ("O2", "float16")}
@@ -146,7 +146,7 @@ def _build(cfg: Config, rank: int, world_size: int, base_lr: float, steps_per_ep
     m, loss_cfg, c, t = cfg.model, cfg.loss, cfg.classifier, cfg.train
     size = m.input_size
     if not on_gpu():  # a first run compiles the native CPU kernels side by side, not one by one
-        native_ops.build_all(local_world_size())
+        extensions.build_all(local_world_size())
     place = current_place()
     exe = paddle.static.Executor(place)
     paddle.seed(t.seed)
