@@ -168,7 +168,8 @@ def _build(cfg: Config, rank: int, world_size: int, base_lr: float, steps_per_ep
         optimizer = paddle.optimizer.Momentum(schedule, momentum=t.momentum, weight_decay=t.weight_decay,
                                               grad_clip=clip, multi_precision=t.amp == "fp16_o2")
         loss_scaling = loss_scaling_setting(cfg)
-        paddle_pfc.minimize(optimizer, loss, loss_scaling=loss_scaling, skip_nonfinite=True)
+        # check_memory=False: the trainer checked the whole plan of this config (engine.memory.check_head_fits)
+        paddle_pfc.minimize(optimizer, loss, loss_scaling=loss_scaling, skip_nonfinite=True, check_memory=False)
         lr_name = learning_rate_value(optimizer).name
     eval_main = paddle.static.Program()
     backbone.eval()

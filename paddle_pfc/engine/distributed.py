@@ -9,6 +9,8 @@ import sys
 import paddle
 
 from paddle_pfc.engine.runtime import configure_process
+from paddle_pfc.utils.launch_env import env_int, local_world_size  # noqa: F401 (local_world_size: re-export)
+from paddle_pfc.utils.paddle_compat import on_gpu  # noqa: F401 (re-export)
 
 _state: dict[str, int] = {}
 
@@ -41,20 +43,6 @@ def exit_with_parent() -> bool:
     return True
 
 
-def _env_int(*names: str, default: int) -> int:
-    for name in names:
-        value = os.environ.get(name)
-        if value not in (None, ""):
-            return int(value)
-    return default
-
-
-def local_world_size() -> int:
-    """The number of ranks on this node (``PADDLE_LOCAL_SIZE`` from the launcher; 1 when started
-    by plain ``python``)."""
-    return max(1, _env_int("PADDLE_LOCAL_SIZE", default=1))
-
-
 def init_distributed(collective_timeout: float | None = None) -> tuple[int, int]:
     """Prepare this process for collective static training and return ``(rank, world_size)``.
 
@@ -79,8 +67,8 @@ def init_distributed(collective_timeout: float | None = None) -> tuple[int, int]
         paddle.enable_static()
         return _state["rank"], _state["world_size"]
     configure_process()
-    world_size = _env_int("PADDLE_TRAINERS_NUM", "PADDLE_GLOBAL_SIZE", default=1)
-    rank = _env_int("PADDLE_TRAINER_ID", "PADDLE_GLOBAL_RANK", default=0)
+    world_size = env_int("PADDLE_TRAINERS_NUM", "PADDLE_GLOBAL_SIZE", default=1)
+    rank = env_int("PADDLE_TRAINER_ID", "PADDLE_GLOBAL_RANK", default=0)
     if world_size > 1:
         exit_with_parent()
         os.environ.setdefault("PADDLE_PG_TIMEOUT", str(int(timeout * 1000)))  # NCCL, milliseconds
@@ -116,13 +104,8 @@ def barrier(name: str, timeout: float | None = None) -> float:
 def current_place() -> paddle.CPUPlace | paddle.CUDAPlace:
     """The device this process computes on: its GPU when Paddle is compiled with CUDA, else the CPU."""
     if paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0:
-        return paddle.CUDAPlace(_env_int("FLAGS_selected_gpus", "PADDLE_LOCAL_RANK", default=0))
+        return paddle.CUDAPlace(env_int("FLAGS_selected_gpus", "PADDLE_LOCAL_RANK", default=0))
     return paddle.CPUPlace()
-
-
-def on_gpu() -> bool:
-    """True when the current device is a CUDA GPU (selects the fused GPU kernels)."""
-    return paddle.device.get_device().startswith("gpu")
 
 
 _gather_programs: dict[tuple, tuple] = {}

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable
 import paddle
 
 if TYPE_CHECKING:
-    from paddle_pfc.head.collectives import CollectiveChain
+    from paddle_pfc.kernels.collectives import CollectiveChain
 
 
 def passed(value: paddle.pir.Value, ok: paddle.pir.Value, describe: Callable[[], list[paddle.pir.Value]],

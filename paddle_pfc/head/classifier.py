@@ -5,10 +5,9 @@ from collections import OrderedDict
 
 import paddle
 
-from paddle_pfc.engine.distributed import on_gpu
 from paddle_pfc.head import checks, geometry, registry, sampling
 from paddle_pfc.head.blocks import Block
-from paddle_pfc.head.collectives import CollectiveChain
+from paddle_pfc.kernels.collectives import CollectiveChain
 from paddle_pfc.head.dtypes import DTYPE_BYTES
 from paddle_pfc.head.geometry import block_bounds, block_rows, class_split
 from paddle_pfc.head.margin import Margin
@@ -16,6 +15,7 @@ from paddle_pfc.head.margin_softmax import margin_softmax_loss
 from paddle_pfc.head.margin_softmax_fused import margin_softmax_loss_fused
 from paddle_pfc.head.sparse_update import create_velocity
 from paddle_pfc.kernels import choose_backend
+from paddle_pfc.utils import paddle_compat
 from paddle_pfc.utils.numbers import is_int
 
 __all__ = ["LargeScaleClassifier", "class_split", "CENTER_INIT_STD", "DTYPES"]
@@ -116,7 +116,7 @@ class LargeScaleClassifier:
         rank, world_size, num_classes, embedding_size, seed = (int(v) for v in (rank, world_size, num_classes,
                                                                        embedding_size, seed))
         dtype, center_dtype = _dtype_name(dtype), _dtype_name(center_dtype)
-        gpu = on_gpu()
+        gpu = paddle_compat.on_gpu()
         _check_dtypes(dtype, center_dtype, chunk_rows, gpu)
         self.backend = choose_backend(kernels, gpu)
         self.dtype, self.center_dtype, self.chunk_rows = dtype, center_dtype, chunk_rows
@@ -221,7 +221,8 @@ class LargeScaleClassifier:
                                                      self.backend.fused, self.chain)
                 global_target = sample.global_target
             else:
-                sample = sampling.sample_shard_cpu(local, self.num_local, self.num_sample, self.native)
+                sample = sampling.sample_shard_composite(local, self.num_local, self.num_sample,
+                                                         self.backend.blocks)
             self.sampled_index, local_target = sample.sampled_index, sample.local_target
             self.output_dict["sampled_class_index"] = self.sampled_index
         self.chunks = self._kept_blocks(feature)
@@ -229,7 +230,7 @@ class LargeScaleClassifier:
         total_feature = self.chain.all_gather_with_grad(feature, self.rank)
         if self.fused:
             loss = margin_softmax_loss_fused(total_feature, self.chunks[0].centers, global_target, self.chain,
-                                             self.rank, self.world_size, self.margin, self.backend.fused)
+                                             self.rank, self.margin, self.backend.fused)
         else:
             loss = margin_softmax_loss(total_feature, self.chunks, self._target_centers(local_target),
                                        local_target, self.chain, self.margin, self.backend.blocks, self.dtype,
