@@ -58,10 +58,27 @@ def own_parameters(layer) -> dict:
     return layer._parameters
 
 
+def batch_norm_types() -> tuple[type, ...]:
+    """Every BatchNorm layer class (``nn.layer.norm._BatchNormBase`` and ``nn.BatchNorm``)."""
+    from paddle import nn
+
+    return nn.layer.norm._BatchNormBase, nn.BatchNorm
+
+
 def batch_norm_state(norm) -> tuple:
     """``(running mean, running variance, momentum, epsilon)`` of a BatchNorm layer (``_mean``,
     ``_variance``, ``_momentum``, ``_epsilon``)."""
     return norm._mean, norm._variance, norm._momentum, norm._epsilon
+
+
+def check_batch_norm_input(norm, x) -> None:
+    """The BatchNorm layer's own check of its input's rank (``_check_input_dim``)."""
+    norm._check_input_dim(x)
+
+
+def prelu_weight(prelu):
+    """The slopes of a PReLU layer (``_weight``)."""
+    return prelu._weight
 
 
 # --- optimizers ---------------------------------------------------------------------------------
