@@ -82,7 +82,7 @@ def bfloat16_unsupported() -> str | None:
     """None when :func:`conv2d` and :func:`matmul` can multiply in bfloat16 natively here; otherwise why not (no
     AVX512_BF16 / AMX on this CPU per oneDNN, or the oneDNN op unavailable). oneDNN would emulate
     bfloat16 on plain AVX-512 and refuses it on AVX2, so those CPUs are refused here."""
-    from paddle_pfc.engine.device import cpu_summary
+    from paddle_pfc.utils.cpu import cpu_summary
 
     isa = onednn_cpu_isa()
     if isa is None or isa & _ISA_AVX512_CORE_BF16 != _ISA_AVX512_CORE_BF16:
