@@ -74,7 +74,7 @@ class CollectiveChain:
         """Elementwise sum over ranks of the 1-D concatenation of ``pieces`` (one dtype) followed by
         one zero element, [sum of their sizes + 1]. That element is the tie to the previous
         collective: it rides in the concatenation, where :meth:`tied` would make a pass over the
-        whole buffer (an add over 64 MiB takes ~40 ms on a CPU)."""
+        whole buffer (docs/performance.md: its cost)."""
         if self.world_size == 1:
             return paddle.concat([*pieces, paddle.zeros([1], pieces[0].dtype)])
         tail = zero_depending_on(self._last, pieces[0].dtype) if self._last is not None \

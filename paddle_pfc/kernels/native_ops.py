@@ -2,9 +2,8 @@
 backbone ops whose Paddle CPU kernels are slow (``csrc/backbone_ops.cc``, ``csrc/batch_norm_ops.cc``,
 ``csrc/depthwise_ops.cc``).
 
-Paddle's CPU element-wise and reduction kernels run ~10x below memory speed on [c, D] blocks
-(a [2000, 512] ``h * w`` takes 2.5 ms in a static program, 0.26 ms in numpy), and the head does
-several such passes per block. One-pass kernels replace them (the head reaches them through
+Paddle's CPU element-wise and reduction kernels run far below memory speed on [c, D] blocks
+(docs/performance.md), and the head does several such passes per block. One-pass kernels replace them (the head reaches them through
 :class:`~paddle_pfc.kernels.blockwise.NativeBlockOps`):
 
 * :func:`inverse_row_norm` — the centers' inverse norms (replaces a norm, a clip, a division);
@@ -56,8 +55,8 @@ from paddle_pfc.kernels.native_build import build, is_built, load_or_fall_back, 
 SOURCES = {name: Path(__file__).with_name("csrc") / f"{name}.cc"
            for name in ("center_ops", "backbone_ops", "batch_norm_ops", "depthwise_ops")}
 
-#: -g0: no debug information (setuptools compiles with -g): a third less compile time (batch_norm_ops
-#: 25.1 -> 16.7 s, depthwise_ops 49.3 -> 40.8 s on a Zen 3, 2026-11-26), the same code.
+#: -g0: no debug information (setuptools compiles with -g): less compile time, the same code
+#: (docs/performance.md).
 #: -fno-trapping-math: lets the compiler vectorize loops with float selects (the softmax's exp).
 CXX_FLAGS = ["-O3", "-march=native", "-g0", "-fopenmp-simd", "-fno-trapping-math"]
 

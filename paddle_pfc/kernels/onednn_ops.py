@@ -4,10 +4,10 @@ the backbones), NCHW ↔ NHWC reorders (:func:`to_channels_last`, :func:`to_chan
 matrix product with bfloat16 operands (:func:`matmul`, the head's products with
 ``dtype=bfloat16``: Paddle 3.3.1's CPU build registers no bfloat16 ``matmul`` kernel).
 
-Paddle 3.3's CPU ``conv2d`` / ``conv2d_grad`` (im2col + GEMM) took ~67 % of mobilefacenet's and
-~97 % of iresnet50's training step; oneDNN's direct convolutions (blocked layouts, AVX-512 JIT
-kernels; 1x1 stride-1 ones as GEMMs on the NCHW tensors, which spares the layout reorders) do the
-same float32 arithmetic several times faster. oneDNN is the copy Paddle's CPU
+Paddle 3.3's CPU ``conv2d`` / ``conv2d_grad`` (im2col + GEMM) take most of a backbone's training
+step (docs/performance.md); oneDNN's direct convolutions (blocked layouts, JIT kernels; 1x1
+stride-1 ones as GEMMs on the NCHW tensors, which spares the layout reorders) do the same float32
+arithmetic faster. oneDNN is the copy Paddle's CPU
 wheel already loads (``paddle/libs/libdnnl.so.3``, oneDNN 3.6.2); the wheel ships only forwarding
 stubs of its headers, so the headers of that release are vendored in ``csrc/third_party/onednn``
 (Apache-2.0). The build links ``libdnnl.so.3`` by soname with Paddle's ``libs`` directory as rpath,
