@@ -8,7 +8,7 @@ import paddle
 from paddle_pfc.head import checks, geometry, registry, sampling
 from paddle_pfc.head.blocks import Block
 from paddle_pfc.kernels.collectives import CollectiveChain
-from paddle_pfc.head.dtypes import DTYPE_BYTES
+from paddle_pfc.head.dtypes import CPU_REFUSALS, DTYPE_BYTES
 from paddle_pfc.head.geometry import block_bounds, block_rows, class_split
 from paddle_pfc.head.margin import Margin
 from paddle_pfc.head.margin_softmax import margin_softmax_loss
@@ -59,9 +59,8 @@ def _check_dtypes(dtype, center_dtype, chunk_rows, on_gpu_place: bool) -> None:
     for name, value in (("dtype", dtype), ("center_dtype", center_dtype)):
         if value not in DTYPES:
             raise ValueError(f"{name} must be one of {', '.join(DTYPES)}, got {value!r}")
-        if value == "float16" and not on_gpu_place:
-            raise ValueError(f"{name}='float16' needs a GPU place: Paddle's CPU kernels have no float16 "
-                             "matmul / gather; use 'bfloat16' on CPU")
+        if value in CPU_REFUSALS and not on_gpu_place:
+            raise ValueError(f"{name}={value!r}: {CPU_REFUSALS[value]}")
     if chunk_rows is not None and (not is_int(chunk_rows) or chunk_rows < 1):
         raise ValueError(f"chunk_rows must be an int >= 1 or None, got {chunk_rows!r}")
 
