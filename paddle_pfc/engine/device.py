@@ -7,7 +7,6 @@ CPUs of this project's machines change (AVX2-only parts, AVX-512 / AVX512-BF16 p
 from __future__ import annotations
 
 import os
-import platform
 from dataclasses import dataclass, field
 
 from paddle_pfc.utils.cpu import (AVX512_CORE_FLAGS, CPU_FEATURES, CpuInfo, cpu_info,  # noqa: F401 (re-export)
