@@ -54,10 +54,10 @@ def init_distributed(collective_timeout: float | None = None) -> tuple[int, int]
     unless ``$PADDLE_PFC_MALLOC`` says otherwise). Idempotent: later calls return the same pair.
 
     ``collective_timeout`` (seconds, default :data:`DEFAULT_COLLECTIVE_TIMEOUT`): the NCCL
-    communicator's timeout (``PADDLE_PG_TIMEOUT``, unless already set in the environment) and
-    the timeout of :func:`barrier`. gloo (CPU) keeps its fixed 30 s per collective — Paddle 3.3
-    cannot change it — so the trainer meets at :func:`barrier` before a collective whenever one
-    rank may have worked alone. A worker of a multi-rank job also exits when its launcher dies
+    communicator's timeout (``PADDLE_PG_TIMEOUT``, unless already set in the environment). gloo
+    (CPU) keeps its fixed 30 s per collective — Paddle 3.3 cannot change it — so the trainer meets
+    at a :class:`~paddle_pfc.engine.barrier.StoreBarrier` before a collective whenever one rank
+    may have worked alone. A worker of a multi-rank job also exits when its launcher dies
     (:func:`exit_with_parent`).
     """
     timeout = DEFAULT_COLLECTIVE_TIMEOUT if collective_timeout is None else float(collective_timeout)
@@ -83,22 +83,7 @@ def init_distributed(collective_timeout: float | None = None) -> tuple[int, int]
 
         fleet.init(is_collective=True)
     _state.update(rank=rank, world_size=world_size)
-    from paddle_pfc.engine.barrier import StoreBarrier
-
-    _barrier[0] = StoreBarrier(rank, world_size, timeout)
     return rank, world_size
-
-
-_barrier: list = [None]
-
-
-def barrier(name: str, timeout: float | None = None) -> float:
-    """Wait until every rank reached ``barrier(name)`` (outside any gloo collective, on the TCP
-    store; see :mod:`paddle_pfc.engine.barrier`). Returns the seconds waited; a no-op on one rank or
-    before :func:`init_distributed`."""
-    if _barrier[0] is None:
-        return 0.0
-    return _barrier[0].wait(name, timeout)
 
 
 def current_place() -> paddle.CPUPlace | paddle.CUDAPlace:
@@ -114,8 +99,9 @@ _gather_programs: dict[tuple, tuple] = {}
 def all_gather_rows(x, executor: paddle.static.Executor, world_size: int):
     """Every rank's ``x`` ``[rows, cols]`` (float32, or int64 when ``x`` is an integer array; the
     same shape and kind on every rank), concatenated in rank order: ``[world_size * rows, cols]``
-    on every rank (a one-op static program per shape and dtype, cached). Call :func:`barrier`
-    first when ranks may arrive far apart (gloo's 30 s)."""
+    on every rank (a one-op static program per shape and dtype, cached). Meet at a
+    :class:`~paddle_pfc.engine.barrier.StoreBarrier` first when ranks may arrive far apart
+    (gloo's 30 s)."""
     import numpy as np
 
     dtype = "int64" if np.issubdtype(np.asarray(x).dtype, np.integer) else "float32"

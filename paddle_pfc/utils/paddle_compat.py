@@ -21,6 +21,14 @@ def on_gpu() -> bool:
     return paddle.device.get_device().startswith("gpu")
 
 
+def global_tcp_store():
+    """The job's TCP key-value store that ``paddle.distributed.init_parallel_env`` created
+    (``paddle.base.core.create_or_get_global_tcp_store``)."""
+    from paddle.base import core
+
+    return core.create_or_get_global_tcp_store()
+
+
 # --- static (PIR) programs --------------------------------------------------------------------
 def assign_into(value, target) -> None:
     """Write ``value`` into the existing Value ``target`` in place (``_C_ops.assign_out_``)."""
