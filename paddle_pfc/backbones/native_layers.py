@@ -128,9 +128,9 @@ class PReLU(nn.PReLU):
 
     def forward(self, x):
         if in_channels_last():
-            return nn.functional.prelu(x, self._weight, data_format="NHWC")
+            return nn.functional.prelu(x, paddle_compat.prelu_weight(self), data_format="NHWC")
         if self._num_parameters > 1 and self._data_format == "NCHW" and native_layers_active(self, x):
-            return native_ops.prelu(x, self._weight)
+            return native_ops.prelu(x, paddle_compat.prelu_weight(self))
         return super().forward(x)
 
 

@@ -9,6 +9,7 @@ import sys
 import paddle
 
 from paddle_pfc.engine.runtime import configure_process
+from paddle_pfc.kernels.collectives import CollectiveChain
 from paddle_pfc.utils.launch_env import env_int, local_world_size  # noqa: F401 (local_world_size: re-export)
 from paddle_pfc.utils.paddle_compat import on_gpu  # noqa: F401 (re-export)
 
@@ -116,7 +117,7 @@ def all_gather_rows(x, executor: paddle.static.Executor, world_size: int):
         with paddle.utils.unique_name.guard(), \
                 paddle.static.program_guard(program, paddle.static.Program()):
             value = paddle.static.data("pfc_gather_rows", list(x.shape), dtype)
-            out = paddle._C_ops.all_gather(value, 0, world_size)
+            out = CollectiveChain(world_size).all_gather(value)
         _gather_programs[key] = (program, out)
     program, out = _gather_programs[key]
     return executor.run(program, feed={"pfc_gather_rows": x}, fetch_list=[out])[0]
