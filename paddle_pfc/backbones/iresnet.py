@@ -173,7 +173,7 @@ class FrozenScaleBatchNorm1D(nn.BatchNorm1D):
         y = F.batch_norm(
             x, mean, variance, weight=None, bias=None,
             training=self.training, momentum=momentum, epsilon=epsilon,
-            data_format=self._data_format, use_global_stats=self._use_global_stats,  # set by BatchNorm1D itself
+            data_format=self._data_format, use_global_stats=self._use_global_stats,
         )
         if len(x.shape) == 3:  # [N, C, L]: broadcast the affine over L
             return y * self.weight.reshape([1, -1, 1]) + self.bias.reshape([1, -1, 1])
