@@ -437,7 +437,7 @@ def collectives_of(program) -> list[tuple[str, tuple[int, ...], str, int]]:
     """The collectives ``program`` issues, in program order (nested blocks included: the head's
     all-gather with gradient and its backward are regions of ``pylayer`` ops), as ``(op, input
     shape, dtype, reduce type or ranks)``. Program order is their order on every rank (the head's
-    :class:`~paddle_pfc.head.collectives.CollectiveChain` and ``minimize`` chain them)."""
+    :class:`~paddle_pfc.kernels.collectives.CollectiveChain` and ``minimize`` chain them)."""
     found = []
 
     def walk(block) -> None:
