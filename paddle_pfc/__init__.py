@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 
 _PUBLIC = {
     "LargeScaleClassifier": "paddle_pfc.head.classifier",
-    "class_split": "paddle_pfc.head.classifier",
+    "class_split": "paddle_pfc.head.geometry",
     "init_distributed": "paddle_pfc.engine.distributed",
     "LossScaling": "paddle_pfc.head.loss_scaling",
     "minimize": "paddle_pfc.head.optimizer",

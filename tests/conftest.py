@@ -18,11 +18,11 @@ def pytest_configure(config):
     # silent fallback of the default "auto"), and it happens once, before any rank is launched:
     # all of them, compiled side by side on a fresh checkout.
     os.environ.setdefault("PADDLE_PFC_NATIVE", "on")
-    from paddle_pfc.kernels import native_ops
+    from paddle_pfc.kernels import extensions
 
-    native_ops.build_all()
-    for name in native_ops.EXTENSIONS:
-        native_ops.load(name)
+    extensions.build_all()
+    for name in extensions.EXTENSIONS:
+        extensions.load(name)
 
 
 def pytest_collection_modifyitems(config, items):

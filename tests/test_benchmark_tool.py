@@ -66,7 +66,7 @@ def test_passes_program_reads_and_updates_the_kept_rows(bench_tool, kernels, rat
         head_main, head_startup, head, _, _ = bench_tool.build_train_program(cfg, args, 0, 1, "head")
     starts = list(range(0, 20 if ratio < 1 else 40, 8))  # blocks of 8 kept centers
     assert head.native == (kernels == "on") and [b.start for b in head.chunks] == starts
-    rule = bench_tool.CenterUpdateRule.from_optimizer(bench_tool.make_optimizer(args, 4, 1))
+    rule = bench_tool.CenterUpdateRule.from_optimizer(bench_tool.make_optimizer(cfg, args, 1))
     main, startup, probe, feed = bench_tool.build_passes_program(head, rule, seed=3)
     kept = np.concatenate([feed[f"passes_index_{k}"] for k in range(len(starts))])
     assert len(kept) == (20 if ratio < 1 else 40) and np.all(np.diff(kept) > 0)

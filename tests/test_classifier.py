@@ -321,18 +321,19 @@ def test_margin_holds_floats():
 def _sampling_program(num_local: int, num_sample: int, batch: int, native: bool = False):
     import paddle
 
-    from paddle_pfc.head.sampling import sample_shard_cpu
+    from paddle_pfc.head.sampling import sample_shard_composite
+    from paddle_pfc.kernels.blockwise import NativeBlockOps, PaddleBlockOps
 
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, startup):
         label = paddle.static.data("label", [batch], "int64")
-        sample = sample_shard_cpu(label, num_local, num_sample, native)
+        sample = sample_shard_composite(label, num_local, num_sample, NativeBlockOps() if native else PaddleBlockOps())
     return main, [sample.sampled_index, sample.local_target]
 
 
 @pytest.mark.parametrize("native", [False, True], ids=["paddle_ops", "native"])
 def test_cpu_sampling_keeps_positives_and_draws_negatives_uniformly(native, static_mode):
-    """sample_shard_cpu's contract (plain ops, or the native kernel), draw after draw: the kept
+    """sample_shard_composite's contract (plain ops, or the native kernel), draw after draw: the kept
     centers sorted and unique, every positive among them, exactly num_sample of them (every
     positive when they are more), each label's column right; each negative kept as often as
     uniform sampling keeps it (7 of 27 here), and on a small shard each subset of negatives drawn

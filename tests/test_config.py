@@ -270,19 +270,18 @@ def test_file_errors(tmp_path):
     assert "train" in _err([], _write(tmp_path, "data: {num_classes: 1}\ntrain: 5\n"))
 
 
-def test_backbone_tuple_is_extensible(monkeypatch):
-    monkeypatch.setattr(config_mod, "BACKBONES", BACKBONES + ("vit_t",))
-    assert load_config(None, MIN + ["model.backbone=vit_t"]).model.backbone == "vit_t"
-
-
-def test_backbones_are_the_registry_names():
-    """The config keeps its own tuple because importing the registry imports Paddle; they agree."""
+def test_backbones_are_one_list():
+    """model.backbone accepts exactly the names build_backbone builds: one tuple
+    (paddle_pfc.backbones.names), read without importing Paddle."""
     import subprocess
     import sys
 
     from paddle_pfc import backbones
+    from paddle_pfc.backbones import names
 
-    assert BACKBONES == backbones.BACKBONES
+    assert config_mod.BACKBONES is names.BACKBONES is backbones.BACKBONES
+    with pytest.raises(ConfigError, match="model.backbone"):
+        load_config(None, MIN + ["model.backbone=vit_t"])
     code = "import sys, paddle_pfc.engine.config; assert 'paddle' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], cwd=CONFIG_DIR.parent, check=True, timeout=120)
 

@@ -156,7 +156,7 @@ def test_float16_on_cpu_is_refused_naming_the_argument(static_mode):
         x = paddle.static.data("x", [4, 8], "float32")
         y = paddle.static.data("y", [4], "int64")
         for key in ("dtype", "center_dtype"):
-            with pytest.raises(ValueError, match=f"{key}='float16' needs a GPU"):
+            with pytest.raises(ValueError, match=f"{key}='float16': float16 needs a GPU"):
                 paddle_pfc.LargeScaleClassifier(x, y, 0, 1, 10, embedding_size=8, **{key: "float16"})
         with pytest.raises(ValueError, match="dtype must be one of"):
             paddle_pfc.LargeScaleClassifier(x, y, 0, 1, 10, embedding_size=8, dtype="float64")

@@ -6,7 +6,7 @@ import paddle
 import pytest
 
 from paddle_pfc.head.collectives import zero_depending_on
-from paddle_pfc.kernels import native_ops
+from paddle_pfc.kernels import extensions, native_build, native_ops
 from paddle_pfc.head.dtypes import from_float32, to_float32
 
 RNG = np.random.default_rng(7)
@@ -318,7 +318,7 @@ def test_a_failed_build_falls_back_with_a_warning_or_is_an_error(monkeypatch, tm
     blocker = tmp_path / "not_a_folder"
     blocker.write_text("")
     monkeypatch.setenv("PADDLE_PFC_BUILD_DIR", str(blocker))  # the build folder cannot be made
-    monkeypatch.setattr(native_ops, "_loaded", {})
+    monkeypatch.setattr(native_build, "_loaded", {})
     monkeypatch.setenv("PADDLE_PFC_NATIVE", "on")
     with pytest.raises(RuntimeError, match="PADDLE_PFC_NATIVE=on: building center_ops.cc failed"):
         native_ops.kernels()
@@ -473,12 +473,12 @@ def test_indexed_products_refuse_an_index_outside_the_table(op, static_mode, cap
 
 
 def test_built_finds_the_builds_that_kernels_load(tmp_path, monkeypatch):
-    """native_ops.built(name) looks where kernels(name) loads from (the same build key): every
+    """extensions.built(name) looks where kernels(name) loads from (the same build key): every
     extension is built once the suite has started (conftest built and loaded them), none under an
     empty build directory (where build_all would compile them)."""
-    assert all(native_ops.built(name) for name in native_ops.EXTENSIONS), native_ops.EXTENSIONS
+    assert all(extensions.built(name) for name in extensions.EXTENSIONS), extensions.EXTENSIONS
     monkeypatch.setenv("PADDLE_PFC_BUILD_DIR", str(tmp_path))
-    assert not any(native_ops.built(name) for name in native_ops.EXTENSIONS)
+    assert not any(extensions.built(name) for name in extensions.EXTENSIONS)
 
 
 @pytest.mark.parametrize("node_ranks, cpus, jobs", [(1, 2, 2), (2, 2, 2), (1, 64, 5), (8, 64, 2), (3, 64, 2),
@@ -487,5 +487,5 @@ def test_build_jobs_share_the_node(node_ranks, cpus, jobs):
     """build_all's subprocesses per rank for the five extensions: at least 2 (ranks of a node each
     start theirs at once and wait for each other's builds), about five in all on the node, never
     more than its CPUs."""
-    assert len(native_ops.EXTENSIONS) == 5
-    assert native_ops.build_jobs(node_ranks, cpus) == jobs
+    assert len(extensions.EXTENSIONS) == 5
+    assert extensions.build_jobs(node_ranks, cpus) == jobs

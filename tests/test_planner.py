@@ -57,9 +57,36 @@ def test_sgd_has_no_momentum():
     assert p.total < plan(10_000, 64, 2, 0.1).total
 
 
-def test_sample_ratio_rounding_matches_classifier():
+def test_sample_ratio_rounding():
     p = plan(100, 4, 1, sample_ratio=0.001)
     assert p.num_sample == 1
+
+
+@pytest.mark.parametrize("num_classes, world_size, ratio, embedding, batch", [
+    (100, 1, 0.001, 4, 3),        # the ratio rounds down to 0 centers: one is kept
+    (1001, 2, 0.1, 8, 4),         # uneven split: the plan is of rank 0's larger shard
+    (20_000, 3, 0.37, 16, 5),
+    (30_000, 1, 1.0, 64, 2),      # no sampling: every center in blocks
+    (200_000, 2, 0.9, 512, 8),    # several blocks of kept centers
+])
+def test_plan_matches_a_real_classifier(num_classes, world_size, ratio, embedding, batch, static_mode):
+    """The plan's shard, kept centers and blocks are those of a LargeScaleClassifier built (rank 0,
+    composite road) in a static program with the same arguments."""
+    import paddle
+
+    import paddle_pfc
+
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        feature = paddle.static.data("feature", [batch, embedding], "float32")
+        label = paddle.static.data("label", [batch], "int64")
+        head = paddle_pfc.LargeScaleClassifier(feature, label, 0, world_size, num_classes, sample_ratio=ratio,
+                                               embedding_size=embedding, kernels="composite")
+    p = plan(num_classes, embedding, world_size, ratio, batch)
+    assert (p.num_local, p.num_sample, p.sampled) == (head.num_local, head.num_sample, head.sampled)
+    rows = block_rows(embedding, p.global_batch, p.num_sample)
+    assert len(head.chunks) == len(block_bounds(p.num_sample, rows))
+    assert [c.start for c in head.chunks] == [start for start, _ in block_bounds(p.num_sample, rows)]
 
 
 @pytest.mark.parametrize("key,values", [

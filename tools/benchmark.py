@@ -268,32 +268,26 @@ def idle_overhead() -> float:
 
 # ---------------------------------------------------------------------------------------------
 def build_train_program(cfg: dict, args, rank: int, world_size: int, mode: str):
-    """(main, startup, head, loss, input names) for one configuration. ``mode``: ``head``,
-    ``e2e``, or ``backbone`` (e2e's backbone alone: loss = mean(embedding * fixed weights), the
-    same optimizer, no head and no collective; head None). Paddle's generator is seeded with
-    ``--seed`` first (as ``tools/train.py`` seeds it with ``train.seed``), so the kept centers, the
-    backbone's initial weights and the losses repeat from one run to the next."""
-    from paddle_pfc.backbones import build_backbone  # only e2e needs it; cheap import anyway
-    from paddle_pfc.engine.builder import backbone_forward, loss_scaling_setting
+    """(main, startup, head, loss, input names) for one configuration, built by the engine's builder
+    (:mod:`paddle_pfc.engine.builder`) from :func:`step_config`. ``mode``: ``head`` (the head on a
+    feature input), ``e2e`` (backbone and head, as training builds them), or ``backbone`` (e2e's
+    backbone alone: loss = mean(embedding * fixed weights), the same optimizer, no head and no
+    collective; head None). Paddle's generator is seeded with ``--seed`` first (as ``tools/train.py``
+    seeds it with ``train.seed``), so the kept centers, the backbone's initial weights and the
+    losses repeat from one run to the next."""
+    from paddle_pfc.engine.builder import append_head_training, build_embedding, make_optimizer as training_optimizer
 
     paddle.seed(args.seed)
     b, d = cfg["batch_size"], cfg["embedding_size"]
-    train_cfg = training_config(args, b) if mode != "head" else None
-
-    def embed(image):  # the backbone under the config's train.amp, as tools/train.py builds it
-        backbone = build_backbone(args.backbone, embedding_size=d, input_size=args.input_size)
-        backbone.train()
-        return backbone_forward(backbone, image, train_cfg.train.amp)[1]
-
+    step_cfg = step_config(cfg, args)
     main, startup = paddle.static.Program(), paddle.static.Program()
-    if mode == "backbone":
-        with paddle.static.program_guard(main, startup):
+    with paddle.static.program_guard(main, startup):
+        if mode == "backbone":
             image = paddle.static.data("image", [b, 3, args.input_size, args.input_size], "float32")
             weights = paddle.static.data("weights", [b, d], "float32")
-            loss = paddle.mean(embed(image) * weights)
-            make_optimizer(args, b, world_size, train_cfg).minimize(loss)
-        return main, startup, None, loss, "image"
-    with paddle.static.program_guard(main, startup):
+            loss = paddle.mean(build_embedding(step_cfg, image)[1] * weights)
+            training_optimizer(step_cfg, learning_rate(step_cfg, world_size)).minimize(loss)
+            return main, startup, None, loss, "image"
         label = paddle.static.data("label", [b], "int64")
         if mode == "head":
             feature = paddle.static.data("feature", [b, d], "float32")
@@ -301,17 +295,11 @@ def build_train_program(cfg: dict, args, rank: int, world_size: int, mode: str):
             inputs = "feature"
         else:
             image = paddle.static.data("image", [b, 3, args.input_size, args.input_size], "float32")
-            feature = embed(image)
+            feature = build_embedding(step_cfg, image)[1]
             inputs = "image"
-        head = paddle_pfc.LargeScaleClassifier(
-            feature, label, rank, world_size, cfg["num_classes"], *args.margins, scale=args.scale,
-            sample_ratio=cfg["sample_ratio"], embedding_size=d, seed=args.seed, dtype=cfg["dtype"],
-            center_dtype=cfg["center_dtype"], chunk_rows=args.chunk_rows)
-        loss = head.output_dict["loss"]
-        # the config's loss scaling where it turns it on; else minimize's default (on for a float16 head)
-        scaling = (loss_scaling_setting(train_cfg) or None) if train_cfg is not None else None
-        paddle_pfc.minimize(make_optimizer(args, b, world_size, train_cfg), loss, loss_scaling=scaling)
-    return main, startup, head, loss, inputs
+        trained = append_head_training(step_cfg, feature, label, rank, world_size,
+                                       learning_rate(step_cfg, world_size), chunk_rows=args.chunk_rows)
+    return main, startup, trained.head, trained.loss, inputs
 
 
 def training_config(args, batch_size: int):
@@ -328,20 +316,49 @@ def training_config(args, batch_size: int):
     return config_from_dict(raw, overrides)
 
 
-def make_optimizer(args, batch_size: int, world_size: int, train_cfg=None) -> paddle.optimizer.Optimizer:
-    """``head`` mode: Momentum(0.1, 0.9, weight decay 5e-4), no clip (the head alone).
-    ``e2e`` mode: the training config's optimizer (``train_cfg``, else :func:`training_config`),
-    as ``tools/train.py`` builds it (constant base learning rate: the schedule does not change a
-    step's cost)."""
-    if args.mode == "head":
-        return paddle.optimizer.Momentum(0.1, momentum=0.9, weight_decay=5e-4)
+#: ``head`` mode's training settings: the head alone, Momentum(0.1, momentum 0.9, weight decay
+#: 5e-4), no clip, no AMP.
+HEAD_MODE_TRAIN = ("train.lr=0.1", "train.momentum=0.9", "train.weight_decay=0.0005", "train.grad_clip=null",
+                   "train.amp=none")
+
+
+def step_config(cfg: dict, args):
+    """The config one configuration's step is built from: ``e2e`` / ``backbone``: the training
+    config (:func:`training_config`), ``head``: the schema's defaults with :data:`HEAD_MODE_TRAIN`;
+    with the configuration's head (classes, embedding size, sample ratio, dtypes), the command's
+    backbone, input size, margins, scale and seed, and the kernels ``$PADDLE_PFC_KERNELS`` asks for."""
+    from paddle_pfc.engine.config import config_from_dict
+    from paddle_pfc.kernels import requested
+
+    base = {} if args.mode == "head" else training_config(args, cfg["batch_size"]).to_dict()
+    m1, m2, m3 = args.margins
+    overrides = [*(HEAD_MODE_TRAIN if args.mode == "head" else ()),
+                 f"train.batch_size={cfg['batch_size']}", f"train.seed={args.seed}",
+                 f"data.num_classes={cfg['num_classes']}", f"data.image_size={args.input_size}",
+                 f"model.backbone={args.backbone}", f"model.input_size={args.input_size}",
+                 f"model.embedding_size={cfg['embedding_size']}", f"classifier.sample_ratio={cfg['sample_ratio']}",
+                 f"classifier.dtype={cfg['dtype']}", f"classifier.center_dtype={cfg['center_dtype']}",
+                 f"classifier.kernels={requested(None)[0]}",
+                 f"loss.margin1={m1}", f"loss.margin2={m2}", f"loss.margin3={m3}", f"loss.scale={args.scale}"]
+    return config_from_dict(base, overrides)
+
+
+def learning_rate(step_cfg, world_size: int) -> float:
+    """The base learning rate (``train.lr``, else ``0.1 * global_batch / 512``): constant, the
+    schedule does not change a step's cost."""
     from paddle_pfc.engine.config import resolve_lr
 
-    cfg = train_cfg if train_cfg is not None else training_config(args, batch_size)
-    t = cfg.train
-    clip = paddle.nn.ClipGradByGlobalNorm(t.grad_clip) if t.grad_clip else None
-    return paddle.optimizer.Momentum(resolve_lr(cfg, world_size), momentum=t.momentum,
-                                     weight_decay=t.weight_decay, grad_clip=clip, multi_precision=t.amp == "fp16_o2")
+    return resolve_lr(step_cfg, world_size)
+
+
+def make_optimizer(cfg: dict, args, world_size: int) -> paddle.optimizer.Optimizer:
+    """The optimizer of configuration ``cfg`` (the engine's
+    :func:`~paddle_pfc.engine.builder.make_optimizer` of :func:`step_config`): ``head`` mode
+    Momentum(0.1, 0.9, weight decay 5e-4), no clip; ``e2e`` the training config's."""
+    from paddle_pfc.engine.builder import make_optimizer as training_optimizer
+
+    step_cfg = step_config(cfg, args)
+    return training_optimizer(step_cfg, learning_rate(step_cfg, world_size))
 
 
 def make_feeds(cfg: dict, args, rank: int, inputs: str) -> list[dict]:
@@ -420,7 +437,7 @@ def collectives_of(program) -> list[tuple[str, tuple[int, ...], str, int]]:
     """The collectives ``program`` issues, in program order (nested blocks included: the head's
     all-gather with gradient and its backward are regions of ``pylayer`` ops), as ``(op, input
     shape, dtype, reduce type or ranks)``. Program order is their order on every rank (the head's
-    :class:`~paddle_pfc.head.collectives.CollectiveChain` and ``minimize`` chain them)."""
+    :class:`~paddle_pfc.kernels.collectives.CollectiveChain` and ``minimize`` chain them)."""
     found = []
 
     def walk(block) -> None:
@@ -556,7 +573,7 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
         floor = TimedProgram(*build_floor_program(n, num_sample, d, block_rows=rows))
         bf16_floor = (TimedProgram(*build_floor_program(n, num_sample, d, bf16=True, block_rows=rows))
                       if products_round else None)
-        rule = CenterUpdateRule.from_optimizer(make_optimizer(args, cfg["batch_size"], world_size))
+        rule = CenterUpdateRule.from_optimizer(make_optimizer(cfg, args, world_size))
         passes = TimedProgram(*build_passes_program(head, rule, seed=args.seed + rank), scope=step.scope)
         for k in range(1 + args.steps):  # round 0 warms the programs up
             if sync is not None:

@@ -32,6 +32,8 @@ import paddle
 import paddle.nn.functional as F
 from paddle import nn
 
+from paddle_pfc.utils import paddle_compat
+
 from .native_layers import (BatchNorm2D, Conv2D, PReLU, batch_norm_prelu, channels_last, channels_last_ready,
                             conv_batch_norm, takes_bfloat16, to_channels_first, to_channels_last)
 
@@ -166,10 +168,11 @@ class FrozenScaleBatchNorm1D(nn.BatchNorm1D):
         self.weight.stop_gradient = True
 
     def forward(self, x):
-        self._check_input_dim(x)
+        paddle_compat.check_batch_norm_input(self, x)
+        mean, variance, momentum, epsilon = paddle_compat.batch_norm_state(self)
         y = F.batch_norm(
-            x, self._mean, self._variance, weight=None, bias=None,
-            training=self.training, momentum=self._momentum, epsilon=self._epsilon,
+            x, mean, variance, weight=None, bias=None,
+            training=self.training, momentum=momentum, epsilon=epsilon,
             data_format=self._data_format, use_global_stats=self._use_global_stats,
         )
         if len(x.shape) == 3:  # [N, C, L]: broadcast the affine over L

@@ -36,7 +36,8 @@ from collections.abc import Iterator
 import paddle
 from paddle import nn
 
-from paddle_pfc.kernels import onednn_ops, native_ops
+from paddle_pfc.kernels import native_ops, onednn_ops
+from paddle_pfc.utils import paddle_compat
 
 _channels_last = [False]  # True while a model builds its channels-last part (channels_last())
 _native_inference = [False]  # True while an eval program that runs only here is built (native_inference())
@@ -127,9 +128,9 @@ class PReLU(nn.PReLU):
 
     def forward(self, x):
         if in_channels_last():
-            return nn.functional.prelu(x, self._weight, data_format="NHWC")
+            return nn.functional.prelu(x, paddle_compat.prelu_weight(self), data_format="NHWC")
         if self._num_parameters > 1 and self._data_format == "NCHW" and native_layers_active(self, x):
-            return native_ops.prelu(x, self._weight)
+            return native_ops.prelu(x, paddle_compat.prelu_weight(self))
         return super().forward(x)
 
 
@@ -168,14 +169,16 @@ def batch_norm_prelu(norm: nn.BatchNorm2D, prelu: nn.PReLU | None, x, bfloat16_o
     per channel: then ``x`` may be bfloat16, and the output is bfloat16 with ``bfloat16_output``
     (for a convolution that :func:`takes_bfloat16`)."""
     if x.dtype == paddle.float32 and not norm.training and _fused(norm, prelu):
-        norm._check_input_dim(x)
-        return native_ops.batch_norm_inference(x, norm.weight, norm.bias, norm._mean, norm._variance, norm._epsilon,
-                                               None if prelu is None else prelu._weight,
+        paddle_compat.check_batch_norm_input(norm, x)
+        mean, variance, _, epsilon = paddle_compat.batch_norm_state(norm)
+        return native_ops.batch_norm_inference(x, norm.weight, norm.bias, mean, variance, epsilon,
+                                               None if prelu is None else paddle_compat.prelu_weight(prelu),
                                                channels_last=in_channels_last())
     if x.dtype in (paddle.float32, paddle.bfloat16) and norm.training and _fused(norm, prelu):
-        norm._check_input_dim(x)
-        return native_ops.batch_norm(x, norm.weight, norm.bias, norm._mean, norm._variance, norm._momentum,
-                                     norm._epsilon, None if prelu is None else prelu._weight, bfloat16_output,
+        paddle_compat.check_batch_norm_input(norm, x)
+        mean, variance, momentum, epsilon = paddle_compat.batch_norm_state(norm)
+        return native_ops.batch_norm(x, norm.weight, norm.bias, mean, variance, momentum,
+                                     epsilon, None if prelu is None else paddle_compat.prelu_weight(prelu), bfloat16_output,
                                      channels_last=in_channels_last())
     if prelu is not None and in_channels_last():  # a PReLU that cannot fuse (one slope) follows the norm
         return prelu(batch_norm_prelu(norm, None, x))

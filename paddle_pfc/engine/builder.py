@@ -23,9 +23,10 @@ from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.config import Config, ConfigError
 from paddle_pfc.engine.distributed import current_place, local_world_size, on_gpu
 from paddle_pfc.engine.lr import WarmupDecay, build_schedule
+from paddle_pfc.head.dtypes import CPU_REFUSALS
 from paddle_pfc.head.optimizer import learning_rate_value
 from paddle_pfc.head.registry import nonfinite_flags
-from paddle_pfc.kernels import native_ops
+from paddle_pfc.kernels import extensions
 
 #: ``train.amp`` -> (Paddle AMP level, dtype).
 AMP_LEVELS = {"bf16": ("O1", "bfloat16"), "fp16_o1": ("O1", "float16"), "fp16_o2": ("O2", "float16")}
@@ -39,9 +40,8 @@ def check_supported(cfg: Config, gpu: bool | None = None) -> None:
                           "is an error naming its index and offset)")
     for key, value in (("classifier.dtype", cfg.classifier.dtype),
                        ("classifier.center_dtype", cfg.classifier.center_dtype)):
-        if value == "float16" and not gpu:
-            raise ConfigError(f"{key}: float16 needs a GPU (Paddle's CPU kernels have no float16 "
-                              "matmul / gather); use bfloat16 on CPU")
+        if value in CPU_REFUSALS and not gpu:
+            raise ConfigError(f"{key}: {CPU_REFUSALS[value]}")
     if cfg.train.amp.startswith("fp16") and not gpu:
         raise ConfigError(f"train.amp: {cfg.train.amp!r} needs a GPU (Paddle {paddle.__version__}'s CPU build "
                           "registers no float16 kernel for conv2d, batch_norm or matmul); on a CPU with "
@@ -141,35 +141,81 @@ def backbone_forward(backbone: paddle.nn.Layer, images, amp: str):
     return backbone, paddle.cast(embedding, "float32") if embedding.dtype != paddle.float32 else embedding
 
 
+def make_optimizer(cfg: Config, learning_rate) -> paddle.optimizer.Momentum:
+    """The training optimizer of ``cfg``: Momentum with ``train.momentum`` and ``train.weight_decay``,
+    the backbone's gradients clipped by global norm ``train.grad_clip`` (none at 0), float32 master
+    weights under ``fp16_o2``. ``learning_rate``: a float or the schedule (an ``LRScheduler``)."""
+    t = cfg.train
+    clip = paddle.nn.ClipGradByGlobalNorm(t.grad_clip) if t.grad_clip else None
+    return paddle.optimizer.Momentum(learning_rate, momentum=t.momentum, weight_decay=t.weight_decay,
+                                     grad_clip=clip, multi_precision=t.amp == "fp16_o2")
+
+
+def build_head(cfg: Config, embedding, labels, rank: int, world_size: int,
+               chunk_rows: int | None = None) -> paddle_pfc.LargeScaleClassifier:
+    """The ``LargeScaleClassifier`` of ``cfg`` (``loss.*``, ``classifier.*``, ``data.num_classes``,
+    seeded by ``train.seed``) on ``embedding`` [B, D] and ``labels`` [B], named ``pfc_centers``.
+    ``chunk_rows``: rows per block of kept centers (default: the head's rule)."""
+    m, loss_cfg, c, t = cfg.model, cfg.loss, cfg.classifier, cfg.train
+    return paddle_pfc.LargeScaleClassifier(
+        embedding, labels, rank, world_size, cfg.data.num_classes,
+        loss_cfg.margin1, loss_cfg.margin2, loss_cfg.margin3, loss_cfg.scale,
+        sample_ratio=c.sample_ratio, embedding_size=m.embedding_size, name="pfc_centers",
+        seed=t.seed, dtype=c.dtype, center_dtype=c.center_dtype, chunk_rows=chunk_rows, kernels=c.kernels)
+
+
+def build_embedding(cfg: Config, images) -> tuple[paddle.nn.Layer, object]:
+    """``(backbone, float32 [B, D] embeddings)``: ``model.*``'s backbone in train mode on ``images``
+    [B, 3, H, W], under ``train.amp`` (:func:`backbone_forward`)."""
+    m = cfg.model
+    backbone = build_backbone(m.backbone, m.embedding_size, m.input_size, m.dropout)
+    backbone.train()
+    return backbone_forward(backbone, images, cfg.train.amp)
+
+
+@dataclass(eq=False)
+class HeadTraining:
+    """What :func:`append_head_training` appended to the current main program."""
+
+    head: paddle_pfc.LargeScaleClassifier
+    loss: object
+    optimizer: paddle.optimizer.Momentum
+    loss_scaling: paddle_pfc.LossScaling | bool
+
+
+def append_head_training(cfg: Config, embedding, labels, rank: int, world_size: int, learning_rate,
+                         chunk_rows: int | None = None, check_memory: bool = True) -> HeadTraining:
+    """The head (:func:`build_head`) on ``embedding`` and ``labels``, and :func:`paddle_pfc.minimize`
+    of its loss with :func:`make_optimizer` (``learning_rate``: a float or the schedule), the
+    config's loss scaling and non-finite steps skipped. ``check_memory``: minimize's check of the
+    centers against this machine's memory (off where the caller checked the whole plan)."""
+    head = build_head(cfg, embedding, labels, rank, world_size, chunk_rows)
+    loss = head.output_dict["loss"]
+    optimizer = make_optimizer(cfg, learning_rate)
+    loss_scaling = loss_scaling_setting(cfg)
+    paddle_pfc.minimize(optimizer, loss, loss_scaling=loss_scaling, skip_nonfinite=True, check_memory=check_memory)
+    return HeadTraining(head, loss, optimizer, loss_scaling)
+
+
 def _build(cfg: Config, rank: int, world_size: int, base_lr: float, steps_per_epoch: int,
            sync: Callable[[str], float]) -> TrainPrograms:
-    m, loss_cfg, c, t = cfg.model, cfg.loss, cfg.classifier, cfg.train
-    size = m.input_size
+    t = cfg.train
+    size = cfg.model.input_size
     if not on_gpu():  # a first run compiles the native CPU kernels side by side, not one by one
-        native_ops.build_all(local_world_size())
+        extensions.build_all(local_world_size())
     place = current_place()
     exe = paddle.static.Executor(place)
     paddle.seed(t.seed)
     main, startup = paddle.static.Program(), paddle.static.Program()
+    schedule = build_schedule(t, base_lr, steps_per_epoch)  # a Python object: no op, no random draw
     with paddle.static.program_guard(main, startup):
         images = paddle.static.data("images", [t.batch_size, 3, size, size], "float32")
         labels = paddle.static.data("labels", [t.batch_size], "int64")
-        backbone = build_backbone(m.backbone, m.embedding_size, size, m.dropout)
-        backbone.train()
-        backbone, embedding = backbone_forward(backbone, images, t.amp)
-        head = paddle_pfc.LargeScaleClassifier(
-            embedding, labels, rank, world_size, cfg.data.num_classes,
-            loss_cfg.margin1, loss_cfg.margin2, loss_cfg.margin3, loss_cfg.scale,
-            sample_ratio=c.sample_ratio, embedding_size=m.embedding_size, name="pfc_centers",
-            seed=t.seed, dtype=c.dtype, center_dtype=c.center_dtype, kernels=c.kernels)
-        loss = head.output_dict["loss"]
-        schedule = build_schedule(t, base_lr, steps_per_epoch)
-        clip = paddle.nn.ClipGradByGlobalNorm(t.grad_clip) if t.grad_clip else None
-        optimizer = paddle.optimizer.Momentum(schedule, momentum=t.momentum, weight_decay=t.weight_decay,
-                                              grad_clip=clip, multi_precision=t.amp == "fp16_o2")
-        loss_scaling = loss_scaling_setting(cfg)
-        paddle_pfc.minimize(optimizer, loss, loss_scaling=loss_scaling, skip_nonfinite=True)
-        lr_name = learning_rate_value(optimizer).name
+        # check_memory=False: the trainer checked the whole plan of this config (engine.memory.check_head_fits)
+        backbone, embedding = build_embedding(cfg, images)
+        step = append_head_training(cfg, embedding, labels, rank, world_size, schedule, check_memory=False)
+        head, loss, loss_scaling = step.head, step.loss, step.loss_scaling
+        lr_name = learning_rate_value(step.optimizer).name
     eval_main = paddle.static.Program()
     backbone.eval()
     # validation embeds on the native forward kernels (this program is never exported)

@@ -9,6 +9,9 @@ import sys
 import paddle
 
 from paddle_pfc.engine.runtime import configure_process
+from paddle_pfc.kernels.collectives import CollectiveChain
+from paddle_pfc.utils.launch_env import env_int, local_world_size  # noqa: F401 (local_world_size: re-export)
+from paddle_pfc.utils.paddle_compat import on_gpu  # noqa: F401 (re-export)
 
 _state: dict[str, int] = {}
 
@@ -41,20 +44,6 @@ def exit_with_parent() -> bool:
     return True
 
 
-def _env_int(*names: str, default: int) -> int:
-    for name in names:
-        value = os.environ.get(name)
-        if value not in (None, ""):
-            return int(value)
-    return default
-
-
-def local_world_size() -> int:
-    """The number of ranks on this node (``PADDLE_LOCAL_SIZE`` from the launcher; 1 when started
-    by plain ``python``)."""
-    return max(1, _env_int("PADDLE_LOCAL_SIZE", default=1))
-
-
 def init_distributed(collective_timeout: float | None = None) -> tuple[int, int]:
     """Prepare this process for collective static training and return ``(rank, world_size)``.
 
@@ -66,10 +55,10 @@ def init_distributed(collective_timeout: float | None = None) -> tuple[int, int]
     unless ``$PADDLE_PFC_MALLOC`` says otherwise). Idempotent: later calls return the same pair.
 
     ``collective_timeout`` (seconds, default :data:`DEFAULT_COLLECTIVE_TIMEOUT`): the NCCL
-    communicator's timeout (``PADDLE_PG_TIMEOUT``, unless already set in the environment) and
-    the timeout of :func:`barrier`. gloo (CPU) keeps its fixed 30 s per collective — Paddle 3.3
-    cannot change it — so the trainer meets at :func:`barrier` before a collective whenever one
-    rank may have worked alone. A worker of a multi-rank job also exits when its launcher dies
+    communicator's timeout (``PADDLE_PG_TIMEOUT``, unless already set in the environment). gloo
+    (CPU) keeps its fixed 30 s per collective — Paddle 3.3 cannot change it — so the trainer meets
+    at a :class:`~paddle_pfc.engine.barrier.StoreBarrier` before a collective whenever one rank
+    may have worked alone. A worker of a multi-rank job also exits when its launcher dies
     (:func:`exit_with_parent`).
     """
     timeout = DEFAULT_COLLECTIVE_TIMEOUT if collective_timeout is None else float(collective_timeout)
@@ -79,8 +68,8 @@ def init_distributed(collective_timeout: float | None = None) -> tuple[int, int]
         paddle.enable_static()
         return _state["rank"], _state["world_size"]
     configure_process()
-    world_size = _env_int("PADDLE_TRAINERS_NUM", "PADDLE_GLOBAL_SIZE", default=1)
-    rank = _env_int("PADDLE_TRAINER_ID", "PADDLE_GLOBAL_RANK", default=0)
+    world_size = env_int("PADDLE_TRAINERS_NUM", "PADDLE_GLOBAL_SIZE", default=1)
+    rank = env_int("PADDLE_TRAINER_ID", "PADDLE_GLOBAL_RANK", default=0)
     if world_size > 1:
         exit_with_parent()
         os.environ.setdefault("PADDLE_PG_TIMEOUT", str(int(timeout * 1000)))  # NCCL, milliseconds
@@ -95,34 +84,14 @@ def init_distributed(collective_timeout: float | None = None) -> tuple[int, int]
 
         fleet.init(is_collective=True)
     _state.update(rank=rank, world_size=world_size)
-    from paddle_pfc.engine.barrier import StoreBarrier
-
-    _barrier[0] = StoreBarrier(rank, world_size, timeout)
     return rank, world_size
-
-
-_barrier: list = [None]
-
-
-def barrier(name: str, timeout: float | None = None) -> float:
-    """Wait until every rank reached ``barrier(name)`` (outside any gloo collective, on the TCP
-    store; see :mod:`paddle_pfc.engine.barrier`). Returns the seconds waited; a no-op on one rank or
-    before :func:`init_distributed`."""
-    if _barrier[0] is None:
-        return 0.0
-    return _barrier[0].wait(name, timeout)
 
 
 def current_place() -> paddle.CPUPlace | paddle.CUDAPlace:
     """The device this process computes on: its GPU when Paddle is compiled with CUDA, else the CPU."""
     if paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0:
-        return paddle.CUDAPlace(_env_int("FLAGS_selected_gpus", "PADDLE_LOCAL_RANK", default=0))
+        return paddle.CUDAPlace(env_int("FLAGS_selected_gpus", "PADDLE_LOCAL_RANK", default=0))
     return paddle.CPUPlace()
-
-
-def on_gpu() -> bool:
-    """True when the current device is a CUDA GPU (selects the fused GPU kernels)."""
-    return paddle.device.get_device().startswith("gpu")
 
 
 _gather_programs: dict[tuple, tuple] = {}
@@ -131,8 +100,9 @@ _gather_programs: dict[tuple, tuple] = {}
 def all_gather_rows(x, executor: paddle.static.Executor, world_size: int):
     """Every rank's ``x`` ``[rows, cols]`` (float32, or int64 when ``x`` is an integer array; the
     same shape and kind on every rank), concatenated in rank order: ``[world_size * rows, cols]``
-    on every rank (a one-op static program per shape and dtype, cached). Call :func:`barrier`
-    first when ranks may arrive far apart (gloo's 30 s)."""
+    on every rank (a one-op static program per shape and dtype, cached). Meet at a
+    :class:`~paddle_pfc.engine.barrier.StoreBarrier` first when ranks may arrive far apart
+    (gloo's 30 s)."""
     import numpy as np
 
     dtype = "int64" if np.issubdtype(np.asarray(x).dtype, np.integer) else "float32"
@@ -147,7 +117,7 @@ def all_gather_rows(x, executor: paddle.static.Executor, world_size: int):
         with paddle.utils.unique_name.guard(), \
                 paddle.static.program_guard(program, paddle.static.Program()):
             value = paddle.static.data("pfc_gather_rows", list(x.shape), dtype)
-            out = paddle._C_ops.all_gather(value, 0, world_size)
+            out = CollectiveChain(world_size).all_gather(value)
         _gather_programs[key] = (program, out)
     program, out = _gather_programs[key]
     return executor.run(program, feed={"pfc_gather_rows": x}, fetch_list=[out])[0]

@@ -1,12 +1,14 @@
 """The Partial FC head: the classifier builder and the pieces of its math.
 
-``classifier`` (LargeScaleClassifier: sharded centers, what a program holds), ``blocks`` (blocks
-of kept centers and their size), ``margin`` (the Margin value), ``margin_softmax`` (the loss over
-blocks of centers, forward and backward; ``margin_softmax_fused`` on the fused road), ``sampling``
-(class-center sampling), ``checks`` (run-time checks of labels and batch sizes, ordered before
-what they guard), ``collectives`` (ordered all-gathers / all-reduces with their gradients),
-``sparse_update`` (momentum on the sampled centers), ``loss_scaling`` and ``optimizer``
-(``minimize``: the update rule of backbone and centers, non-finite steps skipped), ``registry``
-(the classifiers and non-finite flags of a program), ``planner`` (memory per rank), ``dtypes``
-(the center dtypes and their numpy views). Kernels live in :mod:`paddle_pfc.kernels`.
+``classifier`` (LargeScaleClassifier: sharded centers, what a program holds), ``geometry`` (class
+split, kept centers a step, block rows: the rules the classifier and the planner share; no Paddle),
+``blocks`` (a block of kept centers), ``margin`` (the Margin value), ``margin_softmax`` (the loss
+over blocks of centers, forward and backward; ``margin_softmax_fused`` on the fused road),
+``sampling`` (class-center sampling), ``checks`` (run-time checks of labels and batch sizes,
+ordered before what they guard), ``sparse_update`` (momentum on the sampled centers),
+``loss_scaling`` and ``optimizer`` (``minimize``: the update rule of backbone and centers,
+non-finite steps skipped), ``registry`` (the classifiers and non-finite flags of a program),
+``planner`` (memory per rank), ``host_memory`` (the centers against the machine's memory),
+``dtypes`` (the center dtypes and their numpy views). Kernels, and the ordered collectives they
+share with the head, live in :mod:`paddle_pfc.kernels`.
 """

@@ -1,10 +1,8 @@
 """The head's run-time checks of its inputs, each placed so that what reads the input waits for it.
 
 A bare ``Assert`` has no output: Paddle's multi-thread executor (its default, and always on GPU)
-may run it after, or alongside, the ops it guards. Measured 2026-11-27 (Paddle 3.3.1, CPU, one
-rank): a label batch of 6 for 8 feature rows ended in Paddle's broadcast error inside the loss in
-3 of 10 runs, the assert losing the race; on several ranks the all-gathers of unequal batches
-could start first. So each checked value passes through a ``cond`` whose failing branch raises
+may run it after, or alongside, the ops it guards (docs/performance.md), and on several ranks
+the all-gathers of unequal batches could start first. So each checked value passes through a ``cond`` whose failing branch raises
 the assert, and the head reads the value ``cond`` returns: nothing downstream runs before the
 check has passed, in any executor mode. Every check that a collective follows is made on values
 every rank holds (gathered), and the head's next collective is ordered after the check, so all
@@ -19,7 +17,7 @@ from typing import TYPE_CHECKING, Callable
 import paddle
 
 if TYPE_CHECKING:
-    from paddle_pfc.head.collectives import CollectiveChain
+    from paddle_pfc.kernels.collectives import CollectiveChain
 
 
 def passed(value: paddle.pir.Value, ok: paddle.pir.Value, describe: Callable[[], list[paddle.pir.Value]],

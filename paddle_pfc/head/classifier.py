@@ -1,36 +1,27 @@
 """``LargeScaleClassifier``: the Partial FC head builder for a Paddle 3 static (PIR) program."""
 from __future__ import annotations
 
-import math
-import numbers
 from collections import OrderedDict
 
-import numpy as np
 import paddle
 
-from paddle_pfc.engine.distributed import on_gpu
-from paddle_pfc.head import checks, registry, sampling
-from paddle_pfc.head.blocks import Block, block_bounds, block_rows
-from paddle_pfc.head.collectives import CollectiveChain
-from paddle_pfc.head.dtypes import DTYPE_BYTES
+from paddle_pfc.head import checks, geometry, registry, sampling
+from paddle_pfc.head.blocks import Block
+from paddle_pfc.kernels.collectives import CollectiveChain
+from paddle_pfc.head.dtypes import CPU_REFUSALS, DTYPE_BYTES
+from paddle_pfc.head.geometry import block_bounds, block_rows, class_split
 from paddle_pfc.head.margin import Margin
 from paddle_pfc.head.margin_softmax import margin_softmax_loss
 from paddle_pfc.head.margin_softmax_fused import margin_softmax_loss_fused
 from paddle_pfc.head.sparse_update import create_velocity
 from paddle_pfc.kernels import choose_backend
+from paddle_pfc.utils import paddle_compat
+from paddle_pfc.utils.numbers import is_int
+
+__all__ = ["LargeScaleClassifier", "class_split", "CENTER_INIT_STD", "DTYPES"]
 
 CENTER_INIT_STD = 0.01  # arcface_torch's normal(0, 0.01) initialisation of class centers
 DTYPES = tuple(DTYPE_BYTES)  # float32, bfloat16, float16 (GPU only)
-
-
-def class_split(num_classes: int, world_size: int, rank: int) -> tuple[int, int]:
-    """``(class_start, num_local)`` of ``rank`` in the balanced split of ``num_classes`` classes.
-
-    Rank r holds ``C // W`` consecutive classes plus one for the first ``C % W`` ranks, starting at
-    ``r * (C // W) + min(r, C % W)``; every rank holds at least one class when C >= W.
-    """
-    base, extra = divmod(num_classes, world_size)
-    return rank * base + min(rank, extra), base + int(rank < extra)
 
 
 def _feed_name(value) -> str | None:
@@ -58,11 +49,6 @@ def _batch_feed_names(value) -> list[str]:
     return sorted(names)
 
 
-def _is_int(value) -> bool:
-    """An integer (Python's, or numpy's such as ``labels.max() + 1``), not a bool."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
-
-
 def _dtype_name(value):
     """``"float32"`` etc. for a dtype given as a string or as a Paddle dtype (others unchanged)."""
     return {paddle.float32: "float32", paddle.bfloat16: "bfloat16", paddle.float16: "float16"}.get(value, value) \
@@ -73,10 +59,9 @@ def _check_dtypes(dtype, center_dtype, chunk_rows, on_gpu_place: bool) -> None:
     for name, value in (("dtype", dtype), ("center_dtype", center_dtype)):
         if value not in DTYPES:
             raise ValueError(f"{name} must be one of {', '.join(DTYPES)}, got {value!r}")
-        if value == "float16" and not on_gpu_place:
-            raise ValueError(f"{name}='float16' needs a GPU place: Paddle's CPU kernels have no float16 "
-                             "matmul / gather; use 'bfloat16' on CPU")
-    if chunk_rows is not None and (not _is_int(chunk_rows) or chunk_rows < 1):
+        if value in CPU_REFUSALS and not on_gpu_place:
+            raise ValueError(f"{name}={value!r}: {CPU_REFUSALS[value]}")
+    if chunk_rows is not None and (not is_int(chunk_rows) or chunk_rows < 1):
         raise ValueError(f"chunk_rows must be an int >= 1 or None, got {chunk_rows!r}")
 
 
@@ -130,14 +115,14 @@ class LargeScaleClassifier:
         rank, world_size, num_classes, embedding_size, seed = (int(v) for v in (rank, world_size, num_classes,
                                                                        embedding_size, seed))
         dtype, center_dtype = _dtype_name(dtype), _dtype_name(center_dtype)
-        gpu = on_gpu()
+        gpu = paddle_compat.on_gpu()
         _check_dtypes(dtype, center_dtype, chunk_rows, gpu)
         self.backend = choose_backend(kernels, gpu)
         self.dtype, self.center_dtype, self.chunk_rows = dtype, center_dtype, chunk_rows
         self.rank, self.world_size, self.num_classes = rank, world_size, num_classes
         self.sample_ratio, self.embedding_size = float(sample_ratio), embedding_size
         self.class_start, self.num_local = class_split(num_classes, world_size, rank)
-        self.num_sample = min(self.num_local, max(1, int(self.sample_ratio * self.num_local)))
+        self.num_sample = geometry.num_sample(self.num_local, self.sample_ratio)
         self.sampled = self.num_sample < self.num_local
         self.name = name or "dist@fc@rank@%05d" % rank
         if any(head.name == self.name for head in registry.classifiers_of(paddle.static.default_main_program())):
@@ -187,21 +172,19 @@ class LargeScaleClassifier:
         if paddle.in_dynamic_mode():
             raise RuntimeError("LargeScaleClassifier builds a static program: call "
                                "paddle_pfc.init_distributed() or paddle.enable_static() first")
-        if not _is_int(world_size) or world_size < 1:
+        if not is_int(world_size) or world_size < 1:
             raise ValueError(f"world_size must be an int >= 1, got {world_size!r}")
-        if not _is_int(rank) or not 0 <= rank < world_size:
+        if not is_int(rank) or not 0 <= rank < world_size:
             raise ValueError(f"rank must be an int in [0, world_size={world_size}), got {rank!r}")
-        if not _is_int(num_classes) or num_classes < 1:
+        if not is_int(num_classes) or num_classes < 1:
             raise ValueError(f"num_classes must be an int >= 1, got {num_classes!r}")
         if num_classes < world_size:
             raise ValueError(f"num_classes ({num_classes}) must be >= world_size ({world_size}): "
                              "every rank needs at least one class")
-        if not isinstance(sample_ratio, numbers.Real) or isinstance(sample_ratio, (bool, np.bool_)) \
-                or not math.isfinite(sample_ratio) or not 0.0 < sample_ratio <= 1.0:
-            raise ValueError(f"sample_ratio must be in (0, 1], got {sample_ratio!r}")
-        if not _is_int(embedding_size) or embedding_size < 1:
+        geometry.check_sample_ratio(sample_ratio)
+        if not is_int(embedding_size) or embedding_size < 1:
             raise ValueError(f"embedding_size must be an int >= 1, got {embedding_size!r}")
-        if not _is_int(seed) or seed < 0:
+        if not is_int(seed) or seed < 0:
             raise ValueError(f"seed must be an int >= 0, got {seed!r}")
         margin = Margin(margin1, margin2, margin3, scale)
         if len(feature.shape) != 2 or feature.shape[-1] != embedding_size:
@@ -237,7 +220,8 @@ class LargeScaleClassifier:
                                                      self.backend.fused, self.chain)
                 global_target = sample.global_target
             else:
-                sample = sampling.sample_shard_cpu(local, self.num_local, self.num_sample, self.native)
+                sample = sampling.sample_shard_composite(local, self.num_local, self.num_sample,
+                                                         self.backend.blocks)
             self.sampled_index, local_target = sample.sampled_index, sample.local_target
             self.output_dict["sampled_class_index"] = self.sampled_index
         self.chunks = self._kept_blocks(feature)
@@ -245,7 +229,7 @@ class LargeScaleClassifier:
         total_feature = self.chain.all_gather_with_grad(feature, self.rank)
         if self.fused:
             loss = margin_softmax_loss_fused(total_feature, self.chunks[0].centers, global_target, self.chain,
-                                             self.rank, self.world_size, self.margin, self.backend.fused)
+                                             self.rank, self.margin, self.backend.fused)
         else:
             loss = margin_softmax_loss(total_feature, self.chunks, self._target_centers(local_target),
                                        local_target, self.chain, self.margin, self.backend.blocks, self.dtype,

@@ -15,6 +15,10 @@ import numpy as np
 #: The dtypes of class centers and of the head's products, with their sizes in bytes.
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 
+#: Why a dtype cannot be used on a CPU (the dtypes missing here can).
+CPU_REFUSALS = {"float16": "float16 needs a GPU (Paddle's CPU kernels have no float16 matmul / gather); "
+                           "use bfloat16 on CPU"}
+
 #: numpy dtype that holds each Paddle center dtype on the host
 HOST_DTYPES = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16),
                "bfloat16": np.dtype(np.uint16)}

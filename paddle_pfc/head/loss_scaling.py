@@ -19,9 +19,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import paddle
-from paddle import _C_ops
+
+from paddle_pfc.utils import paddle_compat
+
+if TYPE_CHECKING:
+    from paddle_pfc.kernels.blockwise import PaddleBlockOps
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,7 @@ class DynamicLossScaler:
         unscaled, flags = list(grads), []
         for dtype in dict.fromkeys(g.dtype for g in grads):
             positions = [i for i, g in enumerate(grads) if g.dtype == dtype]
-            outs, found = _C_ops.check_finite_and_unscale_([grads[i] for i in positions], self.scale)
+            outs, found = paddle_compat.check_finite_and_unscale_([grads[i] for i in positions], self.scale)
             for i, out in zip(positions, outs):
                 unscaled[i] = out
             flags.append(found)
@@ -100,27 +105,19 @@ class DynamicLossScaler:
                                  paddle.where(grow, self.scale * s.incr_ratio, self.scale))
         # Keep a finite scale: growing past float32's range would make every step overflow.
         new_scale = paddle.where(paddle.isfinite(new_scale), new_scale, self.scale)
-        _C_ops.assign_out_(paddle.where(shrink, paddle.zeros_like(bad), bad), self.bad_steps)
-        _C_ops.assign_out_(paddle.where(grow, paddle.zeros_like(good), good), self.good_steps)
-        _C_ops.assign_out_(new_scale, self.scale)
+        paddle_compat.assign_into(paddle.where(shrink, paddle.zeros_like(bad), bad), self.bad_steps)
+        paddle_compat.assign_into(paddle.where(grow, paddle.zeros_like(good), good), self.good_steps)
+        paddle_compat.assign_into(new_scale, self.scale)
 
 
-def nonfinite_flag(values: list, native: bool = False, limit_log2: int = 128) -> paddle.pir.Value:
+def nonfinite_flag(values: list, ops: PaddleBlockOps, limit_log2: int = 128) -> paddle.pir.Value:
     """bool [1]: True when any element of ``values`` (any float dtypes, shapes) is inf or NaN, or
-    (``limit_log2`` < 128, native only) of magnitude >= ``2**limit_log2``.
+    (``limit_log2`` < 128) of magnitude >= ``2**limit_log2``: the head's block operations ``ops``
+    check them (:meth:`~paddle_pfc.kernels.blockwise.PaddleBlockOps.any_nonfinite`).
 
     Reads the values only (no in-place op), so the values used afterwards are exactly the
-    ones computed before the check. ``native``: a CPU program with the native kernels, where
-    float32 / bfloat16 values are checked in one native pass
-    (:func:`paddle_pfc.kernels.native_ops.any_nonfinite`).
+    ones computed before the check.
     """
     if not values:
         return paddle.full([1], False, "bool")
-    if native and all(v.dtype in (paddle.float32, paddle.bfloat16) for v in values):
-        from paddle_pfc.kernels import native_ops
-
-        return native_ops.any_nonfinite(values, limit_log2)
-    if limit_log2 != 128:
-        raise ValueError("nonfinite_flag: a magnitude limit needs the native kernels and float32 / bfloat16 values")
-    bad = [paddle.reshape(paddle.logical_not(paddle.all(paddle.isfinite(v))), [1]) for v in values]
-    return paddle.reshape(paddle.any(paddle.concat(bad)), [1]) if len(bad) > 1 else bad[0]
+    return ops.any_nonfinite(values, limit_log2)

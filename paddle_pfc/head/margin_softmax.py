@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import paddle
 
 from paddle_pfc.head.blocks import Block
-from paddle_pfc.head.collectives import CollectiveChain, zero_depending_on
+from paddle_pfc.kernels.collectives import CollectiveChain, zero_depending_on
 from paddle_pfc.head.margin import Margin
 from paddle_pfc.kernels.blockwise import PaddleBlockOps
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import paddle
 
-from paddle_pfc.engine.distributed import on_gpu
-from paddle_pfc.head.collectives import CollectiveChain
+from paddle_pfc.kernels.collectives import CollectiveChain
 from paddle_pfc.head.margin import Margin
 from paddle_pfc.head.margin_softmax import as_float32_operand
 from paddle_pfc.kernels.fused import FusedKernels
+from paddle_pfc.utils import paddle_compat
 
 
 def _fused_product(x_unit: paddle.pir.Value, w_unit: paddle.pir.Value, dtype) -> paddle.pir.Value:
@@ -22,7 +22,7 @@ def _fused_product(x_unit: paddle.pir.Value, w_unit: paddle.pir.Value, dtype) ->
     if dtype == paddle.float32:
         return paddle.matmul(x_unit, w_unit, transpose_y=True)
     name = "bfloat16" if dtype == paddle.bfloat16 else "float16"
-    if on_gpu():
+    if paddle_compat.on_gpu():
         product = paddle.matmul(paddle.cast(x_unit, name), paddle.cast(w_unit, name), transpose_y=True)
     else:
         product = paddle.cast(paddle.matmul(as_float32_operand(x_unit, name), as_float32_operand(w_unit, name),
@@ -32,7 +32,7 @@ def _fused_product(x_unit: paddle.pir.Value, w_unit: paddle.pir.Value, dtype) ->
 
 def margin_softmax_loss_fused(feature: paddle.pir.Value, centers: paddle.pir.Value,
                               global_target: paddle.pir.Value, chain: CollectiveChain, rank: int,
-                              world_size: int, margin: Margin, kernels: FusedKernels) -> paddle.pir.Value:
+                              margin: Margin, kernels: FusedKernels) -> paddle.pir.Value:
     """Mean margin-softmax loss with the fused ``margin_cross_entropy`` kernel, one block.
 
     ``feature``: float32 [N, D], the gathered features (differentiable). ``centers``: [S, D] this
@@ -51,8 +51,7 @@ def margin_softmax_loss_fused(feature: paddle.pir.Value, centers: paddle.pir.Val
     w = centers if centers.dtype == paddle.float32 else paddle.cast(centers, "float32")
     w_unit = paddle.nn.functional.normalize(w, axis=1)
     cos = _fused_product(x_unit, w_unit, centers.dtype)
-    _, per_sample = kernels.margin_cross_entropy(cos, paddle.unsqueeze(global_target, 1), False, 0, rank,
-                                                 world_size, margin.m1, margin.m2, margin.m3, margin.s, chain)
+    _, per_sample = kernels.margin_cross_entropy(cos, paddle.unsqueeze(global_target, 1), rank, margin, chain)
     loss = paddle.mean(per_sample)
     chain.after(loss)
     return loss

@@ -2,31 +2,26 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import paddle
-from paddle.autograd.ir_backward import grad as pir_grad
 
-from paddle_pfc.engine.distributed import local_world_size, on_gpu
-from paddle_pfc.engine.memory import check_state_fits
-from paddle_pfc.head.collectives import CollectiveChain
 from paddle_pfc.head.dtypes import DTYPE_BYTES
+from paddle_pfc.head.host_memory import check_state_fits
 from paddle_pfc.head.loss_scaling import DynamicLossScaler, LossScaling, nonfinite_flag
 from paddle_pfc.head.registry import classifiers_of, mark_minimized, set_nonfinite_flags
 from paddle_pfc.head.sparse_update import CenterUpdateRule, append_center_update
+from paddle_pfc.kernels.collectives import CollectiveChain
+from paddle_pfc.utils import paddle_compat
+from paddle_pfc.utils.launch_env import local_world_size
 
 _BUCKET_ELEMENTS = 1 << 24  # 64 MiB of float32 per all-reduce
 
 
 def learning_rate_value(optimizer: paddle.optimizer.Optimizer) -> paddle.pir.Value:
-    """The optimizer's learning-rate Value in the current main program (created if needed).
-
-    Works around Paddle 3.3.1 failing to create it for an ``LRScheduler`` in PIR mode (it passes
-    the default dtype as a string); the executor refreshes it from the scheduler on every run.
-    """
-    if optimizer._dtype is None:
-        optimizer._dtype = paddle.float32
-    optimizer._create_global_learning_rate()
-    return optimizer._global_learning_rate()
+    """The optimizer's learning-rate Value in the current main program (created if needed; see
+    :func:`paddle_pfc.utils.paddle_compat.learning_rate_value`)."""
+    return paddle_compat.learning_rate_value(optimizer)
 
 
 def data_parallel_parameters(program, optimizer) -> list:
@@ -34,8 +29,7 @@ def data_parallel_parameters(program, optimizer) -> list:
     sharded = set()
     for clf in classifiers_of(program):
         sharded.update({clf.weight.name, *(v.name for v in clf.states())})
-    chosen = optimizer._parameter_list if optimizer._parameter_list else \
-        program.global_block().all_parameters()
+    chosen = paddle_compat.parameter_list(optimizer) or program.global_block().all_parameters()
     return [p for p in chosen
             if not p.stop_gradient and p.name not in sharded and not getattr(p, "is_distributed", False)]
 
@@ -46,7 +40,7 @@ def _numel(value) -> int:
     return math.prod(value.shape)
 
 
-def _all_reduce_in_buckets(chain: CollectiveChain, grads: list) -> list:
+def all_reduce_in_buckets(chain: CollectiveChain, grads: list) -> list:
     """Sum ``grads`` over ranks: flattened into ≤64 MiB buckets, one ordered all-reduce each."""
     summed, bucket, size = [], [], 0
 
@@ -68,11 +62,12 @@ def _all_reduce_in_buckets(chain: CollectiveChain, grads: list) -> list:
     return summed
 
 
-def _broadcast_at_startup(startup, params: list, world_size: int, rank: int) -> None:
+def broadcast_at_startup(startup, params: list, world_size: int, rank: int) -> None:
     """Make every rank start from rank 0's values of ``params`` (appended to the startup program).
 
     A sum over ranks of (value on rank 0, zeros elsewhere) is rank 0's value bit for bit; one
-    flattened all-reduce keeps the collective order trivially identical on every rank.
+    flattened all-reduce of the startup program's own :class:`CollectiveChain` keeps the
+    collective order trivially identical on every rank.
     """
     names = {p.name for p in params}
     if world_size == 1 or not names:
@@ -84,9 +79,9 @@ def _broadcast_at_startup(startup, params: list, world_size: int, rank: int) -> 
     ordered = [values[p.name] for p in sorted(params, key=lambda p: p.name) if p.name in values]
     with paddle.static.program_guard(startup):
         flat = paddle.concat([paddle.reshape(v, [-1]) for v in ordered])
-        flat = paddle._C_ops.all_reduce(flat * (1.0 if rank == 0 else 0.0), 0, 0)
+        flat = CollectiveChain(world_size).all_reduce_sum(flat * (1.0 if rank == 0 else 0.0))
         for value, piece in zip(ordered, paddle.split(flat, [_numel(v) for v in ordered])):
-            paddle._C_ops.assign_out_(paddle.reshape(piece, value.shape), value)
+            paddle_compat.assign_into(paddle.reshape(piece, value.shape), value)
 
 
 def _per_head(block_grads: list, heads) -> list[list]:
@@ -114,9 +109,9 @@ def _center_grads_bad(heads, block_grads: list, feature_grads: dict | None = Non
             continue
         vouching = feature_grads.get(id(head)) if limit < 128 else None
         if vouching is not None:
-            flags.append(nonfinite_flag([vouching], head.backend.native))
+            flags.append(nonfinite_flag([vouching], head.backend.blocks))
         else:
-            flags.append(nonfinite_flag(grads, head.backend.native, limit))
+            flags.append(nonfinite_flag(grads, head.backend.blocks, limit))
     if not flags:
         return paddle.full([1], False, "bool")
     return paddle.reshape(paddle.any(paddle.concat(flags)), [1]) if len(flags) > 1 else flags[0]
@@ -147,9 +142,134 @@ def running_statistics(program) -> list:
     return out
 
 
+def check_arguments(program, heads: list, optimizer: paddle.optimizer.Optimizer, loss) -> CenterUpdateRule:
+    """The centers' update rule read from ``optimizer``, once ``program`` (the current main
+    program), its ``heads`` and ``loss`` are what :func:`minimize` can train; ValueError naming
+    the problem otherwise."""
+    if not heads:
+        raise ValueError("minimize: the current main program holds no LargeScaleClassifier; build "
+                         "one (under the same program_guard) before calling minimize")
+    if not isinstance(loss, paddle.pir.Value) or loss.dtype != paddle.float32 or loss.shape not in ([], [1]):
+        raise ValueError(f"loss must be a float32 scalar Value, got {loss!r}")
+    maker = loss.get_defining_op()
+    if maker is not None and maker.get_parent_block().program is not program:
+        raise ValueError("minimize: loss was built in another program than the current main program; call "
+                         "minimize under the program_guard of the program that built the loss")
+    rule = CenterUpdateRule.from_optimizer(optimizer)
+    if rule.rescale_grad != 1.0 and not paddle_compat.on_gpu():
+        raise ValueError(f"optimizer rescale_grad={rule.rescale_grad:g}: Paddle 3.3's CPU momentum kernel ignores it "
+                         "for the backbone while the class centers would apply it; scale the loss instead")
+    if isinstance(paddle_compat.grad_clip(optimizer), paddle.nn.ClipGradByValue):
+        raise ValueError("optimizer grad_clip: Paddle 3.3's static (PIR) programs have no ClipGradByValue "
+                         "(it raises NotImplementedError); use paddle.nn.ClipGradByGlobalNorm")
+    return rule
+
+
+def check_centers_fit(heads: list, rule: CenterUpdateRule) -> None:
+    """On CPU, :class:`~paddle_pfc.head.host_memory.HeadMemoryError` when the shards of ``heads``
+    and their optimizer state (with ``rule``) cannot fit in the memory available to this
+    machine's ranks: it fails now, not at the OOM killer's SIGKILL."""
+    if paddle_compat.on_gpu():
+        return
+    state = sum(h.num_local * h.embedding_size * DTYPE_BYTES[h.center_dtype] for h in heads)
+    check_state_fits(state * (1 if rule.momentum is None else 2), local_world_size(),
+                     f"the class centers{'' if rule.momentum is None else ' and their momentum'} of "
+                     f"{', '.join(h.name for h in heads)}")
+
+
+@dataclass
+class Gradients:
+    """What the backward hands on. ``pairs``: (parameter, gradient) of the data-parallel
+    parameters that have one; ``blocks``: every head's block gradients, heads in order (one list);
+    ``features``: the gradient of each head's feature (by ``id`` of the head), where it has one."""
+
+    pairs: list
+    blocks: list
+    features: dict
+
+
+def backward(loss, heads: list, params: list, scaler: DynamicLossScaler | None) -> Gradients:
+    """The gradients of ``loss`` (times the loss scale with ``scaler``) w.r.t. ``params``, the
+    heads' blocks of kept centers and their features. ValueError when ``loss`` does not depend on
+    a head's centers."""
+    feature_heads = [h for h in heads if not h.input_dict["feature"].stop_gradient]
+    blocks = [c.centers for h in heads for c in h.chunks]
+    grads = paddle_compat.pir_grad(scaler.scaled(loss) if scaler else loss,
+                                   params + blocks + [h.input_dict["feature"] for h in feature_heads],
+                                   allow_unused=True)
+    param_grads = grads[:len(params)]
+    block_grads = grads[len(params):len(params) + len(blocks)]
+    features = {id(h): g for h, g in zip(feature_heads, grads[len(params) + len(blocks):]) if g is not None}
+    for head, head_grads in zip(heads, _per_head(block_grads, heads)):
+        if any(g is None for g in head_grads):
+            raise ValueError(f"loss does not depend on the class centers of {head.name}")
+    return Gradients([(p, g) for p, g in zip(params, param_grads) if g is not None], block_grads, features)
+
+
+def sync_gradients(chain: CollectiveChain, grads: Gradients) -> None:
+    """Sum the data-parallel gradients over ranks (ordered buckets, in place in ``grads.pairs``),
+    after every feature gradient's all-reduce (issued by the backward, on every rank)."""
+    feature_grads = list(grads.features.values())
+    if feature_grads:
+        chain.after(feature_grads[-1])
+    if grads.pairs and chain.world_size > 1:
+        summed = all_reduce_in_buckets(chain, [g for _, g in grads.pairs])
+        grads.pairs = [(p, g) for (p, _), g in zip(grads.pairs, summed)]
+
+
+def finite_check(program, chain: CollectiveChain, loss, heads: list, grads: Gradients, statistics: list,
+                 scaler: DynamicLossScaler | None) -> paddle.pir.Value:
+    """bool [1], the same on every rank: the step's loss, a gradient (backbone or kept centers, on
+    any rank) or a new BatchNorm statistic is inf/NaN (or a center gradient reaches its head's
+    magnitude limit: :func:`_center_grads_bad`). With ``scaler`` the gradients are unscaled here
+    (replaced in ``grads``). The four flags are recorded as the program's
+    :func:`~paddle_pfc.head.registry.nonfinite_flags`."""
+    loss_bad = paddle.reshape(paddle.logical_not(paddle.isfinite(loss)), [1])
+    ops = heads[0].backend.blocks  # the program's kernels (one device, one backend per program)
+    if scaler:
+        backbone, backbone_bad = scaler.unscale_and_check([g for _, g in grads.pairs])
+        centers, centers_bad = scaler.unscale_and_check(
+            [g if g.dtype == paddle.float32 else paddle.cast(g, "float32") for g in grads.blocks])
+        grads.pairs = [(p, g) for (p, _), g in zip(grads.pairs, backbone)]
+        grads.blocks = centers
+        centers_bad = paddle.logical_or(centers_bad, _center_grads_bad(heads, grads.blocks, limited_only=True))
+    else:
+        backbone_bad = nonfinite_flag([g for _, g in grads.pairs], ops)
+        centers_bad = _center_grads_bad(heads, grads.blocks, grads.features)
+    stats_bad = nonfinite_flag(statistics, ops)
+    flags = paddle.concat([paddle.cast(f, "float32") for f in (loss_bad, backbone_bad, centers_bad, stats_bad)])
+    if chain.world_size > 1:  # the center gradients (and so their flag) differ per rank
+        flags = chain.all_reduce_max(flags)
+    set_nonfinite_flags(program, flags)
+    return paddle.reshape(paddle.max(flags) > 0, [1])
+
+
+def append_updates(optimizer: paddle.optimizer.Optimizer, heads: list, grads: Gradients, rule: CenterUpdateRule,
+                   found_inf: paddle.pir.Value | None, scaler: DynamicLossScaler | None) -> None:
+    """Every update of the step: each head's kept centers (:mod:`paddle_pfc.head.sparse_update`)
+    and the data-parallel parameters (``optimizer.apply_gradients``); all inside one ``cond`` on
+    ``found_inf`` when there is a finite check (a bad step changes no parameter and no optimizer
+    state), then the loss scale's update."""
+    lr = learning_rate_value(optimizer)
+
+    def apply_updates():
+        for head, head_grads in zip(heads, _per_head(grads.blocks, heads)):
+            append_center_update(head.weight, head.velocity, head.chunks, head_grads, lr, rule, head.backend.blocks)
+        if grads.pairs:
+            optimizer.apply_gradients(grads.pairs)
+
+    if found_inf is None:
+        apply_updates()
+    else:
+        paddle.static.nn.cond(paddle.logical_not(paddle.reshape(found_inf, [])), apply_updates, None)
+        if scaler:
+            scaler.append_update(found_inf)
+
+
 def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
              startup_program: paddle.static.Program | None = None,
-             loss_scaling: LossScaling | bool | None = None, skip_nonfinite: bool = True) -> list:
+             loss_scaling: LossScaling | bool | None = None, skip_nonfinite: bool = True,
+             check_memory: bool = True) -> list:
     """Append backward and updates for ``loss`` to the current main program.
 
     * Data-parallel parameters (the backbone: every trainable parameter except class centers) get
@@ -158,7 +278,8 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
       decay and grad clip, identical on every rank). They are synchronised from rank 0 at start-up.
     * Each classifier's kept centers get the same rule sparsely (:mod:`paddle_pfc.head.sparse_update`).
       On CPU, shards whose centers and optimizer state cannot fit in the memory available to this
-      machine's ranks raise :class:`paddle_pfc.engine.memory.HeadMemoryError` here, before anything is allocated.
+      machine's ranks raise :class:`paddle_pfc.head.host_memory.HeadMemoryError` here, before anything
+      is allocated (``check_memory=False``: the caller has checked, e.g. the trainer's whole plan).
     * ``loss_scaling`` (:mod:`paddle_pfc.head.loss_scaling`): dynamic loss scaling whose finite check
       covers the center gradients too; a step with an inf/NaN gradient on any rank updates
       nothing. ``None`` (default): on when a classifier computes in float16; ``True``: on with
@@ -183,87 +304,22 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
     startup = startup_program or paddle.static.default_startup_program()
     heads = classifiers_of(program)
     statistics = running_statistics(program)
-    if not heads:
-        raise ValueError("minimize: the current main program holds no LargeScaleClassifier; build "
-                         "one (under the same program_guard) before calling minimize")
-    if not isinstance(loss, paddle.pir.Value) or loss.dtype != paddle.float32 or loss.shape not in ([], [1]):
-        raise ValueError(f"loss must be a float32 scalar Value, got {loss!r}")
-    maker = loss.get_defining_op()
-    if maker is not None and maker.get_parent_block().program is not program:
-        raise ValueError("minimize: loss was built in another program than the current main program; call "
-                         "minimize under the program_guard of the program that built the loss")
-    rule = CenterUpdateRule.from_optimizer(optimizer)
-    if rule.rescale_grad != 1.0 and not on_gpu():
-        raise ValueError(f"optimizer rescale_grad={rule.rescale_grad:g}: Paddle 3.3's CPU momentum kernel ignores it "
-                         "for the backbone while the class centers would apply it; scale the loss instead")
-    if isinstance(getattr(optimizer, "_grad_clip", None), paddle.nn.ClipGradByValue):
-        raise ValueError("optimizer grad_clip: Paddle 3.3's static (PIR) programs have no ClipGradByValue "
-                         "(it raises NotImplementedError); use paddle.nn.ClipGradByGlobalNorm")
-    if not on_gpu():  # the shards and their optimizer state will live in host memory: fail now, not at SIGKILL
-        state = sum(h.num_local * h.embedding_size * DTYPE_BYTES[h.center_dtype] for h in heads)
-        check_state_fits(state * (1 if rule.momentum is None else 2), local_world_size(),
-                         f"the class centers{'' if rule.momentum is None else ' and their momentum'} of "
-                         f"{', '.join(h.name for h in heads)}")
+    rule = check_arguments(program, heads, optimizer, loss)
+    if check_memory:
+        check_centers_fit(heads, rule)
     if not mark_minimized(program):
         raise ValueError("minimize: already called for this program (its backward and updates are in it); "
                          "call it once, with the sum of the losses")
     scaler = _loss_scaler(loss_scaling, heads)
     world_size = heads[0].world_size
-    params = data_parallel_parameters(program, optimizer)
-    feature_heads = [h for h in heads if not h.input_dict["feature"].stop_gradient]
-    blocks = [c.centers for h in heads for c in h.chunks]
-    grads = pir_grad(scaler.scaled(loss) if scaler else loss,
-                     params + blocks + [h.input_dict["feature"] for h in feature_heads], allow_unused=True)
-    param_grads = grads[:len(params)]
-    block_grads = grads[len(params):len(params) + len(blocks)]
-    feature_grad_of = {id(h): g for h, g in zip(feature_heads, grads[len(params) + len(blocks):]) if g is not None}
-    feature_grads = list(feature_grad_of.values())
-    for head, head_grads in zip(heads, _per_head(block_grads, heads)):
-        if any(g is None for g in head_grads):
-            raise ValueError(f"loss does not depend on the class centers of {head.name}")
+    grads = backward(loss, heads, data_parallel_parameters(program, optimizer), scaler)
+    for head in heads:
         head.create_states(rule)
-
     chain = CollectiveChain(world_size)
-    if feature_grads:  # after the feature gradient's all-reduce, on every rank
-        chain.after(feature_grads[-1])
-    pairs = [(p, g) for p, g in zip(params, param_grads) if g is not None]
-    if pairs and world_size > 1:
-        summed = _all_reduce_in_buckets(chain, [g for _, g in pairs])
-        pairs = [(p, g) for (p, _), g in zip(pairs, summed)]
-    found_inf = None
-    if scaler or skip_nonfinite:
-        loss_bad = paddle.reshape(paddle.logical_not(paddle.isfinite(loss)), [1])
-        native = heads[0].backend.native  # a CPU program with the native kernels
-        if scaler:
-            backbone, backbone_bad = scaler.unscale_and_check([g for _, g in pairs])
-            centers, centers_bad = scaler.unscale_and_check(
-                [g if g.dtype == paddle.float32 else paddle.cast(g, "float32") for g in block_grads])
-            pairs = [(p, g) for (p, _), g in zip(pairs, backbone)]
-            block_grads = centers
-            centers_bad = paddle.logical_or(centers_bad, _center_grads_bad(heads, block_grads, limited_only=True))
-        else:
-            backbone_bad = nonfinite_flag([g for _, g in pairs], native)
-            centers_bad = _center_grads_bad(heads, block_grads, feature_grad_of)
-        stats_bad = nonfinite_flag(statistics, native)
-        flags = paddle.concat([paddle.cast(f, "float32") for f in (loss_bad, backbone_bad, centers_bad, stats_bad)])
-        if world_size > 1:  # the center gradients (and so their flag) differ per rank
-            flags = chain.all_reduce_max(flags)
-        set_nonfinite_flags(program, flags)
-        found_inf = paddle.reshape(paddle.max(flags) > 0, [1])
-    if pairs:
-        _broadcast_at_startup(startup, [p for p, _ in pairs], world_size, heads[0].rank)
-    lr = learning_rate_value(optimizer)
-
-    def apply_updates():
-        for head, head_grads in zip(heads, _per_head(block_grads, heads)):
-            append_center_update(head.weight, head.velocity, head.chunks, head_grads, lr, rule, head.backend.blocks)
-        if pairs:
-            optimizer.apply_gradients(pairs)
-
-    if found_inf is None:
-        apply_updates()
-    else:  # a step with an inf/NaN gradient anywhere changes no parameter and no optimizer state
-        paddle.static.nn.cond(paddle.logical_not(paddle.reshape(found_inf, [])), apply_updates, None)
-        if scaler:
-            scaler.append_update(found_inf)
-    return pairs
+    sync_gradients(chain, grads)
+    found_inf = finite_check(program, chain, loss, heads, grads, statistics, scaler) \
+        if scaler or skip_nonfinite else None
+    if grads.pairs:
+        broadcast_at_startup(startup, [p for p, _ in grads.pairs], world_size, heads[0].rank)
+    append_updates(optimizer, heads, grads, rule, found_inf, scaler)
+    return grads.pairs

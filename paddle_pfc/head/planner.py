@@ -6,7 +6,7 @@ The model (all sizes per rank, for the largest shard, i.e. rank 0 of the balance
     S   = C_l                          without sampling (sample_ratio == 1)
         = min(C_l, max(1, int(r*C_l))) with sampling (num_sample, as LargeScaleClassifier)
     N   = B * W                        rows of the all-gathered global batch
-    R   = block_rows(D, N, S)          rows per block of kept centers (paddle_pfc.head.blocks)
+    R   = block_rows(D, N, S)          rows per block of kept centers (paddle_pfc.head.geometry)
     c   = bytes of center_dtype        (float32 4, float16 / bfloat16 2)
     f   = bytes of compute_dtype       (the operand dtype of the head's products)
 
@@ -44,8 +44,9 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from paddle_pfc.head.blocks import block_rows
+from paddle_pfc.head import geometry
 from paddle_pfc.head.dtypes import DTYPE_BYTES
+from paddle_pfc.utils.numbers import is_int
 
 __all__ = ["MemoryPlan", "plan", "max_classes", "parse_bytes", "DTYPE_BYTES", "PROCESS_OVERHEAD"]
 
@@ -126,22 +127,16 @@ class MemoryPlan:
         return "\n".join(lines)
 
 
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
            compute_dtype, optimizer) -> None:
-    if not _is_int(world_size) or world_size < 1:
+    if not is_int(world_size) or world_size < 1:
         raise ValueError(f"world_size must be an int >= 1, got {world_size!r}")
-    if not _is_int(num_classes) or num_classes < world_size:
+    if not is_int(num_classes) or num_classes < world_size:
         raise ValueError(f"num_classes must be an int >= world_size ({world_size}), got {num_classes!r}")
-    if not _is_int(embedding_size) or embedding_size < 1:
+    if not is_int(embedding_size) or embedding_size < 1:
         raise ValueError(f"embedding_size must be an int >= 1, got {embedding_size!r}")
-    if isinstance(sample_ratio, bool) or not isinstance(sample_ratio, (int, float)) \
-            or not math.isfinite(sample_ratio) or not 0.0 < sample_ratio <= 1.0:
-        raise ValueError(f"sample_ratio must be in (0, 1], got {sample_ratio!r}")
-    if not _is_int(batch_size) or batch_size < 1:
+    geometry.check_sample_ratio(sample_ratio)
+    if not is_int(batch_size) or batch_size < 1:
         raise ValueError(f"batch_size must be an int >= 1 (per rank), got {batch_size!r}")
     for name, value in (("center_dtype", center_dtype), ("compute_dtype", compute_dtype)):
         if value not in DTYPE_BYTES:
@@ -161,14 +156,14 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
     """
     _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
            compute_dtype, optimizer)
-    num_local = -(-num_classes // world_size)
-    num_sample = min(num_local, max(1, int(float(sample_ratio) * num_local)))
+    num_local = geometry.largest_shard(num_classes, world_size)
+    num_sample = geometry.num_sample(num_local, sample_ratio)
     sampled = num_sample < num_local
     n, d, s = batch_size * world_size, embedding_size, num_sample
     c, f = DTYPE_BYTES[center_dtype], DTYPE_BYTES[compute_dtype]
     centers = num_local * d * c
     momentum = OPTIMIZER_STATES[optimizer] * num_local * d * c
-    rows = min(s, block_rows(d, n, s))
+    rows = min(s, geometry.block_rows(d, n, s))
     blocks = -(-s // rows)
     in_place = center_dtype == compute_dtype == "float32"  # blocks held to the backward, updated there
     return MemoryPlan(
@@ -196,7 +191,7 @@ def max_classes(memory_per_rank_bytes: int, embedding_size: int, world_size: int
     if isinstance(memory_per_rank_bytes, bool) or not isinstance(memory_per_rank_bytes, (int, float)) \
             or not math.isfinite(memory_per_rank_bytes) or memory_per_rank_bytes <= 0:
         raise ValueError(f"memory_per_rank_bytes must be a positive number, got {memory_per_rank_bytes!r}")
-    _check(world_size if _is_int(world_size) else 1, embedding_size, world_size, sample_ratio,
+    _check(world_size if is_int(world_size) else 1, embedding_size, world_size, sample_ratio,
            batch_size, center_dtype, compute_dtype, optimizer)
 
     def total(c: int) -> int:

@@ -5,7 +5,7 @@ batch is kept (a *positive*); the shard is filled up to ``num_sample`` centers w
 uniformly at random without replacement; when the positives alone exceed ``num_sample`` all of them
 are kept and no negative is drawn. The cost is O(num_local) integer work per step (random keys
 and one selection, or with the native CPU kernels one selection-sampling pass), no
-[num_local, D] traffic.
+[num_local, D] traffic (docs/performance.md: its cost per step).
 """
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 import paddle
 
 from paddle_pfc.head import checks
-from paddle_pfc.kernels import native_ops
 
 if TYPE_CHECKING:
-    from paddle_pfc.head.collectives import CollectiveChain
+    from paddle_pfc.kernels.blockwise import PaddleBlockOps
+    from paddle_pfc.kernels.collectives import CollectiveChain
     from paddle_pfc.kernels.fused import FusedKernels
 
 
@@ -45,48 +45,15 @@ def local_labels(global_label: paddle.pir.Value, class_start: int, num_local: in
     return paddle.where(in_shard, shifted, paddle.full_like(shifted, -1))
 
 
-def sample_shard_cpu(local_label: paddle.pir.Value, num_local: int, num_sample: int,
-                     native: bool = False) -> ShardSample:
-    """Sample a shard on the composite road (CPU, and any device without the fused kernel).
+def sample_shard_composite(local_label: paddle.pir.Value, num_local: int, num_sample: int,
+                           ops: PaddleBlockOps) -> ShardSample:
+    """Sample a shard on the composite road: the head's block operations ``ops`` draw the kept
+    centers (:meth:`~paddle_pfc.kernels.blockwise.PaddleBlockOps.sample_shard`: plain ops, or one
+    native selection-sampling pass); ``sampled_index`` is sorted.
 
-    ``local_label``: int64 [N] as returned by :func:`local_labels`; ``num_sample`` < ``num_local``
-    (< 2**31 with plain ops). ``sampled_index`` is sorted.
-
-    ``native`` (the CPU head with its native kernels): one kernel,
-    :func:`paddle_pfc.kernels.native_ops.sample_shard`, flags the positives and walks the shard
-    once, keeping each negative with probability wanted / remaining (selection sampling: a
-    uniform random subset), seeded by two draws from Paddle's generator (1M classes on 2 ranks:
-    ~15 ms of the plain ops below a step, ~1.8 ms; AMD EPYC Zen 3, 2026-11-26, docs/benchmarks.md).
-
-    With plain ops, every center gets a distinct int64 key: a positive its index ``j``, a negative
-    ``r * 2**b + j`` with ``2**b > num_local`` and ``r`` a fresh random integer of ``62 - b`` bits
-    (>= 1, so every negative key is above every positive one). The kept centers are those whose keys are at most
-    the ``num_sample``-th smallest, or every positive when they are more: all positives and the
-    negatives with the smallest draws, a uniform random subset of them (two equal draws, about
-    ``num_local**2 / 2**(63 - b)`` pairs a step, are ordered by index). One pass of selection
-    (``kthvalue``) over the keys; the kept indices come out ascending, with no sort and no gather
-    through a random permutation (for 1M centers the permutation walk this replaced took ~83 ms
-    a step, this ~28 ms; AMD EPYC Zen 3, 2026-11-26, docs/benchmarks.md).
+    ``local_label``: int64 [N] as returned by :func:`local_labels`; ``num_sample`` < ``num_local``.
     """
-    if native:
-        seed = paddle.randint(0, 2**31 - 1, [2], dtype="int64")
-        return _with_targets(native_ops.sample_shard(local_label, seed, num_local, num_sample), local_label)
-    bits = num_local.bit_length()  # 2**bits > num_local: the spare slot's index fits too
-    low_bits = 62 - 31 - bits      # the draw: 31 bits from one randint, low_bits from another
-    if low_bits < 0:
-        raise ValueError(f"sampling supports shards of fewer than 2**31 classes, got {num_local}")
-    index = paddle.arange(num_local + 1, dtype="int64")  # num_local: the spare slot, dropped after
-    high = paddle.randint(1, 2**31 - 1, [num_local + 1], dtype="int64")
-    low = paddle.randint(0, 2**low_bits, [num_local + 1], dtype="int64") if low_bits else None
-    draw = high * (2 ** (low_bits + bits)) + index
-    if low is not None:
-        draw = draw + low * (2**bits)
-    # Positives take their index as key; labels of other shards write into the spare slot.
-    is_local = local_label >= 0
-    slot = paddle.where(is_local, local_label, paddle.full_like(local_label, num_local))
-    key = paddle.scatter(draw, slot, slot, overwrite=True)[:num_local]
-    threshold = paddle.maximum(paddle.kthvalue(key, num_sample)[0], paddle.full([], 2**bits - 1, dtype="int64"))
-    return _with_targets(paddle.masked_select(index[:num_local], key <= threshold), local_label)
+    return _with_targets(ops.sample_shard(local_label, num_local, num_sample), local_label)
 
 
 def _with_targets(sampled_index: paddle.pir.Value, local_label: paddle.pir.Value) -> ShardSample:
@@ -113,8 +80,7 @@ def sample_shard_fused(global_label: paddle.pir.Value, class_start: int, num_loc
     GPU. A run-time check stops the step on every rank, before the loss reads the targets, if a
     rank did not keep one of its positive centers (it prints the largest such label).
     """
-    _, sampled_index = kernels.class_center_sample(
-        global_label, num_local, num_sample, 0, rank, world_size, False, 0, chain)
+    _, sampled_index = kernels.class_center_sample(global_label, num_local, num_sample, rank, chain)
     local = local_labels(global_label, class_start, num_local)
     # Position of each positive among this shard's kept centers (kernel order is not sorted).
     kept = paddle.shape(sampled_index)[0:1]

@@ -30,6 +30,7 @@ import paddle
 
 from paddle_pfc.head.blocks import Block
 from paddle_pfc.kernels.blockwise import PaddleBlockOps
+from paddle_pfc.utils import paddle_compat
 
 
 @dataclass(frozen=True)
@@ -45,21 +46,19 @@ class CenterUpdateRule:
     def from_optimizer(cls, optimizer: paddle.optimizer.Optimizer) -> "CenterUpdateRule":
         """Read the rule; other optimizers and L1 decay raise ValueError (naming them)."""
         if isinstance(optimizer, paddle.optimizer.Momentum):
-            method = getattr(optimizer, "_regularization_method", "")
-            coeff = float(getattr(optimizer, "_regularization_coeff", 0.0) or 0.0)
+            momentum, nesterov, rescale_grad, method, coeff = paddle_compat.momentum_settings(optimizer)
             if optimizer.regularization is not None:  # L1Decay is kept as a generic regularizer
                 raise ValueError("optimizer weight_decay: class centers support L2 decay (a float or "
                                  f"paddle.regularizer.L2Decay), got {optimizer.regularization}")
             if method not in ("", "l2_decay", None):
                 raise ValueError(f"optimizer weight_decay: unsupported regularization {method!r}")
-            return cls(float(optimizer._momentum), bool(optimizer._use_nesterov), coeff,
-                       float(optimizer._rescale_grad))
+            return cls(momentum, nesterov, coeff, rescale_grad)
         if type(optimizer) is paddle.optimizer.SGD:
             reg = optimizer.regularization
             if reg is not None and not isinstance(reg, paddle.regularizer.L2Decay):
                 raise ValueError("optimizer weight_decay: class centers support L2 decay (a float or "
                                  f"paddle.regularizer.L2Decay), got {reg}")
-            return cls(None, False, float(reg._coeff) if reg is not None else 0.0, 1.0)
+            return cls(None, False, paddle_compat.l2_decay_coeff(reg) if reg is not None else 0.0, 1.0)
         raise ValueError("optimizer: paddle_pfc.minimize supports paddle.optimizer.SGD and "
                          f"paddle.optimizer.Momentum, got {type(optimizer).__name__}")
 

@@ -37,9 +37,10 @@ class Backend:
     """The kernels of one head, chosen once (:func:`choose_backend`).
 
     ``road``: ``"fused"`` or ``"composite"``. ``emulated``: the fused kernels are the CPU
-    emulations. ``blocks``: the per-block operations (:mod:`paddle_pfc.kernels.blockwise`) of the
-    composite loss and of every road's sparse update; native CPU kernels (``native``) only on the
-    composite road on CPU when they build. ``fused``: the fused road's kernels, else None.
+    emulations. ``blocks``: the operations (:mod:`paddle_pfc.kernels.blockwise`) of the composite
+    loss, its class-center sampling, every road's sparse update and the step's finite check; native
+    CPU kernels (``native``) only on the composite road on CPU when they build. ``fused``: the fused
+    road's kernels (sampling and loss), else None. The head asks these for every kernel it runs.
     """
 
     road: str

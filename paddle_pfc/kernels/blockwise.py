@@ -18,7 +18,7 @@ from typing import Protocol
 import paddle
 from paddle import _C_ops
 
-from paddle_pfc.head.collectives import zero_depending_on
+from paddle_pfc.kernels.collectives import zero_depending_on
 from paddle_pfc.kernels import native_ops, onednn_ops
 
 NORM_EPS = 1e-12
@@ -153,6 +153,47 @@ class PaddleBlockOps:
         radial = paddle.unsqueeze(along * inv_norm * inv_norm, 1) + zero_depending_on(after)
         return _C_ops.subtract_(grad, rows * radial)
 
+    def sample_shard(self, local_label: Value, num_local: int, num_sample: int) -> Value:
+        """int64 [S], ascending: a shard's kept centers — every positive (the labels of int64
+        ``local_label`` [N] in ``[0, num_local)``; negative labels are other shards') and a uniformly
+        random subset of the negatives filling up to ``num_sample`` < ``num_local`` (none when the
+        positives are more: S = max(num_sample, positives)). Shards below 2**31 classes.
+
+        Every center gets a distinct int64 key: a positive its index ``j``, a negative ``r * 2**b
+        + j`` with ``2**b > num_local`` and ``r`` a fresh random integer of ``62 - b`` bits (>= 1,
+        so every negative key is above every positive one). The kept centers are those whose keys
+        are at most the ``num_sample``-th smallest, or every positive when they are more: all
+        positives and the negatives with the smallest draws, a uniform random subset of them (two
+        equal draws, about ``num_local**2 / 2**(63 - b)`` pairs a step, are ordered by index). One
+        selection (``kthvalue``) over the keys; the kept indices come out ascending, with no sort
+        and no gather through a random permutation."""
+        bits = num_local.bit_length()  # 2**bits > num_local: the spare slot's index fits too
+        low_bits = 62 - 31 - bits      # the draw: 31 bits from one randint, low_bits from another
+        if low_bits < 0:
+            raise ValueError(f"sampling supports shards of fewer than 2**31 classes, got {num_local}")
+        index = paddle.arange(num_local + 1, dtype="int64")  # num_local: the spare slot, dropped after
+        high = paddle.randint(1, 2**31 - 1, [num_local + 1], dtype="int64")
+        low = paddle.randint(0, 2**low_bits, [num_local + 1], dtype="int64") if low_bits else None
+        draw = high * (2 ** (low_bits + bits)) + index
+        if low is not None:
+            draw = draw + low * (2**bits)
+        # Positives take their index as key; labels of other shards write into the spare slot.
+        is_local = local_label >= 0
+        slot = paddle.where(is_local, local_label, paddle.full_like(local_label, num_local))
+        key = paddle.scatter(draw, slot, slot, overwrite=True)[:num_local]
+        threshold = paddle.maximum(paddle.kthvalue(key, num_sample)[0],
+                                   paddle.full([], 2**bits - 1, dtype="int64"))
+        return paddle.masked_select(index[:num_local], key <= threshold)
+
+    def any_nonfinite(self, values: list[Value], limit_log2: int = 128) -> Value:
+        """bool [1]: True when any element of the non-empty ``values`` (any float dtypes and shapes)
+        is inf or NaN, or (``limit_log2`` < 128, where :attr:`grad_limit_log2` is below 128) of
+        magnitude >= ``2**limit_log2``. Reads the values only."""
+        if limit_log2 != 128:
+            raise ValueError("nonfinite_flag: a magnitude limit needs the native kernels and float32 / bfloat16 values")
+        bad = [paddle.reshape(paddle.logical_not(paddle.all(paddle.isfinite(v))), [1]) for v in values]
+        return paddle.reshape(paddle.any(paddle.concat(bad)), [1]) if len(bad) > 1 else bad[0]
+
     def update_rows_(self, weight: Value, velocity: Value | None, index: Value, centers: Value, grad: Value,
                      lr: Value, rule: UpdateRule) -> None:
         """Apply ``rule`` to rows ``index`` (int64 [c]) of ``weight`` [L, D] (and of ``velocity``)
@@ -259,6 +300,16 @@ class NativeBlockOps(PaddleBlockOps):
         # Unprojected: update_rows_ projects each row while it reads it for the update (three
         # passes over the block gradient fewer than projecting here).
         return grad
+
+    def sample_shard(self, local_label, num_local, num_sample):
+        # One pass over the shard's flags (selection sampling), seeded by two draws from Paddle's generator.
+        seed = paddle.randint(0, 2**31 - 1, [2], dtype="int64")
+        return native_ops.sample_shard(local_label, seed, num_local, num_sample)
+
+    def any_nonfinite(self, values, limit_log2=128):
+        if all(v.dtype in (paddle.float32, paddle.bfloat16) for v in values):
+            return native_ops.any_nonfinite(values, limit_log2)
+        return super().any_nonfinite(values, limit_log2)
 
     def update_rows_(self, weight, velocity, index, centers, grad, lr, rule):
         # Straight on the shard's rows: no gather, no scatter, no float32 copy of 2-byte rows; the

@@ -5,7 +5,7 @@ sources): output shapes and dtypes, the remapped label, the kept centers' order 
 ascending, then random negatives), the cross-rank softmax normaliser, the per-sample loss, the
 softmax, and the exact backward of ``margin_cross_entropy_grad`` (attached with
 ``static_pylayer``), including the unclipped ``acos`` and the division by ``sqrt(1 - x^2)``.
-Their collectives are the head's ordered ones (:class:`~paddle_pfc.head.collectives.CollectiveChain`),
+Their collectives are the head's ordered ones (:class:`~paddle_pfc.kernels.collectives.CollectiveChain`),
 the same reductions the kernels issue on their communicator.
 
 Not reproduced: the random stream (curand vs Paddle's CPU generator: which negatives are drawn
@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import paddle
 
-from paddle_pfc.head.collectives import CollectiveChain, zero_depending_on
+from paddle_pfc.kernels.collectives import CollectiveChain, zero_depending_on
 from paddle_pfc.kernels.fused import FusedKernels
 
 _TINY = 1e-8  # the kernels' test for "margin1 == 1", "margin2 == 0", "margin3 == 0", "scale == 1"
 
 
-def _class_interval(width, rank: int, nranks: int, chain: CollectiveChain) -> paddle.pir.Value:
-    """int64 [nranks + 1]: 0 and the running sum of every rank's ``width`` (a Python int or an int
-    scalar Value), rank order — the kernels' one all-reduce SUM of the shard sizes."""
-    if chain.world_size != nranks:
-        raise ValueError(f"nranks ({nranks}) differs from the chain's world size ({chain.world_size})")
+def _class_interval(width, rank: int, chain: CollectiveChain) -> paddle.pir.Value:
+    """int64 [nranks + 1] (``nranks``: the chain's world size): 0 and the running sum of every
+    rank's ``width`` (a Python int or an int scalar Value), rank order — the kernels' one
+    all-reduce SUM of the shard sizes."""
+    nranks = chain.world_size
     slot = paddle.arange(nranks + 1, dtype="int64") == rank + 1
     width = paddle.cast(width, "int64") if isinstance(width, paddle.pir.Value) else \
         paddle.full([], width, dtype="int64")
@@ -53,13 +53,13 @@ class EmulatedFusedKernels(FusedKernels):
     """``class_center_sample`` and ``margin_cross_entropy`` from Paddle ops (see the module doc)."""
 
     # ------------------------------------------------------------------------------------------
-    def class_center_sample(self, label, num_classes, num_samples, ring_id, rank, nranks, fix_seed, seed,
-                            chain):
+    def class_center_sample(self, label, num_classes, num_samples, rank, chain, seed=None):
+        nranks = chain.world_size
         if not 0 < num_samples <= num_classes:
             raise ValueError(f"class_center_sample: num_samples must be in [1, num_classes={num_classes}], "
                              f"got {num_samples}")
         labels = paddle.cast(paddle.reshape(label, [-1]), "int64")
-        interval = _class_interval(num_classes, rank, nranks, chain)                      # [W+1]
+        interval = _class_interval(num_classes, rank, chain)                             # [W+1]
         # Kept centers: positives get the key (index - num_classes) < 0, the others a random key in
         # [0, num_classes); a stable ascending sort puts the positives first, in index order.
         local = labels - interval[rank]
@@ -68,7 +68,7 @@ class EmulatedFusedKernels(FusedKernels):
         marks = paddle.scatter(paddle.zeros([num_classes + 1], "int64"), slot, paddle.ones_like(slot),
                                overwrite=True)[:num_classes]
         random = paddle.uniform([num_classes], "float32", min=0.0, max=float(num_classes),
-                                seed=(seed + rank) if fix_seed else 0)
+                                seed=(seed + rank) if seed is not None else 0)
         keys = paddle.clip(paddle.cast(paddle.floor(random), "int64"), 0, num_classes - 1)
         index = paddle.arange(num_classes, dtype="int64")
         keys = paddle.where(marks > 0, index - num_classes, keys)
@@ -93,8 +93,8 @@ class EmulatedFusedKernels(FusedKernels):
         return _stop(remapped, sampled)
 
     # ------------------------------------------------------------------------------------------
-    def margin_cross_entropy(self, logits, label, return_softmax, ring_id, rank, nranks, margin1, margin2,
-                             margin3, scale, chain):
+    def margin_cross_entropy(self, logits, label, rank, margin, chain, return_softmax=False):
+        margin1, margin2, margin3, scale = margin.m1, margin.m2, margin.m3, margin.s
         dtype = logits.dtype
         compute = "float64" if dtype == paddle.float64 else "float32"
         two_byte = dtype in (paddle.float16, paddle.bfloat16)
@@ -102,7 +102,7 @@ class EmulatedFusedKernels(FusedKernels):
         def stored(v):  # the kernel writes the value back into a tensor of the logits' dtype
             return paddle.cast(paddle.cast(v, dtype), compute) if two_byte else v
 
-        interval = _class_interval(paddle.shape(logits)[1], rank, nranks, chain)
+        interval = _class_interval(paddle.shape(logits)[1], rank, chain)
         column = paddle.reshape(paddle.cast(label, "int64"), [-1, 1]) - interval[rank]           # [N,1]
         here = paddle.logical_and(column >= 0, column < paddle.shape(logits)[1])
         column = paddle.where(here, column, paddle.zeros_like(column))

@@ -2,9 +2,8 @@
 backbone ops whose Paddle CPU kernels are slow (``csrc/backbone_ops.cc``, ``csrc/batch_norm_ops.cc``,
 ``csrc/depthwise_ops.cc``).
 
-Paddle's CPU element-wise and reduction kernels run ~10x below memory speed on [c, D] blocks
-(a [2000, 512] ``h * w`` takes 2.5 ms in a static program, 0.26 ms in numpy), and the head does
-several such passes per block. One-pass kernels replace them (the head reaches them through
+Paddle's CPU element-wise and reduction kernels run far below memory speed on [c, D] blocks
+(docs/performance.md), and the head does several such passes per block. One-pass kernels replace them (the head reaches them through
 :class:`~paddle_pfc.kernels.blockwise.NativeBlockOps`):
 
 * :func:`inverse_row_norm` — the centers' inverse norms (replaces a norm, a clip, a division);
@@ -40,103 +39,24 @@ several such passes per block. One-pass kernels replace them (the head reaches t
   float32 or bfloat16 in and out (``csrc/batch_norm_ops.cc``): the tensors around bfloat16
   convolutions stay bfloat16; NCHW or (``channels_last``) NHWC.
 
-``PADDLE_PFC_NATIVE`` chooses: ``auto`` (default: build with Paddle's cpp_extension and the
-system C++ compiler, once per machine, under ``$PADDLE_PFC_BUILD_DIR`` or
-``~/.cache/paddle_pfc``; if that fails, warn once and use Paddle's kernels), ``on`` (a failed
-build is an error), ``off`` (Paddle's kernels only). The two paths compute the same values up to
-float32 summation order. GPU programs never use these kernels.
+``PADDLE_PFC_NATIVE`` chooses (:mod:`paddle_pfc.kernels.native_build` builds them): ``auto``
+(default: build once per machine; if that fails, warn once and use Paddle's kernels), ``on`` (a
+failed build is an error), ``off`` (Paddle's kernels only). The two paths compute the same values
+up to float32 summation order. GPU programs never use these kernels.
 """
 from __future__ import annotations
 
-import fcntl
-import hashlib
-import os
-import platform
-import warnings
 from pathlib import Path
 
 import paddle
 
+from paddle_pfc.kernels.native_build import build, is_built, load_or_fall_back, mode  # noqa: F401 (mode: re-export)
+
 SOURCES = {name: Path(__file__).with_name("csrc") / f"{name}.cc"
            for name in ("center_ops", "backbone_ops", "batch_norm_ops", "depthwise_ops")}
-MODES = ("auto", "on", "off")
-_loaded: dict[str, object] = {}
 
-
-def mode() -> str:
-    """``$PADDLE_PFC_NATIVE`` (default ``auto``); ValueError naming the variable otherwise."""
-    value = os.environ.get("PADDLE_PFC_NATIVE", "auto") or "auto"
-    if value not in MODES:
-        raise ValueError(f"PADDLE_PFC_NATIVE must be one of {MODES}, got {value!r}")
-    return value
-
-
-def _cpu_identity() -> bytes:
-    """The CPU's model and flags: the build uses ``-march=native``, so a home directory shared
-    by machines with other CPUs must not share the binary."""
-    try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="ignore") as cpuinfo:
-            lines = [line for line in cpuinfo if line.startswith(("model name", "flags"))][:2]
-    except OSError:
-        lines = []
-    return (platform.machine() + "".join(lines)).encode()
-
-
-def build_directory(name: str, source: Path, extra_key: bytes = b"", **load_args) -> Path:
-    """One build per source (with the headers beside it), compiler options (``load_args``),
-    Paddle version and CPU (and ``extra_key``), under ``$PADDLE_PFC_BUILD_DIR`` or
-    ``~/.cache/paddle_pfc``."""
-    root = Path(os.environ.get("PADDLE_PFC_BUILD_DIR") or Path.home() / ".cache" / "paddle_pfc")
-    headers = b"".join(header.read_bytes() for header in sorted(source.parent.glob("*.h")))
-    key = (source.read_bytes() + headers + paddle.__version__.encode() + _cpu_identity() + extra_key
-           + repr(sorted(load_args.items())).encode())
-    return root / f"{name}_{hashlib.sha256(key).hexdigest()[:12]}"
-
-
-def shared_object(name: str, source: Path, extra_key: bytes = b"", **load_args) -> Path:
-    """Where :func:`build` puts extension ``paddle_pfc_<name>``'s shared object."""
-    module = f"paddle_pfc_{name}"
-    return build_directory(name, source, extra_key, **load_args) / module / f"{module}.so"
-
-
-def is_built(name: str, source: Path, extra_key: bytes = b"", **load_args) -> bool:
-    """True when :func:`build` of these arguments finds a finished build (nothing to compile)."""
-    library = shared_object(name, source, extra_key, **load_args)
-    return library.exists() and (library.parent.parent / "built").exists()
-
-
-def build(name: str, source: Path, extra_key: bytes = b"", **load_args):
-    """Compile (or reuse) extension ``paddle_pfc_<name>`` from ``source`` in its
-    :func:`build_directory` with Paddle's ``cpp_extension.load`` (``load_args``: its compiler and
-    linker options); one process at a time per machine (ranks share it).
-
-    A finished build (marked by a ``built`` file written after its first successful load) is
-    imported directly: ``load`` itself runs a ``setup.py`` subprocess each time, ~1.1 s per
-    extension and process even when nothing is to be compiled."""
-    from paddle.utils.cpp_extension import load
-    from paddle.utils.cpp_extension.extension_utils import _import_module_from_library
-
-    library = shared_object(name, source, extra_key, **load_args)
-    directory, marker = library.parent.parent, library.parent.parent / "built"
-    directory.mkdir(parents=True, exist_ok=True)
-    if not (marker.exists() and library.exists()):
-        _say(f"compiling native kernel {name} (once per machine and Paddle version, 15-60 s; cached in "
-             f"{directory.parent})")
-    with open(directory / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if marker.exists() and library.exists():
-                return _import_module_from_library(library.stem, str(library.parent), False)
-            module = load(name=library.stem, sources=[str(source)], build_directory=str(directory),
-                          verbose=False, **load_args)
-            marker.write_text(f"{library}\n")
-            return module
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
-#: -g0: no debug information (setuptools compiles with -g): a third less compile time (batch_norm_ops
-#: 25.1 -> 16.7 s, depthwise_ops 49.3 -> 40.8 s on a Zen 3, 2026-11-26), the same code.
+#: -g0: no debug information (setuptools compiles with -g): less compile time, the same code
+#: (docs/performance.md).
 #: -fno-trapping-math: lets the compiler vectorize loops with float selects (the softmax's exp).
 CXX_FLAGS = ["-O3", "-march=native", "-g0", "-fopenmp-simd", "-fno-trapping-math"]
 
@@ -146,92 +66,8 @@ def _build(name: str):
 
 
 def built(name: str) -> bool:
-    """True when extension ``name`` (one of :data:`EXTENSIONS`) is built for this CPU and Paddle."""
-    if name == "onednn_ops":
-        from paddle_pfc.kernels import onednn_ops
-
-        return onednn_ops.built()
+    """True when extension ``name`` (a key of :data:`SOURCES`) is built for this CPU and Paddle."""
     return is_built(name, SOURCES[name], extra_cxx_cflags=CXX_FLAGS)
-
-
-def load(name: str):
-    """Extension ``name`` (one of :data:`EXTENSIONS`) as its module's ``kernels`` loads it (built
-    first when needed; None as there)."""
-    if name == "onednn_ops":
-        from paddle_pfc.kernels import onednn_ops
-
-        return onednn_ops.kernels()
-    return kernels(name)
-
-
-def load_or_fall_back(name: str, builder, what: str):
-    """``builder()``'s extension, built once per process and kept as ``name``; None when
-    ``PADDLE_PFC_NATIVE=off``, or ``auto`` and the build failed (one warning naming ``what``:
-    Paddle's own kernels are used); with ``on`` a failed build raises."""
-    chosen = mode()
-    if chosen == "off":
-        return None
-    if name not in _loaded:
-        try:
-            _loaded[name] = builder()
-        except Exception as error:  # compiler missing, headers missing, ...
-            if chosen == "on":
-                raise RuntimeError(f"PADDLE_PFC_NATIVE=on: building {what} failed: {error}") from error
-            warnings.warn(f"paddle_pfc: native CPU kernels unavailable ({what}: {error}); using Paddle's "
-                          "kernels (slower). Set PADDLE_PFC_NATIVE=off to silence this.", RuntimeWarning)
-            _loaded[name] = None
-    return _loaded[name]
-
-
-#: every native extension (:func:`load`), slowest compile first
-EXTENSIONS = ("depthwise_ops", "batch_norm_ops", "onednn_ops", "center_ops", "backbone_ops")
-
-
-def build_jobs(node_ranks: int, cpus: int | None = None) -> int:
-    """Build subprocesses per rank when all ``node_ranks`` ranks of a node call :func:`build_all` at
-    once (each build is made once; the others wait for it and load it): at least 2, about one per
-    extension over the node in all, at most the CPUs (``os.cpu_count()``)."""
-    per_rank = max(2, -(-len(EXTENSIONS) // max(1, node_ranks)))
-    return max(1, min(cpus or os.cpu_count() or 1, per_rank))
-
-
-def build_all(node_ranks: int = 1) -> None:
-    """Build every extension of :data:`EXTENSIONS` that is not :func:`built` yet, each in its own
-    ``python`` subprocess, :func:`build_jobs` at a time, so that a first run waits for the longest
-    compiles side by side instead of their sum (the five take 115 s one after the other, 64 s two
-    at a time on a 2-core AMD EPYC Zen 3, 2026-11-26); the ``node_ranks`` ranks of a node that call
-    it together share each build (one process compiles, the others wait for it and load it). Nothing with
-    ``PADDLE_PFC_NATIVE=off``, or when all are built. A build that fails in its subprocess is
-    reported as :func:`kernels` reports it when this process loads it (``on``: RuntimeError,
-    ``auto``: a warning)."""
-    if mode() == "off":
-        return
-    import subprocess
-    import sys
-    from concurrent.futures import ThreadPoolExecutor
-
-    def build_one(name: str) -> None:
-        subprocess.run([sys.executable, "-c", f"from paddle_pfc.kernels import native_ops; native_ops.load({name!r})"],
-                       capture_output=True, check=False)
-
-    pending = [name for name in EXTENSIONS if name not in _loaded and not built(name)]
-    if not pending:
-        return
-    import time
-
-    started = time.perf_counter()
-    _say(f"compiling native CPU kernels ({', '.join(pending)}): once per machine and Paddle version, about a "
-         f"minute; cached in {build_directory('x', SOURCES['center_ops']).parent}")
-    with ThreadPoolExecutor(max_workers=build_jobs(node_ranks)) as pool:
-        list(pool.map(build_one, pending))
-    _say(f"native CPU kernels compiled in {time.perf_counter() - started:.0f} s")
-
-
-def _say(message: str) -> None:
-    """A progress line on stderr (the compiler runs silently for tens of seconds)."""
-    import sys
-
-    print(f"paddle_pfc: {message}", file=sys.stderr, flush=True)
 
 
 def kernels(name: str = "center_ops"):

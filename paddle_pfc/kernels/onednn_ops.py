@@ -4,17 +4,17 @@ the backbones), NCHW ↔ NHWC reorders (:func:`to_channels_last`, :func:`to_chan
 matrix product with bfloat16 operands (:func:`matmul`, the head's products with
 ``dtype=bfloat16``: Paddle 3.3.1's CPU build registers no bfloat16 ``matmul`` kernel).
 
-Paddle 3.3's CPU ``conv2d`` / ``conv2d_grad`` (im2col + GEMM) took ~67 % of mobilefacenet's and
-~97 % of iresnet50's training step; oneDNN's direct convolutions (blocked layouts, AVX-512 JIT
-kernels; 1x1 stride-1 ones as GEMMs on the NCHW tensors, which spares the layout reorders) do the
-same float32 arithmetic several times faster. oneDNN is the copy Paddle's CPU
+Paddle 3.3's CPU ``conv2d`` / ``conv2d_grad`` (im2col + GEMM) take most of a backbone's training
+step (docs/performance.md); oneDNN's direct convolutions (blocked layouts, JIT kernels; 1x1
+stride-1 ones as GEMMs on the NCHW tensors, which spares the layout reorders) do the same float32
+arithmetic faster. oneDNN is the copy Paddle's CPU
 wheel already loads (``paddle/libs/libdnnl.so.3``, oneDNN 3.6.2); the wheel ships only forwarding
 stubs of its headers, so the headers of that release are vendored in ``csrc/third_party/onednn``
 (Apache-2.0). The build links ``libdnnl.so.3`` by soname with Paddle's ``libs`` directory as rpath,
 so the process keeps one oneDNN.
 
-Built like :mod:`paddle_pfc.kernels.native_ops` (same ``PADDLE_PFC_NATIVE`` switch: ``auto`` falls
-back to Paddle's ``conv2d`` with one warning if the build or the oneDNN check fails, ``on`` raises,
+Built by :mod:`paddle_pfc.kernels.native_build` like :mod:`paddle_pfc.kernels.native_ops` (same
+``PADDLE_PFC_NATIVE`` switch: ``auto`` falls back to Paddle's ``conv2d`` with one warning if the build or the oneDNN check fails, ``on`` raises,
 ``off`` never builds), once per source, Paddle version and CPU under ``$PADDLE_PFC_BUILD_DIR`` or
 ``~/.cache/paddle_pfc``.
 
@@ -31,8 +31,8 @@ from pathlib import Path
 
 import paddle
 
-from paddle_pfc.kernels import native_ops
-from paddle_pfc.kernels.native_ops import load_or_fall_back
+from paddle_pfc.kernels import native_build
+from paddle_pfc.kernels.native_build import load_or_fall_back
 
 SOURCE = Path(__file__).with_name("csrc") / "onednn_ops.cc"
 INCLUDE = Path(__file__).with_name("csrc") / "third_party" / "onednn"
@@ -82,7 +82,7 @@ def bfloat16_unsupported() -> str | None:
     """None when :func:`conv2d` and :func:`matmul` can multiply in bfloat16 natively here; otherwise why not (no
     AVX512_BF16 / AMX on this CPU per oneDNN, or the oneDNN op unavailable). oneDNN would emulate
     bfloat16 on plain AVX-512 and refuses it on AVX2, so those CPUs are refused here."""
-    from paddle_pfc.engine.device import cpu_summary
+    from paddle_pfc.utils.cpu import cpu_summary
 
     isa = onednn_cpu_isa()
     if isa is None or isa & _ISA_AVX512_CORE_BF16 != _ISA_AVX512_CORE_BF16:
@@ -97,7 +97,7 @@ def bfloat16_unsupported() -> str | None:
 
 
 def _build_arguments() -> tuple[bytes, dict]:
-    """``(extra_key, load options)`` of this extension's :func:`paddle_pfc.kernels.native_ops.build`."""
+    """``(extra_key, load options)`` of this extension's :func:`paddle_pfc.kernels.native_build.build`."""
     version = onednn_version()
     if version is None or version[0] != HEADER_VERSION[0] or version[1] < HEADER_VERSION[1]:
         raise RuntimeError(f"paddle ships oneDNN {version}; onednn_ops needs {HEADER_VERSION[0]}.x, "
@@ -114,14 +114,14 @@ def built() -> bool:
         key, options = _build_arguments()
     except RuntimeError:
         return False
-    return native_ops.is_built("onednn_ops", SOURCE, key, **options)
+    return native_build.is_built("onednn_ops", SOURCE, key, **options)
 
 
 def _build():
     key, options = _build_arguments()
-    module = native_ops.build("onednn_ops", SOURCE, key, **options)
+    module = native_build.build("onednn_ops", SOURCE, key, **options)
     # the same shared object Paddle loaded (dlopen returns its handle): its C entry points
-    library = ctypes.CDLL(str(native_ops.shared_object("onednn_ops", SOURCE, key, **options)))
+    library = ctypes.CDLL(str(native_build.shared_object("onednn_ops", SOURCE, key, **options)))
     library.pfc_onednn_set_threads(_paddle_math_threads())
     _state["library"] = library
     return module

@@ -1,7 +1,7 @@
 """Run by tests under ``paddle.distributed.launch``: rank 0 stays out of every collective for
 ``--alone`` seconds (as during a long validation or checkpoint write; here it sleeps, which is the
 same to gloo and leaves the CPU to other tests), then every rank all-gathers its rank number —
-with or without meeting at :func:`paddle_pfc.engine.distributed.barrier` first."""
+with or without meeting at a :class:`paddle_pfc.engine.barrier.StoreBarrier` first."""
 from __future__ import annotations
 
 import argparse
@@ -13,7 +13,8 @@ import paddle
 
 import paddle_pfc
 from paddle_pfc.cli.entry import run
-from paddle_pfc.engine.distributed import all_gather_rows, barrier
+from paddle_pfc.engine.barrier import StoreBarrier
+from paddle_pfc.engine.distributed import all_gather_rows
 
 
 def main() -> None:
@@ -27,7 +28,7 @@ def main() -> None:
     all_gather_rows(np.full((1, 2), -1.0), exe, world)  # the communicator works before
     if rank == 0:  # the ranks left that all-gather together; rank 1 goes on to the next at once
         time.sleep(args.alone)
-    waited = barrier("rank 0 worked alone") if args.barrier else 0.0
+    waited = StoreBarrier(rank, world, timeout=120).wait("rank 0 worked alone") if args.barrier else 0.0
     gathered = all_gather_rows(np.full((1, 2), float(rank)), exe, world)
     np.savez(Path(args.out) / f"rank{rank}.npz", gathered=gathered, waited=waited)
 

@@ -22,9 +22,8 @@ from paddle_pfc.kernels.emulated import EmulatedFusedKernels
 class DropsFirstPositive(EmulatedFusedKernels):
     """A faulty kernel: it returns the kept centers without the first one (a positive)."""
 
-    def class_center_sample(self, label, num_classes, num_samples, ring_id, rank, nranks, fix_seed, seed, chain):
-        remapped, sampled = super().class_center_sample(label, num_classes, num_samples, ring_id, rank, nranks,
-                                                        fix_seed, seed, chain)
+    def class_center_sample(self, label, num_classes, num_samples, rank, chain, seed=None):
+        remapped, sampled = super().class_center_sample(label, num_classes, num_samples, rank, chain, seed)
         return remapped, sampled[1:]
 
 

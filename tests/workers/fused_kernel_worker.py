@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from types import SimpleNamespace
 
 import numpy as np
 import paddle
@@ -49,8 +50,10 @@ def run_margin(case, rank, world_size, kernels):
         logits.stop_gradient = False
         label = paddle.static.data("label", [case["batch"], 1] if case.get("label_2d") else [case["batch"]], "int64")
         upstream = paddle.static.data("upstream", [case["batch"], 1], str(cos.dtype))
-        softmax, loss = kernels.margin_cross_entropy(logits, label, True, 0, rank, world_size, *case["margins"],
-                                                     case["scale"], CollectiveChain(world_size))
+        m1, m2, m3 = case["margins"]
+        margin = SimpleNamespace(m1=m1, m2=m2, m3=m3, s=case["scale"])
+        softmax, loss = kernels.margin_cross_entropy(logits, label, rank, margin, CollectiveChain(world_size),
+                                                     return_softmax=True)
         total = paddle.sum(paddle.cast(loss, "float64") * paddle.cast(upstream, "float64"))
         (grad_logits,) = paddle.static.gradients([total], [logits])
     exe = paddle.static.Executor(current_place())
@@ -69,9 +72,8 @@ def run_sample(case, rank, world_size, kernels):
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, startup):
         label = paddle.static.data("label", [len(labels)], case.get("dtype", "int64"))
-        remapped, sampled = kernels.class_center_sample(label, num_local, num_samples, 0, rank, world_size,
-                                                        case.get("fix_seed", False), case.get("seed", 0),
-                                                        CollectiveChain(world_size))
+        remapped, sampled = kernels.class_center_sample(label, num_local, num_samples, rank, CollectiveChain(world_size),
+                                                        case.get("seed", 0) if case.get("fix_seed", False) else None)
     exe = paddle.static.Executor(current_place())
     exe.run(startup)
     out = {"start": start, "num_local": num_local, "num_samples": num_samples}

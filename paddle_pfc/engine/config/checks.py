@@ -13,6 +13,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from paddle_pfc.utils.numbers import is_int
+
 from .schema import SCHEMA, Field
 
 
@@ -55,17 +57,13 @@ def unknown_section_msg(section: str) -> str:
     return f"{section}: unknown section{_suggest_or_owner(str(section), SCHEMA)} (valid: {', '.join(SCHEMA)})"
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 #: kind -> (type test, what the error says was expected).
 _TYPES = {
-    "int": (_is_int, "int"),
-    "float": (lambda v: _is_int(v) or isinstance(v, float), "float"),
+    "int": (is_int, "int"),
+    "float": (lambda v: is_int(v) or isinstance(v, float), "float"),
     "bool": (lambda v: isinstance(v, bool), "bool (true/false)"),
     "str": (lambda v: isinstance(v, str), "str"),
-    "int_list": (lambda v: isinstance(v, (list, tuple)) and all(_is_int(x) for x in v), "a list of ints"),
+    "int_list": (lambda v: isinstance(v, (list, tuple)) and all(is_int(x) for x in v), "a list of ints"),
 }
 _VAL_SET_KEYS = ("name", "path")
 

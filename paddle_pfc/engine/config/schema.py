@@ -19,14 +19,9 @@ from typing import Any, get_args
 
 import yaml
 
+from paddle_pfc.backbones.names import BACKBONES  # model.backbone's choices: the backbones' one list
 from paddle_pfc.head.dtypes import DTYPE_BYTES
 
-#: Backbone names accepted by ``model.backbone``: the names of the registry in
-#: ``paddle_pfc.backbones`` (a test checks they are equal; importing it here would import Paddle).
-#: Read at validation time, so extending this tuple is enough to allow a new backbone.
-BACKBONES: tuple[str, ...] = (
-    "iresnet18", "iresnet34", "iresnet50", "iresnet100", "iresnet200", "mobilefacenet",
-)
 DTYPES: tuple[str, ...] = tuple(DTYPE_BYTES)
 AMP_MODES: tuple[str, ...] = ("none", "bf16", "fp16_o1", "fp16_o2")
 DATA_KINDS: tuple[str, ...] = ("synthetic", "folder", "rec")

@@ -1,0 +1,152 @@
+"""The package's layers, read from its source (ast, nothing imported): a module imports only its own
+layer and those below it, and no modules import each other in a cycle.
+
+Layers, lowest first: utils -> kernels -> data -> head / backbones / evaluation -> deploy -> engine
+-> cli. Every import counts (module level or inside a function), except under ``TYPE_CHECKING``.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "paddle_pfc"
+LAYERS = {"utils": 0, "kernels": 1, "data": 2, "head": 3, "backbones": 3, "evaluation": 3, "deploy": 4,
+          "engine": 5, "cli": 6}
+
+#: Imports that run up the layers and remain, as (importer, imported) modules. Each is in a file this
+#: list's owners will move or change; the test fails on any violation not listed and on any listed
+#: one that is gone, so the list only shrinks.
+KNOWN_UPWARD = {
+    # data/image_folder.py reports its indexing progress with the engine's Progress
+    ("paddle_pfc.data.image_folder", "paddle_pfc.engine.progress"),
+    # deploy/export.py reads a checkpoint's backbone with the engine's checkpoint reader
+    ("paddle_pfc.deploy.export", "paddle_pfc.engine.checkpoint"),
+}
+#: Import cycles that remain, each as the sorted tuple of its modules (same rule as above).
+KNOWN_CYCLES: set[tuple[str, ...]] = set()
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def _type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _imports(tree: ast.AST, package: str):
+    """(imported module, line) of every import outside ``if TYPE_CHECKING:`` blocks, resolved to
+    the deepest module of ours that exists (``from a import b``: ``a.b`` when it is a module)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and _type_checking(node.test):
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                yield (full if full in MODULES else base), node.lineno
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def import_graph() -> dict[str, set[str]]:
+    graph = {}
+    for name, path in MODULES.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets = set()
+        for target, _ in _imports(ast.parse(path.read_text(), str(path)), package):
+            while target and target not in MODULES:  # "paddle_pfc.kernels.native_ops.kernels" -> the module
+                target = target.rpartition(".")[0]
+            if target.startswith("paddle_pfc") and target != name:
+                targets.add(target)
+        graph[name] = targets
+    return graph
+
+
+def layer(module: str) -> int | None:
+    parts = module.split(".")
+    return LAYERS.get(parts[1]) if len(parts) > 1 else None
+
+
+def upward_imports(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    found = set()
+    for importer, targets in graph.items():
+        for target in targets:
+            low, high = layer(importer), layer(target)
+            if low is not None and high is not None and high > low:
+                found.add((importer, target))
+    return found
+
+
+def cycles(graph: dict[str, set[str]]) -> set[tuple[str, ...]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted. A package's
+    ``__init__`` and its own submodules are not a cycle (the import system runs the package
+    first)."""
+    def edges(module):
+        return [t for t in graph[module] if not (module.startswith(t + ".") and t in MODULES)]
+
+    index, low, on_stack, stack, out, counter = {}, {}, set(), [], set(), [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges(v):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.add(tuple(sorted(component)))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_every_module_is_in_a_layer():
+    assert all(layer(m) is not None for m in MODULES if m != "paddle_pfc"), \
+        sorted(m for m in MODULES if m != "paddle_pfc" and layer(m) is None)
+
+
+def test_imports_run_down_the_layers():
+    found = upward_imports(import_graph())
+    assert found - KNOWN_UPWARD == set(), f"imports up the layers: {sorted(found - KNOWN_UPWARD)}"
+    assert KNOWN_UPWARD - found == set(), f"fixed, remove from KNOWN_UPWARD: {sorted(KNOWN_UPWARD - found)}"
+
+
+def test_no_import_cycles():
+    found = cycles(import_graph())
+    assert found - KNOWN_CYCLES == set(), f"import cycles: {sorted(found - KNOWN_CYCLES)}"
+    assert KNOWN_CYCLES - found == set(), f"fixed, remove from KNOWN_CYCLES: {sorted(KNOWN_CYCLES - found)}"
+
+
+def test_the_checks_see_a_violation():
+    """The graph checks find an upward import and a cycle when there is one."""
+    graph = {"paddle_pfc.utils.a": {"paddle_pfc.head.b"}, "paddle_pfc.head.b": {"paddle_pfc.utils.a"}}
+    assert upward_imports(graph) == {("paddle_pfc.utils.a", "paddle_pfc.head.b")}
+    assert cycles(graph) == {("paddle_pfc.head.b", "paddle_pfc.utils.a")}
