@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from paddle.utils.cpp_extension.extension_utils import find_paddle_includes
 
-from paddle_pfc.engine.device import cpu_info
+from paddle_pfc.utils.cpu import cpu_info
 from paddle_pfc.kernels import native_ops, onednn_ops
 
 #: GCC's -march name -> what it enables that the sources' branches look at.

@@ -65,7 +65,7 @@ def _cpuinfo(tmp_path, vendor: str, family: int, flags: str) -> str:
 
 
 def test_mkl_kernels_follow_the_cpu_vendor_and_features(tmp_path):
-    from paddle_pfc.engine.device import cpu_info
+    from paddle_pfc.utils.cpu import cpu_info
     from paddle_pfc.engine.runtime import mkl_kernels_for
 
     avx512 = "avx2 avx512f avx512cd avx512bw avx512dq avx512vl"
@@ -81,7 +81,7 @@ def test_mkl_kernels_follow_the_cpu_vendor_and_features(tmp_path):
 
 
 def test_mkl_setting_follows_the_running_cpu():
-    from paddle_pfc.engine.device import cpu_info
+    from paddle_pfc.utils.cpu import cpu_info
     from paddle_pfc.engine.runtime import mkl_kernels_for
 
     out = python("import paddle_pfc\nprint(paddle_pfc.configure_process()['mkl_debug_cpu_type'] or '-')")

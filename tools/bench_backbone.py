@@ -218,7 +218,7 @@ def _conv_bench(args) -> None:
     import paddle_pfc
     from paddle.autograd.ir_backward import grad as pir_grad
     from paddle_pfc.backbones.native_layers import Conv2D
-    from paddle_pfc.engine.device import cpu_summary
+    from paddle_pfc.utils.cpu import cpu_summary
     from paddle_pfc.kernels import onednn_ops
 
     paddle_pfc.configure_process()
@@ -355,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(args.threads)
         _conv_bench(args)
         return 0
-    from paddle_pfc.engine.device import cpu_summary
+    from paddle_pfc.utils.cpu import cpu_summary
 
     sides = (["paddle"] + (["paddle_bf16"] if args.bf16 else []) + (["paddle_off"] if args.native_off else [])
              + (["torch"] if args.insightface else []))

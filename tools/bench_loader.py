@@ -32,7 +32,7 @@ import numpy as np
 from paddle_pfc.cli.entry import run
 from paddle_pfc.data import BatchLoader, DistributedBatchSampler, RecordDataset, flip_mask, write_synthetic_rec
 from paddle_pfc.data.recordio import unpack
-from paddle_pfc.engine.device import cpu_summary
+from paddle_pfc.utils.cpu import cpu_summary
 
 
 def plain_loop(dataset: RecordDataset, batches: list[np.ndarray], flips: list[np.ndarray], size: int) -> int:

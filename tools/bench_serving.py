@@ -71,7 +71,6 @@ def onnx_flops_per_image(onnx_file: Path, input_size: tuple[int, int]) -> float:
 def gemm_rate(repeats: int = 3, n: int = 1024) -> dict[str, float]:
     """Best single-thread float32 GEMM FLOP/s of onnxruntime's MatMul and numpy's ``@``."""
     import numpy as np
-    import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper
 

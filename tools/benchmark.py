@@ -111,7 +111,7 @@ import numpy as np
 
 import paddle_pfc  # noqa: F401
 from paddle_pfc.cli.entry import run  # noqa: E402
-from paddle_pfc.engine.device import cpu_summary  # noqa: E402
+from paddle_pfc.utils.cpu import cpu_summary  # noqa: E402
 from paddle_pfc.engine.runtime import MALLOC_MODES  # noqa: E402
 from paddle_pfc.head.sparse_update import CenterUpdateRule  # noqa: E402
 from paddle_pfc.kernels import onednn_ops  # noqa: E402

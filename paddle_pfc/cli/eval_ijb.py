@@ -26,7 +26,7 @@ import sys
 from typing import Callable, NamedTuple
 
 from paddle_pfc.cli._outputs import check_output_dir
-from paddle_pfc.engine.progress import Progress
+from paddle_pfc.utils.progress import Progress
 from paddle_pfc.cli.help import HelpFormatter
 
 
@@ -131,7 +131,8 @@ def embedder(args: argparse.Namespace) -> Embedder:
         desc = f"{emb.backend}:{emb.model_files[0]}"
     else:
         from paddle_pfc.data._image import normalize_nchw
-        from paddle_pfc.deploy.export import EvalProgram, model_from_checkpoint
+        from paddle_pfc.deploy.export import EvalProgram
+        from paddle_pfc.engine.checkpoint import model_from_checkpoint
 
         model, state = model_from_checkpoint(args.checkpoint)
         prog = EvalProgram(model["backbone"], model["embedding_size"], model["input_size"], state,

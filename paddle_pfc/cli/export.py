@@ -27,7 +27,7 @@ from pathlib import Path
 
 from paddle_pfc.cli._outputs import check_output_dir
 from paddle_pfc.cli.help import HelpFormatter
-from paddle_pfc.engine.progress import Progress
+from paddle_pfc.utils.progress import Progress
 
 
 
@@ -88,12 +88,13 @@ def resolve_model(args: argparse.Namespace) -> tuple[dict, dict | None]:
     """(model_args dict, state dict) from the command line; ``SystemExit`` when the architecture
     is incomplete."""
     from paddle_pfc.deploy import export as pexport
+    from paddle_pfc.engine.checkpoint import model_from_checkpoint
 
     model = {"backbone": None, "embedding_size": None, "input_size": None, "dropout": 0.0}
     state = None
     if args.checkpoint:
         explain_missing_best(args.checkpoint)
-        ckpt_model, state = pexport.model_from_checkpoint(args.checkpoint)
+        ckpt_model, state = model_from_checkpoint(args.checkpoint)
         model.update(ckpt_model)
         for key in ("backbone", "embedding_size", "input_size"):
             value = getattr(args, key)
@@ -191,12 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 exported (and checked), 1 a check failed, 2 unreadable weights, checkpoint or
     config (``error: ...``); an incomplete architecture exits with its message (status 1)."""
     args = parse_args(argv)
-    import numpy as np
-
     from paddle_pfc.deploy import export as pexport
     from paddle_pfc.deploy.model_format import META_FILE, PARAMS_FILE
-    from paddle_pfc.deploy.onnx_export import check_onnx, export_onnx
-    from paddle_pfc.deploy.parity import ONNX_RTOL, PADDLE_RTOL, relative_difference
 
     checks = (1 if args.dtype == "float32" else 0) + (1 if args.format == "onnx" else 0) * (
         2 if args.dtype == "float32" else 1)

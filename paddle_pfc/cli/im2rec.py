@@ -23,7 +23,7 @@ import os
 import sys
 import time
 
-from paddle_pfc.engine.progress import Progress
+from paddle_pfc.utils.progress import Progress
 from paddle_pfc.cli.help import HelpFormatter
 
 CHUNK = 64  # images per task handed to a worker

@@ -25,7 +25,7 @@ import time
 from typing import Any, Callable
 
 from paddle_pfc.cli._outputs import IMAGE_SUFFIXES, check_output_file
-from paddle_pfc.engine.progress import Progress
+from paddle_pfc.utils.progress import Progress
 from paddle_pfc.cli.help import HelpFormatter
 
 EmbedFn = Callable[[Any], Any]  # normalized float32 NCHW batch -> raw embeddings [n, D]
@@ -123,7 +123,8 @@ def build_embed_fn(args: argparse.Namespace) -> tuple[EmbedFn, tuple[int, int], 
             def embed_fn(batch):
                 return emb.forward(renormalize(batch))
         return embed_fn, emb.input_size, f"{emb.backend}:{emb.model_files[0]}"
-    from paddle_pfc.deploy.export import EvalProgram, model_from_checkpoint
+    from paddle_pfc.deploy.export import EvalProgram
+    from paddle_pfc.engine.checkpoint import model_from_checkpoint
 
     model, state = model_from_checkpoint(args.checkpoint)
     prog = EvalProgram(model["backbone"], model["embedding_size"], model["input_size"], state,

@@ -25,7 +25,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from paddle_pfc.engine.progress import Progress
+from paddle_pfc.utils.progress import Progress
 
 from ._image import SizeLike, as_size, fit_size, read_rgb
 from ._text import ascii_int

@@ -17,7 +17,7 @@ neither reads PIR ``.json`` nor converts anything on a CPU build (measured, 3.3.
 
 Main entry points: :func:`export_backbone`, :class:`EvalProgram` (an in-memory
 eval program; also an ``embed_fn`` for :mod:`paddle_pfc.evaluation.validation`),
-:func:`backbone_state_from_scope`, :func:`load_state_file`, :func:`model_from_checkpoint`,
+:func:`backbone_state_from_scope`, :func:`load_state_file`, 
 :func:`random_state`. The format's names (``META_FILE``, :func:`read_export_meta`, ...) are in
 :mod:`paddle_pfc.deploy.model_format`, ONNX in :mod:`paddle_pfc.deploy.onnx_export`.
 """
@@ -38,7 +38,7 @@ from paddle_pfc.deploy.model_format import (DTYPES, INPUT_NAME, LEGACY_MODEL_FIL
                                             PARAMS_FILE, PathLike, export_meta, write_export_meta)
 
 __all__ = ["EvalProgram", "export_backbone", "backbone_state_from_scope", "load_state_file",
-           "model_from_checkpoint", "random_state"]
+           "random_state"]
 
 InputSize = Union[int, Sequence[int]]  # S or (H, W)
 
@@ -306,30 +306,6 @@ def load_state_file(path: PathLike) -> Dict[str, np.ndarray]:
     except (OSError, ValueError) as e:
         raise ValueError(f"{path}: cannot read weights ({e})") from e
     raise ValueError(f"{path}: unsupported weights file (expected .npz or .pdparams)")
-
-
-def model_from_checkpoint(ckpt_dir: PathLike) -> tuple[dict, Dict[str, np.ndarray]]:
-    """``(model_args, state)`` of a training checkpoint, via
-    ``paddle_pfc.engine.checkpoint.load_backbone_state(ckpt_dir) -> (config_dict, state)``.
-
-    ``model_args`` = ``{"backbone", "embedding_size", "input_size", "dropout"}`` taken
-    from ``config_dict["model"]``.  ``RuntimeError`` with a clear message while the
-    checkpoint module does not exist.
-    """
-    try:
-        from paddle_pfc.engine.checkpoint import load_backbone_state
-    except ImportError as e:
-        raise RuntimeError("--checkpoint needs paddle_pfc.engine.checkpoint.load_backbone_state, which this "
-                           f"version of paddle_pfc does not provide ({e}); export with --weights "
-                           "FILE.npz|.pdparams instead") from e
-    config, state = load_backbone_state(os.fspath(ckpt_dir))
-    model = config.get("model", {}) if isinstance(config, Mapping) else {}
-    missing = [k for k in ("backbone", "embedding_size", "input_size") if k not in model]
-    if missing:
-        raise ValueError(f"{ckpt_dir}: checkpoint config lacks model.{', model.'.join(missing)}")
-    args = {"backbone": model["backbone"], "embedding_size": int(model["embedding_size"]),
-            "input_size": model["input_size"], "dropout": float(model.get("dropout", 0.0) or 0.0)}
-    return args, state
 
 
 def random_state(backbone_name: str, embedding_size: int, input_size: InputSize, seed: int = 0,

@@ -26,7 +26,7 @@ import numpy as np
 
 from paddle_pfc.deploy.model_format import (ONNX_FILE, PARAMS_FILE, PathLike, program_file, read_export_meta,
                                             write_export_meta)
-from paddle_pfc.deploy.parity import ONNX_RTOL, relative_difference
+from paddle_pfc.deploy.parity import relative_difference
 from paddle_pfc.deploy.predictor import EmbeddingModel
 
 _AUTOINSTALL = "POLYGRAPHY_AUTOINSTALL_DEPS"

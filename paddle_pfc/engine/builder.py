@@ -21,7 +21,9 @@ from paddle_pfc.backbones import bind_parameters, build_backbone
 from paddle_pfc.backbones.native_layers import native_inference, use_bfloat16_convolutions
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.config import Config, ConfigError
-from paddle_pfc.engine.distributed import current_place, local_world_size, on_gpu
+from paddle_pfc.engine.distributed import current_place
+from paddle_pfc.utils.launch_env import local_world_size
+from paddle_pfc.utils.paddle_compat import on_gpu
 from paddle_pfc.engine.lr import WarmupDecay, build_schedule
 from paddle_pfc.head.dtypes import CPU_REFUSALS
 from paddle_pfc.head.optimizer import learning_rate_value

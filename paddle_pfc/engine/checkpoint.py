@@ -412,6 +412,21 @@ def load_backbone_state(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
 
 
 # ------------------------------------------------------------------------------------- saving
+
+def model_from_checkpoint(ckpt_dir) -> tuple[dict, dict[str, np.ndarray]]:
+    """``(model_args, state)`` of a training checkpoint (:func:`load_backbone_state`):
+    ``model_args`` = ``{"backbone", "embedding_size", "input_size", "dropout"}`` from its config's
+    ``model`` section (a missing key is a ``ValueError`` naming the checkpoint)."""
+    config, state = load_backbone_state(os.fspath(ckpt_dir))
+    model = config.get("model", {}) if isinstance(config, Mapping) else {}
+    missing = [k for k in ("backbone", "embedding_size", "input_size") if k not in model]
+    if missing:
+        raise ValueError(f"{ckpt_dir}: checkpoint config lacks model.{', model.'.join(missing)}")
+    args = {"backbone": model["backbone"], "embedding_size": int(model["embedding_size"]),
+            "input_size": model["input_size"], "dropout": float(model.get("dropout", 0.0) or 0.0)}
+    return args, state
+
+
 def write_backbone(folder: Path, target: CheckpointTarget) -> dict[str, dict]:
     """``folder/backbone.npz``: {structured name: ndarray} of ``target``'s backbone; returns its
     ``{file name: {"sha256", "bytes"}}`` for :func:`write_meta`."""

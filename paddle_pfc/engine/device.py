@@ -9,8 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from paddle_pfc.utils.cpu import (AVX512_CORE_FLAGS, CPU_FEATURES, CpuInfo, cpu_info,  # noqa: F401 (re-export)
-                                  cpu_summary)
+from paddle_pfc.utils.cpu import CPU_FEATURES, CpuInfo, cpu_info
 
 @dataclass(frozen=True)
 class DeviceInfo:

@@ -10,8 +10,7 @@ import paddle
 
 from paddle_pfc.engine.runtime import configure_process
 from paddle_pfc.kernels.collectives import CollectiveChain
-from paddle_pfc.utils.launch_env import env_int, local_world_size  # noqa: F401 (local_world_size: re-export)
-from paddle_pfc.utils.paddle_compat import on_gpu  # noqa: F401 (re-export)
+from paddle_pfc.utils.launch_env import env_int
 
 _state: dict[str, int] = {}
 

@@ -288,7 +288,7 @@ def init_from_pretrained(cfg, programs, dataset, rank: int) -> None:
     :class:`~paddle_pfc.engine.builder.TrainPrograms`) and, with ``classifier.center_init:
     mean_embedding``, this rank's centers from its classes' mean embeddings in ``dataset`` (for a
     fresh run: a resumed one takes everything from its checkpoint)."""
-    from paddle_pfc.engine.progress import Progress
+    from paddle_pfc.utils.progress import Progress
     from paddle_pfc.head.dtypes import convert
 
     pre = load_into_scope(cfg.model.pretrained, cfg.model, programs)

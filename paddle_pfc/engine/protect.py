@@ -50,7 +50,7 @@ def check_sources_spared(output_dir: str | os.PathLike, pretrained: str | os.Pat
     for folder in deleted_by_run(out):
         if _inside(source, folder):
             what = ("deletes every checkpoint there with --overwrite and rotates them "
-                    f"(train.keep_checkpoints)" if folder.name == "checkpoints"
+                    "(train.keep_checkpoints)" if folder.name == "checkpoints"
                     else "deletes it with --overwrite and replaces it at each better validation")
             raise SourceInOutputError(
                 f"model.pretrained {pretrained} lies inside {folder} of train.output_dir {output_dir}: "

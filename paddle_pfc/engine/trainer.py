@@ -27,7 +27,8 @@ from paddle_pfc.engine.builder import TrainPrograms, build_programs, check_suppo
 from paddle_pfc.engine.callbacks import (Callback, Checkpointing, MetricsWriter, StepEnd, StepLogger,
                                          TrainState)
 from paddle_pfc.engine.config import Config, describe_lr, dump_config, log_interval, resolve_lr
-from paddle_pfc.engine.distributed import local_world_size, on_gpu
+from paddle_pfc.utils.launch_env import local_world_size
+from paddle_pfc.utils.paddle_compat import on_gpu
 from paddle_pfc.engine.input import DataSizeError, dataset_from_config, loader_from_config
 from paddle_pfc.engine.memory import HeadMemoryError, check_head_fits
 from paddle_pfc.engine.protect import SourceInOutputError, check_sources_spared

@@ -301,7 +301,7 @@ def embed_faces(protocol: IJBProtocol, embed_fn: Callable[[np.ndarray], np.ndarr
     (or ``emb(img)``). ``preprocess``: aligned uint8 RGB ``[n, H, W, 3]`` -> the model's float32
     NCHW input (an exported model's: as its ``export.json`` says; default the training
     normalization ``(x - 127.5) / 128``); ``embed_fn``: that input -> raw embeddings.
-    ``progress``: a :class:`paddle_pfc.engine.progress.Progress` updated per batch."""
+    ``progress``: a :class:`paddle_pfc.utils.progress.Progress` updated per batch."""
     if preprocess is None:
         from paddle_pfc.data._image import normalize_nchw as preprocess
 

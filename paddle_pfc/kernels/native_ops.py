@@ -50,7 +50,7 @@ from pathlib import Path
 
 import paddle
 
-from paddle_pfc.kernels.native_build import build, is_built, load_or_fall_back, mode  # noqa: F401 (mode: re-export)
+from paddle_pfc.kernels.native_build import build, is_built, load_or_fall_back
 
 SOURCES = {name: Path(__file__).with_name("csrc") / f"{name}.cc"
            for name in ("center_ops", "backbone_ops", "batch_norm_ops", "depthwise_ops")}

@@ -4,7 +4,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 from launcher import REPO
 

@@ -41,7 +41,7 @@ def test_lock_held_by_a_live_process_is_refused_naming_it(tmp_path):
             output_lock.acquire(tmp_path)
         message = str(info.value)
         assert f"is in use by another training job: pid {holder.pid} on host " in message
-        assert "started 20" in message and f"command: python" in message and str(tmp_path / LOCK_NAME) in message
+        assert "started 20" in message and "command: python" in message and str(tmp_path / LOCK_NAME) in message
     finally:
         holder.kill()
         holder.wait()

@@ -4,7 +4,6 @@ as the uninterrupted run."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys

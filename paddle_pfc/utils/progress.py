@@ -6,7 +6,7 @@ count done, the total, the rate and the time left::
     validate lfw: 4096/12000 (34%) 812.3 images/s, 9.7 s elapsed, eta 00:00:10
 
 Lines, not a redrawn bar: they read the same in a terminal, in ``workerlog.N`` files and in CI
-logs. Output goes to a ``logging.Logger`` (default ``paddle_pfc.engine.progress``), or to any
+logs. Output goes to a ``logging.Logger`` (default ``paddle_pfc.utils.progress``), or to any
 ``write(str)`` callable; ``enabled=False`` (e.g. on ranks other than 0) makes it silent.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import logging
 import time
 from typing import Callable
 
-_default_log = logging.getLogger("paddle_pfc.engine.progress")
+_default_log = logging.getLogger("paddle_pfc.utils.progress")
 
 
 def format_duration(seconds: float) -> str:

@@ -1,7 +1,7 @@
-"""paddle_pfc.engine.progress: the lines a long operation prints (rate, percentage, eta, final line)."""
+"""paddle_pfc.utils.progress: the lines a long operation prints (rate, percentage, eta, final line)."""
 import pytest
 
-from paddle_pfc.engine.progress import Progress, format_duration
+from paddle_pfc.utils.progress import Progress, format_duration
 
 
 class FakeClock:
