@@ -75,7 +75,7 @@ def test_paddle_inference_equals_eval_program(mbf, embedder):
     assert ref.shape == (5, EMB) and np.abs(ref).max() > 1e-2
     _assert_close(embedder.forward(x), ref)
     _assert_close(embedder.forward(x[:1]), ref[:1])  # dynamic batch
-    assert sorted(p.name for p in out.iterdir()) == ["export.json", "model.json", "model.pdiparams"]
+    assert sorted(p.name for p in out.iterdir()) == ["backbone.npz", "export.json", "model.json", "model.pdiparams"]
 
 
 def test_iresnet18_export(tmp_path):

@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import paddle_pfc
     from paddle_pfc.deploy.export import EvalProgram, random_state
-    from paddle_pfc.engine.device import cpu_summary
+    from paddle_pfc.utils.cpu import cpu_summary
 
     paddle_pfc.configure_process()
     size, dim = args.input_size, args.embedding_size

@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     from paddle_pfc.deploy.export import export_backbone, random_state
     from paddle_pfc.deploy.onnx_export import export_onnx
     from paddle_pfc.deploy.predictor import EmbeddingModel
-    from paddle_pfc.engine.device import cpu_summary
+    from paddle_pfc.utils.cpu import cpu_summary
 
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:

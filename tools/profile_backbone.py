@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         figures = _profile_paddle(args) if args.side == "paddle" else _profile_torch(args)
         Path(args.result).write_text(json.dumps(figures))
         return 0
-    from paddle_pfc.engine.device import cpu_summary
+    from paddle_pfc.utils.cpu import cpu_summary
 
     what = f"whole step, {args.classes} classes at ratio {args.sample_ratio}" if args.classes else "backbone step"
     print(f"CPU: {cpu_summary()}; {args.backbone} {what}, batch {args.batch_size}, one rank, "

@@ -141,6 +141,7 @@ def run_road(spec: RoadSpec, rank: int, world_size: int, place):
     import paddle_pfc
     from paddle_pfc.head.collectives import CollectiveChain
     from paddle_pfc.head.dtypes import convert, to_float32
+    from paddle_pfc.utils.paddle_compat import optimizer_accumulator
 
     num_classes, inputs, labels, centers, backbone = problem(world_size)
     shards = split(num_classes, world_size)
@@ -160,7 +161,7 @@ def run_road(spec: RoadSpec, rank: int, world_size: int, place):
             opt = paddle.optimizer.Momentum(LR, momentum=MOMENTUM, weight_decay=WEIGHT_DECAY)
             scaling = paddle_pfc.LossScaling(init_loss_scaling=1024.0) if spec.loss_scaling else False
             paddle_pfc.minimize(opt, head.output_dict["loss"], loss_scaling=scaling)
-            backbone_velocity = opt._accumulators["velocity"]["selfcheck_backbone"].name
+            backbone_velocity = optimizer_accumulator(opt, "velocity", "selfcheck_backbone").name
         width = 2 + max_local + 2 * max_local * DIM + 2 * IN_DIM * DIM
         gather_main = paddle.static.Program()
         with paddle.static.program_guard(gather_main, paddle.static.Program()):

@@ -35,7 +35,11 @@ from paddle_pfc.backbones import build_backbone
 from paddle_pfc.backbones.iresnet import normalize_input_size
 from paddle_pfc.backbones.native_layers import native_inference
 from paddle_pfc.deploy.model_format import (DTYPES, INPUT_NAME, LEGACY_MODEL_FILE, MODEL_FILE, ONNX_FILE,
+                                            TRAINING_STATE_FILE,
                                             PARAMS_FILE, PathLike, export_meta, write_export_meta)
+from paddle_pfc.utils.atomic import write_bytes_atomic
+from paddle_pfc.utils.npz_state import state_bytes
+from paddle_pfc.utils.paddle_compat import tensor_is_initialized
 
 __all__ = ["EvalProgram", "export_backbone", "backbone_state_from_scope", "load_state_file",
            "random_state"]
@@ -217,7 +221,9 @@ class EvalProgram:
         return meta
 
     def save(self, out_dir: PathLike, fold_batch_norm: bool = True) -> Path:
-        """Write ``model.json``, ``model.pdiparams`` and ``export.json`` into ``out_dir``.
+        """Write ``model.json``, ``model.pdiparams`` and ``export.json`` into ``out_dir``, and for a
+        float32 program ``backbone.npz``: its state by structured name with the batch norms as
+        built (what ``--pretrained`` reads; the served program may hold them folded).
 
         ``fold_batch_norm`` (float32 programs): write the program with its batch norms folded
         (:mod:`paddle_pfc.deploy.fold`; this program itself stays as it is), which Paddle
@@ -227,13 +233,16 @@ class EvalProgram:
             raise ValueError("EvalProgram(native=True) runs custom ops and cannot be exported; build the "
                              "export with native=False")
         if fold_batch_norm and self.dtype == "float32" and not self.batch_norm_folded:
-            folded = EvalProgram(self.backbone, self.embedding_size, self.input_size, self.state(), self.dropout,
+            state = self.state()
+            folded = EvalProgram(self.backbone, self.embedding_size, self.input_size, state, self.dropout,
                                  self.dtype, self.place, fold_batch_norm=True)
-            return folded.save(out_dir)
+            out = folded.save(out_dir)
+            write_bytes_atomic(out / TRAINING_STATE_FILE, state_bytes(state, str(out / TRAINING_STATE_FILE)))
+            return out
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         # stale files of an earlier export would silently disagree with the new model
-        for name in (ONNX_FILE, MODEL_FILE, LEGACY_MODEL_FILE):
+        for name in (ONNX_FILE, MODEL_FILE, LEGACY_MODEL_FILE, TRAINING_STATE_FILE):
             if (out / name).exists():
                 (out / name).unlink()
         with _static_mode(), self._ir_guard(), paddle.static.scope_guard(self.scope):
@@ -242,6 +251,8 @@ class EvalProgram:
         for name in (self.model_file, PARAMS_FILE):
             if not (out / name).is_file():
                 raise RuntimeError(f"save_inference_model did not write {out / name}")
+        if self.dtype == "float32" and not self.batch_norm_folded:
+            write_bytes_atomic(out / TRAINING_STATE_FILE, state_bytes(self.state(), str(out / TRAINING_STATE_FILE)))
         write_export_meta(out, self.meta())
         return out
 
@@ -257,8 +268,7 @@ def export_backbone(backbone_name: str, embedding_size: int, input_size: InputSi
     Returns ``Path(out_dir)``.
     ``fold_batch_norm``: see :meth:`EvalProgram.save` (float32 only).
     """
-    return EvalProgram(backbone_name, embedding_size, input_size, state, dropout, dtype,
-                       fold_batch_norm=fold_batch_norm and dtype == "float32").save(out_dir, fold_batch_norm)
+    return EvalProgram(backbone_name, embedding_size, input_size, state, dropout, dtype).save(out_dir, fold_batch_norm)
 
 
 def backbone_state_from_scope(layer: paddle.nn.Layer, scope=None) -> Dict[str, np.ndarray]:
@@ -275,7 +285,7 @@ def backbone_state_from_scope(layer: paddle.nn.Layer, scope=None) -> Dict[str, n
     out = {}
     for k, v in sd.items():
         var = scope.find_var(v.name)
-        if var is None or not var.get_tensor()._is_initialized():
+        if var is None or not tensor_is_initialized(var.get_tensor()):
             raise ValueError(f"{k} (variable {v.name}) is not initialized in the scope: "
                              "run the startup program first")
         out[k] = np.array(var.get_tensor())

@@ -47,6 +47,8 @@ LEGACY_MODEL_FILE = "model.pdmodel"  # float16 exports (see paddle_pfc.deploy.ex
 PARAMS_FILE = "model.pdiparams"
 ONNX_FILE = "model.onnx"
 META_FILE = "export.json"
+#: the backbone state as training names it (unfolded batch norms): what fine-tuning from an export reads
+TRAINING_STATE_FILE = "backbone.npz"
 DTYPES = ("float32", "float16")
 
 PathLike = Union[str, os.PathLike]
@@ -125,7 +127,8 @@ def locate_model(model: PathLike) -> ModelFiles:
     if path.suffix.lower() == ".onnx":
         return ModelFiles(path.parent, None, path)
     if path.is_dir():
-        if any((path / n).exists() for n in ("backbone.npz", "backbone.pdparams")) or (path / "checkpoints").is_dir():
+        training_files = any((path / n).exists() for n in ("backbone.npz", "backbone.pdparams", "meta.json"))
+        if not (path / META_FILE).exists() and (training_files or (path / "checkpoints").is_dir()):
             raise FileNotFoundError(f"{path}: a training checkpoint or run folder, not an exported model: export "
                                     f"it first (python tools/export.py --checkpoint {path} --out MODEL_DIR), or "
                                     "give it as --checkpoint where the tool takes one")

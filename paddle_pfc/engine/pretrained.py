@@ -87,10 +87,11 @@ def _from_checkpoint(path: Path) -> Pretrained:
 
 def _from_export(path: Path, meta: dict) -> Pretrained:
     """Parameters of an exported model, keyed by structured name (see the module doc)."""
-    import paddle
-
     from paddle_pfc.deploy import export as pexport
-    from paddle_pfc.deploy.model_format import META_FILE, PARAMS_FILE
+    from paddle_pfc.deploy.inference import FaceEmbedder
+    from paddle_pfc.deploy.model_format import META_FILE, TRAINING_STATE_FILE
+    from paddle_pfc.deploy.parity import PADDLE_RTOL, relative_difference
+    from paddle_pfc.utils.npz_state import StateFileError, load_state
 
     for key in ("backbone", "embedding_size", "input_size"):
         if key not in meta:
@@ -99,6 +100,40 @@ def _from_export(path: Path, meta: dict) -> Pretrained:
         raise PretrainedError(f"pretrained {path}: a {meta['dtype']} export; fine-tune from a float32 "
                               "export, a checkpoint or a best/ folder")
     backbone, dim, size = meta["backbone"], int(meta["embedding_size"]), _input_side(meta["input_size"])
+    if (path / TRAINING_STATE_FILE).is_file():
+        try:
+            state = load_state(path / TRAINING_STATE_FILE)
+        except StateFileError as exc:
+            raise PretrainedError(f"pretrained {exc}") from exc
+    elif meta.get("batch_norm") == "folded":
+        raise PretrainedError(f"pretrained {path}: the served model holds its batch norms folded into the "
+                              f"convolutions and the folder has no {TRAINING_STATE_FILE} (the backbone as "
+                              "training names it): fine-tune from the checkpoint it was exported from, or "
+                              "export it again")
+    else:
+        state = _state_from_inference_model(path, backbone, dim, size)
+    # The state is only trusted once it reproduces the exported model's output.
+    try:
+        check = pexport.EvalProgram(backbone, dim, size, state)
+    except (KeyError, ValueError) as exc:
+        raise PretrainedError(f"pretrained {path}: {exc}") from exc
+    x = np.random.default_rng(0).uniform(-1, 1, (2, 3, size, size)).astype(np.float32)
+    diff = relative_difference(check(x), FaceEmbedder(path).forward(x))
+    if not diff <= PADDLE_RTOL:
+        raise PretrainedError(f"pretrained {path}: its backbone state does not reproduce the exported model "
+                              f"(embeddings differ by {diff:.3g} of their magnitude; tolerance {PADDLE_RTOL:g})")
+    return Pretrained(str(path), "export", state, backbone, dim, size)
+
+
+def _state_from_inference_model(path: Path, backbone: str, dim: int, size: int) -> dict[str, np.ndarray]:
+    """The parameters of an export written with its batch norms as built (no backbone.npz): read
+    from the inference model by the variable names a freshly built backbone gives them."""
+    import paddle
+
+    from paddle_pfc.deploy import export as pexport
+    from paddle_pfc.deploy.model_format import PARAMS_FILE
+    from paddle_pfc.utils.paddle_compat import tensor_is_initialized
+
     prog = pexport.EvalProgram(backbone, dim, size, pexport.random_state(backbone, dim, size))
     names = {key: value.name for key, value in prog._values.items()}
     scope = paddle.static.Scope()
@@ -116,20 +151,11 @@ def _from_export(path: Path, meta: dict) -> Pretrained:
     state = {}
     for key, name in names.items():
         var = scope.find_var(name)
-        if var is None or not var.get_tensor()._is_initialized():
+        if var is None or not tensor_is_initialized(var.get_tensor()):
             raise PretrainedError(f"pretrained {path}: tensor {key!r} (variable {name}) is not in "
                                   f"{PARAMS_FILE}; was it exported by another paddle_pfc version?")
         state[key] = np.array(var.get_tensor())
-    # The name mapping is only trusted once it reproduces the exported model's output.
-    from paddle_pfc.deploy.inference import FaceEmbedder
-
-    check = pexport.EvalProgram(backbone, dim, size, state)
-    x = np.random.default_rng(0).uniform(-1, 1, (2, 3, size, size)).astype(np.float32)
-    diff = float(np.abs(FaceEmbedder(path).forward(x) - check(x)).max())
-    if not diff < 1e-4:
-        raise PretrainedError(f"pretrained {path}: the parameters could not be mapped to {backbone} "
-                              f"names (embeddings differ by {diff:.3g} from the exported model)")
-    return Pretrained(str(path), "export", state, backbone, dim, size)
+    return state
 
 
 def _from_file(path: Path) -> Pretrained:

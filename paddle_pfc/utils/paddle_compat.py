@@ -126,3 +126,14 @@ def momentum_settings(optimizer) -> tuple[float, bool, float, str | None, float]
 def l2_decay_coeff(regularizer) -> float:
     """The coefficient of a ``paddle.regularizer.L2Decay`` (``_coeff``)."""
     return float(regularizer._coeff)
+
+
+def tensor_is_initialized(tensor) -> bool:
+    """Whether a scope variable's ``DenseTensor`` holds memory (``_is_initialized``)."""
+    return bool(tensor._is_initialized())
+
+
+def optimizer_accumulator(optimizer, kind: str, parameter_name: str):
+    """The accumulator ``kind`` (e.g. ``"velocity"``) the optimizer created for a parameter
+    (``_accumulators``)."""
+    return optimizer._accumulators[kind][parameter_name]
