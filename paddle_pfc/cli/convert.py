@@ -23,20 +23,21 @@ import argparse
 import sys
 
 from paddle_pfc.cli._outputs import check_output_dir
+from paddle_pfc.cli.help import HelpFormatter
 
 SOURCE_COSINE = 0.99999
 SOURCE_RELATIVE = 1e-4
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=HelpFormatter)
     p.add_argument("source", metavar="SRC", help="model.pt / .pth (torch), .onnx or .pdparams (PLSC)")
     p.add_argument("--backbone", help="expected backbone (iresnet18...iresnet200 / r50 / mobilefacenet / mbf); "
                                       "read from the tensors when omitted")
     p.add_argument("--embedding-size", type=int, help="expected embedding size (checked)")
     p.add_argument("--input-size", type=int, help="expected input size (checked)")
     p.add_argument("--source-format", choices=("auto", "torch", "onnx", "plsc"), default="auto",
-                   help="format of SRC (default: from its extension and first bytes)")
+                   help="format of SRC (auto: from its extension and first bytes)")
     p.add_argument("--output", "--out", dest="output", required=True, help="output directory")
     p.add_argument("--format", choices=("paddle", "onnx"), default="paddle",
                    help="onnx: also write model.onnx with paddle2onnx and check it")
