@@ -32,6 +32,8 @@ import os
 from pathlib import Path
 from typing import NamedTuple, Optional, Sequence, Union
 
+from paddle_pfc.utils.atomic import write_text_atomic
+
 __all__ = [
     "EXPORT_FORMAT", "EXPORT_VERSION", "NORMALIZATION", "INPUT_NAME", "MODEL_FILE", "LEGACY_MODEL_FILE",
     "PARAMS_FILE", "ONNX_FILE", "META_FILE", "DTYPES", "PathLike", "ModelFiles", "export_meta",
@@ -83,10 +85,7 @@ def export_meta(backbone: str, embedding_size: int, input_size: Sequence[int], d
 
 def write_export_meta(model_dir: PathLike, meta: dict) -> None:
     """Write ``meta`` as ``model_dir/export.json`` (atomically: a temporary file, then a rename)."""
-    out = Path(model_dir)
-    tmp = out / (META_FILE + ".tmp")
-    tmp.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, out / META_FILE)
+    write_text_atomic(Path(model_dir) / META_FILE, json.dumps(meta, indent=2) + "\n")
 
 
 def read_export_meta(model_dir: PathLike) -> Optional[dict]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Callable
 
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.config import Config
+from paddle_pfc.utils.atomic import write_text_atomic
 
 log = logging.getLogger("paddle_pfc.train")
 
@@ -128,9 +128,7 @@ def _keep_metrics_until(path: Path, step: int) -> None:
         else:
             dropped += 1
     if dropped:
-        temporary = path.with_name(path.name + ".tmp")
-        temporary.write_text("".join(f"{line}\n" for line in kept))
-        os.replace(temporary, path)
+        write_text_atomic(path, "".join(f"{line}\n" for line in kept))
         log.warning("%s: dropped %d lines of %s (an earlier run's, or repeated by this one)", path, dropped,
                     f"steps after {step}" if step >= 0 else "every step")
 

@@ -46,6 +46,7 @@ import numpy as np
 
 from paddle_pfc.head.dtypes import HOST_DTYPES, convert
 from paddle_pfc.head.classifier import class_split
+from paddle_pfc.utils.atomic import atomic_write
 from paddle_pfc.utils.npz_state import StateFileError, load_state, state_bytes
 from paddle_pfc.utils.safe_pickle import ARRAY_GLOBALS, MalformedPickleError, UnsafePickleError, load_file
 
@@ -178,14 +179,10 @@ class _HashingFile:
 def _atomic_write(path: Path, write: Callable[[Any], None]) -> dict:
     """``write(file)`` into ``path`` atomically (temporary file, fsync, rename); returns the
     file's ``{"sha256", "bytes"}``."""
-    tmp = path.with_name(path.name + ".tmp")
     try:
-        with open(tmp, "wb") as f:
+        with atomic_write(path, "wb") as f:
             hashing = _HashingFile(f)
             write(hashing)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
     except OSError as exc:
         raise _disk_error(path, exc) from exc
     return hashing.record()

@@ -11,6 +11,8 @@ import os
 import sys
 import time
 import traceback
+
+from paddle_pfc.utils.atomic import write_text_atomic
 from pathlib import Path
 
 
@@ -66,26 +68,12 @@ def report_error(exc: BaseException, rank: int, output_dir: str | os.PathLike | 
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             try:
-                _write_whole(path, head + "\n" + "".join(traceback.format_exception(exc)))
+                write_text_atomic(path, head + "\n" + "".join(traceback.format_exception(exc)))
             except OSError:
-                _write_whole(path, head)
+                write_text_atomic(path, head)
         except OSError as write_error:
             print(f"[rank {rank}] (could not write {path}: {write_error})", file=sys.stderr, flush=True)
     return summary
-
-
-def _write_whole(path: Path, text: str) -> None:
-    """``path`` holds ``text`` afterwards, or is as before (a partial write is removed)."""
-    temporary = path.with_name(path.name + ".tmp")
-    try:
-        with open(temporary, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temporary, path)
-    except OSError:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 def first_error(output_dir: str | os.PathLike, since: float, wait: float = 0.0) -> tuple[str, str] | None:

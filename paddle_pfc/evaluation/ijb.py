@@ -31,6 +31,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from paddle_pfc.evaluation import roc
+from paddle_pfc.utils.atomic import atomic_write
 
 __all__ = ["IJBError", "IJBProtocol", "IJBResult", "detect_prefix", "read_protocol", "missing_images",
            "check_images", "load_aligned",
@@ -413,11 +414,10 @@ def write_part(path: str | os.PathLike, features: np.ndarray, start: int, stop: 
     ``.npz`` of plain arrays (read back without pickle), written atomically."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(tmp, features=np.asarray(features, np.float32), start=np.int64(start), stop=np.int64(stop),
-             rank=np.int64(rank), world=np.int64(tag.world), run_id=np.str_(tag.run_id),
-             model=np.str_(tag.model), settings=np.str_(tag.settings))
-    os.replace(tmp, path)
+    with atomic_write(path, "wb") as handle:
+        np.savez(handle, features=np.asarray(features, np.float32), start=np.int64(start), stop=np.int64(stop),
+                 rank=np.int64(rank), world=np.int64(tag.world), run_id=np.str_(tag.run_id),
+                 model=np.str_(tag.model), settings=np.str_(tag.settings))
 
 
 def read_part(path: str | os.PathLike) -> dict:
