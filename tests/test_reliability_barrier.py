@@ -27,7 +27,7 @@ def start_jobs(folder: Path) -> dict[str, subprocess.Popen]:
 @pytest.mark.multirank
 @pytest.mark.starts_early.with_args(start_jobs)  # with_args: a lone function would be decorated
 def test_rank_working_alone_longer_than_gloo_timeout(request, started_early):
-    """Without the barrier rank 1 waits inside gloo's all-gather and the job fails (issue 9); with
+    """Without the barrier rank 1 waits inside gloo's all-gather and the job fails; with
     it both ranks wait as long as needed and the collective then works. The jobs mostly sleep:
     they start before the first test (``started_early``) and are only checked here."""
     tmp_path, jobs = started_early[request.node.nodeid]

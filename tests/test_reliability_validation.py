@@ -1,5 +1,5 @@
 """Validation on every rank (each embeds its share, embeddings gathered): the same result as one
-rank; verification sets checked at start-up; progress lines; the 2-rank figure of issue 9."""
+rank; verification sets checked at start-up; progress lines; a validation longer than gloo's 30 s on 2 ranks."""
 from __future__ import annotations
 
 import json
@@ -84,7 +84,7 @@ def test_wrong_verification_path_fails_before_the_first_step_naming_it(tmp_path)
 
 @pytest.mark.multirank
 def test_validation_longer_than_gloo_timeout_on_two_ranks_completes(two_rank_run, tmp_path):
-    """Issue 9: a 45 s validation on rank 0 killed rank 1 after gloo's 30 s. Here a set sized for
+    """A 45 s validation on rank 0 must not kill rank 1 (gloo's limit is 30 s). Here a set sized for
     ~40 s of validation on this machine (copies of the 600-pair set of ``two_rank_run``, from the
     time it took there) is validated once, at step 2 of a copy of that run resumed, and the
     checkpoint after it (a barrier, then rank 0 completes it) and the end of the job go through.
@@ -107,11 +107,12 @@ def test_validation_longer_than_gloo_timeout_on_two_ranks_completes(two_rank_run
     seconds, = _validation_seconds(out, "big")
     assert seconds > 30, (f"test premise: the validation must outlast gloo's 30 s, took {seconds} s "
                           f"({pairs} pairs; 600 took {seconds_600} s)")
-    assert "step 2/2" in log and log.count("[big][") == 1
+    assert "step 2/2" in log
     assert (out / "checkpoints" / "step_000000002" / "meta.json").exists()
 
 
 def _validation_seconds(output_dir: Path, name: str) -> list[float]:
     """The durations of the validations of set ``name`` in ``output_dir/train.log``."""
-    lines = [line for line in (output_dir / "train.log").read_text().splitlines() if f"[{name}][" in line]
+    lines = [line for line in (output_dir / "train.log").read_text().splitlines()
+             if f"[{name}][" in line and "] accuracy " in line]  # not a collapse warning about the set
     return [float(line.rsplit("(", 1)[1].split(" s on 2 ranks")[0]) for line in lines]

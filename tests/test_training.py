@@ -182,7 +182,7 @@ def tool(*args: str) -> str:
 
 
 def test_export_and_validate_a_trained_checkpoint(base_run, small_lfw, tmp_path, capsys):
-    """Issue 4 end to end: the exported model reproduces the training eval program, and
+    """End to end: the exported model reproduces the training eval program, and
     tools/validate.py reproduces the validation run during training, for the same weights."""
     from paddle_pfc.cli import export
     from paddle_pfc.deploy.inference import FaceEmbedder

@@ -15,7 +15,7 @@ import pytest
 
 from launcher import REPO, children, launch, launch_env, metrics_losses, start_launch, worker_logs
 from paddle_pfc.engine import checkpoint as ckpt
-from paddle_pfc.utils.safe_pickle import load_file
+from paddle_pfc.utils.npz_state import load_state
 
 TRAIN = REPO / "tools" / "train.py"
 CONFIG = REPO / "tests" / "train_tiny.yaml"
@@ -31,8 +31,8 @@ def command(output_dir: Path, *extra: str) -> list[str]:
 
 def checkpoint_tensors(folder: Path) -> dict[str, np.ndarray]:
     """Every tensor of a checkpoint folder: backbone, other states and center shards."""
-    tensors = {f"backbone/{k}": np.asarray(v) for k, v in load_file(folder / "backbone.pdparams").items()}
-    tensors.update({f"states/{k}": np.asarray(v) for k, v in load_file(folder / "states.pdstates").items()})
+    tensors = {f"backbone/{k}": np.asarray(v) for k, v in load_state(folder / "backbone.npz").items()}
+    tensors.update({f"states/{k}": np.asarray(v) for k, v in load_state(folder / "states.npz").items()})
     for path in sorted((folder / "centers").glob("*.npy")):
         tensors[f"centers/{path.name}"] = np.load(path)
     return tensors
