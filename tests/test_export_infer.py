@@ -47,7 +47,7 @@ def embedder(mbf):
 def images(tmp_path_factory, small_lfw):
     """Six 32x32 RGB uint8 face crops decoded from small_lfw.bin + their files."""
     d = tmp_path_factory.mktemp("imgs")
-    imgs, _ = evaluation.load_bin(small_lfw, SIZE)
+    imgs, _ = evaluation.load_pairs(small_lfw, SIZE)
     rgb = np.clip(np.round(imgs[:6].transpose(0, 2, 3, 1) * 128 + 127.5), 0, 255).astype(np.uint8)
     paths = []
     for i, im in enumerate(rgb):

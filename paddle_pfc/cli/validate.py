@@ -76,10 +76,10 @@ def bin_problems(paths: list[str]) -> str | None:
 def evaluate_set(embed_fn: EmbedFn, path: str, name: str, input_size: tuple[int, int],
                  args: argparse.Namespace) -> tuple:
     """(VerificationResult, flip-summed embeddings, issame) of one .bin set, with progress lines."""
-    from paddle_pfc.evaluation.validation import embed_pairs, load_bin
+    from paddle_pfc.evaluation.validation import embed_pairs, load_pairs
     from paddle_pfc.evaluation.verification import evaluate_pairs
 
-    images, issame = load_bin(path, input_size)
+    images, issame = load_pairs(path, input_size)
     progress = Progress(f"validate {name}", 2 * len(images), "images", every_seconds=args.progress_every,
                         write=print)
 
