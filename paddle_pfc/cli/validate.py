@@ -24,7 +24,7 @@ import sys
 import time
 from typing import Any, Callable
 
-from paddle_pfc.cli._outputs import IMAGE_SUFFIXES, check_output_file
+from paddle_pfc.cli._outputs import IMAGE_SUFFIXES, check_output_file, draw_figure
 from paddle_pfc.utils.progress import Progress
 from paddle_pfc.cli.help import HelpFormatter
 
@@ -194,20 +194,6 @@ def _write_json(path: str, desc: str, input_size: tuple[int, int], nrof_folds: i
     print(f"wrote {path}")
 
 
-def _plot(path: str, plotted: dict, desc: str) -> int:
-    """Draw the curves into ``path``: 0 drawn, 1 failed (said on stderr; the results stand)."""
-    from paddle_pfc.evaluation.roc import plot_verification
-
-    try:
-        plot_verification(path, plotted, desc)
-    except Exception as e:  # noqa: BLE001 - the results are out; a plot must not hide them
-        print(f"error: {path} not drawn ({type(e).__name__}: {e}); the results above stand",
-              file=sys.stderr)
-        return 1
-    print(f"wrote {path}")
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 evaluated (and plotted), 1 the results are written but the plot failed, 2 a
     missing or unreadable model or set (``error: ...``)."""
@@ -235,7 +221,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         _write_json(args.json, desc, input_size, args.nrof_folds, table.results)
     if args.plot:
-        return _plot(args.plot, table.plotted, desc)
+        from paddle_pfc.evaluation.roc import plot_verification
+
+        return draw_figure(args.plot, lambda: plot_verification(args.plot, table.plotted, desc),
+                           "the results above stand")
     return 0
 
 
