@@ -45,9 +45,9 @@ class RoadSpec:
 
 
 # Tolerances on max_rel_err (loss: relative; states: relative to the step's largest change plus,
-# for 2-byte storage, one rounding of the stored value — the bounds of tests/test_mixed_precision).
+# for 2-byte storage, one rounding of the stored value — the bounds of tests/head/test_mixed_precision).
 # float32 arithmetic measures ~1e-5 here; 2-byte operands perturb the gradient by a few units of
-# their rounding (bfloat16 u = 2^-8, float16 u = 2^-11; see tests/test_mixed_precision.py).
+# their rounding (bfloat16 u = 2^-8, float16 u = 2^-11; see tests/head/test_mixed_precision.py).
 TOL_F32, TOL_BF16, TOL_F16 = 1e-3, 4 * 2.0**-8, 4 * 2.0**-11
 STORAGE_U = {"float32": 0.0, "bfloat16": 2.0**-8, "float16": 2.0**-11}
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
+from launcher import REPO
 
 from paddle_pfc.evaluation import validation as evaluation
 from paddle_pfc.deploy.export import (EvalProgram, backbone_state_from_scope, export_backbone, load_state_file,
@@ -17,7 +17,6 @@ from paddle_pfc.deploy.model_format import read_export_meta
 from paddle_pfc.deploy.onnx_export import check_onnx, export_onnx
 from paddle_pfc.deploy.inference import FaceEmbedder
 
-REPO = Path(__file__).resolve().parents[1]
 SIZE, EMB = 32, 64
 
 
