@@ -5,7 +5,10 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+TESTS = Path(__file__).resolve().parent
+# The shared helpers (launcher, reference, workers/) import from tests/; test modules that share cases
+# import each other by their (unique) basename from any folder.
+sys.path[:0] = [str(TESTS)] + sorted(str(d) for d in TESTS.iterdir() if d.is_dir() and any(d.glob("test_*.py")))
 
 
 def pytest_configure(config):

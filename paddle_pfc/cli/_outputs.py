@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
+from typing import Callable
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
 
@@ -37,3 +39,15 @@ def check_output_file(parser: argparse.ArgumentParser, option: str, path: str | 
         parser.error(f"{option} {path}: {blocking} is a file, not a folder")
     if suffixes is not None and path.suffix.lower() not in suffixes:
         parser.error(f"{option} {path}: the file name must end in one of {', '.join(suffixes)}")
+
+
+def draw_figure(path: str | os.PathLike, draw: Callable[[], None], standing: str) -> int:
+    """Run ``draw`` (which writes the figure ``path``): 0 drawn (``wrote PATH``), 1 it failed, said on
+    stderr with what still ``standing`` (the results written before it: a plot must not hide them)."""
+    try:
+        draw()
+    except Exception as e:  # noqa: BLE001 - the results are out; a plot must not hide them
+        print(f"error: {path} not drawn ({type(e).__name__}: {e}); {standing}", file=sys.stderr)
+        return 1
+    print(f"wrote {path}")
+    return 0

@@ -25,7 +25,7 @@ import os
 import sys
 from typing import Callable, NamedTuple
 
-from paddle_pfc.cli._outputs import check_output_dir
+from paddle_pfc.cli._outputs import check_output_dir, draw_figure
 from paddle_pfc.utils.progress import Progress
 from paddle_pfc.cli.help import HelpFormatter
 
@@ -215,15 +215,9 @@ def main(argv: list[str] | None = None) -> int:
                                    detector_weighting=not args.no_detector_score)
     write_results(args, name, model, result)
     png = os.path.join(args.out, "roc.png")
-    try:
-        roc.plot_roc(png, {model.desc: (result.fpr, result.tpr)}, f"{name} 1:1 verification",
-                     fars=args.far)
-    except Exception as e:  # noqa: BLE001 - the results are written; a plot must not hide them
-        print(f"error: {png} not drawn ({type(e).__name__}: {e}); result.json and roc.csv are written",
-              file=sys.stderr)
-        return 1
-    print(f"wrote {png}")
-    return 0
+    return draw_figure(png, lambda: roc.plot_roc(png, {model.desc: (result.fpr, result.tpr)},
+                                                 f"{name} 1:1 verification", fars=args.far),
+                       "result.json and roc.csv are written")
 
 
 if __name__ == "__main__":

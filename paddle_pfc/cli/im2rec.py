@@ -60,10 +60,8 @@ def default_workers() -> int:
     return min(8, os.cpu_count() or 1)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Exit status: 0 written, 2 a bad label file or image (``im2rec: error: ...``; the output
-    folder's ``.rec`` / ``.idx`` are then as before the run); a bad option is argparse's exit 2.
-    Each image ``--skip-bad`` skipped, and the classes left without an image, are listed on stderr."""
+def _parser() -> argparse.ArgumentParser:
+    """The command's options."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], formatter_class=HelpFormatter)
     ap.add_argument("--root", required=True, help="folder containing label.txt and the images")
     ap.add_argument("--output", required=True, help="output folder for train.rec / train.idx")
@@ -80,6 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=default_workers(),
                     help="decode/encode processes (0: in this process); output is identical")
     ap.add_argument("--progress-every", type=float, default=10.0, help="seconds between progress lines")
+    return ap
+
+
+def _parse(argv: list[str] | None) -> tuple[argparse.Namespace, tuple[int, int] | None]:
+    """The options and the output image size (None: keep each image's); a bad option exits 2."""
+    ap = _parser()
     args = ap.parse_args(argv)
     if not 1 <= args.quality <= 100:
         ap.error("--quality must be in 1..100")
@@ -88,50 +92,63 @@ def main(argv: list[str] | None = None) -> int:
     from paddle_pfc.cli._outputs import check_output_dir
 
     check_output_dir(ap, "--output", args.output)
-    import numpy as np
-
     from paddle_pfc.data._image import as_size
-    from paddle_pfc.data.image_folder import parse_label_file
-    from paddle_pfc.data.recordio import write_insightface_rec
 
     size = None
     if args.image_size is not None:
         if len(args.image_size) not in (1, 2):
             ap.error("--image-size takes S or H W")
         size = as_size(args.image_size[0] if len(args.image_size) == 1 else tuple(args.image_size))
+    return args, size
 
-    t0 = time.time()
+
+def _read_samples(args: argparse.Namespace) -> tuple[list, list]:
+    """``(samples, skipped)`` of the label file, samples sorted by label (identities contiguous);
+    ``ValueError`` naming the file when it is bad or yields no usable sample."""
+    import numpy as np
+
+    from paddle_pfc.data.image_folder import parse_label_file
+
     root = os.path.abspath(args.root)
     label_file = args.label_file if os.path.isabs(args.label_file) else os.path.join(root, args.label_file)
-    try:
-        samples, skipped = parse_label_file(label_file, root, args.num_classes, check_files=True,
-                                            skip_missing=args.skip_bad,
-                                            allow_outside_root=args.allow_outside_root)
-        if not samples:
-            raise ValueError(f"{label_file}: no usable samples")
-    except ValueError as e:
-        print(f"im2rec: error: {e}", file=sys.stderr)
-        return 2
-    num_classes = args.num_classes if args.num_classes is not None else max(lab for _, lab in samples) + 1
-    order = np.argsort(np.array([lab for _, lab in samples]), kind="stable")  # identities contiguous
-    ordered = [samples[i] for i in order]
-    options = {"size": size, "quality": args.quality, "skip_bad": args.skip_bad}
-    spans = [(s, min(s + CHUNK, len(ordered))) for s in range(0, len(ordered), CHUNK)]
-    sizes, written = set(), set()
-    bad = [f"{path}: {reason}" for path, reason in skipped]  # each skipped image, its path first
-    progress = Progress("im2rec", len(ordered), "images", every_seconds=args.progress_every, write=print)
+    samples, skipped = parse_label_file(label_file, root, args.num_classes, check_files=True,
+                                        skip_missing=args.skip_bad,
+                                        allow_outside_root=args.allow_outside_root)
+    if not samples:
+        raise ValueError(f"{label_file}: no usable samples")
+    order = np.argsort(np.array([lab for _, lab in samples]), kind="stable")
+    return [samples[i] for i in order], skipped
 
-    def items(results):
+
+class _Tally:
+    """What the written records held: image sizes, labels with an image, skipped-image reasons."""
+
+    def __init__(self, skipped: list, progress: Progress) -> None:
+        self.sizes: set = set()
+        self.written: set = set()
+        self.bad = [f"{path}: {reason}" for path, reason in skipped]  # each skipped image, its path first
+        self.progress = progress
+
+    def items(self, results):
+        """``(label, jpeg)`` of each encoded image in ``results``, noting sizes and skipped ones."""
         for chunk in results:
             for label, data, info in chunk:
-                progress.update(1)
+                self.progress.update(1)
                 if data is None:
-                    bad.append(info)
+                    self.bad.append(info)
                     continue
-                sizes.add(info)
-                written.add(label)
+                self.sizes.add(info)
+                self.written.add(label)
                 yield label, data
 
+
+def _encode_and_write(args: argparse.Namespace, ordered: list, size, num_classes: int, tally: _Tally) -> dict:
+    """Encode ``ordered`` in ``args.workers`` processes (0: here), in order, and write the record
+    files; the writer's summary. ``ValueError`` on a bad image (without --skip-bad)."""
+    from paddle_pfc.data.recordio import write_insightface_rec
+
+    options = {"size": size, "quality": args.quality, "skip_bad": args.skip_bad}
+    spans = [(s, min(s + CHUNK, len(ordered))) for s in range(0, len(ordered), CHUNK)]
     pool = None
     try:
         if args.workers == 0:
@@ -141,34 +158,61 @@ def main(argv: list[str] | None = None) -> int:
             method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
             pool = mp.get_context(method).Pool(args.workers, initializer=_init, initargs=(ordered, options))
             results = pool.imap(convert, spans)  # in order: the same bytes as in-process
-        info = write_insightface_rec(args.output, items(results), num_classes=num_classes,
+        return write_insightface_rec(args.output, tally.items(results), num_classes=num_classes,
                                      prefix=args.prefix, presorted=True)
-    except ValueError as e:
-        print(f"im2rec: error: {e}", file=sys.stderr)
-        return 2
     finally:
         if pool is not None:
             pool.terminate()
             pool.join()
-    progress.close()
-    property_path = os.path.join(args.output, "property")
+
+
+def _write_property(output: str, sizes: set, num_classes: int) -> None:
+    """Write ``property`` (``C,H,W``) when all images share one size, else remove an earlier one."""
+    property_path = os.path.join(output, "property")
     if len(sizes) == 1:
         (h, w), = sizes
         with open(property_path, "w") as f:
-            f.write(f"{info['num_classes']},{h},{w}\n")
+            f.write(f"{num_classes},{h},{w}\n")
     elif os.path.exists(property_path):  # an earlier run's: its size no longer describes the images
         os.remove(property_path)
-    for reason in bad:
+
+
+def _report(info: dict, tally: _Tally, workers: int, elapsed: float) -> None:
+    """Skipped images and empty classes on stderr, the summary line on stdout."""
+    for reason in tally.bad:
         print(f"im2rec: skipped {reason}", file=sys.stderr)
-    empty = sorted(set(range(info["num_classes"])) - written)
+    empty = sorted(set(range(info["num_classes"])) - tally.written)
     if empty:
         shown = ", ".join(str(c) for c in empty[:10]) + (", ..." if len(empty) > 10 else "")
         print(f"im2rec: note: {len(empty)} of {info['num_classes']} classes have no image ({shown})",
               file=sys.stderr)
-    elapsed = time.time() - t0
     print(f"im2rec: wrote {info['num_images']} images, {info['num_classes']} classes to {info['rec']} "
-          f"({len(bad)} skipped) in {elapsed:.1f}s, {info['num_images'] / max(elapsed, 1e-9):.1f} images/s "
-          f"with {args.workers} worker(s)")
+          f"({len(tally.bad)} skipped) in {elapsed:.1f}s, {info['num_images'] / max(elapsed, 1e-9):.1f} images/s "
+          f"with {workers} worker(s)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Exit status: 0 written, 2 a bad label file or image (``im2rec: error: ...``; the output
+    folder's ``.rec`` / ``.idx`` are then as before the run); a bad option is argparse's exit 2.
+    Each image ``--skip-bad`` skipped, and the classes left without an image, are listed on stderr."""
+    args, size = _parse(argv)
+    t0 = time.time()
+    try:
+        ordered, skipped = _read_samples(args)
+    except ValueError as e:
+        print(f"im2rec: error: {e}", file=sys.stderr)
+        return 2
+    num_classes = args.num_classes if args.num_classes is not None else max(lab for _, lab in ordered) + 1
+    progress = Progress("im2rec", len(ordered), "images", every_seconds=args.progress_every, write=print)
+    tally = _Tally(skipped, progress)
+    try:
+        info = _encode_and_write(args, ordered, size, num_classes, tally)
+    except ValueError as e:
+        print(f"im2rec: error: {e}", file=sys.stderr)
+        return 2
+    progress.close()
+    _write_property(args.output, tally.sizes, info["num_classes"])
+    _report(info, tally, args.workers, time.time() - t0)
     return 0
 
 

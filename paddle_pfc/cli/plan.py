@@ -45,10 +45,9 @@ def _from_config(path: str, overrides: list[str]) -> dict:
             "center_dtype": cfg.classifier.center_dtype, "compute_dtype": cfg.classifier.dtype}
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Exit status: 0 printed, 2 an impossible plan or a bad config (``error: ...``) or a bad option."""
+def _parser() -> argparse.ArgumentParser:
+    """The command's options."""
     from paddle_pfc.cli.help import HelpFormatter
-    from paddle_pfc.engine.config import ConfigError
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] + f" It covers {SCOPE}.",
                                 formatter_class=HelpFormatter)
@@ -78,15 +77,64 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--memory", default=None, help="memory per rank, e.g. 11GiB, 16GB, 8e9 (without "
                    "--max-classes: says whether each plan fits)")
     p.add_argument("--json", action="store_true", help="print JSON lines instead of tables")
+    return p
+
+
+def _with_defaults(args: argparse.Namespace, given: dict) -> None:
+    """Fill each option not given on the command line from ``given`` (a config's), else DEFAULTS."""
+    for key, default in DEFAULTS.items():
+        if getattr(args, key) is None:
+            setattr(args, key, given.get(key, default))
+
+
+def _print_max_classes(args: argparse.Namespace, combos) -> None:
+    """For each (D, W, ratio, batch) of ``combos``: the largest num_classes within ``--memory``, and its plan.
+    ``ValueError`` on an impossible plan or memory."""
+    memory = planner.parse_bytes(args.memory)
+    for d, w, r, b in combos:
+        m = planner.max_classes(memory, d, w, r, b, args.center_dtype,
+                                args.compute_dtype, args.optimizer)
+        if args.json:
+            print(json.dumps(dict(memory_per_rank=memory, embedding_size=d, world_size=w,
+                                  sample_ratio=r, batch_size=b, max_classes=m)))
+            continue
+        print(f"memory/rank {memory / 2**30:.2f} GiB, D={d}, W={w}, ratio={r:g}, "
+              f"batch/rank={b}: max_classes = {m:,}"
+              + ("" if m else " (the costs that do not grow with the classes alone exceed --memory)"))
+        if m:
+            print(planner.plan(m, d, w, r, b, args.center_dtype, args.compute_dtype,
+                               args.optimizer).table())
+        print()
+
+
+def _print_plans(args: argparse.Namespace, combos) -> None:
+    """The plan of each num_classes and (D, W, ratio, batch) of ``combos``, with whether it fits ``--memory``
+    when given. ``ValueError`` on an impossible plan or memory."""
+    memory = planner.parse_bytes(args.memory) if args.memory is not None else None
+    for c, (d, w, r, b) in itertools.product(args.num_classes, list(combos)):
+        result = planner.plan(c, d, w, r, b, args.center_dtype, args.compute_dtype, args.optimizer)
+        fits = None if memory is None else result.total <= memory
+        if args.json:
+            print(json.dumps(result.as_dict() if fits is None else dict(result.as_dict(), fits=fits)))
+        else:
+            print(result.table())
+            if fits is not None:
+                print(f"{'fits' if fits else 'DOES NOT FIT'} in --memory {memory / 2**30:.2f} GiB per rank")
+            print()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Exit status: 0 printed, 2 an impossible plan or a bad config (``error: ...``) or a bad option."""
+    from paddle_pfc.engine.config import ConfigError
+
+    p = _parser()
     args = p.parse_args(argv)
     try:
         given = _from_config(args.config, args.overrides) if args.config or args.overrides else {}
     except (ConfigError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    for key, default in DEFAULTS.items():
-        if getattr(args, key) is None:
-            setattr(args, key, given.get(key, default))
+    _with_defaults(args, given)
     if not args.json:
         print(f"head memory per rank ({SCOPE})\n")
     try:
@@ -95,33 +143,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.max_classes:
             if args.memory is None:
                 p.error("--max-classes needs --memory")
-            memory = planner.parse_bytes(args.memory)
-            for d, w, r, b in combos:
-                m = planner.max_classes(memory, d, w, r, b, args.center_dtype,
-                                        args.compute_dtype, args.optimizer)
-                if args.json:
-                    print(json.dumps(dict(memory_per_rank=memory, embedding_size=d, world_size=w,
-                                          sample_ratio=r, batch_size=b, max_classes=m)))
-                    continue
-                print(f"memory/rank {memory / 2**30:.2f} GiB, D={d}, W={w}, ratio={r:g}, "
-                      f"batch/rank={b}: max_classes = {m:,}"
-                      + ("" if m else " (the costs that do not grow with the classes alone exceed --memory)"))
-                if m:
-                    print(planner.plan(m, d, w, r, b, args.center_dtype, args.compute_dtype,
-                                       args.optimizer).table())
-                print()
-            return 0
-        memory = planner.parse_bytes(args.memory) if args.memory is not None else None
-        for c, (d, w, r, b) in itertools.product(args.num_classes, list(combos)):
-            result = planner.plan(c, d, w, r, b, args.center_dtype, args.compute_dtype, args.optimizer)
-            fits = None if memory is None else result.total <= memory
-            if args.json:
-                print(json.dumps(result.as_dict() if fits is None else dict(result.as_dict(), fits=fits)))
-            else:
-                print(result.table())
-                if fits is not None:
-                    print(f"{'fits' if fits else 'DOES NOT FIT'} in --memory {memory / 2**30:.2f} GiB per rank")
-                print()
+            _print_max_classes(args, combos)
+        else:
+            _print_plans(args, combos)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -45,9 +45,9 @@ class RoadSpec:
 
 
 # Tolerances on max_rel_err (loss: relative; states: relative to the step's largest change plus,
-# for 2-byte storage, one rounding of the stored value — the bounds of tests/test_mixed_precision).
+# for 2-byte storage, one rounding of the stored value — the bounds of tests/head/test_mixed_precision).
 # float32 arithmetic measures ~1e-5 here; 2-byte operands perturb the gradient by a few units of
-# their rounding (bfloat16 u = 2^-8, float16 u = 2^-11; see tests/test_mixed_precision.py).
+# their rounding (bfloat16 u = 2^-8, float16 u = 2^-11; see tests/head/test_mixed_precision.py).
 TOL_F32, TOL_BF16, TOL_F16 = 1e-3, 4 * 2.0**-8, 4 * 2.0**-11
 STORAGE_U = {"float32": 0.0, "bfloat16": 2.0**-8, "float16": 2.0**-11}
 
@@ -133,15 +133,82 @@ def split(num_classes: int, world_size: int) -> list[tuple[int, int]]:
     return [(r * base + min(r, extra), base + int(r < extra)) for r in range(world_size)]
 
 
+def _build_road(spec: RoadSpec, rank: int, world_size: int, num_classes: int):
+    """``(main, startup, head, backbone velocity name)``: the training program of ``spec``'s road
+    (a linear backbone, the head, Momentum with weight decay), built under the current name guard."""
+    import paddle
+
+    import paddle_pfc
+    from paddle_pfc.utils.paddle_compat import optimizer_accumulator
+
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        x = paddle.static.data("x", [BATCH, IN_DIM], "float32")
+        y = paddle.static.data("y", [BATCH], "int64")
+        proj = paddle.static.create_parameter([IN_DIM, DIM], "float32", name="selfcheck_backbone")
+        head = paddle_pfc.LargeScaleClassifier(
+            paddle.matmul(x, proj), y, rank, world_size, num_classes, *MARGINS, scale=SCALE,
+            sample_ratio=RATIO, embedding_size=DIM, name="selfcheck_centers", dtype=spec.dtype,
+            center_dtype=spec.center_dtype, kernels=spec.kernels)
+        opt = paddle.optimizer.Momentum(LR, momentum=MOMENTUM, weight_decay=WEIGHT_DECAY)
+        scaling = paddle_pfc.LossScaling(init_loss_scaling=1024.0) if spec.loss_scaling else False
+        paddle_pfc.minimize(opt, head.output_dict["loss"], loss_scaling=scaling)
+        backbone_velocity = optimizer_accumulator(opt, "velocity", "selfcheck_backbone").name
+    return main, startup, head, backbone_velocity
+
+
+def _gather_program(width: int, world_size: int):
+    """``(program, gathered)``: all-gathers a float32 ``row`` of ``width`` from every rank."""
+    import paddle
+
+    from paddle_pfc.head.collectives import CollectiveChain
+
+    gather_main = paddle.static.Program()
+    with paddle.static.program_guard(gather_main, paddle.static.Program()):
+        row = paddle.static.data("row", [width], "float32")
+        gathered = CollectiveChain(world_size).all_gather(row)
+    return gather_main, gathered
+
+
+def _read(name: str) -> np.ndarray:
+    """Variable ``name`` of the global scope as float32."""
+    import paddle
+
+    from paddle_pfc.head.dtypes import to_float32
+
+    return to_float32(np.array(paddle.static.global_scope().find_var(name).get_tensor()))
+
+
+def _state_exchange(exe, head, backbone_velocity: str, gather, world_size: int, max_local: int):
+    """A function ``(loss, kept) -> [world_size, width]``: every rank's row of (loss, kept, shard,
+    velocity, backbone, backbone velocity), padded to ``max_local`` rows, gathered with ``gather``."""
+    import paddle
+
+    gather_main, gathered = gather
+    scope = paddle.static.global_scope()
+
+    def pad(a, rows):
+        return np.concatenate([a, np.zeros((rows - len(a),) + a.shape[1:], a.dtype)])
+
+    def exchange(loss, kept):
+        velocity = _read(head.velocity.name) if head.velocity is not None else np.zeros_like(_read(head.weight.name))
+        parts = [np.array([loss, len(kept)], np.float32), pad(kept.astype(np.float32), max_local),
+                 pad(_read(head.weight.name), max_local).ravel(), pad(velocity, max_local).ravel(),
+                 _read("selfcheck_backbone").ravel(),
+                 (_read(backbone_velocity) if scope.find_var(backbone_velocity) else np.zeros(IN_DIM * DIM)).ravel()]
+        mine = np.concatenate(parts).astype(np.float32)
+        (out,) = exe.run(gather_main, feed={"row": mine}, fetch_list=[gathered])
+        return np.asarray(out).reshape(world_size, -1)
+    return exchange
+
+
 def run_road(spec: RoadSpec, rank: int, world_size: int, place):
     """Run two steps; return, per step, every rank's row of (loss, kept, shard, velocity, backbone,
     backbone velocity) and the initial state (all gathered on every rank)."""
     import paddle
 
     import paddle_pfc
-    from paddle_pfc.head.collectives import CollectiveChain
-    from paddle_pfc.head.dtypes import convert, to_float32
-    from paddle_pfc.utils.paddle_compat import optimizer_accumulator
+    from paddle_pfc.head.dtypes import convert
 
     num_classes, inputs, labels, centers, backbone = problem(world_size)
     shards = split(num_classes, world_size)
@@ -149,47 +216,16 @@ def run_road(spec: RoadSpec, rank: int, world_size: int, place):
     max_local = max(c for _, c in shards)
     os.environ["PADDLE_PFC_NATIVE"] = spec.native
     with paddle.utils.unique_name.guard(), paddle.static.scope_guard(paddle.static.Scope()):
-        main, startup = paddle.static.Program(), paddle.static.Program()
-        with paddle.static.program_guard(main, startup):
-            x = paddle.static.data("x", [BATCH, IN_DIM], "float32")
-            y = paddle.static.data("y", [BATCH], "int64")
-            proj = paddle.static.create_parameter([IN_DIM, DIM], "float32", name="selfcheck_backbone")
-            head = paddle_pfc.LargeScaleClassifier(
-                paddle.matmul(x, proj), y, rank, world_size, num_classes, *MARGINS, scale=SCALE,
-                sample_ratio=RATIO, embedding_size=DIM, name="selfcheck_centers", dtype=spec.dtype,
-                center_dtype=spec.center_dtype, kernels=spec.kernels)
-            opt = paddle.optimizer.Momentum(LR, momentum=MOMENTUM, weight_decay=WEIGHT_DECAY)
-            scaling = paddle_pfc.LossScaling(init_loss_scaling=1024.0) if spec.loss_scaling else False
-            paddle_pfc.minimize(opt, head.output_dict["loss"], loss_scaling=scaling)
-            backbone_velocity = optimizer_accumulator(opt, "velocity", "selfcheck_backbone").name
-        width = 2 + max_local + 2 * max_local * DIM + 2 * IN_DIM * DIM
-        gather_main = paddle.static.Program()
-        with paddle.static.program_guard(gather_main, paddle.static.Program()):
-            row = paddle.static.data("row", [width], "float32")
-            gathered = CollectiveChain(world_size).all_gather(row)
+        main, startup, head, backbone_velocity = _build_road(spec, rank, world_size, num_classes)
+        gather = _gather_program(2 + max_local + 2 * max_local * DIM + 2 * IN_DIM * DIM, world_size)
         assert head.kernels == spec.kernels and head.native == (spec.native == "on" and spec.kernels == "composite")
         exe = paddle.static.Executor(place)
         exe.run(startup)
         scope = paddle.static.global_scope()
-
-        def read(name):
-            return to_float32(np.array(scope.find_var(name).get_tensor()))
-
         scope.find_var("selfcheck_backbone").get_tensor().set(backbone, place)
         shard0 = centers[start:start + num_local]
         scope.find_var(head.weight.name).get_tensor().set(convert(shard0, spec.center_dtype), place)
-
-        def exchange(loss, kept):
-            pad = lambda a, rows: np.concatenate([a, np.zeros((rows - len(a),) + a.shape[1:], a.dtype)])  # noqa: E731
-            velocity = read(head.velocity.name) if head.velocity is not None else np.zeros_like(read(head.weight.name))
-            parts = [np.array([loss, len(kept)], np.float32), pad(kept.astype(np.float32), max_local),
-                     pad(read(head.weight.name), max_local).ravel(), pad(velocity, max_local).ravel(),
-                     read("selfcheck_backbone").ravel(),
-                     (read(backbone_velocity) if scope.find_var(backbone_velocity) else np.zeros(IN_DIM * DIM)).ravel()]
-            mine = np.concatenate(parts).astype(np.float32)
-            (out,) = exe.run(gather_main, feed={"row": mine}, fetch_list=[gathered])
-            return np.asarray(out).reshape(world_size, width)
-
+        exchange = _state_exchange(exe, head, backbone_velocity, gather, world_size, max_local)
         initial = exchange(np.nan, np.arange(num_local))
         fetch = [head.output_dict["loss"], head.output_dict["sampled_class_index"]]
         steps = []

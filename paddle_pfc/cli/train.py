@@ -26,15 +26,8 @@ from paddle_pfc.engine.config import ConfigError, add_config_args, config_from_a
 from paddle_pfc.cli.help import HelpFormatter
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Exit status: 0 done, 1 bad data (a label out of range, a batch that does not match its labels, a
-    verification set that cannot be read: one line, the traceback in ``output_dir/error_rank{R}.txt``)
-    or ``train.preempt_grace`` ran out before a SIGTERM's checkpoint was written, 2 a usage error —
-    the config, ``--pretrained``, ``--resume PATH``, an output folder that holds an earlier run or is
-    in use by another job, a global batch larger than the data, class centers larger than the
-    machine's memory, Paddle's global oneDNN mode on a CPU (``config error: ...`` / ``error: ...`` on
-    stderr); 143 stopped by SIGTERM with the current step checkpointed (rank 0 prints ``preempted at
-    step N: ...``); any other error is reported per rank and raised."""
+def _parser() -> argparse.ArgumentParser:
+    """The config options and the command's own flags."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     add_config_args(parser)
     parser.add_argument("--resume", default=None,
@@ -46,25 +39,44 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pretrained", default=None,
                         help="fine-tune from this backbone (checkpoint, best/ folder, export folder or "
                              ".pdparams); same as -o model.pretrained=PATH")
-    args = parser.parse_args(argv)
-    extra = ([f"train.resume={args.resume}"] if args.resume is not None else []) + \
+    return parser
+
+
+def _flag_overrides(args: argparse.Namespace) -> list[str]:
+    """``--resume`` / ``--overwrite`` / ``--pretrained`` as the ``-o`` overrides they stand for."""
+    return ([f"train.resume={args.resume}"] if args.resume is not None else []) + \
         (["train.overwrite=true"] if args.overwrite else []) + \
         ([f"model.pretrained={args.pretrained}"] if args.pretrained is not None else [])  # "" is an error
-    args.overrides = list(args.overrides or []) + extra
-    try:
-        cfg = config_from_args(args)  # a config's own errors are named before Paddle is imported (~2.5 s)
-        from paddle_pfc.engine.trainer import Trainer, check_supported, setup_logging
 
-        check_supported(cfg)
-    except ConfigError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
-        return 2
-    check_output_dir(parser, "train.output_dir", cfg.train.output_dir)
 
+class _Job:
+    """Where this process stands: its rank and world size once known, the start time."""
+
+    def __init__(self) -> None:
+        self.rank, self.world_size, self.started = 0, 1, time.time()
+
+
+def _start_and_train(cfg, job: _Job) -> None:
+    """Join the job, take the output folder, set up logging and train to the end."""
+    from paddle_pfc.engine.output_lock import lock_for_job
+    from paddle_pfc.engine.preemption import PreemptionWatch
+    from paddle_pfc.engine.trainer import Trainer, setup_logging
+
+    job.rank, job.world_size = paddle_pfc.init_distributed(cfg.train.collective_timeout)
+    preemption = PreemptionWatch(job.rank, job.world_size, cfg.train.preempt_grace)
+    preemption.install()  # SIGTERM from now on: an orderly stop (before the first step, if it comes that early)
+    lock_for_job(cfg.train.output_dir, job.rank, job.world_size)  # before anything is written into the folder
+    (Path(cfg.train.output_dir) / f"error_rank{job.rank}.txt").unlink(missing_ok=True)  # a stale one
+    setup_logging(Path(cfg.train.output_dir), job.rank)
+    Trainer(cfg, job.rank, job.world_size, preemption).train()
+
+
+def _train(cfg) -> int:
+    """Train under ``cfg``; the exit status of :func:`main`, each failure reported as it documents."""
     from paddle_pfc.engine.checkpoint import CheckpointError
     from paddle_pfc.engine.errors import first_cause_line, report_error
-    from paddle_pfc.engine.output_lock import OutputDirLockedError, lock_for_job
-    from paddle_pfc.engine.preemption import PREEMPTED_EXIT, Preempted, PreemptionWatch
+    from paddle_pfc.engine.output_lock import OutputDirLockedError
+    from paddle_pfc.engine.preemption import PREEMPTED_EXIT, Preempted
     from paddle_pfc.engine.pretrained import PretrainedError
     from paddle_pfc.cli.quiet import VERBOSE_ENV, verbose
     from paddle_pfc.engine.runner import BatchSizeError, LabelRangeError
@@ -72,20 +84,14 @@ def main(argv: list[str] | None = None) -> int:
     from paddle_pfc.engine.validator import ValidationSetError
     from paddle_pfc.engine.trainer import DataSizeError, HeadMemoryError, OutputDirError, SourceInOutputError
 
-    rank, world_size, started = 0, 1, time.time()
+    job = _Job()
     try:
-        rank, world_size = paddle_pfc.init_distributed(cfg.train.collective_timeout)
-        preemption = PreemptionWatch(rank, world_size, cfg.train.preempt_grace)
-        preemption.install()  # SIGTERM from now on: an orderly stop (before the first step, if it comes that early)
-        lock_for_job(cfg.train.output_dir, rank, world_size)  # before anything is written into the folder
-        (Path(cfg.train.output_dir) / f"error_rank{rank}.txt").unlink(missing_ok=True)  # a stale one
-        setup_logging(Path(cfg.train.output_dir), rank)
-        Trainer(cfg, rank, world_size, preemption).train()
+        _start_and_train(cfg, job)
     except OutputDirLockedError as exc:  # the folder is another job's: nothing written into it, not even an error file
-        print(f"error: [rank {rank}] {exc}", file=sys.stderr)
+        print(f"error: [rank {job.rank}] {exc}", file=sys.stderr)
         return 2
     except Preempted as stop:
-        if rank == 0:  # one line, to stdout and train.log
+        if job.rank == 0:  # one line, to stdout and train.log
             import logging
 
             logging.getLogger("paddle_pfc.train").info("%s", stop)
@@ -93,30 +99,54 @@ def main(argv: list[str] | None = None) -> int:
     except (PretrainedError, OutputDirError, SourceInOutputError, DataSizeError, HeadMemoryError, ProcessSettingError) as exc:  # a bad
         # --pretrained, an occupied output_dir, a batch larger than the data, a head larger than the machine's
         # memory, Paddle's global oneDNN mode: usage errors,
-        report_error(exc, rank, cfg.train.output_dir, echo=False)
-        print(f"error: [rank {rank}] {exc}", file=sys.stderr)  # like a bad config (the traceback: in the file)
+        report_error(exc, job.rank, cfg.train.output_dir, echo=False)
+        print(f"error: [rank {job.rank}] {exc}", file=sys.stderr)  # like a bad config (the traceback: in the file)
         return 2
     except (LabelRangeError, BatchSizeError, ValidationSetError) as exc:  # bad data: one line, the chained
         # Paddle error in the file (and here with PADDLE_PFC_VERBOSE=1)
-        summary = report_error(exc, rank, cfg.train.output_dir, echo=False)
+        summary = report_error(exc, job.rank, cfg.train.output_dir, echo=False)
         if verbose():
             raise
-        print(f"error: {summary}\n(the full traceback: {Path(cfg.train.output_dir) / f'error_rank{rank}.txt'}"
+        print(f"error: {summary}\n(the full traceback: {Path(cfg.train.output_dir) / f'error_rank{job.rank}.txt'}"
               f"; or run with {VERBOSE_ENV}=1)", file=sys.stderr)
         return 1
     except CheckpointError as exc:
         named = cfg.train.resume not in (None, "auto")  # the checkpoint the user named: a usage error
-        report_error(exc, rank, cfg.train.output_dir, echo=not named)
+        report_error(exc, job.rank, cfg.train.output_dir, echo=not named)
         if named:
-            print(f"error: [rank {rank}] {exc}", file=sys.stderr)
+            print(f"error: [rank {job.rank}] {exc}", file=sys.stderr)
             return 2
         raise
     except Exception as exc:
-        report_error(exc, rank, cfg.train.output_dir)
-        if world_size > 1:  # the launcher may blame another rank than the one that failed first
-            print(first_cause_line(exc, rank, cfg.train.output_dir, started), file=sys.stderr, flush=True)
+        report_error(exc, job.rank, cfg.train.output_dir)
+        if job.world_size > 1:  # the launcher may blame another rank than the one that failed first
+            print(first_cause_line(exc, job.rank, cfg.train.output_dir, job.started), file=sys.stderr, flush=True)
         raise
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Exit status: 0 done, 1 bad data (a label out of range, a batch that does not match its labels, a
+    verification set that cannot be read: one line, the traceback in ``output_dir/error_rank{R}.txt``)
+    or ``train.preempt_grace`` ran out before a SIGTERM's checkpoint was written, 2 a usage error —
+    the config, ``--pretrained``, ``--resume PATH``, an output folder that holds an earlier run or is
+    in use by another job, a global batch larger than the data, class centers larger than the
+    machine's memory, Paddle's global oneDNN mode on a CPU (``config error: ...`` / ``error: ...`` on
+    stderr); 143 stopped by SIGTERM with the current step checkpointed (rank 0 prints ``preempted at
+    step N: ...``); any other error is reported per rank and raised."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    args.overrides = list(args.overrides or []) + _flag_overrides(args)
+    try:
+        cfg = config_from_args(args)  # a config's own errors are named before Paddle is imported (~2.5 s)
+        from paddle_pfc.engine.trainer import check_supported
+
+        check_supported(cfg)
+    except ConfigError as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
+    check_output_dir(parser, "train.output_dir", cfg.train.output_dir)
+    return _train(cfg)
 
 
 if __name__ == "__main__":

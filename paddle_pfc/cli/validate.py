@@ -24,7 +24,7 @@ import sys
 import time
 from typing import Any, Callable
 
-from paddle_pfc.cli._outputs import IMAGE_SUFFIXES, check_output_file
+from paddle_pfc.cli._outputs import IMAGE_SUFFIXES, check_output_file, draw_figure
 from paddle_pfc.utils.progress import Progress
 from paddle_pfc.cli.help import HelpFormatter
 
@@ -76,10 +76,10 @@ def bin_problems(paths: list[str]) -> str | None:
 def evaluate_set(embed_fn: EmbedFn, path: str, name: str, input_size: tuple[int, int],
                  args: argparse.Namespace) -> tuple:
     """(VerificationResult, flip-summed embeddings, issame) of one .bin set, with progress lines."""
-    from paddle_pfc.evaluation.validation import embed_pairs, load_bin
+    from paddle_pfc.evaluation.validation import embed_pairs, load_pairs
     from paddle_pfc.evaluation.verification import evaluate_pairs
 
-    images, issame = load_bin(path, input_size)
+    images, issame = load_pairs(path, input_size)
     progress = Progress(f"validate {name}", 2 * len(images), "images", every_seconds=args.progress_every,
                         write=print)
 
@@ -132,6 +132,68 @@ def build_embed_fn(args: argparse.Namespace) -> tuple[EmbedFn, tuple[int, int], 
     return prog, prog.input_size, f"checkpoint:{args.checkpoint}"
 
 
+class _Table:
+    """What the sets gave: table rows, JSON results and plot data by set name, warnings."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, ...]] = []
+        self.results: dict[str, dict] = {}
+        self.plotted: dict[str, dict] = {}
+        self.notes: list[str] = []
+
+    def add(self, name: str, path: str, r, summed, issame, seconds: float, args: argparse.Namespace) -> None:
+        """Record one set's result ``r`` (and its curves with ``--plot``, a collapse warning)."""
+        from paddle_pfc.evaluation.collapse import collapse_note
+        from paddle_pfc.evaluation.roc import no_roc_reason, verification_curves
+        from paddle_pfc.evaluation.validation import distance_to_cosine
+
+        result = {"path": os.path.abspath(path), "num_pairs": r.num_pairs,
+                  "accuracy": r.accuracy, "accuracy_std": r.accuracy_std,
+                  "threshold": r.threshold, "cosine_threshold": distance_to_cosine(r.threshold),
+                  "xnorm": r.xnorm, "seconds": round(seconds, 3)}
+        self.results[name] = result
+        reason = no_roc_reason(issame)
+        if reason is not None:
+            result["no_roc"] = reason
+        if args.plot:
+            fpr, tpr, folds = verification_curves(summed, issame, args.nrof_folds)
+            result["fold_accuracies"] = folds
+            self.plotted[name] = {"fpr": fpr, "tpr": tpr, "accuracy": r.accuracy, "fold_accuracies": folds,
+                                  "no_roc": reason}
+        note = collapse_note(summed, r.accuracy)
+        if note:
+            self.notes.append(f"warning: {name}: {note}")
+            result["collapsed"] = True
+        self.rows.append((name, str(r.num_pairs), f"{r.accuracy * 100:.2f} ± {r.accuracy_std * 100:.2f}",
+                          f"{r.threshold:.3f}", f"{distance_to_cosine(r.threshold):.3f}", f"{r.xnorm:.3f}"))
+
+    def print_table(self, desc: str, input_size: tuple[int, int], nrof_folds: int) -> None:
+        """The table, then the warnings and the sets without a ROC."""
+        header = ("set", "pairs", "accuracy % ± std", "threshold (dist²)", "cos threshold", "xnorm")
+        widths = [max(len(h), *(len(row[i]) for row in self.rows)) for i, h in enumerate(header)]
+        print(f"model: {desc}  (input {input_size[0]}x{input_size[1]}, flip-sum, {nrof_folds} folds)")
+        print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+        print("  ".join("-" * w for w in widths))
+        for row in self.rows:
+            print("  ".join(c.ljust(w) for c, w in zip(row, widths)))
+        for note in self.notes:
+            print(note)
+        for name, res in self.results.items():
+            if "no_roc" in res:
+                print(f"note: {name}: no ROC: {res['no_roc']}")
+
+
+def _write_json(path: str, desc: str, input_size: tuple[int, int], nrof_folds: int, results: dict) -> None:
+    """Write the results of every set to ``path`` (its folder made) and say so."""
+    payload = {"model": desc, "input_size": list(input_size), "nrof_folds": nrof_folds,
+               "flip": True, "sets": results}
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(payload, f, indent=2)
+        f.write("\n")
+    print(f"wrote {path}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 evaluated (and plotted), 1 the results are written but the plot failed, 2 a
     missing or unreadable model or set (``error: ...``)."""
@@ -140,17 +202,12 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    from paddle_pfc.evaluation.roc import no_roc_reason, verification_curves
-    from paddle_pfc.evaluation.validation import distance_to_cosine
-
     try:
         embed_fn, input_size, desc = build_embed_fn(args)
     except (FileNotFoundError, ValueError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    from paddle_pfc.evaluation.collapse import collapse_note
-
-    rows, results, plotted, notes = [], {}, {}, []
+    table = _Table()
     for path in args.bin:
         name = os.path.splitext(os.path.basename(path))[0]
         t0 = time.time()
@@ -159,54 +216,15 @@ def main(argv: list[str] | None = None) -> int:
         except (FileNotFoundError, ValueError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
-        results[name] = {"path": os.path.abspath(path), "num_pairs": r.num_pairs,
-                         "accuracy": r.accuracy, "accuracy_std": r.accuracy_std,
-                         "threshold": r.threshold, "cosine_threshold": distance_to_cosine(r.threshold),
-                         "xnorm": r.xnorm, "seconds": round(time.time() - t0, 3)}
-        reason = no_roc_reason(issame)
-        if reason is not None:
-            results[name]["no_roc"] = reason
-        if args.plot:
-            fpr, tpr, folds = verification_curves(summed, issame, args.nrof_folds)
-            results[name]["fold_accuracies"] = folds
-            plotted[name] = {"fpr": fpr, "tpr": tpr, "accuracy": r.accuracy, "fold_accuracies": folds,
-                             "no_roc": reason}
-        note = collapse_note(summed, r.accuracy)
-        if note:
-            notes.append(f"warning: {name}: {note}")
-            results[name]["collapsed"] = True
-        rows.append((name, str(r.num_pairs), f"{r.accuracy * 100:.2f} ± {r.accuracy_std * 100:.2f}",
-                     f"{r.threshold:.3f}", f"{distance_to_cosine(r.threshold):.3f}", f"{r.xnorm:.3f}"))
-    header = ("set", "pairs", "accuracy % ± std", "threshold (dist²)", "cos threshold", "xnorm")
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
-    print(f"model: {desc}  (input {input_size[0]}x{input_size[1]}, flip-sum, {args.nrof_folds} folds)")
-    print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
-    print("  ".join("-" * w for w in widths))
-    for row in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths)))
-    for note in notes:
-        print(note)
-    for name, res in results.items():
-        if "no_roc" in res:
-            print(f"note: {name}: no ROC: {res['no_roc']}")
+        table.add(name, path, r, summed, issame, time.time() - t0, args)
+    table.print_table(desc, input_size, args.nrof_folds)
     if args.json:
-        payload = {"model": desc, "input_size": list(input_size), "nrof_folds": args.nrof_folds,
-                   "flip": True, "sets": results}
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(payload, f, indent=2)
-            f.write("\n")
-        print(f"wrote {args.json}")
+        _write_json(args.json, desc, input_size, args.nrof_folds, table.results)
     if args.plot:
         from paddle_pfc.evaluation.roc import plot_verification
 
-        try:
-            plot_verification(args.plot, plotted, desc)
-        except Exception as e:  # noqa: BLE001 - the results are out; a plot must not hide them
-            print(f"error: {args.plot} not drawn ({type(e).__name__}: {e}); the results above stand",
-                  file=sys.stderr)
-            return 1
-        print(f"wrote {args.plot}")
+        return draw_figure(args.plot, lambda: plot_verification(args.plot, table.plotted, desc),
+                           "the results above stand")
     return 0
 
 

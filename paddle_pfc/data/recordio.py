@@ -151,9 +151,6 @@ class RecordIOWriter:
         self._idx = open(idx_path, "w", encoding="ascii", newline="\n")
         self._pos = 0
 
-    def tell(self) -> int:
-        return self._pos
-
     def write_idx(self, key: int, payload: bytes) -> int:
         """Append one record with index ``key``; returns its byte offset."""
         framed = frame_record(payload)

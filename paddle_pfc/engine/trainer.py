@@ -108,16 +108,6 @@ class Trainer:
         so no rank waits inside a gloo collective (30 s limit) while another works alone."""
         return self._barrier.wait(phase)
 
-    # The programs' parts callers of the trainer use (tests/workers/train_worker.py).
-    exe = property(lambda self: self.programs.exe)
-    scope = property(lambda self: self.programs.scope)
-    startup = property(lambda self: self.programs.startup)
-    backbone = property(lambda self: self.programs.backbone)
-    head = property(lambda self: self.programs.head)
-    backbone_names = property(lambda self: self.programs.backbone_names)
-    embed = property(lambda self: self.programs.embed)
-    global_step = property(lambda self: self.state.global_step)
-
     # ----------------------------------------------------------------------------- set-up
     def _resume_decision(self) -> str | None:
         """The checkpoint to resume from (``train.resume``: a path, ``auto`` or null), or None.

@@ -176,19 +176,11 @@ def _unknown_templates(pairs: np.ndarray, templates: np.ndarray) -> np.ndarray:
     return np.flatnonzero(~ok)
 
 
-def read_protocol(root: str | Path, prefix: str | None = None) -> IJBProtocol:
-    """Parse the three meta files under ``root`` (see the module doc); every face of
-    ``*_face_tid_mid.txt`` must have one landmark row, every pair template must have faces, and
-    the pairs must hold both genuine and impostor ones. Vectorized (pandas' C reader, integer
-    arrays); images are not looked at here (:func:`missing_images`)."""
+def _read_faces(tid_path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(names, images, templates, medias)`` of ``*_face_tid_mid.txt`` (names as objects, images
+    as str); IJBError naming the line of an image listed twice."""
     import pandas as pd
 
-    root = Path(root)
-    prefix = prefix or detect_prefix(root)
-    meta = root / "meta"
-    tid_path = meta / f"{prefix}_face_tid_mid.txt"
-    pair_path = meta / f"{prefix}_template_pair_label.txt"
-    lmk_path = meta / f"{prefix}_name_5pts_score.txt"
     faces = _read_table(tid_path, (str, int, int))
     names = faces[0]
     twice = np.flatnonzero(pd.Index(names.to_numpy(dtype=object)).duplicated())
@@ -197,26 +189,35 @@ def read_protocol(root: str | Path, prefix: str | None = None) -> IJBProtocol:
         first = int(np.flatnonzero((names == name).to_numpy())[0])
         raise IJBError(f"{tid_path}:{_line_of_row(tid_path, int(twice[0]))}: image {name!r} listed twice "
                        f"(first on line {_line_of_row(tid_path, first)})")
-    images = names.to_numpy(dtype=str)
-    templates = faces[1].to_numpy(np.int64)
-    medias = faces[2].to_numpy(np.int64)
-    del faces
+    return (names.to_numpy(dtype=object), names.to_numpy(dtype=str), faces[1].to_numpy(np.int64),
+            faces[2].to_numpy(np.int64))
+
+
+def _read_landmarks(lmk_path: Path, names: np.ndarray, tid_path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """``(landmarks [F,5,2], detector scores [F])`` of ``*_name_5pts_score.txt`` in the order of
+    ``names``; IJBError on an image listed twice or a face without landmarks."""
+    import pandas as pd
+
     marks = _read_table(lmk_path, (str,) + (float,) * 11)
     mark_names = pd.Index(marks[0].to_numpy(dtype=object))
     twice = np.flatnonzero(mark_names.duplicated())
     if twice.size:
         raise IJBError(f"{lmk_path}:{_line_of_row(lmk_path, int(twice[0]))}: image "
                        f"{marks[0].iloc[int(twice[0])]!r} listed twice")
-    row_of = mark_names.get_indexer(names.to_numpy(dtype=object))
+    row_of = mark_names.get_indexer(names)
     missing = np.flatnonzero(row_of < 0)
     if missing.size:
-        raise IJBError(f"{lmk_path}: no landmarks for image {str(images[missing[0]])!r} (listed in {tid_path.name}; "
+        raise IJBError(f"{lmk_path}: no landmarks for image {str(names[missing[0]])!r} (listed in {tid_path.name}; "
                        f"{missing.size} image(s) without landmarks)")
     values = marks.iloc[:, 1:].to_numpy(np.float64)
     del marks
-    landmarks = np.ascontiguousarray(values[row_of, :10].reshape(-1, 5, 2))
-    scores = np.ascontiguousarray(values[row_of, 10])
-    del values
+    return (np.ascontiguousarray(values[row_of, :10].reshape(-1, 5, 2)),
+            np.ascontiguousarray(values[row_of, 10]))
+
+
+def _read_pairs(pair_path: Path, templates: np.ndarray, tid_path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """``(pairs [P,2], labels [P] int8)`` of ``*_template_pair_label.txt``; IJBError on a label not
+    0/1, a template without faces, or pairs all genuine or all impostor."""
     table = _read_table(pair_path, (int, int, int))
     pairs = np.empty((len(table), 2), np.int64)
     pairs[:, 0] = table[0].to_numpy()
@@ -236,8 +237,23 @@ def read_protocol(root: str | Path, prefix: str | None = None) -> IJBProtocol:
     if genuine == 0 or genuine == labels.size:  # checked now, not after hours of embedding
         raise IJBError(f"{pair_path}: a ROC needs genuine (label 1) and impostor (label 0) pairs, got "
                        f"{genuine} genuine and {labels.size - genuine} impostor")
-    return IJBProtocol(root, prefix, images, templates, medias, landmarks, scores, pairs,
-                       labels.astype(np.int8, copy=False))
+    return pairs, labels.astype(np.int8, copy=False)
+
+
+def read_protocol(root: str | Path, prefix: str | None = None) -> IJBProtocol:
+    """Parse the three meta files under ``root`` (see the module doc); every face of
+    ``*_face_tid_mid.txt`` must have one landmark row, every pair template must have faces, and
+    the pairs must hold both genuine and impostor ones. Vectorized (pandas' C reader, integer
+    arrays); images are not looked at here (:func:`missing_images`)."""
+    root = Path(root)
+    prefix = prefix or detect_prefix(root)
+    meta = root / "meta"
+    tid_path = meta / f"{prefix}_face_tid_mid.txt"
+    names, images, templates, medias = _read_faces(tid_path)
+    landmarks, scores = _read_landmarks(meta / f"{prefix}_name_5pts_score.txt", names, tid_path)
+    del names
+    pairs, labels = _read_pairs(meta / f"{prefix}_template_pair_label.txt", templates, tid_path)
+    return IJBProtocol(root, prefix, images, templates, medias, landmarks, scores, pairs, labels)
 
 
 def missing_images(protocol: IJBProtocol) -> np.ndarray:

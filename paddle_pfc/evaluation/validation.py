@@ -15,7 +15,7 @@ THE one implementation used by validation during training and by
   threshold ``t`` equals a cosine-similarity threshold ``1 - t / 2``).
 
 For repeated validation (every N steps) load the set once with
-:func:`load_bin` and call :func:`evaluate_arrays`.
+:func:`load_pairs` and call :func:`evaluate_arrays`.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ import numpy as np
 
 from paddle_pfc.evaluation.verification import VerificationResult, evaluate_pairs
 
-__all__ = ["EmbedFn", "embed_pairs", "load_bin", "load_bin_part", "shard_range", "evaluate_arrays",
+__all__ = ["EmbedFn", "embed_pairs", "load_pairs", "load_bin_part", "shard_range", "evaluate_arrays",
            "evaluate_embeddings", "evaluate_bin", "distance_to_cosine"]
 
 EmbedFn = Callable[[np.ndarray], np.ndarray]
@@ -77,8 +77,9 @@ def embed_pairs(embed_fn: EmbedFn, images_nchw: np.ndarray, batch_size: int = 64
     return plain + flipped, np.concatenate([plain, flipped], axis=0)
 
 
-def load_bin(path: Union[str, os.PathLike], image_size=112) -> Tuple[np.ndarray, np.ndarray]:
-    """Load an insightface ``.bin`` set: ``(images float32 [2P, 3, H, W], issame bool [P])``.
+def load_pairs(path: Union[str, os.PathLike], image_size=112) -> Tuple[np.ndarray, np.ndarray]:
+    """The pairs of an insightface ``.bin`` set as arrays: ``(images float32 [2P, 3, H, W], issame bool [P])``
+    (:func:`paddle_pfc.evaluation.bin_set.load_bin` without the flipped copy).
 
     Images are decoded to RGB, resized to ``image_size`` (int or ``(H, W)``) when
     they differ, and normalized ``(x - 127.5) / 128``.  Pair ``k`` is images
@@ -86,12 +87,12 @@ def load_bin(path: Union[str, os.PathLike], image_size=112) -> Tuple[np.ndarray,
     ``ValueError`` naming the file for unreadable / malformed sets (``UnsafePickleError``, a
     ``ValueError``, for a pickle that asks for more than the format holds; nothing of it runs).
     """
-    from paddle_pfc.evaluation.bin_set import load_bin as _load_bin
+    from paddle_pfc.evaluation.bin_set import load_bin
 
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: verification .bin file not found")
-    vs = _load_bin(path, image_size, flip=False)
+    vs = load_bin(path, image_size, flip=False)
     return vs.images, np.asarray(vs.issame, dtype=bool)
 
 
@@ -144,7 +145,7 @@ def evaluate_embeddings(plain: np.ndarray, flipped: np.ndarray, issame: Sequence
 
 def evaluate_arrays(embed_fn: EmbedFn, images_nchw: np.ndarray, issame: Sequence[bool],
                     batch_size: int = 64, nrof_folds: int = 10) -> VerificationResult:
-    """Verification result of already loaded pairs (see :func:`load_bin`): the images embedded
+    """Verification result of already loaded pairs (see :func:`load_pairs`): the images embedded
     here, then :func:`evaluate_embeddings` (the one protocol, as validation during training)."""
     _, both = embed_pairs(embed_fn, images_nchw, batch_size)
     count = len(both) // 2
@@ -155,7 +156,7 @@ def evaluate_bin(embed_fn: EmbedFn, bin_path: Union[str, os.PathLike], image_siz
                  batch_size: int = 64, nrof_folds: int = 10) -> VerificationResult:
     """Load ``bin_path`` and evaluate ``embed_fn`` on it (flip-summed embeddings,
     insightface ``xnorm``, ``nrof_folds``-fold accuracy)."""
-    images, issame = load_bin(bin_path, image_size)
+    images, issame = load_pairs(bin_path, image_size)
     return evaluate_arrays(embed_fn, images, issame, batch_size, nrof_folds)
 
 

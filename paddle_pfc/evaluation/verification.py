@@ -48,13 +48,6 @@ class VerificationResult:
     xnorm: float
     num_pairs: int
 
-    def format(self, name: str = "") -> str:
-        """One log line in insightface's style, e.g. ``[lfw]XNorm: ... Accuracy-Flip: ...``."""
-        prefix = f"[{name}]" if name else ""
-        return (f"{prefix}XNorm: {self.xnorm:f} "
-                f"{prefix}Accuracy-Flip: {self.accuracy:1.5f}+-{self.accuracy_std:1.5f} "
-                f"{prefix}Threshold: {self.threshold:.4f} ({self.num_pairs} pairs)")
-
 
 def kfold_splits(n: int, n_splits: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """(train_idx, test_idx) per fold with ``KFold(n_splits, shuffle=False)`` semantics.
@@ -98,6 +91,61 @@ def _as_issame(issame, num_pairs: int) -> np.ndarray:
     return arr
 
 
+def _checked_embeddings(embeddings) -> np.ndarray:
+    """``embeddings`` as float64 ``[2P, D]``; ValueError when not 2-D, odd, empty or not finite."""
+    emb = np.asarray(embeddings)
+    if emb.ndim != 2:
+        raise ValueError(f"embeddings must be 2-D [2P, D], got shape {emb.shape}")
+    if emb.shape[0] % 2 != 0:
+        raise ValueError(f"embeddings must have an even number of rows (pairs), got {emb.shape[0]}")
+    if emb.shape[0] == 0 or emb.shape[1] == 0:
+        raise ValueError(f"embeddings are empty: shape {emb.shape}")
+    emb = emb.astype(np.float64, copy=False)
+    if not np.all(np.isfinite(emb)):
+        bad = int(np.count_nonzero(~np.isfinite(emb).all(axis=1)))
+        raise ValueError(f"embeddings contain non-finite values (NaN/Inf) in {bad} row(s)")
+    return emb
+
+
+def _checked_xnorm_rows(xnorm_embeddings) -> np.ndarray:
+    """``xnorm_embeddings`` as float64 2-D; ValueError when empty, not 2-D or not finite."""
+    xe = np.asarray(xnorm_embeddings, dtype=np.float64)
+    if xe.ndim != 2 or xe.shape[0] == 0:
+        raise ValueError(f"xnorm_embeddings must be a non-empty 2-D array, got shape {xe.shape}")
+    if not np.all(np.isfinite(xe)):
+        raise ValueError("xnorm_embeddings contain non-finite values (NaN/Inf)")
+    return xe
+
+
+def _mean_norm(rows: np.ndarray) -> float:
+    """Mean L2 norm of the rows."""
+    return float(np.mean(np.linalg.norm(rows, axis=1)))
+
+
+def _pair_distances(emb: np.ndarray) -> np.ndarray:
+    """``[P]`` squared L2 distance of each pair's L2-normalised rows (zero rows stay zero)."""
+    norms = np.linalg.norm(emb, axis=1, keepdims=True)
+    norms[norms == 0.0] = 1.0  # sklearn.preprocessing.normalize leaves zero rows as zero
+    unit = emb / norms
+    diff = unit[0::2] - unit[1::2]
+    return np.sum(np.square(diff), axis=1)
+
+
+def _fold_accuracies(dist: np.ndarray, same: np.ndarray, splits) -> tuple[np.ndarray, np.ndarray]:
+    """``(accuracies, best_thresholds)`` per fold: the THRESHOLDS entry most accurate on the train
+    pairs (the first on ties) and its accuracy on the test pairs."""
+    # correct[t, i]: whether threshold t classifies pair i correctly.
+    correct = (dist[None, :] < THRESHOLDS[:, None]) == same[None, :]
+    accuracies = np.zeros(len(splits))
+    best_thresholds = np.zeros(len(splits))
+    for k, (train, test) in enumerate(splits):
+        # Same train set size for every threshold, so argmax of counts == argmax of accuracy.
+        best = int(np.argmax(correct[:, train].sum(axis=1)))
+        best_thresholds[k] = THRESHOLDS[best]
+        accuracies[k] = float(np.count_nonzero(correct[best, test])) / test.size
+    return accuracies, best_thresholds
+
+
 def evaluate_pairs(embeddings: np.ndarray, issame: np.ndarray, nrof_folds: int = 10,
                    *, xnorm_embeddings: np.ndarray | None = None) -> VerificationResult:
     """Verification accuracy of ``P`` pairs with insightface's 10-fold protocol.
@@ -116,46 +164,12 @@ def evaluate_pairs(embeddings: np.ndarray, issame: np.ndarray, nrof_folds: int =
         ValueError: non-2-D input, odd row count, ``issame`` length mismatch,
             fewer pairs than folds, non-finite values.
     """
-    emb = np.asarray(embeddings)
-    if emb.ndim != 2:
-        raise ValueError(f"embeddings must be 2-D [2P, D], got shape {emb.shape}")
-    if emb.shape[0] % 2 != 0:
-        raise ValueError(f"embeddings must have an even number of rows (pairs), got {emb.shape[0]}")
-    if emb.shape[0] == 0 or emb.shape[1] == 0:
-        raise ValueError(f"embeddings are empty: shape {emb.shape}")
-    emb = emb.astype(np.float64, copy=False)
-    if not np.all(np.isfinite(emb)):
-        bad = int(np.count_nonzero(~np.isfinite(emb).all(axis=1)))
-        raise ValueError(f"embeddings contain non-finite values (NaN/Inf) in {bad} row(s)")
+    emb = _checked_embeddings(embeddings)
     num_pairs = emb.shape[0] // 2
     same = _as_issame(issame, num_pairs)
     splits = kfold_splits(num_pairs, nrof_folds)
-
-    if xnorm_embeddings is None:
-        xnorm = float(np.mean(np.linalg.norm(emb, axis=1)))
-    else:
-        xe = np.asarray(xnorm_embeddings, dtype=np.float64)
-        if xe.ndim != 2 or xe.shape[0] == 0:
-            raise ValueError(f"xnorm_embeddings must be a non-empty 2-D array, got shape {xe.shape}")
-        if not np.all(np.isfinite(xe)):
-            raise ValueError("xnorm_embeddings contain non-finite values (NaN/Inf)")
-        xnorm = float(np.mean(np.linalg.norm(xe, axis=1)))
-
-    norms = np.linalg.norm(emb, axis=1, keepdims=True)
-    norms[norms == 0.0] = 1.0  # sklearn.preprocessing.normalize leaves zero rows as zero
-    unit = emb / norms
-    diff = unit[0::2] - unit[1::2]
-    dist = np.sum(np.square(diff), axis=1)
-
-    # correct[t, i]: whether threshold t classifies pair i correctly.
-    correct = (dist[None, :] < THRESHOLDS[:, None]) == same[None, :]
-    accuracies = np.zeros(len(splits))
-    best_thresholds = np.zeros(len(splits))
-    for k, (train, test) in enumerate(splits):
-        # Same train set size for every threshold, so argmax of counts == argmax of accuracy.
-        best = int(np.argmax(correct[:, train].sum(axis=1)))
-        best_thresholds[k] = THRESHOLDS[best]
-        accuracies[k] = float(np.count_nonzero(correct[best, test])) / test.size
+    xnorm = _mean_norm(emb if xnorm_embeddings is None else _checked_xnorm_rows(xnorm_embeddings))
+    accuracies, best_thresholds = _fold_accuracies(_pair_distances(emb), same, splits)
     return VerificationResult(
         accuracy=float(np.mean(accuracies)),
         accuracy_std=float(np.std(accuracies)),

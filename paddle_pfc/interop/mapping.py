@@ -32,6 +32,7 @@ def target_layout(backbone: str, embedding_size: int, input_size) -> dict[str, t
     from paddle import nn
 
     from paddle_pfc.backbones import build_backbone
+    from paddle_pfc.utils.paddle_compat import batch_norm_types, own_parameters
 
     was_static = not paddle.in_dynamic_mode()
     if was_static:
@@ -44,13 +45,13 @@ def target_layout(backbone: str, embedding_size: int, input_size) -> dict[str, t
             paddle.enable_static()
     kinds = {}
     for prefix, layer in net.named_sublayers():
-        for pname, _ in layer._parameters.items():
+        for pname in own_parameters(layer):
             key = f"{prefix}.{pname}"
             if isinstance(layer, nn.PReLU):
                 kinds[key] = "prelu"
             elif isinstance(layer, nn.Linear):
                 kinds[key] = "linear" if pname == "weight" else "bias"
-            elif isinstance(layer, nn.layer.norm._BatchNormBase):
+            elif isinstance(layer, batch_norm_types()):
                 kinds[key] = {"_mean": "mean", "_variance": "variance"}.get(pname, "bn")
             elif isinstance(layer, nn.Conv2D):
                 kinds[key] = "conv" if pname == "weight" else "bias"

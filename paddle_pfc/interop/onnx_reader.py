@@ -262,70 +262,98 @@ def _set(state: dict, slot: tuple, value: np.ndarray, path: str, what: str) -> N
     state[name] = value.astype(np.float32)
 
 
-def _align(graph: _Graph, seq: list, layout: dict, backbone: str) -> tuple[dict, int]:
-    """State of ``backbone`` from the flattened source layers; returns (state, folded BatchNorms)."""
-    path = graph.path
-    layers = _layers(layout)
-    state: dict[str, np.ndarray] = {}
-    i, folded = 0, 0
-    pending_bias = None  # bias of the conv just read, for the BatchNorm after it
+class _Aligner:
+    """Walks paddle_pfc's layers and the graph's weighted layers (``seq``) in step, filling ``state``."""
 
-    def take(op: str, where: str) -> dict:
-        nonlocal i
+    def __init__(self, path: str, seq: list, backbone: str) -> None:
+        self.path, self.seq, self.backbone = path, seq, backbone
+        self.state: dict[str, np.ndarray] = {}
+        self.i, self.folded = 0, 0
+        self.pending_bias = None  # bias of the conv just read, for the BatchNorm after it
+
+    def take(self, op: str, where: str) -> dict:
+        """The next weighted layer of the graph, which must be an ``op``."""
+        seq, i = self.seq, self.i
         if i >= len(seq) or seq[i]["op"] != op:
             found = seq[i]["op"] if i < len(seq) else "the end of the graph"
-            raise ConversionError(f"{path}: at {where} paddle_pfc {backbone} has a {op}, the graph has "
-                                  f"{found} (weighted layer {i}); not a {backbone}")
-        i += 1
-        return seq[i - 1]
+            raise ConversionError(f"{self.path}: at {where} paddle_pfc {self.backbone} has a {op}, the graph has "
+                                  f"{found} (weighted layer {i}); not a {self.backbone}")
+        self.i += 1
+        return seq[i]
 
-    for index, (kind, prefix, params) in enumerate(layers):
-        where = prefix
-        if kind == "conv":
-            item = take("conv", where)
-            _set(state, params["weight"], item["w"], path, f"Conv weight {i - 1}")
-            pending_bias = item["b"]
-            next_is_bn = index + 1 < len(layers) and layers[index + 1][0] == "bn"
-            if not next_is_bn and pending_bias is not None and np.any(pending_bias != 0):
-                raise ConversionError(f"{path}: the Conv for {prefix} has a bias, paddle_pfc's has none")
-            continue
-        if kind == "bn":
-            after_conv = index > 0 and layers[index - 1][0] == "conv"
-            c = params["weight"][1][0]
-            if after_conv and (i >= len(seq) or seq[i]["op"] != "bn" or seq[i]["seg"] != seq[i - 1]["seg"]):
-                bias = np.zeros(c) if pending_bias is None else pending_bias.reshape(-1)
-                item = {"scale": np.ones(c), "b": bias, "mean": np.zeros(c), "var": np.full(c, 1.0 - BN_EPSILON),
-                        "eps": BN_EPSILON}
-                folded += 1
-            else:
-                item = dict(take("bn", where))
-                if after_conv and pending_bias is not None:
-                    item["mean"] = np.asarray(item["mean"], np.float64) - pending_bias.reshape(-1)
-            var = np.asarray(item["var"], np.float64) + (item["eps"] - BN_EPSILON)
-            if np.any(var <= 0):
-                raise ConversionError(f"{path}: BatchNorm for {prefix} with epsilon {item['eps']:g} cannot be "
-                                      f"expressed with epsilon {BN_EPSILON:g} (variance would be <= 0)")
-            _set(state, params["weight"], item["scale"], path, f"BatchNorm scale for {prefix}")
-            _set(state, params["bias"], item["b"], path, f"BatchNorm shift for {prefix}")
-            _set(state, params["_mean"], item["mean"], path, f"BatchNorm mean for {prefix}")
-            _set(state, params["_variance"], var, path, f"BatchNorm variance for {prefix}")
-            pending_bias = None
-            continue
-        if kind == "prelu":
-            _set(state, params["_weight"], np.asarray(take("prelu", where)["slope"]).reshape(-1), path,
-                 f"PRelu slope for {prefix}")
-            continue
-        item = take("linear", where)
-        _set(state, params["weight"], item["w"], path, f"Linear weight for {prefix}")
+    def conv(self, prefix: str, params: dict, next_is_bn: bool) -> None:
+        """A bias-free Conv; its bias, if any, goes to the BatchNorm after it (else must be zero)."""
+        item = self.take("conv", prefix)
+        _set(self.state, params["weight"], item["w"], self.path, f"Conv weight {self.i - 1}")
+        self.pending_bias = item["b"]
+        if not next_is_bn and self.pending_bias is not None and np.any(self.pending_bias != 0):
+            raise ConversionError(f"{self.path}: the Conv for {prefix} has a bias, paddle_pfc's has none")
+
+    def _bn_item(self, prefix: str, params: dict, after_conv: bool) -> dict:
+        """The graph's BatchNorm, or an identity one when the graph folded it into the conv before."""
+        seq, i = self.seq, self.i
+        c = params["weight"][1][0]
+        if after_conv and (i >= len(seq) or seq[i]["op"] != "bn" or seq[i]["seg"] != seq[i - 1]["seg"]):
+            bias = np.zeros(c) if self.pending_bias is None else self.pending_bias.reshape(-1)
+            self.folded += 1
+            return {"scale": np.ones(c), "b": bias, "mean": np.zeros(c), "var": np.full(c, 1.0 - BN_EPSILON),
+                    "eps": BN_EPSILON}
+        item = dict(self.take("bn", prefix))
+        if after_conv and self.pending_bias is not None:
+            item["mean"] = np.asarray(item["mean"], np.float64) - self.pending_bias.reshape(-1)
+        return item
+
+    def bn(self, prefix: str, params: dict, after_conv: bool) -> None:
+        """A BatchNorm with paddle_pfc's epsilon (the graph's conv bias moved into its mean)."""
+        path = self.path
+        item = self._bn_item(prefix, params, after_conv)
+        var = np.asarray(item["var"], np.float64) + (item["eps"] - BN_EPSILON)
+        if np.any(var <= 0):
+            raise ConversionError(f"{path}: BatchNorm for {prefix} with epsilon {item['eps']:g} cannot be "
+                                  f"expressed with epsilon {BN_EPSILON:g} (variance would be <= 0)")
+        _set(self.state, params["weight"], item["scale"], path, f"BatchNorm scale for {prefix}")
+        _set(self.state, params["bias"], item["b"], path, f"BatchNorm shift for {prefix}")
+        _set(self.state, params["_mean"], item["mean"], path, f"BatchNorm mean for {prefix}")
+        _set(self.state, params["_variance"], var, path, f"BatchNorm variance for {prefix}")
+        self.pending_bias = None
+
+    def prelu(self, prefix: str, params: dict) -> None:
+        """A PReLU's slopes."""
+        _set(self.state, params["_weight"], np.asarray(self.take("prelu", prefix)["slope"]).reshape(-1),
+             self.path, f"PRelu slope for {prefix}")
+
+    def linear(self, prefix: str, params: dict) -> None:
+        """A Linear; a bias the graph has and paddle_pfc's lacks must be zero."""
+        item = self.take("linear", prefix)
+        _set(self.state, params["weight"], item["w"], self.path, f"Linear weight for {prefix}")
         if "bias" in params:
             bias = item["b"] if item["b"] is not None else np.zeros(params["bias"][1])
-            _set(state, params["bias"], bias, path, f"Linear bias for {prefix}")
+            _set(self.state, params["bias"], bias, self.path, f"Linear bias for {prefix}")
         elif item["b"] is not None and np.any(item["b"] != 0):
-            raise ConversionError(f"{path}: the Linear for {prefix} has a bias, paddle_pfc's has none")
-    if i != len(seq):
-        raise ConversionError(f"{path}: {len(seq) - i} weighted layers left after paddle_pfc {backbone}'s last "
-                              f"({seq[i]['op']} first); not a {backbone}")
-    return state, folded
+            raise ConversionError(f"{self.path}: the Linear for {prefix} has a bias, paddle_pfc's has none")
+
+    def check_all_taken(self) -> None:
+        """ConversionError when the graph has weighted layers after paddle_pfc's last."""
+        if self.i != len(self.seq):
+            raise ConversionError(f"{self.path}: {len(self.seq) - self.i} weighted layers left after paddle_pfc "
+                                  f"{self.backbone}'s last ({self.seq[self.i]['op']} first); not a {self.backbone}")
+
+
+def _align(graph: _Graph, seq: list, layout: dict, backbone: str) -> tuple[dict, int]:
+    """State of ``backbone`` from the flattened source layers; returns (state, folded BatchNorms)."""
+    layers = _layers(layout)
+    aligner = _Aligner(graph.path, seq, backbone)
+    for index, (kind, prefix, params) in enumerate(layers):
+        if kind == "conv":
+            aligner.conv(prefix, params, index + 1 < len(layers) and layers[index + 1][0] == "bn")
+        elif kind == "bn":
+            aligner.bn(prefix, params, index > 0 and layers[index - 1][0] == "conv")
+        elif kind == "prelu":
+            aligner.prelu(prefix, params)
+        else:
+            aligner.linear(prefix, params)
+    aligner.check_all_taken()
+    return aligner.state, aligner.folded
 
 
 def map_onnx(source: SourceTensors) -> OnnxMapped:

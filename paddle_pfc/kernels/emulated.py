@@ -49,6 +49,83 @@ def _stop(*values):
     return values if len(values) > 1 else values[0]
 
 
+class _Precision:
+    """The kernel's arithmetic for logits of ``dtype``: float64 stays, the rest computes in float32;
+    float16 / bfloat16 values are rounded back to the logits' dtype wherever the kernel stores them."""
+
+    def __init__(self, dtype) -> None:
+        self.dtype = dtype
+        self.compute = "float64" if dtype == paddle.float64 else "float32"
+        self.two_byte = dtype in (paddle.float16, paddle.bfloat16)
+
+    def stored(self, v):
+        """``v`` as the kernel writes it back into a tensor of the logits' dtype."""
+        return paddle.cast(paddle.cast(v, self.dtype), self.compute) if self.two_byte else v
+
+    def output(self, v):
+        """``v`` in the logits' dtype, without gradient."""
+        return _stop(paddle.cast(v, self.dtype) if self.two_byte else v)
+
+
+def _target_column(logits, label, rank: int, chain: CollectiveChain):
+    """``(column, here)``, both [N,1]: each label's column in this rank's shard (0 where it lies in
+    another shard) and whether it lies in this shard."""
+    interval = _class_interval(paddle.shape(logits)[1], rank, chain)
+    column = paddle.reshape(paddle.cast(label, "int64"), [-1, 1]) - interval[rank]
+    here = paddle.logical_and(column >= 0, column < paddle.shape(logits)[1])
+    return paddle.where(here, column, paddle.zeros_like(column)), here
+
+
+def _angular(margin) -> bool:
+    """Whether the margin acts on the angle (m1 != 1 or m2 != 0)."""
+    return abs(margin.m1 - 1.0) > _TINY or abs(margin.m2) > _TINY
+
+
+def _scaled_margin_logits(x, x_target, column, here, margin, precision: _Precision):
+    """``scale * logits`` with each target (in this shard) replaced by ``cos(m1 * theta + m2) - m3``."""
+    target = x_target
+    if _angular(margin):
+        theta = paddle.acos(x_target)  # not clipped: |x| > 1 gives NaN, as on the GPU
+        if abs(margin.m1 - 1.0) > _TINY:
+            theta = theta * margin.m1
+        if abs(margin.m2) > _TINY:
+            theta = theta + margin.m2
+        target = precision.stored(paddle.cos(theta))
+    if abs(margin.m3) > _TINY:
+        target = precision.stored(target - margin.m3)
+    z = paddle.put_along_axis(x, column, paddle.where(here, target, x_target), 1, "assign")
+    return precision.stored(z * margin.s)
+
+
+def _sharded_log_softmax(z, chain: CollectiveChain, precision: _Precision):
+    """Log-softmax of each row of ``z`` over the classes of every rank's shard."""
+    row_max = chain.all_reduce_max(paddle.max(z, axis=1, keepdim=True))
+    shifted = precision.stored(z - row_max)
+    sum_exp = chain.all_reduce_sum(paddle.sum(paddle.exp(shifted), axis=1, keepdim=True))
+    return precision.stored(shifted - paddle.log(precision.stored(sum_exp)))
+
+
+def _margin_backward(softmax, x_target, column, here, margin, precision: _Precision):
+    """The gradient of the loss for the logits (margin_cross_entropy_grad): softmax * g off the
+    target, (softmax - 1) * g times the margin's slope at it, everything times the scale. No
+    collective on the values."""
+    def backward(grad_loss):
+        g = paddle.cast(grad_loss, precision.compute)
+        grad = softmax * g
+        p_target = paddle.take_along_axis(softmax, column, axis=1, broadcast=False)
+        grad_target = precision.stored((p_target - 1.0) * g)
+        if _angular(margin):
+            slope = margin.m1 * paddle.sin(margin.m1 * paddle.acos(x_target) + margin.m2) \
+                / paddle.sqrt(1.0 - x_target * x_target)
+            grad_target = grad_target * slope
+        at_column = paddle.take_along_axis(grad, column, axis=1, broadcast=False)
+        grad = paddle.put_along_axis(grad, column, paddle.where(here, grad_target, at_column), 1, "assign")
+        if abs(margin.s - 1.0) > _TINY:
+            grad = precision.stored(grad) * margin.s
+        return paddle.cast(grad, precision.dtype), None
+    return backward
+
+
 class EmulatedFusedKernels(FusedKernels):
     """``class_center_sample`` and ``margin_cross_entropy`` from Paddle ops (see the module doc)."""
 
@@ -94,67 +171,25 @@ class EmulatedFusedKernels(FusedKernels):
 
     # ------------------------------------------------------------------------------------------
     def margin_cross_entropy(self, logits, label, rank, margin, chain, return_softmax=False):
-        margin1, margin2, margin3, scale = margin.m1, margin.m2, margin.m3, margin.s
-        dtype = logits.dtype
-        compute = "float64" if dtype == paddle.float64 else "float32"
-        two_byte = dtype in (paddle.float16, paddle.bfloat16)
-
-        def stored(v):  # the kernel writes the value back into a tensor of the logits' dtype
-            return paddle.cast(paddle.cast(v, dtype), compute) if two_byte else v
-
-        interval = _class_interval(paddle.shape(logits)[1], rank, chain)
-        column = paddle.reshape(paddle.cast(label, "int64"), [-1, 1]) - interval[rank]           # [N,1]
-        here = paddle.logical_and(column >= 0, column < paddle.shape(logits)[1])
-        column = paddle.where(here, column, paddle.zeros_like(column))
+        precision = _Precision(logits.dtype)
+        column, here = _target_column(logits, label, rank, chain)                               # [N,1]
         x = logits.detach()
         x.stop_gradient = True
-        x = x if dtype == getattr(paddle, compute) else paddle.cast(x, compute)
+        x = x if logits.dtype == getattr(paddle, precision.compute) else paddle.cast(x, precision.compute)
         x_target = paddle.take_along_axis(x, column, axis=1, broadcast=False)                   # [N,1]
-        angular = abs(margin1 - 1.0) > _TINY or abs(margin2) > _TINY
-        target = x_target
-        if angular:
-            theta = paddle.acos(x_target)  # not clipped: |x| > 1 gives NaN, as on the GPU
-            if abs(margin1 - 1.0) > _TINY:
-                theta = theta * margin1
-            if abs(margin2) > _TINY:
-                theta = theta + margin2
-            target = stored(paddle.cos(theta))
-        if abs(margin3) > _TINY:
-            target = stored(target - margin3)
-        z = paddle.put_along_axis(x, column, paddle.where(here, target, x_target), 1, "assign")
-        z = stored(z * scale)
-        row_max = chain.all_reduce_max(paddle.max(z, axis=1, keepdim=True))
-        shifted = stored(z - row_max)
-        sum_exp = chain.all_reduce_sum(paddle.sum(paddle.exp(shifted), axis=1, keepdim=True))
-        log_softmax = stored(shifted - paddle.log(stored(sum_exp)))
+        z = _scaled_margin_logits(x, x_target, column, here, margin, precision)
+        log_softmax = _sharded_log_softmax(z, chain, precision)
         at_target = paddle.take_along_axis(log_softmax, column, axis=1, broadcast=False)
         loss = chain.all_reduce_sum(paddle.where(here, -at_target, paddle.zeros_like(at_target)))  # [N,1]
-        softmax = stored(paddle.exp(log_softmax))
-        loss_value = _stop(paddle.cast(loss, dtype) if two_byte else loss)
+        softmax = precision.stored(paddle.exp(log_softmax))
 
         def forward(logits_in, loss_in):
             # The value is computed above from detached inputs; one element of the logits ties them
             # to it so that they get a gradient slot.
             return loss_in + zero_depending_on(logits_in, loss_in.dtype)
 
-        def backward(grad_loss):
-            # margin_cross_entropy_grad: softmax * g off the target, (softmax - 1) * g times the
-            # margin's slope at it, everything times the scale. No collective on the values.
-            g = paddle.cast(grad_loss, compute)
-            grad = softmax * g
-            p_target = paddle.take_along_axis(softmax, column, axis=1, broadcast=False)
-            grad_target = stored((p_target - 1.0) * g)
-            if angular:
-                slope = margin1 * paddle.sin(margin1 * paddle.acos(x_target) + margin2) \
-                    / paddle.sqrt(1.0 - x_target * x_target)
-                grad_target = grad_target * slope
-            at_column = paddle.take_along_axis(grad, column, axis=1, broadcast=False)
-            grad = paddle.put_along_axis(grad, column, paddle.where(here, grad_target, at_column), 1, "assign")
-            if abs(scale - 1.0) > _TINY:
-                grad = stored(grad) * scale
-            return paddle.cast(grad, dtype), None
-
-        loss_out = paddle.static.nn.static_pylayer(forward, [logits, loss_value], backward)
-        softmax_out = _stop(paddle.cast(softmax, dtype) if two_byte else softmax)
+        backward = _margin_backward(softmax, x_target, column, here, margin, precision)
+        loss_out = paddle.static.nn.static_pylayer(forward, [logits, precision.output(loss)], backward)
+        softmax_out = precision.output(softmax)
         chain.after(loss_out)
         return softmax_out, loss_out

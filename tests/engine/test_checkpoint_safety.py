@@ -143,7 +143,7 @@ def test_format1_checkpoint_still_loads(run, tmp_path):
     trainer = make_trainer(tmp_path / "fresh")
     trainer.resume(str(old))
     assert trainer.state.global_step == 4
-    for key, name in trainer.backbone_names.items():
+    for key, name in trainer.programs.backbone_names.items():
         np.testing.assert_array_equal(trainer.programs.read(name), expected[key], err_msg=key)
 
 

@@ -24,20 +24,21 @@ def probe_loss(trainer: Trainer, images: np.ndarray, labels: np.ndarray) -> floa
     """
     cfg, rank, world = trainer.cfg, trainer.rank, trainer.world_size
     rows = len(labels) // world
+    programs = trainer.programs
     program = paddle.static.Program()
-    trainer.backbone.eval()
+    programs.backbone.eval()
     with paddle.static.program_guard(program, paddle.static.Program()), \
-            bind_parameters(trainer.backbone, trainer.startup):
+            bind_parameters(programs.backbone, programs.startup):
         x = paddle.static.data("probe_images", [rows, 3, cfg.model.input_size, cfg.model.input_size], "float32")
         y = paddle.static.data("probe_labels", [rows], "int64")
         head = paddle_pfc.LargeScaleClassifier(
-            trainer.backbone(x), y, rank, world, cfg.data.num_classes, cfg.loss.margin1, cfg.loss.margin2,
+            programs.backbone(x), y, rank, world, cfg.data.num_classes, cfg.loss.margin1, cfg.loss.margin2,
             cfg.loss.margin3, cfg.loss.scale, sample_ratio=1.0, embedding_size=cfg.model.embedding_size,
-            name=trainer.head.weight.name, dtype=cfg.classifier.dtype,
+            name=programs.head.weight.name, dtype=cfg.classifier.dtype,
             center_dtype=cfg.classifier.center_dtype)
-    trainer.backbone.train()
+    programs.backbone.train()
     part = slice(rank * rows, (rank + 1) * rows)
-    return float(trainer.exe.run(program, feed={"probe_images": images[part], "probe_labels": labels[part]},
+    return float(programs.exe.run(program, feed={"probe_images": images[part], "probe_labels": labels[part]},
                                  fetch_list=[head.output_dict["loss"]])[0])
 
 
@@ -60,18 +61,19 @@ def main() -> None:
     probe_n = 12  # divisible by 1, 2 and 3 ranks
     images = rng.uniform(-1, 1, (probe_n, 3, cfg.model.input_size, cfg.model.input_size)).astype(np.float32)
     labels = rng.integers(0, cfg.data.num_classes, probe_n).astype(np.int64)
-    scope = trainer.scope
+    programs = trainer.programs
+    scope = programs.scope
     result = {
         "loss": np.array(history["loss"]), "probe": probe_loss(trainer, images, labels),
-        "global_step": trainer.global_step, "class_start": trainer.head.class_start,
+        "global_step": trainer.state.global_step, "class_start": programs.head.class_start,
         "epoch": trainer.state.epoch, "step_in_epoch": trainer.state.step_in_epoch,
-        "total_steps": trainer.total_steps, "schedule_step": trainer.programs.schedule.last_epoch,
-        "weight": np.array(scope.find_var(trainer.head.weight.name).get_tensor()),
-        "velocity": np.array(scope.find_var(trainer.head.velocity.name).get_tensor()),
+        "total_steps": trainer.total_steps, "schedule_step": programs.schedule.last_epoch,
+        "weight": np.array(scope.find_var(programs.head.weight.name).get_tensor()),
+        "velocity": np.array(scope.find_var(programs.head.velocity.name).get_tensor()),
         "backbone": np.concatenate([np.array(scope.find_var(n).get_tensor()).ravel()
-                                    for n in trainer.backbone_names.values()]),
+                                    for n in programs.backbone_names.values()]),
     }
-    result["eval_embedding"] = trainer.embed(images)  # eval program (BN statistics) on probe images
+    result["eval_embedding"] = programs.embed(images)  # eval program (BN statistics) on probe images
     result["probe_images"] = images
     np.savez(Path(args.out) / f"rank{rank}.npz", **result)
     if rank == 0:

@@ -88,7 +88,7 @@ def test_validation_longer_than_gloo_timeout_on_two_ranks_completes(two_rank_run
     ~40 s of validation on this machine (copies of the 600-pair set of ``two_rank_run``, from the
     time it took there) is validated once, at step 2 of a copy of that run resumed, and the
     checkpoint after it (a barrier, then rank 0 completes it) and the end of the job go through.
-    A rank working alone past 30 s before a collective is tests/test_reliability_barrier.py."""
+    A rank working alone past 30 s before a collective is tests/engine/test_reliability_barrier.py."""
     first, bin_600 = two_rank_run
     out = tmp_path / "run"
     shutil.copytree(first, out)

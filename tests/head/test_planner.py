@@ -1,7 +1,6 @@
 """Fast tests of paddle_pfc.head.planner (pure arithmetic, no paddle launch)."""
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -9,7 +8,7 @@ from paddle_pfc.head import planner
 from paddle_pfc.head.blocks import block_bounds, block_rows
 from paddle_pfc.head.planner import PROCESS_OVERHEAD, max_classes, parse_bytes, plan
 
-REPO = Path(__file__).resolve().parents[1]
+from launcher import REPO
 
 
 def test_small_case_by_hand():

@@ -4,11 +4,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
+from launcher import REPO
 
 from paddle_pfc.evaluation import validation as evaluation
 from paddle_pfc.deploy.export import (EvalProgram, backbone_state_from_scope, export_backbone, load_state_file,
@@ -17,7 +17,6 @@ from paddle_pfc.deploy.model_format import read_export_meta
 from paddle_pfc.deploy.onnx_export import check_onnx, export_onnx
 from paddle_pfc.deploy.inference import FaceEmbedder
 
-REPO = Path(__file__).resolve().parents[1]
 SIZE, EMB = 32, 64
 
 
@@ -47,7 +46,7 @@ def embedder(mbf):
 def images(tmp_path_factory, small_lfw):
     """Six 32x32 RGB uint8 face crops decoded from small_lfw.bin + their files."""
     d = tmp_path_factory.mktemp("imgs")
-    imgs, _ = evaluation.load_bin(small_lfw, SIZE)
+    imgs, _ = evaluation.load_pairs(small_lfw, SIZE)
     rgb = np.clip(np.round(imgs[:6].transpose(0, 2, 3, 1) * 128 + 127.5), 0, 255).astype(np.uint8)
     paths = []
     for i, im in enumerate(rgb):

@@ -2,10 +2,10 @@
 import argparse
 import copy
 import pickle
-from pathlib import Path
 
 import pytest
 import yaml
+from launcher import REPO
 
 from paddle_pfc.engine.config import schema as config_mod
 from paddle_pfc.engine.config import (
@@ -13,7 +13,7 @@ from paddle_pfc.engine.config import (
     default_config_dict, dump_config, load_config, resolve_lr, resolve_validation_sets,
 )
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+CONFIG_DIR = REPO / "configs"
 SHIPPED = sorted(CONFIG_DIR.glob("*.yaml"))
 MIN = ["data.num_classes=10"]  # the only required key
 
