@@ -116,13 +116,11 @@ def build_embed_fn(args: argparse.Namespace) -> tuple[EmbedFn, tuple[int, int], 
         norm = (emb.meta or {}).get("normalization", NORMALIZATION)
         mean, std = (0.0, 1.0) if norm.get("inside_model") else (float(norm.get("mean", 127.5)),
                                                                    float(norm.get("std", 128.0)))
-        embed_fn = emb.forward
-        if (mean, std) != (127.5, 128.0):
-            renormalize = _renormalizer(mean, std)
-
-            def embed_fn(batch):
-                return emb.forward(renormalize(batch))
-        return embed_fn, emb.input_size, f"{emb.backend}:{emb.model_files[0]}"
+        described = f"{emb.backend}:{emb.model_files[0]}"
+        if (mean, std) == (127.5, 128.0):
+            return emb.forward, emb.input_size, described
+        renormalize = _renormalizer(mean, std)
+        return (lambda batch: emb.forward(renormalize(batch))), emb.input_size, described
     from paddle_pfc.deploy.export import EvalProgram
     from paddle_pfc.engine.checkpoint import model_from_checkpoint
 

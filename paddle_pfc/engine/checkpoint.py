@@ -558,6 +558,15 @@ def _assign_strict(scope, saved: dict[str, np.ndarray], expected: dict[str, str]
         write_tensor(scope, name, saved[key], place)
 
 
+def _present(path: Path, check: Callable[[Path], None] | None) -> Path:
+    """``path``, after :class:`CheckpointError` if it is missing and ``check(path)`` if given."""
+    if not path.exists():
+        raise CheckpointError(f"checkpoint file missing: {path}")
+    if check is not None:
+        check(path)
+    return path
+
+
 def reshard_rows(path: Path, head_index: int, kind: str, saved_world_size: int, start: int, count: int,
                  width: int, center_dtype: str = "float32",
                  check: Callable[[Path], Path] | None = None) -> np.ndarray:
@@ -569,11 +578,7 @@ def reshard_rows(path: Path, head_index: int, kind: str, saved_world_size: int, 
     out = np.empty((count, width), dtype=HOST_DTYPES[center_dtype])
     filled = 0
     for r in range(saved_world_size):
-        info_path = path / "centers" / f"head{head_index}.rank{r}.json"
-        if not info_path.exists():
-            raise CheckpointError(f"checkpoint file missing: {info_path}")
-        if check is not None:
-            check(info_path)
+        info_path = _present(path / "centers" / f"head{head_index}.rank{r}.json", check)
         try:
             info = json.loads(info_path.read_text())
             lo, hi = max(start, info["class_start"]), min(start + count, info["class_start"] + info["num_local"])
@@ -581,11 +586,7 @@ def reshard_rows(path: Path, head_index: int, kind: str, saved_world_size: int, 
             raise CheckpointError(f"checkpoint file {info_path} is corrupt: {type(exc).__name__}: {exc}") from exc
         if lo >= hi:
             continue
-        shard_path = path / "centers" / f"head{head_index}.{kind}.rank{r}.npy"
-        if not shard_path.exists():
-            raise CheckpointError(f"checkpoint file missing: {shard_path}")
-        if check is not None:
-            check(shard_path)
+        shard_path = _present(path / "centers" / f"head{head_index}.{kind}.rank{r}.npy", check)
         try:
             shard = np.load(shard_path, mmap_mode="r", allow_pickle=False)
         except (ValueError, OSError, EOFError) as exc:  # truncated, or not an .npy
