@@ -62,8 +62,8 @@ def native_inference() -> Iterator[None]:
     program, as in training (oneDNN's convolutions, the depthwise kernels, channels last) with the
     norms on their running statistics (:func:`paddle_pfc.kernels.native_ops.batch_norm_inference`)
     and float32 products. For eval programs that run in this process only (validation during
-    training, ``tools/validate.py``): 1.6-2x faster at 112x112, ~4.7x for mobilefacenet at 32x32,
-    than on Paddle's ops (docs/performance.md). An exported model is built outside it and keeps Paddle's ops."""
+    training, ``tools/validate.py``), because they run faster than on Paddle's ops (figures:
+    docs/performance.md). An exported model is built outside it and keeps Paddle's ops."""
     previous = _native_inference[0]
     _native_inference[0] = True
     try:
@@ -260,11 +260,10 @@ class DepthwiseConv2D(GroupedConv2D):
     def channels_last_kernel(self, x=None) -> bool:
         """True when this layer now builds the channels-last kernel of ``csrc/depthwise_ops.cc``
         (under :func:`channels_last`): strided, or global on NHWC ``x`` (the kernel covers the
-        padded map: mobilefacenet's GDC). oneDNN's bfloat16 backward of a strided depthwise layer
-        is a generic kernel ~100x slower than its float32 one; its d weight of the GDC (7x7 over a
-        7x7 map) generic code, 8 ms in bfloat16 and 3.4 in float32 for 0.8 M multiply-adds. Its
-        stride-1 3x3 kernels are faster than ours (mobilefacenet b32 bfloat16, one rank: 32
-        against 47 ms a step). AMD EPYC Zen 5, 2026-11-25; docs/performance.md."""
+        padded map: mobilefacenet's GDC), because oneDNN's bfloat16 backward of a strided
+        depthwise layer and its d weight of the GDC (7x7 over a 7x7 map) are generic code, slower
+        than this kernel; stride-1 layers stay on oneDNN, whose stride-1 3x3 kernels are faster
+        than ours (figures: docs/performance.md)."""
         if not super().channels_last_kernel():
             return False
         if tuple(self._stride) != (1, 1):
@@ -275,14 +274,14 @@ class DepthwiseConv2D(GroupedConv2D):
     def multiplies_bfloat16(self) -> bool:
         """True when this layer now multiplies in bfloat16: :attr:`bfloat16_products`, under
         :func:`channels_last`, on the channels-last kernel or oneDNN's stride-1 bfloat16
-        depthwise kernels on NHWC (mobilefacenet's stride-1 layers 75 -> 48 ms a step, forward and
-        backward; on the blocked NCHW layout bfloat16 was slower)."""
+        depthwise kernels on NHWC, where bfloat16 is faster than float32 (on the blocked NCHW
+        layout it is slower, so NCHW stays float32; figures: docs/performance.md)."""
         strided = tuple(self._stride) != (1, 1)
         return self.bfloat16_products and self.training and in_channels_last() and (
             GroupedConv2D.channels_last_kernel(self) or (self.native() and not strided))
 
-    # oneDNN's depthwise kernels (channels-blocked) ran mobilefacenet's depthwise convolutions
-    # 1.6-1.9x faster than the NCHW native kernel, which stays as the fallback without oneDNN.
+    # oneDNN's depthwise kernels (channels-blocked) are faster than the NCHW native kernel, which
+    # stays as the fallback without oneDNN (figures: docs/performance.md).
     def forward(self, x, bfloat16_output: bool = False):
         """``bfloat16_output``: write the output in bfloat16 when this layer :func:`takes_bfloat16`."""
         bf16 = self.multiplies_bfloat16()
@@ -305,9 +304,8 @@ class Conv2D(nn.Conv2D):
                          weight_attr=weight_attr, bias_attr=False)
         self._pad_hw = pad
 
-    # A stem on 3-channel images stays on Paddle's conv2d: oneDNN is no faster there, even with
-    # d input skipped for images (mobilefacenet's 3->64 stride-2 stem at batch 32: 31.5 against
-    # 34.8 ms; iresnet's stride-1 stem at batch 16: 187 against 175 ms; docs/paddle-notes.md).
+    # A stem on 3-channel images (fewer than MIN_NATIVE_CHANNELS inputs) stays on Paddle's conv2d:
+    # oneDNN is no faster there, even with d input skipped for images (figures: docs/performance.md).
     MIN_NATIVE_CHANNELS = 8
 
     #: multiply in bfloat16 (set by :func:`use_bfloat16_convolutions`)

@@ -1,16 +1,16 @@
 """How a command's process runs its ``main`` (``tools/*.py`` and the ``paddle-pfc-*`` commands).
 
-Two costs of Paddle 3.3 under Python 3.11 that a command pays for nothing (measured on a tiny
-2-rank training run, docs/paddle-notes.md):
+Two costs of Paddle 3.3 under Python 3.11 that a command pays for nothing (figures:
+docs/paddle-notes.md):
 
 - **Building a program**: Paddle records every op's Python call stack with
   ``traceback.extract_stack``, which in 3.11 also works out each frame's column positions and
   stats each frame's source file; Paddle reads only a frame's file, line number, function and
-  source line. :func:`quick_call_stacks` gives it exactly those, the same frames and text
-  (~0.35 s of a tiny model's build, more for a deep one).
-- **Leaving**: the interpreter's last garbage collections walk every object Paddle made (0.55–0.85
-  s). :func:`run` collects once itself (~0.2 s), then freezes what is left (``gc.freeze``): the
-  exit then takes ~0.15 s. Every object is still released by reference counting; only a cycle
+  source line. :func:`quick_call_stacks` gives it exactly those, the same frames and text, in
+  less time.
+- **Leaving**: the interpreter's last garbage collections walk every object Paddle made.
+  :func:`run` collects once itself, then freezes what is left (``gc.freeze``), so the exit is
+  shorter. Every object is still released by reference counting; only a cycle
   made after that collection would be left to the operating system.
 
 A rank of a multi-rank job also leaves without the libraries' C++ teardown (:func:`_leave_now`):

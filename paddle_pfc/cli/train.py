@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.overrides = list(args.overrides or []) + _flag_overrides(args)
     try:
-        cfg = config_from_args(args)  # a config's own errors are named before Paddle is imported (~2.5 s)
+        cfg = config_from_args(args)  # a config's own errors are named before Paddle is imported (slow)
         from paddle_pfc.engine.trainer import check_supported
 
         check_supported(cfg)

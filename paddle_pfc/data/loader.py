@@ -137,9 +137,8 @@ def _slots_view(shared, slot_shape: Tuple[int, int, int, int]) -> np.ndarray:
 def _stop_opencv_threads_before_fork() -> None:
     """Run OpenCV single-threaded in this process from now on (``cv2.setNumThreads(0)``, which
     also joins its pool's worker threads), before forking decode workers: a child forked while
-    one of those threads held the pool's mutex hangs in its first parallel OpenCV call (seen in
-    ``cv2.warpAffine``, opencv-python-headless 5.0, 2026-11-25: a forked worker of a process that
-    had decoded batches itself waited on that mutex forever). The forked workers inherit the
+    one of those threads held the pool's mutex hangs in its first parallel OpenCV call (e.g.
+    ``cv2.warpAffine``; the observed case: docs/performance.md). The forked workers inherit the
     setting, so they never touch the pool; the consumer only normalizes (numpy)."""
     import cv2
 

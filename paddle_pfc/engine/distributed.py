@@ -25,8 +25,9 @@ def exit_with_parent() -> bool:
     ``paddle.distributed.launch`` does not stop its workers when it is killed itself (kill -9,
     the scheduler's OOM killer): they would run on as orphans and keep writing the output folder.
     SIGKILL, not SIGTERM: Paddle catches SIGTERM in a C++ handler that prints a stack trace, and
-    a worker so signalled in the middle of a step once ran on for more than 10 s (checkpoints are
-    written to a temporary folder and renamed, so a killed worker leaves none half-written).
+    a worker so signalled in the middle of a step can run on long after its launcher
+    (docs/paddle-notes.md). Checkpoints are written to a temporary folder and renamed, so a
+    killed worker leaves none half-written.
     A no-op (False) on other systems or when the parent is already gone (then we exit at once).
     """
     if not sys.platform.startswith("linux"):

@@ -9,35 +9,30 @@ the running machine, never assumed:
   whose vendor is ``AuthenticAMD``; ``MKL_DEBUG_CPU_TYPE`` selects its kernels: ``7`` its AVX-512
   ones (Skylake-SP's subsets F, CD, BW, DQ, VL, which AMD's Zen 4 and Zen 5 have), ``5`` its AVX2
   ones. MKL reads the variable at its first call, so setting it after ``import paddle`` but before
-  the first product works (measured 2026-11-23 on an AMD EPYC Zen 4, one thread: a
-  [256,512]x[512,20000] product 0.092-0.109 s set late, 0.103-0.110 s set before start,
-  0.232-0.285 s unset). On an AMD EPYC Zen 5 (family 26), whose AVX-512 units are full width, a
-  [2048, 2048] float32 product ran at 44 GFLOP/s unset, 113 with ``5`` and 206-241 with ``7``
-  (2026-11-25, one thread). Set to ``7`` when the CPU is AMD with those AVX-512 subsets, to ``5``
-  when it is AMD with AVX2 only, and only when the user has not set it; elsewhere nothing changes.
+  the first product works; ``7`` is faster than ``5`` where the AVX-512 subsets exist, and both
+  than the generic path (figures: docs/performance.md). Set to ``7`` when the CPU is AMD with
+  those AVX-512 subsets, to ``5`` when it is AMD with AVX2 only, and only when the user has not
+  set it; elsewhere nothing changes.
 * **malloc.** glibc's malloc decides how freed CPU buffers are kept, and the head's step allocates
   many block-sized temporaries, so the choice is a trade-off between page faults and resident
   memory. ``malloc=`` (default ``$PADDLE_PFC_MALLOC``, else ``speed``) sets it with ``mallopt``:
 
 * ``default``: glibc's own dynamic thresholds (nothing changes).
 * ``speed`` (the default): mmap threshold fixed at glibc's maximum (32 MiB) and trim threshold at 2 GiB, so
-  freed buffers stay in the process and are reused without faulting pages in again. Measured
-  here (1M classes, ratio 0.1, 2 ranks, on Paddle's kernels): step 0.77 s instead of 1.00 s, but
-  the RSS holds about 1 GiB more than the tensors need (fragmentation across the executor's
-  thread arenas).
+  freed buffers stay in the process and are reused without faulting pages in again: faster
+  steps, but the RSS holds more than the tensors need (fragmentation across the executor's
+  thread arenas; figures: docs/performance.md).
 * ``memory``: mmap and trim thresholds at 1 MiB, so every large buffer is returned to the kernel
   when freed: the RSS follows the live tensors (what :mod:`paddle_pfc.head.planner` plans), at the
   price of a page fault per fresh page. For runs that must fit.
 
 * **The executor's threads (CPU only).** Paddle 3.3's static executor runs a CPU program's ops on
   worker threads; glibc gives those threads their own malloc arenas, whose heaps are trimmed page
-  by page whatever the thresholds above say, so every step faults its activations in again.
-  Measured 2026-11-23 on an AMD EPYC Zen 4 (AVX-512), 1 thread, iresnet50 batch 8 training step:
-  3.06-3.18 s with 156-163k minor faults and 1.5-1.6 s of system time per step, against
-  1.65-1.72 s with no fault and 0.01 s of system time when the ops run in order on the calling
-  thread (``FLAGS_new_executor_serial_run``). So when no GPU is visible, that flag is set (unless
-  the user set it: the environment wins); GPU programs keep Paddle's scheduling, which overlaps
-  streams.
+  by page whatever the thresholds above say, so every step faults its activations in again;
+  running the ops in order on the calling thread (``FLAGS_new_executor_serial_run``) avoids those
+  faults and is faster on CPU (figures: docs/performance.md). So when no GPU is visible, that
+  flag is set (unless the user set it: the environment wins); GPU programs keep Paddle's
+  scheduling, which overlaps streams.
 """
 from __future__ import annotations
 
@@ -93,9 +88,8 @@ def refuse_global_onednn() -> None:
     """Raise :class:`ProcessSettingError` naming the flag when no GPU is visible and Paddle's global
     oneDNN mode is on (``FLAGS_use_onednn`` or ``FLAGS_use_mkldnn``, from the environment or
     ``paddle.set_flags``): in Paddle 3.3.1 it kills a CPU training step with a segmentation fault
-    in its batch norm kernel (measured 2026-11-27, ``tools/train.py`` on the demo config, either
-    flag) or a ``dnnl::error`` in the head's ops (docs/paddle-notes.md). GPU programs do not use
-    those kernels."""
+    in its batch norm kernel (either flag) or a ``dnnl::error`` in the head's ops
+    (docs/paddle-notes.md, docs/performance.md). GPU programs do not use those kernels."""
     import paddle
 
     from paddle_pfc.engine.device import gpu_visible

@@ -70,8 +70,8 @@ def build(name: str, source: Path, extra_key: bytes = b"", **load_args):
     linker options); one process at a time per machine (ranks share it).
 
     A finished build (marked by a ``built`` file written after its first successful load) is
-    imported directly: ``load`` itself runs a ``setup.py`` subprocess each time, ~1.1 s per
-    extension and process even when nothing is to be compiled."""
+    imported directly: ``load`` itself runs a ``setup.py`` subprocess each time, per extension
+    and process, even when nothing is to be compiled (its cost: docs/paddle-notes.md)."""
     from paddle.utils.cpp_extension import load
     from paddle.utils.cpp_extension.extension_utils import _import_module_from_library
 
