@@ -457,7 +457,7 @@ def collectives_of(program) -> list[tuple[str, tuple[int, ...], str, int]]:
 def build_collectives_program(collectives: list, world_size: int):
     """``(main, startup, probe)``: ``collectives`` (:func:`collectives_of`) alone, in their order, on
     zero tensors of their shapes and dtypes (the communication of a step without its compute)."""
-    from paddle_pfc.head.collectives import CollectiveChain, zero_depending_on
+    from paddle_pfc.kernels.collectives import CollectiveChain, zero_depending_on
 
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, startup):

@@ -161,7 +161,7 @@ def _gather_program(width: int, world_size: int):
     """``(program, gathered)``: all-gathers a float32 ``row`` of ``width`` from every rank."""
     import paddle
 
-    from paddle_pfc.head.collectives import CollectiveChain
+    from paddle_pfc.kernels.collectives import CollectiveChain
 
     gather_main = paddle.static.Program()
     with paddle.static.program_guard(gather_main, paddle.static.Program()):

@@ -13,10 +13,9 @@ from __future__ import annotations
 import logging
 
 from paddle_pfc.head import planner
-from paddle_pfc.head.host_memory import (HeadMemoryError, available_memory, check_state_fits, ranks_need,
-                                         ranks_phrase)
+from paddle_pfc.head.host_memory import HeadMemoryError, available_memory, check_state_fits, ranks_need, ranks_phrase
 
-__all__ = ["HeadMemoryError", "PLAN_MARGIN", "available_memory", "check_state_fits", "check_head_fits"]
+__all__ = ["PLAN_MARGIN", "check_head_fits"]
 
 log = logging.getLogger("paddle_pfc.train")
 

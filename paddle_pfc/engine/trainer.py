@@ -30,7 +30,8 @@ from paddle_pfc.engine.config import Config, describe_lr, dump_config, log_inter
 from paddle_pfc.utils.launch_env import local_world_size
 from paddle_pfc.utils.paddle_compat import on_gpu
 from paddle_pfc.engine.input import DataSizeError, dataset_from_config, loader_from_config
-from paddle_pfc.engine.memory import HeadMemoryError, check_head_fits
+from paddle_pfc.engine.memory import check_head_fits
+from paddle_pfc.head.host_memory import HeadMemoryError
 from paddle_pfc.engine.protect import SourceInOutputError, check_sources_spared
 from paddle_pfc.engine.preemption import Preempted, PreemptionWatch
 from paddle_pfc.engine.validator import ValidationSetError, Validator, load_validation_sets

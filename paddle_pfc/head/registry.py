@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import paddle
-
-    from paddle_pfc.head.classifier import LargeScaleClassifier
 
 #: What the entries of :func:`nonfinite_flags` stand for, in order.
 NONFINITE_PARTS = ("loss", "backbone gradients", "class-center gradients", "batch-norm statistics")
@@ -39,13 +37,13 @@ def _record(program: paddle.static.Program) -> _Record:
     return record
 
 
-def add_classifier(program: paddle.static.Program, classifier: LargeScaleClassifier) -> None:
-    """Record that ``classifier`` was built into ``program``."""
+def add_classifier(program: paddle.static.Program, classifier: Any) -> None:
+    """Record that ``classifier`` (a ``LargeScaleClassifier``) was built into ``program``."""
     _record(program).classifiers.append(classifier)
 
 
-def classifiers_of(program: paddle.static.Program) -> list[LargeScaleClassifier]:
-    """The classifiers built into ``program`` (in build order)."""
+def classifiers_of(program: paddle.static.Program) -> list[Any]:
+    """The ``LargeScaleClassifier`` objects built into ``program`` (in build order)."""
     record = _records.get(program)
     return list(record.classifiers) if record is not None else []
 

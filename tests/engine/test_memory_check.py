@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from launcher import REPO
-from paddle_pfc.engine.memory import HeadMemoryError, available_memory, check_head_fits
+from paddle_pfc.engine.memory import check_head_fits
+from paddle_pfc.head.host_memory import HeadMemoryError, available_memory
 
 GIB = 2**30
 MEMINFO = "MemTotal:       24000000 kB\nMemFree:         1000 kB\nMemAvailable:   20000000 kB\nSwapFree:        1000000 kB\n"

@@ -81,7 +81,7 @@ def test_minimize_refuses_a_loss_of_another_program():
 def test_minimize_refuses_centers_that_cannot_fit_in_memory():
     """10^11 classes x 8 float32 on one rank: 2.9 TiB of centers, 5.8 TiB with momentum: refused when the
     program is built (before, Linux let it start and its OOM killer ended it with no message)."""
-    from paddle_pfc.engine.memory import HeadMemoryError
+    from paddle_pfc.head.host_memory import HeadMemoryError
 
     head, main, startup = build(num_classes=10**11)
     with paddle.static.program_guard(main, startup):

@@ -40,7 +40,7 @@ def test_real_and_emulated_kernels_agree(static_mode):
     positives, and the same loss, softmax and gradient up to float32 rounding."""
     import paddle
 
-    from paddle_pfc.head.collectives import CollectiveChain
+    from paddle_pfc.kernels.collectives import CollectiveChain
     from paddle_pfc.kernels import fused_kernels
 
     rng = np.random.default_rng(5)

@@ -5,7 +5,7 @@ import numpy as np
 import paddle
 import pytest
 
-from paddle_pfc.head.collectives import zero_depending_on
+from paddle_pfc.kernels.collectives import zero_depending_on
 from paddle_pfc.kernels import extensions, native_build, native_ops
 from paddle_pfc.head.dtypes import from_float32, to_float32
 
