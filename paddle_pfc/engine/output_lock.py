@@ -27,6 +27,7 @@ from pathlib import Path
 
 LOCK_NAME = "train.lock"
 _STORE_KEY = "paddle_pfc/output_lock"
+_READ_KEY = "paddle_pfc/output_lock_read"
 _held: dict[str, int] = {}  # resolved output folder -> file descriptor holding its lock
 
 
@@ -77,15 +78,17 @@ def acquire(output_dir: str | os.PathLike) -> Path:
     return path
 
 
-def lock_for_job(output_dir: str | os.PathLike, rank: int, world_size: int, store=None) -> None:
+def lock_for_job(output_dir: str | os.PathLike, rank: int, world_size: int, store=None,
+                 ack_timeout: float = 120.0) -> None:
     """Rank 0 takes :func:`acquire`; on several ranks it publishes the outcome on the job's TCP
     store (``store``: default the global one) and every other rank raises the same
-    :class:`OutputDirLockedError` when rank 0 could not lock. Call on every rank, before anything
-    is written into ``output_dir``."""
+    :class:`OutputDirLockedError` when rank 0 could not lock. A refused rank 0 keeps the store
+    (which it hosts) up until every other rank has read the outcome, or ``ack_timeout`` seconds.
+    Call on every rank, before anything is written into ``output_dir``."""
     if world_size > 1 and store is None:
-        from paddle.base import core
+        from paddle_pfc.utils.paddle_compat import global_tcp_store
 
-        store = core.create_or_get_global_tcp_store()
+        store = global_tcp_store()
     if rank == 0:
         outcome = ""
         try:
@@ -99,8 +102,18 @@ def lock_for_job(output_dir: str | os.PathLike, rank: int, world_size: int, stor
         finally:
             if world_size > 1:
                 store.set(_STORE_KEY, outcome.encode() or b"ok")
+                if outcome:
+                    _wait_for_readers(store, world_size - 1, ack_timeout)
         return
     if world_size > 1:
         outcome = store.get(_STORE_KEY).decode()
         if outcome != "ok":
+            store.add(_READ_KEY, 1)
             raise OutputDirLockedError(outcome)
+
+
+def _wait_for_readers(store, readers: int, timeout: float) -> None:
+    """Until ``readers`` ranks have counted themselves on ``_READ_KEY`` (or ``timeout`` s)."""
+    deadline = time.monotonic() + timeout
+    while store.add(_READ_KEY, 0) < readers and time.monotonic() < deadline:
+        time.sleep(0.02)

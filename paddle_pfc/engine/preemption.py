@@ -123,9 +123,9 @@ class PreemptionWatch:
     # ----------------------------------------------------------------------------- the agreement
     def _get_store(self):
         if self._store is None:
-            from paddle.base import core
+            from paddle_pfc.utils.paddle_compat import global_tcp_store
 
-            self._store = core.create_or_get_global_tcp_store()
+            self._store = global_tcp_store()
         return self._store
 
     def propose(self, step: int) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -61,6 +62,40 @@ def test_stale_lock_file_naming_a_dead_pid_does_not_block(tmp_path):
                                                    "command": "train"}))
     assert output_lock.acquire(tmp_path) == tmp_path / LOCK_NAME
     assert json.loads((tmp_path / LOCK_NAME).read_text())["pid"] == os.getpid()
+
+
+RANK = ("import socket, sys, time\n"
+        "from paddle.base import core\n"
+        "from paddle_pfc.engine.output_lock import OutputDirLockedError, lock_for_job\n"
+        "rank, port, folder = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]\n"
+        "store = core.TCPStore('127.0.0.1', port, rank == 0, 2, 30)\n"
+        "if rank == 1:\n"
+        "    time.sleep(1.5)  # reads the outcome well after rank 0 published it\n"
+        "try:\n"
+        "    lock_for_job(folder, rank, 2, store=store)\n"
+        "except OutputDirLockedError as exc:\n"
+        "    print('refused:', exc, flush=True)\n"
+        "    sys.exit(2)\n")
+
+
+def test_every_rank_of_a_refused_job_reads_the_refusal_before_rank_0_ends(tmp_path):
+    """Rank 0 hosts the job's store: it stays up until the slowest rank has read the refusal."""
+    holder = hold_lock(tmp_path)
+    try:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+        ranks = [subprocess.Popen([sys.executable, "-c", RANK, str(rank), str(port), str(tmp_path)], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for rank in (0, 1)]
+        outputs = [rank.communicate(timeout=120)[0] for rank in ranks]
+        for rank, output in zip(ranks, outputs):
+            assert rank.returncode == 2, output
+            assert f"refused: train.output_dir {tmp_path} is in use by another training job: pid {holder.pid}" \
+                in output, output
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 @pytest.mark.multirank
