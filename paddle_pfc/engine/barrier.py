@@ -6,7 +6,9 @@ is still busy alone (writing a checkpoint, indexing data, validating) therefore 
 :class:`StoreBarrier` makes the ranks meet *before* such a collective on Paddle's TCP store (the
 key-value server ``paddle.distributed.launch`` / ``init_parallel_env`` already run on the master
 node): each rank adds its key and polls for the others' keys, for up to ``timeout`` seconds. After
-it every rank enters the next collective within moments of the others.
+it every rank enters the next collective within moments of the others. Rank 0 hosts the store,
+so it leaves a barrier last, once every rank has seen it met: a job's last barrier never leaves
+another rank polling a store that rank 0's exit took away.
 """
 from __future__ import annotations
 
@@ -65,5 +67,17 @@ class StoreBarrier:
                     f"rank {self.rank}: ranks {pending} did not reach barrier {name!r} within "
                     f"{timeout:.0f} s (train.collective_timeout); see their logs")
             time.sleep(pause)
-            pause = min(pause * 2, 0.2)
-        return time.monotonic() - started
+            pause = min(pause * 2, 0.05)
+        waited = time.monotonic() - started
+        store.add(f"{key}/left", 1)
+        if self.rank == 0:
+            self._wait_until_left(store, f"{key}/left")
+        return waited
+
+    def _wait_until_left(self, store, key: str) -> None:
+        """Rank 0 hosts the store: it stays until every rank has seen the barrier met (counted
+        itself on ``key``), so none polls a store that rank 0's end of the job took away. A rank
+        that died after arriving does not hold it longer than ``timeout``."""
+        deadline = time.monotonic() + self.timeout
+        while store.add(key, 0) < self.world_size and time.monotonic() < deadline:
+            time.sleep(0.002)

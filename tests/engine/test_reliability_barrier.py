@@ -40,3 +40,35 @@ def test_rank_working_alone_longer_than_gloo_timeout(request, started_early):
         result = np.load(tmp_path / "met" / f"rank{rank}.npz")
         np.testing.assert_array_equal(result["gathered"], [[0.0, 0.0], [1.0, 1.0]])
     assert float(np.load(tmp_path / "met" / "rank1.npz")["waited"]) > 30.0  # rank 1 really waited that long
+
+
+BARRIER_RANK = ("import os, sys, time\n"
+                "from paddle.base import core\n"
+                "from paddle_pfc.engine.barrier import StoreBarrier\n"
+                "rank, world, port = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])\n"
+                "store = core.TCPStore('127.0.0.1', port, rank == 0, world, 30)\n"
+                "if rank == 0:\n"
+                "    time.sleep(1.0)  # the others wait for it, polling ever more slowly\n"
+                "StoreBarrier(rank, world, timeout=60, store=store).wait('the last one')\n"
+                "print('left', flush=True)\n"
+                "os._exit(0)  # at once, as a rank of a finished job does (the store it hosts goes with it)\n")
+
+
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_the_store_host_leaves_a_barrier_after_every_other_rank(world_size):
+    """Rank 0 hosts the job's store: it leaves a barrier only once the others no longer need the
+    store for it, so a job's last barrier never ends in another rank's 'connection reset'."""
+    import os
+    import socket
+    import sys
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    ranks = [subprocess.Popen([sys.executable, "-c", BARRIER_RANK, str(rank), str(world_size), str(port)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for rank in range(world_size)]
+    outputs = [rank.communicate(timeout=120)[0] for rank in ranks]
+    for rank, (proc, output) in enumerate(zip(ranks, outputs)):
+        assert proc.returncode == 0 and output.rstrip().endswith("left"), f"rank {rank}:\n{output}"
