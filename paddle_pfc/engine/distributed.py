@@ -11,6 +11,7 @@ import paddle
 from paddle_pfc.engine.runtime import configure_process
 from paddle_pfc.kernels.collectives import CollectiveChain
 from paddle_pfc.utils.launch_env import env_int
+from paddle_pfc.utils.store_socket import master_endpoint, set_no_delay, wait_until_listening
 
 _state: dict[str, int] = {}
 
@@ -75,7 +76,7 @@ def init_distributed(collective_timeout: float | None = None) -> tuple[int, int]
         os.environ.setdefault("PADDLE_PG_TIMEOUT", str(int(timeout * 1000)))  # NCCL, milliseconds
         if not paddle.in_dynamic_mode():
             paddle.disable_static()
-        paddle.distributed.init_parallel_env()
+        _init_parallel_env(rank, timeout)
         rank = paddle.distributed.get_rank()
         world_size = paddle.distributed.get_world_size()
     paddle.enable_static()
@@ -85,6 +86,19 @@ def init_distributed(collective_timeout: float | None = None) -> tuple[int, int]
         fleet.init(is_collective=True)
     _state.update(rank=rank, world_size=world_size)
     return rank, world_size
+
+
+def _init_parallel_env(rank: int, timeout: float) -> None:
+    """``paddle.distributed.init_parallel_env()`` without the store's fixed delays
+    (:mod:`paddle_pfc.utils.store_socket`): a rank other than 0 connects once rank 0's store
+    listens (waiting up to ``timeout`` seconds, then as Paddle does), and the store's client socket
+    sends each request at once."""
+    endpoint = master_endpoint()
+    if endpoint is not None and rank != 0:
+        wait_until_listening(*endpoint, timeout)
+    paddle.distributed.init_parallel_env()
+    if endpoint is not None:
+        set_no_delay(endpoint[1])
 
 
 def current_place() -> paddle.CPUPlace | paddle.CUDAPlace:
