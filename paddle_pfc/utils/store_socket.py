@@ -29,13 +29,16 @@ def master_endpoint() -> tuple[str, int] | None:
 
 def wait_until_listening(host: str, port: int, timeout: float) -> bool:
     """Probe ``host:port`` with TCP connections (each closed at once) until one is accepted or
-    ``timeout`` seconds pass; whether one was accepted."""
+    ``timeout`` seconds pass; whether one was accepted. False at once when ``host`` does not
+    resolve (Paddle's own connect then names it)."""
     deadline = time.monotonic() + timeout
     pause = 0.005
     while True:
         try:
             with socket.create_connection((host, port), timeout=1.0):
                 return True
+        except (socket.gaierror, UnicodeError):  # not a host name that resolves
+            return False
         except OSError:
             if time.monotonic() >= deadline:
                 return False

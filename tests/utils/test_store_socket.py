@@ -37,6 +37,9 @@ def test_master_endpoint_is_the_one_paddle_chooses(monkeypatch, env, expected):
 def test_waits_until_the_endpoint_listens_and_gives_up_after_the_timeout():
     port = free_port()
     assert wait_until_listening("127.0.0.1", port, timeout=0.2) is False  # nobody listens
+    started = time.monotonic()
+    assert wait_until_listening("no-such-host.invalid", port, timeout=60) is False
+    assert time.monotonic() - started < 30  # a name that does not resolve is not waited for
     server = socket.socket()
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 
