@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -104,3 +105,10 @@ def metrics_losses(output_dir: Path) -> dict[int, float]:
             assert record["step"] not in out, f"step {record['step']} twice in {output_dir}/metrics.jsonl"
             out[record["step"]] = record["loss"]
     return out
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

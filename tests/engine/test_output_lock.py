@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher import REPO, children, launch, metrics_losses, start_launch, worker_logs
+from launcher import REPO, children, free_port, launch, launch_env, metrics_losses, start_launch, worker_logs
 from paddle_pfc.engine import output_lock
 from paddle_pfc.engine.output_lock import LOCK_NAME, OutputDirLockedError
 
@@ -82,11 +81,8 @@ def test_every_rank_of_a_refused_job_reads_the_refusal_before_rank_0_ends(tmp_pa
     """Rank 0 hosts the job's store: it stays up until the slowest rank has read the refusal."""
     holder = hold_lock(tmp_path)
     try:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-        ranks = [subprocess.Popen([sys.executable, "-c", RANK, str(rank), str(port), str(tmp_path)], env=env,
+        port = free_port()
+        ranks = [subprocess.Popen([sys.executable, "-c", RANK, str(rank), str(port), str(tmp_path)], env=launch_env(),
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for rank in (0, 1)]
         outputs = [rank.communicate(timeout=120)[0] for rank in ranks]
         for rank, output in zip(ranks, outputs):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from launcher import REPO, start_launch, worker_logs
+from launcher import REPO, free_port, launch_env, start_launch, worker_logs
 
 WORKER = REPO / "tests" / "workers" / "barrier_worker.py"
 ALONE = 40.0  # seconds rank 0 stays out of collectives: longer than gloo's fixed 30 s
@@ -58,15 +59,9 @@ BARRIER_RANK = ("import os, sys, time\n"
 def test_the_store_host_leaves_a_barrier_after_every_other_rank(world_size):
     """Rank 0 hosts the job's store: it leaves a barrier only once the others no longer need the
     store for it, so a job's last barrier never ends in another rank's 'connection reset'."""
-    import os
-    import socket
-    import sys
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    ranks = [subprocess.Popen([sys.executable, "-c", BARRIER_RANK, str(rank), str(world_size), str(port)], env=env,
+    port = free_port()
+    ranks = [subprocess.Popen([sys.executable, "-c", BARRIER_RANK, str(rank), str(world_size), str(port)],
+                              env=launch_env(),
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for rank in range(world_size)]
     outputs = [rank.communicate(timeout=120)[0] for rank in ranks]

@@ -1,7 +1,6 @@
 """paddle_pfc.utils.store_socket: the store's endpoint, waiting for it to listen, TCP_NODELAY on its client."""
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -10,14 +9,8 @@ import time
 
 import pytest
 
-from launcher import REPO
+from launcher import free_port, launch_env
 from paddle_pfc.utils.store_socket import master_endpoint, set_no_delay, wait_until_listening
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.mark.parametrize("env, expected", [
@@ -86,8 +79,7 @@ STORE = ("import socket, sys\n"
 def test_paddles_store_client_socket_is_found_and_the_store_still_answers():
     """Paddle's own TCPStore (master and client in one process): one client socket found, and
     requests answer as before."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-c", STORE, str(free_port())], env=env, capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run([sys.executable, "-c", STORE, str(free_port())], env=launch_env(), capture_output=True,
+                          text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split() == ["1", "1", "2", "2"], proc.stdout
