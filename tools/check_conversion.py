@@ -29,7 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-COSINE, RELATIVE = 0.99999, 1e-4
+from paddle_pfc.deploy.parity import SOURCE_COSINE, SOURCE_RTOL, agreement
+
 _PLSC_STUB = '''from . import init
 import paddle
 class PartialFC(paddle.nn.Layer):
@@ -38,12 +39,6 @@ class PartialFC(paddle.nn.Layer):
         super().__init__()
         self.weight = self.create_parameter([num_classes, embedding_size])
 '''
-
-
-def agreement(emb: np.ndarray, ref: np.ndarray) -> tuple[float, float]:
-    emb, ref = np.asarray(emb, np.float64), np.asarray(ref, np.float64)
-    cos = (emb * ref).sum(1) / (np.linalg.norm(emb, axis=1) * np.linalg.norm(ref, axis=1))
-    return float(cos.min()), float(np.abs(emb - ref).max() / np.abs(ref).max())
 
 
 def randomize_torch(torch, net, seed: int) -> None:
@@ -178,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{'model':6} {'source':15} {'converted, run by':32} {'reference':13} {'min cosine':>12} {'max rel err':>12}")
     failed = False
     for name, source, how, ref, cos, rel in rows:
-        ok = cos >= COSINE and rel <= RELATIVE
+        ok = cos >= SOURCE_COSINE and rel <= SOURCE_RTOL
         failed |= not ok
         print(f"{name:6} {source:15} {how:32} {ref:13} {cos:12.8f} {rel:12.3g}{'' if ok else '  FAILED'}")
     return 1 if failed else 0

@@ -25,10 +25,6 @@ import sys
 from paddle_pfc.cli._outputs import check_output_dir
 from paddle_pfc.cli.help import HelpFormatter
 
-SOURCE_COSINE = 0.99999
-SOURCE_RELATIVE = 1e-4
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=HelpFormatter)
     p.add_argument("source", metavar="SRC", help="model.pt / .pth (torch), .onnx or .pdparams (PLSC)")
@@ -62,6 +58,8 @@ def compare_with_onnx_source(source_path: str, prog, seed: int = 1) -> tuple[flo
     import numpy as np
     import onnxruntime as ort
 
+    from paddle_pfc.deploy.parity import agreement
+
     h, w = prog.input_size
     images = np.random.RandomState(seed).randint(0, 256, (3, h, w, 3)).astype(np.float32)
     session = ort.InferenceSession(source_path, providers=["CPUExecutionProvider"])
@@ -70,9 +68,8 @@ def compare_with_onnx_source(source_path: str, prog, seed: int = 1) -> tuple[flo
     src_x = images if has_norm else (images / 255.0 - 0.5) / 0.5
     ref = np.concatenate([session.run(None, {name: src_x[i:i + 1].transpose(0, 3, 1, 2).astype(np.float32)})[0]
                           for i in range(len(images))]).astype(np.float64)
-    emb = prog(((images - 127.5) / 128.0).transpose(0, 3, 1, 2).astype(np.float32)).astype(np.float64)
-    cos = (emb * ref).sum(1) / (np.linalg.norm(emb, axis=1) * np.linalg.norm(ref, axis=1))
-    return float(cos.min()), float(np.abs(emb - ref).max() / np.abs(ref).max())
+    emb = prog(((images - 127.5) / 128.0).transpose(0, 3, 1, 2).astype(np.float32))
+    return agreement(emb, ref)
 
 
 def _onnx_nodes(path: str) -> list:
@@ -87,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     from paddle_pfc.cli.export import check_export
     from paddle_pfc.deploy import export as pexport
     from paddle_pfc.deploy.model_format import read_export_meta, write_export_meta
+    from paddle_pfc.deploy.parity import SOURCE_COSINE, SOURCE_RTOL
     from paddle_pfc.interop import ConversionError, convert
     from paddle_pfc.utils.safe_pickle import MalformedPickleError, UnsafePickleError
 
@@ -115,9 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     rc = check_export(out, prog, "float32", to_onnx=args.format == "onnx", opset=args.opset)
     if src["format"] == "onnx":
         cos, rel = compare_with_onnx_source(args.source, prog)
-        ok = cos >= SOURCE_COSINE and rel <= SOURCE_RELATIVE
+        ok = cos >= SOURCE_COSINE and rel <= SOURCE_RTOL
         print(f"converted vs onnxruntime on the source: min cosine {cos:.8f}, max relative error {rel:.3g} "
-              f"({'OK' if ok else 'FAILED'}, cosine >= {SOURCE_COSINE}, relative <= {SOURCE_RELATIVE:g})")
+              f"({'OK' if ok else 'FAILED'}, cosine >= {SOURCE_COSINE}, relative <= {SOURCE_RTOL:g})")
         rc |= 0 if ok else 1
     return rc
 

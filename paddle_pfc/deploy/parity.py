@@ -8,18 +8,24 @@ the same float32 rounding. Tolerances:
 
 * :data:`PADDLE_RTOL` -- Paddle Inference (batch norm folded, oneDNN) vs the eval program
   (``paddle_pfc.deploy.export.EvalProgram``, Paddle's kernels, norms kept): measured 2e-6..6e-6;
-* :data:`ONNX_RTOL` -- onnxruntime vs Paddle Inference on the same export: measured ~2e-6.
+* :data:`ONNX_RTOL` -- onnxruntime vs Paddle Inference on the same export: measured ~2e-6;
+* :data:`SOURCE_COSINE` / :data:`SOURCE_RTOL` -- a converted model vs its source framework running
+  the source (:func:`agreement`; each side with its own input normalization).
 """
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["relative_difference", "ONNX_RTOL", "PADDLE_RTOL"]
+__all__ = ["agreement", "relative_difference", "ONNX_RTOL", "PADDLE_RTOL", "SOURCE_COSINE", "SOURCE_RTOL"]
 
 #: onnxruntime vs Paddle Inference: different kernels (and summation orders) on the same float32 model
 ONNX_RTOL = 1e-4
 #: Paddle Inference (batch norm folded, oneDNN) vs the eval program it was exported from
 PADDLE_RTOL = 1e-4
+#: a converted model vs its source framework: the smallest cosine of an image's two embeddings ...
+SOURCE_COSINE = 0.99999
+#: ... and the largest relative difference (:func:`relative_difference`)
+SOURCE_RTOL = 1e-4
 
 
 def relative_difference(actual: np.ndarray, reference: np.ndarray) -> float:
@@ -36,3 +42,12 @@ def relative_difference(actual: np.ndarray, reference: np.ndarray) -> float:
     if scale == 0.0:
         return 0.0 if diff == 0.0 else float("inf")
     return diff / scale
+
+
+def agreement(actual: np.ndarray, reference: np.ndarray) -> tuple[float, float]:
+    """``(min cosine, relative difference)`` of two ``[images, embedding]`` arrays: the smallest
+    cosine between an image's two embeddings, and :func:`relative_difference` (float64)."""
+    a = np.asarray(actual, dtype=np.float64)
+    b = np.asarray(reference, dtype=np.float64)
+    cosine = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    return float(cosine.min()), relative_difference(a, b)

@@ -8,7 +8,7 @@ import pytest
 
 from paddle_pfc.cli import export as export_cli
 from paddle_pfc.deploy.export import random_state
-from paddle_pfc.deploy.parity import relative_difference
+from paddle_pfc.deploy.parity import agreement, relative_difference
 
 needs_onnx = pytest.mark.skipif(not all(importlib.util.find_spec(m) for m in ("paddle2onnx", "onnxruntime")),
                                 reason="paddle2onnx / onnxruntime not installed")
@@ -26,6 +26,15 @@ def test_relative_difference():
     with pytest.raises(ValueError, match="shapes differ"):
         relative_difference(np.zeros(2), np.zeros(3))
 
+
+
+def test_agreement_is_the_smallest_cosine_and_the_relative_difference():
+    reference = np.array([[3.0, 4.0], [1.0, 0.0]])
+    actual = np.array([[3.0, 4.0], [1.0, 1.0]], dtype=np.float32)  # image 1 turned by 45 degrees
+    cosine, relative = agreement(actual, reference)
+    assert cosine == pytest.approx(np.sqrt(0.5), rel=1e-12)
+    assert relative == pytest.approx(1.0 / 4.0, rel=1e-12)
+    assert agreement(reference * 2.0, reference) == (pytest.approx(1.0, rel=1e-12), pytest.approx(1.0, rel=1e-12))
 
 @needs_onnx
 def test_onnx_export_of_large_embeddings_passes(tmp_path, capsys):
