@@ -70,14 +70,19 @@ class StoreBarrier:
             pause = min(pause * 2, 0.05)
         waited = time.monotonic() - started
         store.add(f"{key}/left", 1)
-        if self.rank == 0:
-            self._wait_until_left(store, f"{key}/left")
+        if self.rank == 0:  # it hosts the store: it stays until every rank has seen the barrier met
+            wait_for_count(store, f"{key}/left", self.world_size, self.timeout)
         return waited
 
-    def _wait_until_left(self, store, key: str) -> None:
-        """Rank 0 hosts the store: it stays until every rank has seen the barrier met (counted
-        itself on ``key``), so none polls a store that rank 0's end of the job took away. A rank
-        that died after arriving does not hold it longer than ``timeout``."""
-        deadline = time.monotonic() + self.timeout
-        while store.add(key, 0) < self.world_size and time.monotonic() < deadline:
-            time.sleep(0.002)
+
+def wait_for_count(store, key: str, count: int, timeout: float) -> bool:
+    """Until the counter ``key`` of ``store`` (``add(key, 1)`` by each rank) reaches ``count``, or
+    ``timeout`` seconds pass; whether it did. Rank 0, which hosts the store, calls it before it
+    goes on to where it may exit, so that no rank still needing the store finds it gone (a rank
+    that died meanwhile holds it no longer than ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while store.add(key, 0) < count:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.002)
+    return True

@@ -25,6 +25,8 @@ import sys
 import time
 from pathlib import Path
 
+from paddle_pfc.engine.barrier import wait_for_count
+
 LOCK_NAME = "train.lock"
 _STORE_KEY = "paddle_pfc/output_lock"
 _READ_KEY = "paddle_pfc/output_lock_read"
@@ -102,18 +104,11 @@ def lock_for_job(output_dir: str | os.PathLike, rank: int, world_size: int, stor
         finally:
             if world_size > 1:
                 store.set(_STORE_KEY, outcome.encode() or b"ok")
-                if outcome:
-                    _wait_for_readers(store, world_size - 1, ack_timeout)
+                if outcome:  # rank 0 hosts the store: it stays until every other rank has read the refusal
+                    wait_for_count(store, _READ_KEY, world_size - 1, ack_timeout)
         return
     if world_size > 1:
         outcome = store.get(_STORE_KEY).decode()
         if outcome != "ok":
             store.add(_READ_KEY, 1)
             raise OutputDirLockedError(outcome)
-
-
-def _wait_for_readers(store, readers: int, timeout: float) -> None:
-    """Until ``readers`` ranks have counted themselves on ``_READ_KEY`` (or ``timeout`` s)."""
-    deadline = time.monotonic() + timeout
-    while store.add(_READ_KEY, 0) < readers and time.monotonic() < deadline:
-        time.sleep(0.02)
