@@ -70,23 +70,14 @@ def test_real_and_emulated_kernels_agree(static_mode):
     np.testing.assert_array_equal(real[4][:positives], emulated[4][:positives])
 
 
-@pytest.mark.gpu
+@pytest.mark.parametrize("world_size", [pytest.param(1, marks=pytest.mark.gpu),
+                                        pytest.param(2, marks=[pytest.mark.gpu(2), pytest.mark.multirank])])
 @pytest.mark.parametrize("kernels", ["fused", "composite"])
-def test_head_matches_reference_on_gpu(kernels, tmp_path_factory):
-    out, cases = test_classifier.run_world(1, tmp_path_factory, tag=f"gpu_{kernels}", kernels=kernels,
+def test_head_matches_reference_on_gpus(world_size, kernels, tmp_path_factory):
+    out, cases = test_classifier.run_world(world_size, tmp_path_factory, tag=f"gpu_{kernels}", kernels=kernels,
                                            native=False, cases_for=test_classifier.fused_cases, real=True)
     for case in cases:
-        check_case(case, load_ranks(out, case["name"], 1), 1)
-
-
-@pytest.mark.gpu(2)
-@pytest.mark.multirank
-@pytest.mark.parametrize("kernels", ["fused", "composite"])
-def test_head_matches_reference_on_two_gpus(kernels, tmp_path_factory):
-    out, cases = test_classifier.run_world(2, tmp_path_factory, tag=f"gpu_{kernels}", kernels=kernels,
-                                           native=False, cases_for=test_classifier.fused_cases, real=True)
-    for case in cases:
-        check_case(case, load_ranks(out, case["name"], 2), 2)
+        check_case(case, load_ranks(out, case["name"], world_size), world_size)
 
 
 U_FP16 = 2.0**-11  # float16 keeps 11 significant bits; the bfloat16 bounds scaled to its u
