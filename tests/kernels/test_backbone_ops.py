@@ -11,6 +11,17 @@ from paddle_pfc.kernels import onednn_ops, native_ops
 from paddle_pfc.backbones.native_layers import DepthwiseConv2D, GroupedConv2D, PReLU
 
 
+def run_with_weight(startup, main, weight_name: str, weight: np.ndarray, feed: dict, fetch: list) -> list:
+    """``main``'s ``fetch`` for ``feed`` in a fresh scope, after ``startup``, with the parameter
+    ``weight_name`` set to ``weight``."""
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    scope = paddle.static.Scope()
+    with paddle.static.scope_guard(scope):
+        exe.run(startup)
+        scope.find_var(weight_name).get_tensor().set(weight, paddle.CPUPlace())
+        return exe.run(main, feed=feed, fetch_list=fetch)
+
+
 def _program(shape, native: bool):
     """(main, startup, x, alpha-param, out, dx, dalpha) for sum(prelu(x) * w)."""
     main, startup = paddle.static.Program(), paddle.static.Program()
@@ -37,12 +48,8 @@ def test_native_prelu_matches_paddle_and_float64(shape, static_mode):
     for native in (True, False):
         main, startup, layer, out, dx, dalpha, ops = _program(shape, native)
         assert any("pfc_prelu" in name for name in ops) == native, ops
-        exe = paddle.static.Executor(paddle.CPUPlace())
-        scope = paddle.static.Scope()
-        with paddle.static.scope_guard(scope):
-            exe.run(startup)
-            scope.find_var(layer._weight.name).get_tensor().set(alpha, paddle.CPUPlace())
-            results[native] = exe.run(main, feed={"x": x, "upstream": upstream}, fetch_list=[out, dx, dalpha])
+        results[native] = run_with_weight(startup, main, layer._weight.name, alpha,
+                                          {"x": x, "upstream": upstream}, [out, dx, dalpha])
     native_out, native_dx, native_da = results[True]
     paddle_out, paddle_dx, paddle_da = results[False]
     np.testing.assert_array_equal(native_out, paddle_out)
@@ -134,12 +141,8 @@ def test_native_grouped_conv_matches_paddle_and_float64(shape, out_c, kernel, st
         ops = [op.name() for op in main.global_block().ops]
         assert any(expected_op[road] in name for name in ops), (road, ops)
         up = np.random.default_rng(1).standard_normal(out.shape).astype(np.float32)
-        exe = paddle.static.Executor(paddle.CPUPlace())
-        scope = paddle.static.Scope()
-        with paddle.static.scope_guard(scope):
-            exe.run(startup)
-            scope.find_var(layer.weight.name).get_tensor().set(weight, paddle.CPUPlace())
-            results[road] = exe.run(main, feed={"x": x, "upstream": up}, fetch_list=[out, dx, dw])
+        results[road] = run_with_weight(startup, main, layer.weight.name, weight, {"x": x, "upstream": up},
+                                        [out, dx, dw])
     x64, w64, up64 = x.astype(np.float64), weight.astype(np.float64), up.astype(np.float64)
     ref_out = _grouped_reference(x64, w64, stride, pad, groups)
     # float64 gradients of sum(out * up) from the definition: the convolution is linear in x and
