@@ -1,0 +1,29 @@
+"""The error family: messages name the file and entry first; every class is a ValueError too."""
+from __future__ import annotations
+
+import pytest
+
+from paddle_pfc.utils.errors import BudgetError, InputDataError, PfcError, UsageError
+
+
+def test_input_data_error_names_file_and_entry_first():
+    error = InputDataError("/data/x.bin", "truncated after 12 bytes", entry="record 3")
+    assert str(error) == "/data/x.bin (record 3): truncated after 12 bytes"
+    assert (error.path, error.entry, error.problem) == ("/data/x.bin", "record 3", "truncated after 12 bytes")
+    assert str(InputDataError(None, "empty")) == "<input>: empty"
+
+
+def test_budget_error_states_both_numbers():
+    error = BudgetError("m.pt", "tensor 'w' size in bytes", 2**31, 2**30, entry="data/0", hint="raise --max-bytes")
+    assert str(error) == ("m.pt (data/0): tensor 'w' size in bytes is 2,147,483,648, over the limit of "
+                          "1,073,741,824 (raise --max-bytes)")
+    assert (error.declared, error.limit) == (2**31, 2**30)
+
+
+@pytest.mark.parametrize("cls", [UsageError, InputDataError, BudgetError])
+def test_family_is_caught_by_its_base_and_by_value_error(cls):
+    args = ("bad",) if cls is UsageError else (("f", "what", 2, 1) if cls is BudgetError else ("f", "bad"))
+    with pytest.raises(PfcError):
+        raise cls(*args)
+    with pytest.raises(ValueError):
+        raise cls(*args)
