@@ -50,6 +50,8 @@ class _Dtype(Pending):
 
     def build(self, reader: PickleReader, state: Any) -> None:
         flags = 63 if self.code == _OBJECT_CODE else 0
+        if isinstance(state, tuple) and len(state) > 1 and isinstance(state[1], bytes):  # Python 2, "bytes"
+            state = (state[0], state[1].decode("latin-1"), *state[2:])
         if (self.dtype is not None or not isinstance(state, tuple) or len(state) != 8 or state[0] != 3
                 or state[1] not in ("<", ">", "|", "=") or state[2:] != (None, None, None, -1, -1, flags)):
             raise reader.malformed(f"numpy dtype {self.code} with state {state!r:.120} (only plain numeric "

@@ -200,3 +200,20 @@ def test_a_bin_of_non_bytes_is_named_not_allocated(tmp_path):
     path.write_bytes(pickle.dumps(([10 ** 9, 10 ** 9], [True]), protocol=2))  # bytes(10**9) on a lax reader
     with pytest.raises(ValueError, match=r"ints\.bin: malformed bins/issame lists \(image 0 is a int"):
         read_bin(str(path))
+
+
+def _py2_str(data: bytes) -> bytes:
+    return b"U" + bytes([len(data)]) + data if len(data) < 256 else b"T" + struct.pack("<i", len(data)) + data
+
+
+def test_python2_numpy_columns_still_read(tmp_path):
+    """numpy arrays as Python 2 pickled them: dtype code, byte order and data as ``str`` opcodes."""
+    images = [bytes([0xFF, 0xD8, 0x80 + i]) * (40 + 100 * i) for i in range(2)]
+    u1 = cp.glob("numpy", "dtype") + cp.tup(_py2_str(b"u1"), b"K\x00", b"K\x01") + cp.REDUCE + cp.tup(
+        b"K\x03", _py2_str(b"|"), cp.NONE, cp.NONE, cp.NONE, cp.num(-1), cp.num(-1), b"K\x00") + cp.BUILD
+    columns = b"".join(cp.reconstruct() + cp.tup(b"K\x01", cp.tup(cp.num(len(data)), b"K\x01"), u1, cp.FALSE,
+                                                 _py2_str(data)) + cp.BUILD for data in images)
+    path = tmp_path / "py2_numpy.bin"
+    path.write_bytes(cp.bin_file(cp.EMPTY_LIST + cp.MARK + columns + cp.APPENDS,
+                                 cp.EMPTY_LIST + cp.MARK + cp.TRUE + cp.APPENDS))
+    assert read_bin(str(path)) == (images, [True])
