@@ -95,25 +95,25 @@ class _Tensor(Decoded):
         return self.array.nbytes
 
 
-def _geometry(source: str, storage: np.ndarray, offset: Any, size: Any, stride: Any) -> tuple:
+def _geometry(source: str, storage: np.ndarray, offset: Any, size: Any, stride: Any, entry: str | None) -> tuple:
     """``(offset, size, stride)`` of a tensor over ``storage``, checked: whole numbers, in bounds, no
     more elements than the storage holds past ``offset``, stride 0 only on a dimension of size 1."""
     plain = (type(offset) is int and isinstance(size, tuple) and isinstance(stride, tuple)
              and all(type(n) is int for n in size + stride))
     if not plain or len(size) != len(stride) or offset < 0 or any(n < 0 for n in size + stride):
         raise MalformedPickleError(source, f"bad tensor geometry size={size!r:.60} stride={stride!r:.60} "
-                                   f"offset={offset!r:.20}")
+                                   f"offset={offset!r:.20}", entry)
     numel = math.prod(size)
     if numel == 0:
         return offset, size, stride
     if any(n > 1 and s == 0 for n, s in zip(size, stride)):
         raise MalformedPickleError(source, f"a tensor of size {list(size)} with stride {list(stride)}: a stride "
-                                   "of 0 repeats one element (torch.save writes the storage it views)")
+                                   "of 0 repeats one element (torch.save writes the storage it views)", entry)
     last = offset + sum((n - 1) * s for n, s in zip(size, stride))
     if last >= storage.size or numel > storage.size - offset:
         raise MalformedPickleError(source, f"a tensor of size {list(size)} (stride {list(stride)}, offset "
                                    f"{offset}) reaches element {last} of a storage of {storage.size} "
-                                   "(truncated or corrupt file)")
+                                   "(truncated or corrupt file)", entry)
     return offset, size, stride
 
 
@@ -122,7 +122,7 @@ def _rebuild_tensor(reader: PickleReader, storage: Any, offset: Any, size: Any, 
     if not isinstance(storage, np.ndarray):
         raise MalformedPickleError(reader.source, f"a tensor without a storage ({type(storage).__name__})",
                                    reader.entry())
-    offset, size, stride = _geometry(reader.source, storage, offset, size, stride)
+    offset, size, stride = _geometry(reader.source, storage, offset, size, stride, reader.entry())
     if 0 in size:
         return _Tensor(np.zeros(size, storage.dtype))
     reader.budget.charge(math.prod(size) * storage.itemsize, reader.entry())
