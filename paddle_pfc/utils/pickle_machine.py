@@ -69,6 +69,7 @@ class Decoded:
 _MARK = object()
 _OPS = {op.code.encode("latin-1")[0]: op for op in pickletools.opcodes}
 _PLAIN = (type(None), bool, int, float)
+_STRINGS = (str, bytes, bytearray)
 _HASHABLE = (type(None), bool, int, float, str, bytes, tuple, frozenset)
 
 
@@ -88,6 +89,18 @@ class _Input:
         self.pos += len(data)
         return data
 
+    def read_large(self, n: int) -> bytes | bytearray:
+        """``n`` bytes; from :data:`LARGE_BYTES` on, read into a ``bytearray`` (arrays then use it
+        without a copy)."""
+        if n < LARGE_BYTES or n > self.left:
+            return self.read(n)
+        data = bytearray(n)
+        if self.file.readinto(data) != n:
+            raise EOFError(f"an opcode declares {n:,} bytes and the file ends before them (truncated file)")
+        self.left -= n
+        self.pos += n
+        return data
+
     def readline(self) -> bytes:
         data = self.file.readline(self.left)
         self.left -= len(data)
@@ -98,6 +111,14 @@ class _Input:
 def _py2_string(f: _Input) -> bytes:
     return codecs.escape_decode(pickletools.read_stringnl(f, decode=False))[0]
 
+
+#: From this size on, a ``bytes`` opcode's data is read into a ``bytearray`` (see :meth:`_Input.read_large`).
+LARGE_BYTES = 1 << 16
+
+_LENGTH_READERS = {"BINBYTES": pickletools.read_uint4, "BINBYTES8": pickletools.read_uint8,
+                   "BYTEARRAY8": pickletools.read_uint8}
+_BYTES_READERS = {name: (lambda length: lambda f: f.read_large(length(f)))(length)
+                  for name, length in _LENGTH_READERS.items()}
 
 _PY2_READERS = {"STRING": _py2_string,
                 "BINSTRING": lambda f: pickletools.read_string4(f).encode("latin-1"),
@@ -134,7 +155,8 @@ class PickleReader:
             op = _OPS.get(code[0])
             if op is None:
                 raise self.malformed(f"unknown opcode {code!r}")
-            reader = _PY2_READERS.get(op.name) or (op.arg.reader if op.arg is not None else None)
+            reader = (_PY2_READERS.get(op.name) or _BYTES_READERS.get(op.name)
+                      or (op.arg.reader if op.arg is not None else None))
             arg = reader(self._in) if reader is not None else None
             if op.name == "STOP":
                 return self._finish(self._pop())
@@ -314,7 +336,7 @@ _DISPATCH: dict[str, Callable[[PickleReader, Any], None]] = {
                                     "BINFLOAT", "UNICODE", "SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8",
                                     "BINBYTES", "SHORT_BINBYTES", "BINBYTES8")},
     **{name: _py2_str for name in _PY2_READERS},
-    "BYTEARRAY8": lambda reader, arg: reader._push(bytearray(arg)),
+    "BYTEARRAY8": lambda reader, arg: reader._push(arg if isinstance(arg, bytearray) else bytearray(arg)),
     "NONE": lambda reader, _: reader._push(None),
     "NEWTRUE": lambda reader, _: reader._push(True),
     "NEWFALSE": lambda reader, _: reader._push(False),
@@ -351,31 +373,39 @@ def check_result(root: Any, budget: DecodeBudget) -> None:
     """Walk ``root`` once, each reference counted: only plain values, containers, numeric numpy
     arrays/scalars and :class:`Decoded`; bytes, items and depth within ``budget``."""
     todo: list[tuple[Any, int, Any]] = [(root, 0, None)]
-    items = 0
+    items = returned = 0
     while todo:
         value, depth, where = todo.pop()
         items += 1
-        if items > budget.item_limit or depth > budget.max_depth:
-            budget.check_items(items, _where(where))
-            budget.check_depth(depth, _where(where))
         kind = type(value)
-        if kind in _PLAIN:
-            continue
-        if kind in (str, bytes, bytearray):
-            budget.charge_returned(len(value), _where(where))
-        elif kind in (list, tuple, set, frozenset):
-            todo.extend((item, depth + 1, (where, i)) for i, item in enumerate(value))
-        elif kind in (dict, collections.OrderedDict):
-            for key, item in value.items():
-                todo.append((key, depth + 1, (where, "key")))
-                todo.append((item, depth + 1, (where, key)))
+        if kind in _STRINGS:
+            returned += len(value)
+        elif kind in (list, tuple, set, frozenset, dict, collections.OrderedDict):
+            if depth >= budget.max_depth:
+                budget.check_depth(depth + 1, _where(where))
+            children = value.items() if kind in (dict, collections.OrderedDict) else enumerate(value)
+            for key, item in children:
+                if kind in (dict, collections.OrderedDict):
+                    todo.append((key, depth + 1, (where, "key")))
+                # plain leaves are counted here (no stack entry each)
+                if type(item) in _PLAIN:
+                    items += 1
+                elif type(item) in _STRINGS:
+                    items += 1
+                    returned += len(item)
+                else:
+                    todo.append((item, depth + 1, (where, key)))
         elif kind is np.ndarray or isinstance(value, (np.generic, Decoded)):
             if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind not in "biufc":
                 raise MalformedPickleError(budget.source, f"an array of dtype {value.dtype}", _where(where))
-            budget.charge_returned(value.nbytes, _where(where))
-        else:
-            raise MalformedPickleError(budget.source, f"a {value!r} where data belongs (only containers, "
+            returned += value.nbytes
+        elif kind not in _PLAIN:
+            raise MalformedPickleError(budget.source, f"a {value!r:.80} where data belongs (only containers, "
                                        "numbers, strings and arrays are read)", _where(where))
+        if items > budget.item_limit or returned > budget.limit:
+            budget.check_items(items, _where(where))
+            budget.charge_returned(returned, _where(where))
+    budget.charge_returned(returned, None)
 
 
 def _where(where: Any) -> str:

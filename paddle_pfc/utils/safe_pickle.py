@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from paddle_pfc.utils.decode_budget import DecodeBudget, file_budget
-from paddle_pfc.utils.pickle_machine import (Allowed, MalformedPickleError, Pending, PickleGlobal, PickleReader,
+from paddle_pfc.utils.pickle_machine import (LARGE_BYTES, Allowed, MalformedPickleError, Pending, PickleGlobal, PickleReader,
                                              UnsafePickleError)
 from paddle_pfc.utils.errors import InputDataError
 
@@ -102,7 +102,10 @@ def make_array(reader: PickleReader, dtype: Any, shape: Any, data: Any, fortran:
     flat = np.frombuffer(data, dtype=dtype, count=numel) if numel else np.zeros(0, dtype)
     if dtype.kind == "b":  # a byte other than 0 or 1 is True, as numpy reads it
         flat = flat.view(np.uint8) != 0
-    return np.array(flat.reshape(shape, order="F" if fortran else "C"), copy=True, order="K")
+    array = flat.reshape(shape, order="F" if fortran else "C")
+    # a large bytes opcode arrives as a bytearray of its own: the array uses it as it is (numpy's
+    # unpickler does the same with bytes); smaller data is copied into a writable array
+    return array if array.flags.writeable else np.array(array, copy=True, order="K")
 
 
 class _Array(Pending):
@@ -177,7 +180,7 @@ def _latin1_encode(reader: PickleReader, text: Any, encoding: Any = "latin1") ->
     if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
         raise reader.malformed(f"_codecs.encode of a {type(text).__name__} to {encoding!r:.20}")
     reader.budget.charge(len(text), reader.entry())
-    return text.encode("latin-1")
+    return bytearray(text, "latin-1") if len(text) >= LARGE_BYTES else text.encode("latin-1")
 
 
 def _bytes(reader: PickleReader, *args: Any) -> bytes:
