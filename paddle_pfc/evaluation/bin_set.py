@@ -88,16 +88,18 @@ def _encoded_images(path: str, bins: object) -> List[bytes]:
 
 
 def _issame(path: str, issame: object) -> np.ndarray:
-    if not isinstance(issame, (list, tuple, np.ndarray)):
+    """``issame`` (a list or 1-D array of bools, or of 1 / 0) as an int64 array."""
+    if isinstance(issame, np.ndarray) and issame.ndim == 1 and issame.dtype.kind in "biu":
+        issame = issame.tolist()
+    if not isinstance(issame, (list, tuple)):
         raise ValueError(f"{path}: malformed bins/issame lists (issame_list is a {type(issame).__name__})")
-    if not all(type(v) in (bool, int, np.bool_) or isinstance(v, np.integer) for v in issame):
+    if not all(isinstance(v, (bool, int, np.bool_, np.integer)) for v in issame):
         raise ValueError(f"{path}: issame_list must be a flat list of bools")
-    issame_arr = np.asarray([int(v) for v in issame], dtype=np.int64)
-    not_bool = np.nonzero((issame_arr != 0) & (issame_arr != 1))[0]
-    if not_bool.size:
-        raise ValueError(f"{path}: issame_list[{int(not_bool[0])}] is {issame_arr[not_bool[0]].item()!r}, not a bool "
+    not_bool = next((i for i, v in enumerate(issame) if int(v) not in (0, 1)), None)
+    if not_bool is not None:
+        raise ValueError(f"{path}: issame_list[{not_bool}] is {int(issame[not_bool])!r}, not a bool "
                          "(True / False, or 1 / 0)")
-    return issame_arr
+    return np.asarray([int(v) for v in issame], dtype=np.int64)
 
 
 def decode_bin_image(data: bytes, path: str, index: int, max_pixels: int = MAX_IMAGE_PIXELS) -> np.ndarray:

@@ -10,7 +10,7 @@ Two file formats:
   an int64 element count and its bytes.
 
 The pickle is read by :func:`paddle_pfc.utils.safe_pickle.restricted_load` with an allow-list of
-``collections.OrderedDict``, ``torch._utils._rebuild_tensor_v2`` / ``rebuild_parameter`` and the
+``collections.OrderedDict``, ``torch._utils._rebuild_tensor_v2`` / ``_rebuild_parameter`` and the
 ``torch.*Storage`` types (each a dtype marker here, never called or built); storages come back as
 numpy arrays through ``persistent_load``, tensors as numpy arrays with their offset and strides
 applied. Storage dtypes: float16, bfloat16 (widened to float32), float32, float64, int64, int32,
@@ -127,7 +127,8 @@ def _read_zip(path: str) -> dict[str, np.ndarray]:
         root = pickles[0][: -len("data.pkl")]
         big_endian = False
         if root + "byteorder" in names:
-            big_endian = zf.read(root + "byteorder")[:16].strip() == b"big"
+            with zf.open(root + "byteorder") as member:  # 16 bytes at most, however large it inflates
+                big_endian = member.read(16).strip() == b"big"
         try:
             budget.charge(zf.getinfo(pickles[0]).file_size, "data.pkl")
             data = zf.read(pickles[0])

@@ -217,3 +217,10 @@ def test_python2_numpy_columns_still_read(tmp_path):
     path.write_bytes(cp.bin_file(cp.EMPTY_LIST + cp.MARK + columns + cp.APPENDS,
                                  cp.EMPTY_LIST + cp.MARK + cp.TRUE + cp.APPENDS))
     assert read_bin(str(path)) == (images, [True])
+
+
+def test_issame_values_out_of_any_integer_range_are_named(tmp_path):
+    path = tmp_path / "big.bin"
+    path.write_bytes(pickle.dumps(([b"\xff\xd8a"] * 2, [10 ** 30]), protocol=2))
+    with pytest.raises(ValueError, match=r"big\.bin: issame_list\[0\] is 10{30}, not a bool"):
+        read_bin(str(path))
