@@ -4,7 +4,6 @@ a tensor whose stride repeats one element, nesting far deeper than any format)."
 from __future__ import annotations
 
 import io
-import pickle
 import struct
 import zipfile
 
@@ -140,5 +139,3 @@ def assert_is_pickle(data: bytes) -> None:
 
     pickletools.dis(data, out=io.StringIO())
 
-
-__all__ = [name for name in dir() if not name.startswith("_")] + ["pickle"]
