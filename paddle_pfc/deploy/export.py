@@ -298,10 +298,10 @@ def load_state_file(path: PathLike) -> Dict[str, np.ndarray]:
     ``{name: ndarray}``). Neither runs code from the file: the ``.npz`` is read without pickles,
     the ``.pdparams`` by :func:`paddle_pfc.utils.pdparams.load_pdparams` (arrays and containers
     only; anything else is :class:`~paddle_pfc.utils.safe_pickle.UnsafePickleError`, naming the
-    file and what it asked for). ``ValueError`` naming the file on failure."""
+    file and what it asked for; over its budget, :class:`~paddle_pfc.utils.errors.BudgetError`). ``ValueError`` naming the file on failure."""
     from paddle_pfc.utils.npz_state import load_state
+    from paddle_pfc.utils.errors import InputDataError
     from paddle_pfc.utils.pdparams import load_pdparams
-    from paddle_pfc.utils.safe_pickle import UnsafePickleError
 
     path = os.fspath(path)
     if not os.path.isfile(path):
@@ -311,7 +311,7 @@ def load_state_file(path: PathLike) -> Dict[str, np.ndarray]:
             return load_state(path)
         if path.endswith(".pdparams"):
             return load_pdparams(path)
-    except UnsafePickleError:
+    except InputDataError:  # names the file already (UnsafePickleError, BudgetError, ...)
         raise
     except (OSError, ValueError) as e:
         raise ValueError(f"{path}: cannot read weights ({e})") from e
