@@ -28,8 +28,8 @@ def build_backbone(name: str, embedding_size: int = 512, input_size=112,
         raise ValueError(f"unknown backbone name {name!r}; valid names: {valid}")
     check_head_args(embedding_size, dropout)
     size = normalize_input_size(input_size)
-    if key == "mobilefacenet":
-        return mobilefacenet(embedding_size, size, float(dropout))
+    if key in ("mobilefacenet", "mobilefacenet_fc"):
+        return mobilefacenet(embedding_size, size, float(dropout), head="fc" if key == "mobilefacenet_fc" else "gdc")
     return IResNet(IRESNET_LAYERS[key], embedding_size=embedding_size, input_size=size,
                    dropout=float(dropout))
 

@@ -204,14 +204,22 @@ class EvalProgram:
 
     # ------------------------------------------------------------------ run / save
     def __call__(self, batch: np.ndarray) -> np.ndarray:
+        out, = self.fetch(batch, [self.embedding])
+        return np.asarray(out, dtype=np.float32)
+
+    def fetch(self, batch: np.ndarray, values: list) -> list[np.ndarray]:
+        """``values`` (values of :attr:`main`, e.g. a layer's input) computed on ``batch`` (float32
+        normalized ``[n, 3, H, W]``)."""
         batch = np.ascontiguousarray(batch, dtype=np.float32)
         h, w = self.input_size
         if batch.ndim != 4 or batch.shape[1:] != (3, h, w):
             raise ValueError(f"expected a float32 batch [n, 3, {h}, {w}], got shape {batch.shape}")
         with _static_mode(), self._ir_guard():
-            out, = self._exe.run(self.main, feed={INPUT_NAME: batch}, fetch_list=[self.embedding],
-                                 scope=self.scope)
-        return np.asarray(out, dtype=np.float32)
+            return list(self._exe.run(self.main, feed={INPUT_NAME: batch}, fetch_list=list(values), scope=self.scope))
+
+    def parameter_values(self) -> dict:
+        """The program's parameters (PIR values) by the layer's structured ``state_dict()`` names."""
+        return dict(self._values)
 
     def meta(self) -> dict:
         """The ``export.json`` content for this program."""

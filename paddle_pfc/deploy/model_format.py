@@ -35,7 +35,7 @@ from typing import NamedTuple, Optional, Sequence, Union
 from paddle_pfc.utils.atomic import write_text_atomic
 
 __all__ = [
-    "EXPORT_FORMAT", "EXPORT_VERSION", "NORMALIZATION", "INPUT_NAME", "MODEL_FILE", "LEGACY_MODEL_FILE",
+    "EXPORT_FORMAT", "EXPORT_VERSION", "NORMALIZATION", "FIELD_NORMALIZATION", "INPUT_NAME", "MODEL_FILE", "LEGACY_MODEL_FILE",
     "PARAMS_FILE", "ONNX_FILE", "META_FILE", "DTYPES", "PathLike", "ModelFiles", "export_meta",
     "write_export_meta", "read_export_meta", "program_file", "locate_model",
 ]
@@ -43,6 +43,9 @@ __all__ = [
 EXPORT_FORMAT = "paddle_pfc.face_embedding"
 EXPORT_VERSION = 1
 NORMALIZATION = {"inside_model": False, "formula": "(x - 127.5) / 128", "mean": 127.5, "std": 128.0}
+#: What a model without ``export.json`` is fed: the field's convention (insightface's released models,
+#: arcface_torch and PLSC exports), ``(x / 255 - 0.5) / 0.5``.
+FIELD_NORMALIZATION = {"inside_model": False, "formula": "(x - 127.5) / 127.5", "mean": 127.5, "std": 127.5}
 INPUT_NAME = "images"
 MODEL_FILE = "model.json"
 LEGACY_MODEL_FILE = "model.pdmodel"  # float16 exports (see paddle_pfc.deploy.export)

@@ -41,7 +41,10 @@ from typing import Callable, Mapping
 import numpy as np
 
 __all__ = ["PretrainedError", "Pretrained", "read_pretrained", "check_pretrained", "load_into_scope",
-           "class_indices", "mean_embedding_centers", "init_from_pretrained"]
+           "class_indices", "mean_embedding_centers", "calibrate_folded_batch_norms", "init_from_pretrained"]
+
+#: Training images whose statistics the batch norms an exporter folded away are given (a random sample).
+BATCH_NORM_IMAGES = 256
 
 log = logging.getLogger("paddle_pfc.engine.pretrained")
 
@@ -309,6 +312,36 @@ def mean_embedding_centers(embed_fn: Callable[[np.ndarray], np.ndarray], dataset
     return unit * np.asarray(row_norms, dtype=np.float64).reshape(-1, 1)
 
 
+def calibrate_folded_batch_norms(pre: Pretrained, cfg, target, dataset) -> int:
+    """Give the batch norms of ``pre`` that its exporter folded into their convolutions (identity
+    after conversion) the statistics of their inputs on :data:`BATCH_NORM_IMAGES` random images of
+    ``dataset``, keeping the eval output (:mod:`paddle_pfc.interop.batch_norm_stats`), and write them
+    into ``target``; every rank draws the same images. Returns how many were changed."""
+    from paddle_pfc.data.loader import load_batch
+    from paddle_pfc.engine.checkpoint import write_tensor
+    from paddle_pfc.interop.batch_norm_stats import calibrate_identity_batch_norms, identity_batch_norms
+
+    if not identity_batch_norms(pre.state) or len(dataset) == 0:
+        return 0
+    size = (cfg.model.input_size, cfg.model.input_size)
+    picks = np.sort(np.random.default_rng(cfg.train.seed).choice(
+        len(dataset), size=min(len(dataset), BATCH_NORM_IMAGES), replace=False))
+
+    def batches():
+        for start in range(0, len(picks), 16):
+            chunk = picks[start:start + 16]
+            yield load_batch(dataset, chunk, np.zeros(len(chunk), bool), size)[0]
+
+    state, changed = calibrate_identity_batch_norms(pre.state, cfg.model.backbone, cfg.model.embedding_size,
+                                                    size, batches)
+    for key, name in target.backbone_names.items():
+        if not np.array_equal(state[key], np.asarray(pre.state[key])):
+            write_tensor(target.scope, name, state[key].astype(np.float32), target.place)
+    log.info("%d batch norms folded into convolutions by the source's exporter: running statistics, scale and "
+             "shift from %d training images (the eval-mode model unchanged)", changed, len(picks))
+    return changed
+
+
 def init_from_pretrained(cfg, programs, dataset, rank: int) -> None:
     """``cfg.model.pretrained`` into the backbone of ``programs`` (a
     :class:`~paddle_pfc.engine.builder.TrainPrograms`) and, with ``classifier.center_init:
@@ -319,6 +352,7 @@ def init_from_pretrained(cfg, programs, dataset, rank: int) -> None:
 
     pre = load_into_scope(cfg.model.pretrained, cfg.model, programs)
     log.info("backbone initialised from %s (%s)", pre.source, pre.kind)
+    calibrate_folded_batch_norms(pre, cfg, programs, dataset)
     if cfg.classifier.center_init != "mean_embedding":
         return
     head, c = programs.head, cfg.classifier

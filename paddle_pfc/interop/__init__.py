@@ -24,7 +24,8 @@ from paddle_pfc.interop.common import (SOURCE_NORMALIZATION, ConversionError, Co
 __all__ = ["ConversionError", "Converted", "SourceTensors", "convert", "read_source", "detect_format",
            "SUPPORTED", "SOURCE_FORMATS"]
 
-SUPPORTED = "iresnet18/34/50/100/200 (r18...r200) and mobilefacenet (mbf) of arcface_torch, insightface or PLSC"
+SUPPORTED = ("iresnet18/34/50/100/200 (r18...r200) and mobilefacenet (mbf) of arcface_torch, insightface or PLSC, "
+             "and insightface's w600k_mbf (mobilefacenet_fc)")
 SOURCE_FORMATS = ("torch", "onnx", "plsc")
 TORCH_SUFFIXES = (".pt", ".pth", ".tar", ".ckpt", ".bin")
 
@@ -101,10 +102,11 @@ def convert(path: str | os.PathLike, backbone: str | None = None, source_format:
     from paddle_pfc.interop.mapping import map_state
 
     source = read_source(path, source_format)
+    wanted = ALIASES.get(backbone.lower(), backbone.lower()) if backbone else None
     if source.format == "onnx":
         from paddle_pfc.interop.onnx_reader import map_onnx
 
-        found = map_onnx(source)
+        found = map_onnx(source, wanted)
         state, ignored = found.state, dict(source.ignored)
         name, dim, size = found.backbone, found.embedding_size, found.input_size
     else:
@@ -117,7 +119,6 @@ def convert(path: str | os.PathLike, backbone: str | None = None, source_format:
         if detected is None:
             raise ConversionError(_describe_unsupported(source.tensors, source.path))
         name, dim, size = detected
-    wanted = ALIASES.get(backbone.lower(), backbone.lower()) if backbone else None
     if wanted is not None and wanted != name:
         raise ConversionError(f"{source.path}: holds a {name} backbone, but --backbone {backbone} was given")
     if embedding_size is not None and int(embedding_size) != dim:
@@ -126,7 +127,7 @@ def convert(path: str | os.PathLike, backbone: str | None = None, source_format:
         from paddle_pfc.backbones.iresnet import normalize_input_size
 
         given = normalize_input_size(input_size)
-        if source.format != "onnx" and name != "mobilefacenet" and given[0] * given[1] == size[0] * size[1]:
+        if source.format != "onnx" and name.startswith("iresnet") and given[0] * given[1] == size[0] * size[1]:
             size = given  # IResNet's fc records only H/16 * W/16
         if given != tuple(size):
             raise ConversionError(f"{source.path}: input size {list(size)}, but {list(given)} was given")

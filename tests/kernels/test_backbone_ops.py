@@ -176,6 +176,13 @@ def _small_mobilefacenet():
     return MobileFaceNet(embedding_size=16, input_size=64, blocks=(1, 1, 1, 1), scale=2)
 
 
+def _small_mobilefacenet_fc():
+    # insightface w600k_mbf's head: 1x1 conv 512 -> 64 + PReLU, flatten (NCHW), Linear with bias
+    from paddle_pfc.backbones.mobilefacenet import MobileFaceNet
+
+    return MobileFaceNet(embedding_size=16, input_size=64, blocks=(1, 1, 1, 1), scale=2, head="fc")
+
+
 def _small_iresnet():
     from paddle_pfc.backbones.iresnet import IResNet
 
@@ -225,6 +232,8 @@ def _backbone_gradients(build, native: str, monkeypatch, bf16: bool = False, pre
     (_small_mobilefacenet, {"custom_op.pfc_depthwise_conv2d", "custom_op.pfc_conv2d", "custom_op.pfc_batch_norm_prelu_",
                             "custom_op.pfc_batch_norm_",
                             "custom_op.pfc_to_nhwc", "custom_op.pfc_to_nchw"}),
+    (_small_mobilefacenet_fc, {"custom_op.pfc_depthwise_conv2d", "custom_op.pfc_conv2d",
+                               "custom_op.pfc_batch_norm_prelu_", "custom_op.pfc_to_nhwc", "custom_op.pfc_to_nchw"}),
     (_small_iresnet, {"custom_op.pfc_conv2d", "custom_op.pfc_batch_norm_prelu_", "custom_op.pfc_batch_norm_",
                       "custom_op.pfc_to_nhwc", "custom_op.pfc_to_nchw"}),
 ])
