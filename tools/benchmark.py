@@ -81,7 +81,7 @@ each in a fresh scope. Per configuration rank 0 prints ONE JSON line (and append
   ``minor_faults_per_step`` (getrusage). A sys time close to the user time means the step is
   paying for page faults of freshly mmapped temporaries.
 * ``--malloc {default,speed,memory}`` (default: ``$PADDLE_PFC_MALLOC``) picks glibc's handling
-  of freed buffers, see ``paddle_pfc.engine.runtime``: ``speed`` keeps them (fewest page faults,
+  of freed buffers, see ``paddle_pfc.runtime.process``: ``speed`` keeps them (fewest page faults,
   more RSS), ``memory`` returns them (RSS = live tensors). ``malloc`` in the record says which.
 * ``native_kernels``: whether the head ran its native CPU kernels (``PADDLE_PFC_NATIVE``, see
   ``paddle_pfc.kernels.native_ops``; ``off`` measures Paddle's own kernels).
@@ -112,7 +112,7 @@ import numpy as np
 import paddle_pfc  # noqa: F401
 from paddle_pfc.cli.entry import run  # noqa: E402
 from paddle_pfc.utils.cpu import cpu_summary  # noqa: E402
-from paddle_pfc.engine.runtime import MALLOC_MODES  # noqa: E402
+from paddle_pfc.runtime.process import MALLOC_MODES  # noqa: E402
 from paddle_pfc.head.sparse_update import CenterUpdateRule  # noqa: E402
 from paddle_pfc.kernels import onednn_ops  # noqa: E402
 import paddle

@@ -138,7 +138,9 @@ def _build_road(spec: RoadSpec, rank: int, world_size: int, num_classes: int):
     (a linear backbone, the head, Momentum with weight decay), built under the current name guard."""
     import paddle
 
-    import paddle_pfc
+    from paddle_pfc.head.classifier import LargeScaleClassifier
+    from paddle_pfc.head.loss_scaling import LossScaling
+    from paddle_pfc.head.optimizer import minimize
     from paddle_pfc.utils.paddle_compat import optimizer_accumulator
 
     main, startup = paddle.static.Program(), paddle.static.Program()
@@ -146,13 +148,13 @@ def _build_road(spec: RoadSpec, rank: int, world_size: int, num_classes: int):
         x = paddle.static.data("x", [BATCH, IN_DIM], "float32")
         y = paddle.static.data("y", [BATCH], "int64")
         proj = paddle.static.create_parameter([IN_DIM, DIM], "float32", name="selfcheck_backbone")
-        head = paddle_pfc.LargeScaleClassifier(
+        head = LargeScaleClassifier(
             paddle.matmul(x, proj), y, rank, world_size, num_classes, *MARGINS, scale=SCALE,
             sample_ratio=RATIO, embedding_size=DIM, name="selfcheck_centers", dtype=spec.dtype,
             center_dtype=spec.center_dtype, kernels=spec.kernels)
         opt = paddle.optimizer.Momentum(LR, momentum=MOMENTUM, weight_decay=WEIGHT_DECAY)
-        scaling = paddle_pfc.LossScaling(init_loss_scaling=1024.0) if spec.loss_scaling else False
-        paddle_pfc.minimize(opt, head.output_dict["loss"], loss_scaling=scaling)
+        scaling = LossScaling(init_loss_scaling=1024.0) if spec.loss_scaling else False
+        minimize(opt, head.output_dict["loss"], loss_scaling=scaling)
         backbone_velocity = optimizer_accumulator(opt, "velocity", "selfcheck_backbone").name
     return main, startup, head, backbone_velocity
 
@@ -207,8 +209,8 @@ def run_road(spec: RoadSpec, rank: int, world_size: int, place):
     backbone velocity) and the initial state (all gathered on every rank)."""
     import paddle
 
-    import paddle_pfc
     from paddle_pfc.head.dtypes import convert
+    from paddle_pfc.head.runner import run
 
     num_classes, inputs, labels, centers, backbone = problem(world_size)
     shards = split(num_classes, world_size)
@@ -231,7 +233,7 @@ def run_road(spec: RoadSpec, rank: int, world_size: int, place):
         steps = []
         for step in range(STEPS):
             rows = slice(rank * BATCH, (rank + 1) * BATCH)
-            loss, kept = paddle_pfc.run(exe, main, feed={"x": inputs[step, rows], "y": labels[step, rows]},
+            loss, kept = run(exe, main, feed={"x": inputs[step, rows], "y": labels[step, rows]},
                                         fetch_list=fetch)
             steps.append(exchange(float(loss), np.asarray(kept)))
     return initial, steps
@@ -314,12 +316,12 @@ def main(argv: list[str] | None = None) -> int:
     began = time.time()
     import paddle
 
-    import paddle_pfc
     from paddle_pfc.kernels import native_ops
-    from paddle_pfc.engine.device import device_info
-    from paddle_pfc.engine.distributed import current_place
+    from paddle_pfc.runtime.device import device_info
+    from paddle_pfc.runtime.distributed import current_place, init_distributed
+    from paddle_pfc.utils.version import VERSION
 
-    rank, world_size = paddle_pfc.init_distributed()
+    rank, world_size = init_distributed()
     place = current_place()
     gpu = isinstance(place, paddle.CUDAPlace)
     info = device_info()
@@ -338,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     if gpu:
         with contextlib.suppress(Exception):
             bf16_on_gpu = bool(paddle.amp.is_bfloat16_supported(place))
-    lines = [f"paddle_pfc {paddle_pfc.__version__} selfcheck: {world_size} rank(s)", *info.lines()]
+    lines = [f"paddle_pfc {VERSION} selfcheck: {world_size} rank(s)", *info.lines()]
     results = []
     for spec in roads(gpu, native_available, bf16_on_gpu):
         try:

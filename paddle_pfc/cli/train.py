@@ -20,7 +20,6 @@ import sys
 import time
 from pathlib import Path
 
-import paddle_pfc
 from paddle_pfc.cli._outputs import check_output_dir
 from paddle_pfc.engine.config import ConfigError, add_config_args, config_from_args
 from paddle_pfc.cli.help import HelpFormatter
@@ -61,8 +60,9 @@ def _start_and_train(cfg, job: _Job) -> None:
     from paddle_pfc.engine.output_lock import lock_for_job
     from paddle_pfc.engine.preemption import PreemptionWatch
     from paddle_pfc.engine.trainer import Trainer, setup_logging
+    from paddle_pfc.runtime.distributed import init_distributed
 
-    job.rank, job.world_size = paddle_pfc.init_distributed(cfg.train.collective_timeout)
+    job.rank, job.world_size = init_distributed(cfg.train.collective_timeout)
     preemption = PreemptionWatch(job.rank, job.world_size, cfg.train.preempt_grace)
     preemption.install()  # SIGTERM from now on: an orderly stop (before the first step, if it comes that early)
     lock_for_job(cfg.train.output_dir, job.rank, job.world_size)  # before anything is written into the folder
@@ -79,8 +79,8 @@ def _train(cfg) -> int:
     from paddle_pfc.engine.preemption import PREEMPTED_EXIT, Preempted
     from paddle_pfc.engine.pretrained import PretrainedError
     from paddle_pfc.cli.quiet import VERBOSE_ENV, verbose
-    from paddle_pfc.engine.runner import BatchSizeError, LabelRangeError
-    from paddle_pfc.engine.runtime import ProcessSettingError
+    from paddle_pfc.head.runner import BatchSizeError, LabelRangeError
+    from paddle_pfc.runtime.process import ProcessSettingError
     from paddle_pfc.engine.validator import ValidationSetError
     from paddle_pfc.engine.trainer import DataSizeError, HeadMemoryError, OutputDirError, SourceInOutputError
 

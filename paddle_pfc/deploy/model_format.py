@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import NamedTuple, Optional, Sequence, Union
 
 from paddle_pfc.utils.atomic import write_text_atomic
+from paddle_pfc.utils.version import VERSION
 
 __all__ = [
     "EXPORT_FORMAT", "EXPORT_VERSION", "NORMALIZATION", "INPUT_NAME", "MODEL_FILE", "LEGACY_MODEL_FILE",
@@ -59,8 +60,6 @@ PathLike = Union[str, os.PathLike]
 def export_meta(backbone: str, embedding_size: int, input_size: Sequence[int], dtype: str,
                 model_file: str, paddle_version: str) -> dict:
     """The ``export.json`` content of a freshly exported model (key order is the file's)."""
-    import paddle_pfc
-
     h, w = input_size
     serving = ("float32: CPU and GPU" if dtype == "float32" else
                "float16 weights for GPU serving (Paddle has no float16 CPU kernels for "
@@ -79,7 +78,7 @@ def export_meta(backbone: str, embedding_size: int, input_size: Sequence[int], d
         "files": {"model": model_file, "params": PARAMS_FILE},
         "serving": serving,
         "paddle_version": paddle_version,
-        "paddle_pfc_version": getattr(paddle_pfc, "__version__", "unknown"),
+        "paddle_pfc_version": VERSION,
     }
 
 

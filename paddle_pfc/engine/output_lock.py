@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from paddle_pfc.engine.barrier import wait_for_count
+from paddle_pfc.runtime.barrier import wait_for_count
 
 LOCK_NAME = "train.lock"
 _STORE_KEY = "paddle_pfc/output_lock"

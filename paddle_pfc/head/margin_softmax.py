@@ -240,7 +240,7 @@ def margin_softmax_loss(feature: paddle.pir.Value, blocks: list[Block], target_c
     Memory: per block one [N, c_k] float32 softmax is kept from the forward to the backward (and
     the block itself unless ``reload_block`` is given); every other temporary is one block in
     size, so blocks under glibc's mmap threshold can reuse heap memory step after step instead of
-    faulting fresh pages in (``PADDLE_PFC_MALLOC=speed``, see ``paddle_pfc.engine.runtime``).
+    faulting fresh pages in (``PADDLE_PFC_MALLOC=speed``, see ``paddle_pfc.runtime.process``).
     """
     features = _unit_features(feature, ops, dtype)
     cos_target = _target_cosine(features, target_centers, ops, dtype)

@@ -8,6 +8,8 @@
   tensor); commands exit 2.
 * :class:`BudgetError` — an :class:`InputDataError` for a file that declares more than it may hold or
   more than a limit allows; it names both numbers.
+* :class:`RunDataError` — data a running program met and cannot use (a label out of range, a batch
+  that does not match its labels, a validation set that cannot be read); training exits 1.
 
 Each class also derives from the built-in exception older callers caught (``ValueError``), so
 ``except ValueError`` keeps working.
@@ -54,3 +56,8 @@ class BudgetError(InputDataError):
         if hint:
             problem = f"{problem} ({hint})"
         super().__init__(path, problem, entry)
+
+
+class RunDataError(PfcError, ValueError):
+    """Data met while a program runs that it cannot use: the message names the value and where it came
+    from (feed, row, rank, file)."""

@@ -18,16 +18,9 @@ import warnings
 import numpy as np
 import paddle
 
-from paddle_pfc.engine.distributed import all_gather_rows
+from paddle_pfc.head.errors import BatchSizeError, LabelRangeError
 from paddle_pfc.head.registry import classifiers_of, trains_centers_unawares
-
-
-class LabelRangeError(ValueError):
-    """A label outside ``[0, num_classes)`` reached a LargeScaleClassifier."""
-
-
-class BatchSizeError(ValueError):
-    """A LargeScaleClassifier got another number of labels than of feature rows on this rank."""
+from paddle_pfc.runtime.distributed import all_gather_rows
 
 
 def _rows(value) -> int:
