@@ -25,6 +25,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli._outputs import check_output_dir
 from paddle_pfc.cli.help import HelpFormatter
 from paddle_pfc.utils.progress import Progress
@@ -204,9 +205,8 @@ def main(argv: list[str] | None = None) -> int:
         prog = pexport.EvalProgram(model["backbone"], model["embedding_size"], model["input_size"],
                                    state, dropout=model["dropout"], dtype=args.dtype)
         steps.end()
-    except (FileNotFoundError, ValueError, RuntimeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except (*USER_ERRORS, RuntimeError) as e:
+        return usage_failure(e)
     steps.start(f"saving the inference model to {args.out}")
     out = prog.save(args.out, fold_batch_norm=not args.keep_batch_norm)
     steps.end()

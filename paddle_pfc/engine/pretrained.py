@@ -40,13 +40,15 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from paddle_pfc.utils.errors import UsageError
+
 __all__ = ["PretrainedError", "Pretrained", "read_pretrained", "check_pretrained", "load_into_scope",
            "class_indices", "mean_embedding_centers", "init_from_pretrained"]
 
 log = logging.getLogger("paddle_pfc.engine.pretrained")
 
 
-class PretrainedError(ValueError):
+class PretrainedError(UsageError):
     """A pretrained backbone that cannot initialise this run (names the file and the tensor)."""
 
 
@@ -174,7 +176,7 @@ def _from_file(path: Path) -> Pretrained:
 
 def _from_other_framework(path: Path) -> Pretrained:
     """An arcface_torch / ONNX / PLSC model converted by :func:`paddle_pfc.interop.convert`."""
-    from paddle_pfc.interop import convert
+    from paddle_pfc.interop.convert import convert
 
     try:
         converted = convert(path)

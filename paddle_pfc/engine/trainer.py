@@ -26,6 +26,7 @@ from paddle_pfc.engine.builder import TrainPrograms, build_programs, check_suppo
 from paddle_pfc.engine.callbacks import (Callback, Checkpointing, MetricsWriter, StepEnd, StepLogger,
                                          TrainState)
 from paddle_pfc.engine.config import Config, describe_lr, dump_config, log_interval, resolve_lr
+from paddle_pfc.utils.errors import PfcError, UsageError
 from paddle_pfc.utils.launch_env import local_world_size
 from paddle_pfc.utils.paddle_compat import on_gpu
 from paddle_pfc.engine.input import DataSizeError, dataset_from_config, loader_from_config
@@ -43,11 +44,11 @@ __all__ = ["Trainer", "check_supported", "setup_logging", "OutputDirError", "Non
 log = logging.getLogger("paddle_pfc.train")
 
 
-class OutputDirError(RuntimeError):
+class OutputDirError(UsageError, RuntimeError):
     """A fresh run was pointed at an output folder that already holds checkpoints."""
 
 
-class NonFiniteTrainingError(FloatingPointError):
+class NonFiniteTrainingError(PfcError, FloatingPointError):
     """``train.max_bad_steps`` consecutive steps were skipped as non-finite."""
 
 

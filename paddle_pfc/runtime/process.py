@@ -40,6 +40,7 @@ import ctypes
 import os
 
 from paddle_pfc.runtime.device import CpuInfo, cpu_info
+from paddle_pfc.utils.errors import UsageError
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 #: (mmap threshold, trim threshold) in bytes per mode; 32 MiB is glibc's largest mmap threshold.
@@ -80,7 +81,7 @@ SERIAL_FLAG = "FLAGS_new_executor_serial_run"
 ONEDNN_FLAGS = ("FLAGS_use_onednn", "FLAGS_use_mkldnn")
 
 
-class ProcessSettingError(RuntimeError):
+class ProcessSettingError(UsageError, RuntimeError):
     """A process-wide Paddle setting with which paddle_pfc's CPU programs cannot run."""
 
 

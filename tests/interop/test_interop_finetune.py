@@ -73,7 +73,7 @@ def test_finetune_from_a_converted_model(tiny_onnx, tmp_path):
     backbone."""
     from paddle_pfc.deploy.export import EvalProgram
     from paddle_pfc.engine.pretrained import read_pretrained
-    from paddle_pfc.interop import convert
+    from paddle_pfc.interop.convert import convert
 
     converted = convert(tiny_onnx)
     assert (converted.backbone, converted.embedding_size, converted.input_size) == ("mobilefacenet", 32, (32, 32))

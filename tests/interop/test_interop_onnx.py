@@ -18,7 +18,8 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from interop_onnx_graphs import GraphWriter  # noqa: E402
-from paddle_pfc.interop import ConversionError, convert  # noqa: E402
+from paddle_pfc.interop.common import ConversionError  # noqa: E402
+from paddle_pfc.interop.convert import convert  # noqa: E402
 from paddle_pfc.interop.torch_reader import read_torch_state  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
