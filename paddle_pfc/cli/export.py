@@ -88,7 +88,7 @@ def explain_missing_best(path: str) -> None:
 def resolve_model(args: argparse.Namespace) -> tuple[dict, dict | None]:
     """(model_args dict, state dict) from the command line; ``SystemExit`` when the architecture
     is incomplete."""
-    from paddle_pfc.deploy import export as pexport
+    from paddle_pfc.backbones.state import load_state_file, random_state
     from paddle_pfc.engine.checkpoint import model_from_checkpoint
 
     model = {"backbone": None, "embedding_size": None, "input_size": None, "dropout": 0.0}
@@ -118,9 +118,9 @@ def resolve_model(args: argparse.Namespace) -> tuple[dict, dict | None]:
         raise SystemExit("error: unknown " + ", ".join("--" + k.replace("_", "-") for k in missing)
                          + " (give them, a --config, or a --checkpoint)")
     if args.weights:
-        state = pexport.load_state_file(args.weights)
+        state = load_state_file(args.weights)
     elif args.random_init:
-        state = pexport.random_state(model["backbone"], model["embedding_size"], model["input_size"],
+        state = random_state(model["backbone"], model["embedding_size"], model["input_size"],
                                      seed=args.seed, dropout=model["dropout"])
     return model, state
 

@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     args.overrides = list(args.overrides or []) + _flag_overrides(args)
     try:
         cfg = config_from_args(args)  # a config's own errors are named before Paddle is imported (slow)
-        from paddle_pfc.engine.trainer import check_supported
+        from paddle_pfc.engine.builder import check_supported
 
         check_supported(cfg)
     except ConfigError as exc:

@@ -45,7 +45,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 import numpy as np
 
 from paddle_pfc.head.dtypes import HOST_DTYPES, convert
-from paddle_pfc.head.classifier import class_split
+from paddle_pfc.head.geometry import class_split
 from paddle_pfc.utils.atomic import atomic_write
 from paddle_pfc.utils.errors import InputDataError, PfcError
 from paddle_pfc.utils.npz_state import StateFileError, load_state, state_bytes

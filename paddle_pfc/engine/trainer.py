@@ -29,17 +29,15 @@ from paddle_pfc.engine.config import Config, describe_lr, dump_config, log_inter
 from paddle_pfc.utils.errors import PfcError, UsageError
 from paddle_pfc.utils.launch_env import local_world_size
 from paddle_pfc.utils.paddle_compat import on_gpu
-from paddle_pfc.engine.input import DataSizeError, dataset_from_config, loader_from_config
+from paddle_pfc.engine.input import dataset_from_config, loader_from_config
 from paddle_pfc.engine.memory import check_head_fits
-from paddle_pfc.head.host_memory import HeadMemoryError
-from paddle_pfc.engine.protect import SourceInOutputError, check_sources_spared
+from paddle_pfc.engine.protect import check_sources_spared
 from paddle_pfc.engine.preemption import Preempted, PreemptionWatch
-from paddle_pfc.engine.validator import ValidationSetError, Validator, load_validation_sets
+from paddle_pfc.engine.validator import Validator, load_validation_sets
 from paddle_pfc.head.registry import NONFINITE_PARTS
 from paddle_pfc.head.runner import run
 
-__all__ = ["Trainer", "check_supported", "setup_logging", "OutputDirError", "NonFiniteTrainingError",
-           "ValidationSetError", "HeadMemoryError", "DataSizeError", "SourceInOutputError", "Preempted"]
+__all__ = ["Trainer", "setup_logging", "OutputDirError", "NonFiniteTrainingError"]
 
 log = logging.getLogger("paddle_pfc.train")
 

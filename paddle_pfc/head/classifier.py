@@ -18,7 +18,7 @@ from paddle_pfc.kernels import choose_backend
 from paddle_pfc.utils import paddle_compat
 from paddle_pfc.utils.numbers import is_int
 
-__all__ = ["LargeScaleClassifier", "class_split", "CENTER_INIT_STD", "DTYPES"]
+__all__ = ["LargeScaleClassifier", "CENTER_INIT_STD", "DTYPES"]
 
 CENTER_INIT_STD = 0.01  # arcface_torch's normal(0, 0.01) initialisation of class centers
 DTYPES = tuple(DTYPE_BYTES)  # float32, bfloat16, float16 (GPU only)
@@ -84,7 +84,7 @@ class LargeScaleClassifier:
     logits, softmax, margin and loss are float32. ``center_dtype``: storage dtype of ``weight`` and
     its momentum (float32, bfloat16, or float16 on GPU); the update of the kept rows is float32
     arithmetic on widened copies, rounded once when written back. ``chunk_rows``: rows per block of
-    kept centers on the composite road (default: :func:`paddle_pfc.head.blocks.block_rows`); the
+    kept centers on the composite road (default: :func:`paddle_pfc.head.geometry.block_rows`); the
     fused road uses one block.
     ``kernels``: the road (:mod:`paddle_pfc.kernels`): ``"auto"`` (fused on GPU, composite on CPU),
     ``"fused"`` (Paddle's fused ``class_center_sample`` / ``margin_cross_entropy``; emulated on a

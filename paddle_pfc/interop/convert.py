@@ -123,7 +123,7 @@ def convert(path: str | os.PathLike, backbone: str | None = None, source_format:
     if embedding_size is not None and int(embedding_size) != dim:
         raise ConversionError(f"{source.path}: embedding size {dim}, but {embedding_size} was given")
     if input_size is not None:
-        from paddle_pfc.backbones.iresnet import normalize_input_size
+        from paddle_pfc.backbones.common import normalize_input_size
 
         given = normalize_input_size(input_size)
         if source.format != "onnx" and name != "mobilefacenet" and given[0] * given[1] == size[0] * size[1]:

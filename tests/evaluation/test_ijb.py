@@ -69,7 +69,8 @@ def build_ijb(root: Path, prefix: str = "ijbc", identities: int = 8, templates_p
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory) -> Path:
-    from paddle_pfc.deploy.export import export_backbone, random_state
+    from paddle_pfc.backbones.state import random_state
+    from paddle_pfc.deploy.export import export_backbone
 
     out = tmp_path_factory.mktemp("model")
     export_backbone("mobilefacenet", 16, SIZE, random_state("mobilefacenet", 16, SIZE, seed=3), out)

@@ -28,7 +28,8 @@ def ijb_root(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory) -> Path:
-    from paddle_pfc.deploy.export import export_backbone, random_state
+    from paddle_pfc.backbones.state import random_state
+    from paddle_pfc.deploy.export import export_backbone
 
     out = tmp_path_factory.mktemp("model_other_norm")
     export_backbone("mobilefacenet", 16, SIZE, random_state("mobilefacenet", 16, SIZE, seed=5), out)

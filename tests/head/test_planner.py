@@ -5,7 +5,7 @@ import sys
 import pytest
 
 from paddle_pfc.head import planner
-from paddle_pfc.head.blocks import block_bounds, block_rows
+from paddle_pfc.head.geometry import block_bounds, block_rows
 from paddle_pfc.head.planner import PROCESS_OVERHEAD, max_classes, parse_bytes, plan
 
 from launcher import REPO

@@ -32,7 +32,7 @@ def _env() -> dict:
 @pytest.fixture(scope="module")
 def tiny_onnx(tmp_path_factory):
     """An arcface_torch-style MobileFaceNet ONNX (embedding 32, input 32, random weights)."""
-    from paddle_pfc.deploy.export import random_state
+    from paddle_pfc.backbones.state import random_state
 
     state = torch_named(random_state("mobilefacenet", 32, 32, seed=5))
     path = tmp_path_factory.mktemp("tiny") / "mbf32.onnx"
