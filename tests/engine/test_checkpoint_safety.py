@@ -149,7 +149,7 @@ def test_format1_checkpoint_still_loads(run, tmp_path):
 
 # ------------------------------------------------------------------------------ payloads
 def test_payload_in_a_format1_backbone_is_refused_by_every_entry_point(run, tmp_path, small_lfw, capsys):
-    from test_ijb import build_ijb
+    from helpers.ijb_set import build_ijb
 
     marker = tmp_path / "pwned"
     evil = as_format1(run / "checkpoints" / "step_000000004", tmp_path / "evil" / "step_000000004",

@@ -15,8 +15,7 @@ import pytest
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from interop_onnx_graphs import GraphWriter, torch_named  # noqa: E402
+from helpers.interop_onnx_graphs import GraphWriter, torch_named  # noqa: E402
 from launcher import REPO  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
