@@ -3,7 +3,7 @@ layer and those below it, no modules import each other in a cycle, and no module
 itself (its lazy public names are for users: inside it, every name is imported from its home).
 
 Layers, lowest first: utils -> kernels -> runtime -> data -> head / backbones / evaluation -> deploy ->
-interop -> engine -> cli. Every import counts (module level or inside a function), except under
+interop -> engine -> cli / bench. Every import counts (module level or inside a function), except under
 ``TYPE_CHECKING``.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "paddle_pfc"
 LAYERS = {"utils": 0, "kernels": 1, "runtime": 2, "data": 3, "head": 4, "backbones": 4, "evaluation": 4,
-          "deploy": 5, "interop": 6, "engine": 7, "cli": 8}
+          "deploy": 5, "interop": 6, "engine": 7, "bench": 8, "cli": 8}
 
 #: Imports that run up the layers and remain, as (importer, imported) modules. Each is in a file this
 #: list's owners will move or change; the test fails on any violation not listed and on any listed

@@ -144,7 +144,7 @@ def backbone_forward(backbone: paddle.nn.Layer, images, amp: str):
     return backbone, paddle.cast(embedding, "float32") if embedding.dtype != paddle.float32 else embedding
 
 
-def make_optimizer(cfg: Config, learning_rate) -> paddle.optimizer.Momentum:
+def build_optimizer(cfg: Config, learning_rate) -> paddle.optimizer.Momentum:
     """The training optimizer of ``cfg``: Momentum with ``train.momentum`` and ``train.weight_decay``,
     the backbone's gradients clipped by global norm ``train.grad_clip`` (none at 0), float32 master
     weights under ``fp16_o2``. ``learning_rate``: a float or the schedule (an ``LRScheduler``)."""
@@ -189,12 +189,12 @@ class HeadTraining:
 def append_head_training(cfg: Config, embedding, labels, rank: int, world_size: int, learning_rate,
                          chunk_rows: int | None = None, check_memory: bool = True) -> HeadTraining:
     """The head (:func:`build_head`) on ``embedding`` and ``labels``, and :func:`paddle_pfc.minimize`
-    of its loss with :func:`make_optimizer` (``learning_rate``: a float or the schedule), the
+    of its loss with :func:`build_optimizer` (``learning_rate``: a float or the schedule), the
     config's loss scaling and non-finite steps skipped. ``check_memory``: minimize's check of the
     centers against this machine's memory (off where the caller checked the whole plan)."""
     head = build_head(cfg, embedding, labels, rank, world_size, chunk_rows)
     loss = head.output_dict["loss"]
-    optimizer = make_optimizer(cfg, learning_rate)
+    optimizer = build_optimizer(cfg, learning_rate)
     loss_scaling = loss_scaling_setting(cfg)
     minimize(optimizer, loss, loss_scaling=loss_scaling, skip_nonfinite=True, check_memory=check_memory)
     return HeadTraining(head, loss, optimizer, loss_scaling)

@@ -137,3 +137,26 @@ def optimizer_accumulator(optimizer, kind: str, parameter_name: str):
     """The accumulator ``kind`` (e.g. ``"velocity"``) the optimizer created for a parameter
     (``_accumulators``)."""
     return optimizer._accumulators[kind][parameter_name]
+
+
+# --- memory ---------------------------------------------------------------------------------
+def host_allocated_bytes(peak: bool = True) -> int | None:
+    """Paddle's host allocator statistic "Allocated" of device 0 (its peak, or its current value), in
+    bytes (``paddle.base.core.host_memory_stat_*``); None where the build has no such statistic."""
+    from paddle.base import core
+
+    try:
+        read = core.host_memory_stat_peak_value if peak else core.host_memory_stat_current_value
+        return int(read("Allocated", 0))
+    except (AttributeError, RuntimeError, ValueError):  # another build
+        return None
+
+
+def reset_host_allocated_peak() -> None:
+    """Set the peak of the "Allocated" statistic to its current value (nothing where there is none)."""
+    from paddle.base import core
+
+    try:
+        core.host_memory_stat_reset_peak_value("Allocated", 0)
+    except (AttributeError, RuntimeError, ValueError):  # another build
+        pass
