@@ -50,7 +50,7 @@ def build_passes_program(head, rule: CenterUpdateRule, seed: int = 0):
             table.stop_gradient = True
     with paddle.static.program_guard(main, startup):
         lr = paddle.full([1], 1e-3, "float32")
-        for k, block in enumerate(head.chunks):
+        for k, block in enumerate(head.blocks):
             stop = num_kept if block.stop is None else block.stop
             index = paddle.static.data(f"passes_index_{k}", [stop - block.start], "int64")
             feed[index.name] = kept[block.start:stop]

@@ -109,13 +109,13 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
         usage0 = usage1
     step_alloc = allocated_mib() - base_alloc
     head = step.head
-    num_local, num_sample, chunks, native = ((head.num_local, head.num_sample, len(head.chunks), head.native)
+    num_local, num_sample, chunks, native = ((head.num_local, head.num_sample, len(head.blocks), head.native)
                                              if head is not None else (0, 0, 0, False))
     products_round = head is not None and head.backend.blocks.products_round(cfg["dtype"])
     rounds = []
     if floors and head is not None:  # after the memory readings: the floors' buffers are not the step's
         n, d = cfg["batch_size"] * world_size, cfg["embedding_size"]
-        rows = head.chunks[0].stop  # the head's block rows (None: one block)
+        rows = head.blocks[0].stop  # the head's block rows (None: one block)
         gemms = [TimedProgram(*build_gemm_program(library)) for library in gemm_libraries()]
         floor = TimedProgram(*build_floor_program(n, num_sample, d, block_rows=rows))
         bf16_floor = (TimedProgram(*build_floor_program(n, num_sample, d, bf16=True, block_rows=rows))

@@ -88,8 +88,8 @@ def _per_head(block_grads: list, heads) -> list[list]:
     """``block_grads`` (every head's blocks, in order) split into one list per head."""
     out, start = [], 0
     for head in heads:
-        out.append(block_grads[start:start + len(head.chunks)])
-        start += len(head.chunks)
+        out.append(block_grads[start:start + len(head.blocks)])
+        start += len(head.blocks)
     return out
 
 
@@ -193,7 +193,7 @@ def backward(loss, heads: list, params: list, scaler: DynamicLossScaler | None) 
     heads' blocks of kept centers and their features. ValueError when ``loss`` does not depend on
     a head's centers."""
     feature_heads = [h for h in heads if not h.input_dict["feature"].stop_gradient]
-    blocks = [c.centers for h in heads for c in h.chunks]
+    blocks = [c.centers for h in heads for c in h.blocks]
     grads = paddle_compat.pir_grad(scaler.scaled(loss) if scaler else loss,
                                    params + blocks + [h.input_dict["feature"] for h in feature_heads],
                                    allow_unused=True)
@@ -254,7 +254,7 @@ def append_updates(optimizer: paddle.optimizer.Optimizer, heads: list, grads: Gr
 
     def apply_updates():
         for head, head_grads in zip(heads, _per_head(grads.blocks, heads)):
-            append_center_update(head.weight, head.velocity, head.chunks, head_grads, lr, rule, head.backend.blocks)
+            append_center_update(head.weight, head.velocity, head.blocks, head_grads, lr, rule, head.backend.blocks)
         if grads.pairs:
             optimizer.apply_gradients(grads.pairs)
 

@@ -96,7 +96,7 @@ def feed_facts(head, feed: dict | None) -> np.ndarray:
 def describe_ranks(head, table: np.ndarray) -> Exception | None:
     """The error every rank's ``feed_facts`` (``table`` [W, 5], rank order) show for ``head``:
     a rank with labels other than its feature rows, ranks of different batch sizes, a rank's label
-    outside the range, or (every label fed and in range, on the fused road with sampling) a kept
+    outside the range, or (every label fed and in range, on the fused backend with sampling) a kept
     positive dropped by the kernel; None when the feeds do not show which."""
     feeds = ", ".join(f"'{name}'" for name in head.feature_feed_names) or "the feature's inputs"
     for rank, facts in enumerate(table):

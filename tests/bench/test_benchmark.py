@@ -61,7 +61,7 @@ def test_passes_program_reads_and_updates_the_kept_rows(kernels, ratio, monkeypa
     with paddle.static.scope_guard(scope):
         head_main, head_startup, head, _, _ = build_train_program(cfg, args, 0, 1, "head")
     starts = list(range(0, 20 if ratio < 1 else 40, 8))  # blocks of 8 kept centers
-    assert head.native == (kernels == "on") and [b.start for b in head.chunks] == starts
+    assert head.native == (kernels == "on") and [b.start for b in head.blocks] == starts
     rule = CenterUpdateRule.from_optimizer(step_optimizer(cfg, args, 1))
     main, startup, probe, feed = build_passes_program(head, rule, seed=3)
     kept = np.concatenate([feed[f"passes_index_{k}"] for k in range(len(starts))])
@@ -80,7 +80,7 @@ def test_passes_program_reads_and_updates_the_kept_rows(kernels, ratio, monkeypa
         w1, v1 = table(head.weight.name), table(head.velocity.name)
     # the gathers' first elements; nothing is read before the update from views, or where the
     # head's products read the rows where they lie (the native kernels with sampling)
-    read = w0[kept[starts], 0].sum() if ratio < 1 and head.chunks[0].table is None else 0.0
+    read = w0[kept[starts], 0].sum() if ratio < 1 and head.blocks[0].table is None else 0.0
     np.testing.assert_allclose(float(np.asarray(value)), read, rtol=1e-6)
     rows = w0[kept]
     if head.backend.blocks.projects_in_update:
@@ -120,7 +120,8 @@ def _benchmark_process(out, *extra: str) -> subprocess.CompletedProcess:
                            "--embedding-size", "64", "--sample-ratio", "0.5", "--chunk-rows", "512",
                            "--steps", "2", "--warmup", "1", "--json", str(out), *extra],
                           cwd=REPO, capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])))
+                          env=dict(os.environ,
+                                   PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])))
 
 
 def _run_benchmark(out, *extra: str) -> dict:
@@ -238,4 +239,5 @@ def test_e2e_mode_follows_the_configs_amp(tmp_path):
     bf16 = _run_benchmark(tmp_path / "bf16.jsonl", *args, "--config", str(config))
     assert (fp32["amp"], bf16["amp"]) == ("none", "bf16")
     # the same seed, batches and weights: bfloat16 convolutions move the loss, a little
-    assert bf16["first_loss"] == pytest.approx(fp32["first_loss"], rel=0.05) and bf16["first_loss"] != fp32["first_loss"]
+    assert bf16["first_loss"] == pytest.approx(fp32["first_loss"], rel=0.05)
+    assert bf16["first_loss"] != fp32["first_loss"]

@@ -22,7 +22,7 @@ def test_matches_reference(world_size, tmp_path_factory):
 
 @pytest.mark.parametrize("world_size", WORLD_SIZES)
 def test_fused_emulated_matches_reference(world_size, tmp_path_factory):
-    """The same cases on the fused road (the GPU program's Python path) with the emulated
+    """The same cases on the fused backend (the GPU program's Python path) with the emulated
     ``class_center_sample`` / ``margin_cross_entropy`` (``PADDLE_PFC_KERNELS=fused`` on CPU), plus
     cases that only the fused glue can get wrong (ranks with different ``num_sample``)."""
     out, cases = run_world(world_size, tmp_path_factory, tag="fused", cases_for=fused_cases, kernels="fused")

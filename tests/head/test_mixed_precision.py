@@ -33,13 +33,14 @@ def test_mixed_precision_matches_reference(world_size, native, tmp_path_factory)
 @pytest.mark.parametrize("world_size", [1, pytest.param(2, marks=pytest.mark.multirank),
                                         pytest.param(3, marks=pytest.mark.multirank)])
 def test_mixed_precision_fused_emulated_matches_reference(world_size, tmp_path_factory):
-    """The same cases on the fused road with the emulated kernels (one block: chunk_rows is
+    """The same cases on the fused backend with the emulated kernels (one block: chunk_rows is
     ignored there), with the stated tolerances but for the step bound of bfloat16 operands,
-    which is twice the composite road's: the fused road rounds the *unit* vectors to bfloat16
+    which is twice the composite backend's: the fused backend rounds the *unit* vectors to bfloat16
     and takes the kernel's unclipped margin derivative, and a fresh-clone CI run measured one
     backbone-momentum element at 1.72 % of the step's largest change (2 ranks, bf16_storage),
-    above the composite road's 4u = 1.56 % (where <= 0.53 % is measured)."""
-    out, cases = run_world(world_size, tmp_path_factory, tag="mixed_fused", cases_for=mixed_fused_cases, kernels="fused")
+    above the composite backend's 4u = 1.56 % (where <= 0.53 % is measured)."""
+    out, cases = run_world(world_size, tmp_path_factory, tag="mixed_fused", cases_for=mixed_fused_cases,
+                           kernels="fused")
     for case in cases:
         loss_errors = check_case(case, load_ranks(out, case["name"], world_size), world_size)
         rounded = max(loss_errors) > ROUNDED_LOSS_ERROR
@@ -87,8 +88,8 @@ def test_loss_scaling_checks_center_gradients_and_guards_every_update(dtype, cen
         grads = check.operand_source(0).get_defining_op()  # builtin.combine of the gradients
         sources += [_producers(grads.operand_source(i)) for i in range(grads.num_operands())]
     # One backbone gradient plus one per block of kept centers, each from the head's backward.
-    assert len(head.chunks) == 3 and len(sources) == 1 + len(head.chunks)
-    assert sum("pd_op.pylayer" in s for s in sources) == len(head.chunks), sources
+    assert len(head.blocks) == 3 and len(sources) == 1 + len(head.blocks)
+    assert sum("pd_op.pylayer" in s for s in sources) == len(head.blocks), sources
     # Every update (the centers' momentum and write-back, the backbone's momentum) sits inside the
     # branch taken when the gradients are finite: none is left in the global block.
     updates = {"pd_op.momentum_", "pd_op.scatter_", "pd_op.index_put_", "custom_op.pfc_sparse_update_"}
@@ -98,8 +99,8 @@ def test_loss_scaling_checks_center_gradients_and_guards_every_update(dtype, cen
     updating = [inner for inner in branches if updates & set(inner)]
     assert len(updating) == 1  # the other branches are the head's checks (labels in range), updating nothing
     inner = updating[0]
-    assert inner.count("custom_op.pfc_sparse_update_") == (len(head.chunks) if head.native else 0)
-    assert inner.count("pd_op.momentum_") == 1 + (0 if head.native else len(head.chunks))  # + the backbone
+    assert inner.count("custom_op.pfc_sparse_update_") == (len(head.blocks) if head.native else 0)
+    assert inner.count("pd_op.momentum_") == 1 + (0 if head.native else len(head.blocks))  # + the backbone
 
 
 def test_float16_on_cpu_is_refused_naming_the_argument(static_mode):

@@ -253,7 +253,7 @@ def mixed_cases(world_size: int) -> list[dict]:
 
 
 def mixed_fused_cases(world_size: int) -> list[dict]:
-    """:func:`mixed_cases` with the fused road's step bound for bfloat16 operands (8u, see below)."""
+    """:func:`mixed_cases` with the fused backend's step bound for bfloat16 operands (8u, see below)."""
     cases = mixed_cases(world_size)
     for case in cases:
         if case.get("dtype") == "bfloat16":

@@ -52,7 +52,7 @@ def test_class_center_sample_matches_oracle(world_size, tmp_path_factory):
 
 # --- Paddle's real kernels through the production wrapper, as far as the CPU build goes ----------
 def test_real_class_center_sample_one_rank_cpu_kernel_matches_oracle(tmp_path, static_mode):
-    """``PaddleFusedKernels.class_center_sample`` (the GPU road's call, same argument order) runs
+    """``PaddleFusedKernels.class_center_sample`` (the GPU backend's call, same argument order) runs
     Paddle's CPU kernel here, which implements the one-rank contract: the same oracle checks."""
     from paddle_pfc.kernels.fused import PaddleFusedKernels
     from workers.fused_kernel_worker import run_sample

@@ -3,7 +3,7 @@
 The same checks as ``fused_kernel_runs.py`` (Paddle's real ``class_center_sample`` /
 ``margin_cross_entropy`` against the numpy oracles, 1 and 2 ranks), the real kernels against
 their emulations on identical inputs, and ``test_classifier`` / ``test_mixed_precision``'s cases
-on both roads of a GPU (fused with the real kernels, composite with Paddle's GPU kernels). Every
+on both backends of a GPU (fused with the real kernels, composite with Paddle's GPU kernels). Every
 test here skips, naming the reason, where Paddle sees no GPU.
 """
 from __future__ import annotations
