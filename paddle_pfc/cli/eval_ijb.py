@@ -23,7 +23,8 @@ import argparse
 import json
 import os
 import sys
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli._outputs import check_output_dir, draw_figure

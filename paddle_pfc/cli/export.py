@@ -141,7 +141,7 @@ class Steps:
         self.progress.update(1)
 
 
-def check_export(out, prog, dtype: str, to_onnx: bool, opset: int, steps: "Steps | None" = None) -> int:
+def check_export(out, prog, dtype: str, to_onnx: bool, opset: int, steps: Steps | None = None) -> int:
     """Check the model saved in ``out`` against ``prog``, the eval program it came from (float32),
     convert it to ONNX when ``to_onnx`` and check onnxruntime against Paddle Inference; print one line
     a check. Returns 0 when every check holds, else 1 (tolerances: :mod:`paddle_pfc.deploy.parity`)."""

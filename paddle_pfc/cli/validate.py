@@ -22,7 +22,8 @@ import json
 import os
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli._outputs import IMAGE_SUFFIXES, check_output_file, draw_figure

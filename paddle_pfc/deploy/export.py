@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Dict, Iterator, Mapping, Sequence, Union
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 import paddle
@@ -41,7 +41,7 @@ from paddle_pfc.utils.npz_state import state_bytes
 
 __all__ = ["EvalProgram", "export_backbone"]
 
-InputSize = Union[int, Sequence[int]]  # S or (H, W)
+InputSize = int | Sequence[int]  # S or (H, W)
 
 
 @contextlib.contextmanager
@@ -139,7 +139,7 @@ class EvalProgram:
             self._set_state(state)
             self._exe = paddle.static.Executor(self.place)
         self.batch_norm_folded = False
-        self.fold_counts: Dict[str, int] = {}  # how the norms were folded (fold_batch_norms)
+        self.fold_counts: dict[str, int] = {}  # how the norms were folded (fold_batch_norms)
         if fold_batch_norm:
             from paddle_pfc.deploy.fold import fold_batch_norms
 
@@ -161,7 +161,7 @@ class EvalProgram:
         """Structured parameter names -> the names of their variables in :attr:`main` and :attr:`scope`."""
         return {k: v.name for k, v in self._values.items()}
 
-    def expected_shapes(self) -> Dict[str, tuple]:
+    def expected_shapes(self) -> dict[str, tuple]:
         """Structured parameter names -> expected shape."""
         return {k: tuple(int(d) for d in v.shape) for k, v in self._values.items()}
 
@@ -197,7 +197,7 @@ class EvalProgram:
             tensor = self.scope.var(value.name).get_tensor()
             tensor.set(np.ascontiguousarray(arr, dtype=np_dtype), self.place)
 
-    def state(self) -> Dict[str, np.ndarray]:
+    def state(self) -> dict[str, np.ndarray]:
         """``{structured name: numpy copy}`` of the program's parameters (the folded values once
         folded: then only for this program's own use)."""
         with _static_mode():

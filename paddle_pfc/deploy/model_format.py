@@ -30,7 +30,8 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import NamedTuple, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from paddle_pfc.utils.atomic import write_text_atomic
 from paddle_pfc.utils.version import VERSION
@@ -54,7 +55,7 @@ META_FILE = "export.json"
 TRAINING_STATE_FILE = "backbone.npz"
 DTYPES = ("float32", "float16")
 
-PathLike = Union[str, os.PathLike]
+PathLike = str | os.PathLike
 
 
 def export_meta(backbone: str, embedding_size: int, input_size: Sequence[int], dtype: str,
@@ -87,7 +88,7 @@ def write_export_meta(model_dir: PathLike, meta: dict) -> None:
     write_text_atomic(Path(model_dir) / META_FILE, json.dumps(meta, indent=2) + "\n")
 
 
-def read_export_meta(model_dir: PathLike) -> Optional[dict]:
+def read_export_meta(model_dir: PathLike) -> dict | None:
     """``export.json`` of ``model_dir`` as a dict, ``None`` when absent; ``ValueError`` naming it if corrupt."""
     path = Path(model_dir) / META_FILE
     if not path.is_file():
@@ -113,8 +114,8 @@ class ModelFiles(NamedTuple):
     """Where a model given by path lives: its folder (``export.json`` is read there) and either
     its ONNX file (run with onnxruntime) or its Paddle program file (``None`` for the other)."""
     model_dir: Path
-    program: Optional[Path]
-    onnx: Optional[Path]
+    program: Path | None
+    onnx: Path | None
 
 
 def locate_model(model: PathLike) -> ModelFiles:

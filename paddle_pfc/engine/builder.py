@@ -11,7 +11,7 @@ checkpoint keys, do not depend on what the process built before) and ``paddle.se
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import paddle
@@ -22,12 +22,12 @@ from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.config import Config, ConfigError
 from paddle_pfc.runtime.distributed import current_place
 from paddle_pfc.utils.launch_env import local_world_size
-from paddle_pfc.utils.paddle_compat import on_gpu
+from paddle_pfc.utils.paddle_compat import learning_rate_value, on_gpu
 from paddle_pfc.engine.lr import WarmupDecay, build_schedule
 from paddle_pfc.head.dtypes import CPU_REFUSALS
 from paddle_pfc.head.classifier import LargeScaleClassifier
 from paddle_pfc.head.loss_scaling import LossScaling
-from paddle_pfc.head.optimizer import learning_rate_value, minimize
+from paddle_pfc.head.optimizer import minimize
 from paddle_pfc.head.registry import nonfinite_flags
 from paddle_pfc.kernels import extensions
 

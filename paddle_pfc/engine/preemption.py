@@ -27,7 +27,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from paddle_pfc.utils.errors import PfcError
 

@@ -14,7 +14,8 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 

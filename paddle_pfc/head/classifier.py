@@ -311,7 +311,7 @@ class LargeScaleClassifier:
         return target
 
     # ------------------------------------------------------------------------------------------
-    def create_states(self, rule) -> "paddle.pir.Value | None":
+    def create_states(self, rule) -> paddle.pir.Value | None:
         """Create (once) the momentum buffer of the shard (``center_dtype``) when ``rule`` needs
         one; return it."""
         if rule.momentum is not None and self.velocity is None:

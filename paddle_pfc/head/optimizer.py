@@ -18,12 +18,6 @@ from paddle_pfc.utils.launch_env import local_world_size
 _BUCKET_ELEMENTS = 1 << 24  # 64 MiB of float32 per all-reduce
 
 
-def learning_rate_value(optimizer: paddle.optimizer.Optimizer) -> paddle.pir.Value:
-    """The optimizer's learning-rate Value in the current main program (created if needed; see
-    :func:`paddle_pfc.utils.paddle_compat.learning_rate_value`)."""
-    return paddle_compat.learning_rate_value(optimizer)
-
-
 def data_parallel_parameters(program, optimizer) -> list:
     """Trainable parameters that every rank holds whole (everything except the class centers)."""
     sharded = set()
@@ -250,7 +244,7 @@ def append_updates(optimizer: paddle.optimizer.Optimizer, heads: list, grads: Gr
     and the data-parallel parameters (``optimizer.apply_gradients``); all inside one ``cond`` on
     ``found_inf`` when there is a finite check (a bad step changes no parameter and no optimizer
     state), then the loss scale's update."""
-    lr = learning_rate_value(optimizer)
+    lr = paddle_compat.learning_rate_value(optimizer)
 
     def apply_updates():
         for head, head_grads in zip(heads, _per_head(grads.blocks, heads)):

@@ -3,7 +3,7 @@ a source file, and the converted result."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 

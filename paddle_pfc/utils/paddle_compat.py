@@ -37,7 +37,7 @@ def assign_into(value, target) -> None:
     _C_ops.assign_out_(value, target)
 
 
-def check_finite_and_unscale_(grads: list, scale) -> tuple[list, "paddle.pir.Value"]:
+def check_finite_and_unscale_(grads: list, scale) -> tuple[list, paddle.pir.Value]:
     """Paddle's fused ``check_finite_and_unscale_`` (``_C_ops``): ``grads / scale`` in place and a
     bool [1] flag of any inf/NaN among them."""
     from paddle import _C_ops
@@ -90,7 +90,7 @@ def prelu_weight(prelu):
 
 
 # --- optimizers ---------------------------------------------------------------------------------
-def learning_rate_value(optimizer) -> "paddle.pir.Value":
+def learning_rate_value(optimizer) -> paddle.pir.Value:
     """The optimizer's learning-rate Value in the current main program (created if needed).
 
     Works around Paddle 3.3.1 failing to create it for an ``LRScheduler`` in PIR mode (it passes
