@@ -236,7 +236,7 @@ def test_backbone_native_training_step_matches_paddles_ops(build, native_op_name
     # Some shifts' gradients are zero but for rounding (a batch norm's bias feeding a 1x1
     # convolution and another batch norm): they are compared against the typical scale. Some
     # scales' gradients partly cancel (100x below the typical): they keep the absolute rounding
-    # of their terms, ~1e-6 of the typical (either path against the other; measured 1-3e-6).
+    # of their terms, ~1e-6 of the typical (either road against the other; measured 1-3e-6).
     typical = float(np.median([np.abs(want).max() for want in reference]))
     for k, (got, want) in enumerate(zip(native, reference)):
         scale = float(np.abs(want).max())
