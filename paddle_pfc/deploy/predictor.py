@@ -19,6 +19,7 @@ import json
 import os
 import warnings
 from pathlib import Path
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -46,7 +47,7 @@ class EmbeddingModel:
     """
 
     def __init__(self, model: PathLike, device: str = "cpu", batch_size: int = 64,
-                 num_threads: int | None = None, input_size=None, *, onednn: bool | None = None,
+                 num_threads: Optional[int] = None, input_size=None, *, onednn: Optional[bool] = None,
                  ir_optim: bool = True):
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
@@ -154,7 +155,7 @@ class EmbeddingModel:
         else:
             raise ValueError(f"{self.model_dir / META_FILE} not found and the input size cannot be "
                              "read from the model: pass input_size=")
-        self.input_size: tuple[int, int] = (int(size[0]), int(size[1]))
+        self.input_size: Tuple[int, int] = (int(size[0]), int(size[1]))
         norm = meta.get("normalization", NORMALIZATION)
         if self.meta is None:
             warnings.warn(f"{self.model_dir / META_FILE} not found: assuming RGB input normalized "

@@ -47,7 +47,7 @@ import numpy as np
 from paddle_pfc.head.dtypes import HOST_DTYPES, convert
 from paddle_pfc.head.geometry import class_split
 from paddle_pfc.utils.atomic import atomic_write
-from paddle_pfc.utils.errors import InputDataError, PfcError
+from paddle_pfc.utils.errors import PfcError
 from paddle_pfc.utils.npz_state import StateFileError, load_state, state_bytes
 from paddle_pfc.utils.safe_pickle import ARRAY_GLOBALS, MalformedPickleError, UnsafePickleError, load_file
 
@@ -77,7 +77,7 @@ class CheckpointTarget(Protocol):
     heads: Sequence
 
 
-class CheckpointError(InputDataError):
+class CheckpointError(PfcError, ValueError):
     """A checkpoint that cannot be loaded into this program (names the tensor or field)."""
 
 

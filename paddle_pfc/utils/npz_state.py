@@ -18,13 +18,11 @@ from typing import Mapping
 
 import numpy as np
 
-from paddle_pfc.utils.errors import InputDataError
-
 NAMES_KEY = "__names__"
 _PLAIN_KEY = re.compile(r"(?!__)[A-Za-z0-9_.@\-]+")
 
 
-class StateFileError(InputDataError):
+class StateFileError(ValueError):
     """An ``.npz`` state that cannot be read or written (names the file and the entry)."""
 
 

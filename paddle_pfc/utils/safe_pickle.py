@@ -17,16 +17,14 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from paddle_pfc.utils.errors import InputDataError
-
 Allowed = Mapping[tuple[str, str], Callable[..., Any]]
 
 
-class UnsafePickleError(InputDataError):
+class UnsafePickleError(ValueError):
     """A pickle that names a global outside its format's allow-list (names the file and global)."""
 
 
-class MalformedPickleError(InputDataError):
+class MalformedPickleError(ValueError):
     """A file that is not a readable pickle (truncated, corrupt, or not a pickle); names the file."""
 
 

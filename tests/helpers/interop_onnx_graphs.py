@@ -54,8 +54,7 @@ class GraphWriter:
         self.channels[out] = self.channels[x]
         return out
 
-    def mobilefacenet(self, embedding_size: int = 128, input_size: int = 112,
-                      mxnet_style: bool = False) -> onnx.ModelProto:
+    def mobilefacenet(self, embedding_size: int = 128, input_size: int = 112, mxnet_style: bool = False) -> onnx.ModelProto:
         """``mxnet_style``: as mxnet-converted models, the graph takes raw pixels and normalizes them
         itself (``Sub`` 127.5, ``Mul`` 1/127.5), and its last BatchNorm has epsilon 2e-5 (the variance
         stored 1e-5 lower, so the network computes the same)."""
