@@ -131,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         given = _from_config(args.config, args.overrides) if args.config or args.overrides else {}
     except USER_ERRORS as exc:
-        return usage_failure(exc)
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     _with_defaults(args, given)
     if not args.json:
         print(f"head memory per rank ({SCOPE})\n")
