@@ -8,7 +8,8 @@ import math
 import paddle
 from paddle import nn
 
-from paddle_pfc.backbones.iresnet import IRESNET_LAYERS, IResNet, check_head_args, normalize_input_size
+from paddle_pfc.backbones.common import check_head_args, normalize_input_size
+from paddle_pfc.backbones.iresnet import IRESNET_LAYERS, IResNet
 from paddle_pfc.backbones.mobilefacenet import mobilefacenet
 from paddle_pfc.backbones.names import ALIASES, BACKBONES
 from paddle_pfc.utils import paddle_compat

@@ -35,7 +35,7 @@ import math
 import paddle
 from paddle import nn
 
-from .iresnet import BN_EPSILON, BN_MOMENTUM, _check_spatial, check_head_args, normalize_input_size
+from paddle_pfc.backbones.common import BN_EPSILON, BN_MOMENTUM, check_head_args, check_spatial, normalize_input_size
 from .native_layers import (BatchNorm2D, Conv2D, DepthwiseConv2D, GroupedConv2D, PReLU, channels_last,
                             channels_last_ready, conv_batch_norm, takes_bfloat16, to_channels_first,
                             to_channels_last)
@@ -225,7 +225,7 @@ class MobileFaceNet(nn.Layer):
                                                          dropout=float(dropout))
 
     def forward(self, x):
-        _check_spatial(x, self.input_size)
+        check_spatial(x, self.input_size)
         stem, first, *trunk = self.layers
         if not channels_last_ready(self):
             x = first(stem(x))

@@ -14,6 +14,7 @@ import itertools
 import json
 import sys
 
+from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.head import planner
 
 
@@ -125,13 +126,11 @@ def _print_plans(args: argparse.Namespace, combos) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 printed, 2 an impossible plan or a bad config (``error: ...``) or a bad option."""
-    from paddle_pfc.engine.config import ConfigError
-
     p = _parser()
     args = p.parse_args(argv)
     try:
         given = _from_config(args.config, args.overrides) if args.config or args.overrides else {}
-    except (ConfigError, OSError) as exc:
+    except USER_ERRORS as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     _with_defaults(args, given)
@@ -146,9 +145,8 @@ def main(argv: list[str] | None = None) -> int:
             _print_max_classes(args, combos)
         else:
             _print_plans(args, combos)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    except USER_ERRORS as exc:
+        return usage_failure(exc)
     return 0
 
 

@@ -30,9 +30,11 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import NamedTuple, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from paddle_pfc.utils.atomic import write_text_atomic
+from paddle_pfc.utils.version import VERSION
 
 __all__ = [
     "EXPORT_FORMAT", "EXPORT_VERSION", "NORMALIZATION", "FIELD_NORMALIZATION", "INPUT_NAME", "MODEL_FILE", "LEGACY_MODEL_FILE",
@@ -56,14 +58,12 @@ META_FILE = "export.json"
 TRAINING_STATE_FILE = "backbone.npz"
 DTYPES = ("float32", "float16")
 
-PathLike = Union[str, os.PathLike]
+PathLike = str | os.PathLike
 
 
 def export_meta(backbone: str, embedding_size: int, input_size: Sequence[int], dtype: str,
                 model_file: str, paddle_version: str) -> dict:
     """The ``export.json`` content of a freshly exported model (key order is the file's)."""
-    import paddle_pfc
-
     h, w = input_size
     serving = ("float32: CPU and GPU" if dtype == "float32" else
                "float16 weights for GPU serving (Paddle has no float16 CPU kernels for "
@@ -82,7 +82,7 @@ def export_meta(backbone: str, embedding_size: int, input_size: Sequence[int], d
         "files": {"model": model_file, "params": PARAMS_FILE},
         "serving": serving,
         "paddle_version": paddle_version,
-        "paddle_pfc_version": getattr(paddle_pfc, "__version__", "unknown"),
+        "paddle_pfc_version": VERSION,
     }
 
 
@@ -91,7 +91,7 @@ def write_export_meta(model_dir: PathLike, meta: dict) -> None:
     write_text_atomic(Path(model_dir) / META_FILE, json.dumps(meta, indent=2) + "\n")
 
 
-def read_export_meta(model_dir: PathLike) -> Optional[dict]:
+def read_export_meta(model_dir: PathLike) -> dict | None:
     """``export.json`` of ``model_dir`` as a dict, ``None`` when absent; ``ValueError`` naming it if corrupt."""
     path = Path(model_dir) / META_FILE
     if not path.is_file():
@@ -117,8 +117,8 @@ class ModelFiles(NamedTuple):
     """Where a model given by path lives: its folder (``export.json`` is read there) and either
     its ONNX file (run with onnxruntime) or its Paddle program file (``None`` for the other)."""
     model_dir: Path
-    program: Optional[Path]
-    onnx: Optional[Path]
+    program: Path | None
+    onnx: Path | None
 
 
 def locate_model(model: PathLike) -> ModelFiles:

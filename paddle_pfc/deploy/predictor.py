@@ -146,7 +146,7 @@ class EmbeddingModel:
     def _init_io(self, input_size) -> None:
         meta = self.meta or {}
         if input_size is not None:
-            from paddle_pfc.backbones.iresnet import normalize_input_size
+            from paddle_pfc.backbones.common import normalize_input_size
 
             size = normalize_input_size(input_size)
         elif meta.get("input_size"):

@@ -45,8 +45,9 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 import numpy as np
 
 from paddle_pfc.head.dtypes import HOST_DTYPES, convert
-from paddle_pfc.head.classifier import class_split
+from paddle_pfc.head.geometry import class_split
 from paddle_pfc.utils.atomic import atomic_write
+from paddle_pfc.utils.errors import PfcError
 from paddle_pfc.utils.npz_state import StateFileError, load_state, state_bytes
 from paddle_pfc.utils.safe_pickle import ARRAY_GLOBALS, MalformedPickleError, UnsafePickleError, load_file
 
@@ -76,11 +77,11 @@ class CheckpointTarget(Protocol):
     heads: Sequence
 
 
-class CheckpointError(ValueError):
+class CheckpointError(PfcError, ValueError):
     """A checkpoint that cannot be loaded into this program (names the tensor or field)."""
 
 
-class NonFiniteStateError(FloatingPointError):
+class NonFiniteStateError(PfcError, FloatingPointError):
     """A tensor about to be written into a checkpoint holds inf/NaN (names it); nothing is saved."""
 
 

@@ -16,7 +16,7 @@ Sources :func:`read_pretrained` accepts (``model.pretrained`` / ``tools/train.py
 * a plain state dict file, ``.pdparams`` (``paddle.save(layer.state_dict())`` or a pickled
   ``{name: ndarray}``) or ``.npz``: no architecture is recorded, names and shapes are checked.
   Neither is unpickled beyond arrays and containers
-  (:func:`~paddle_pfc.deploy.export.load_state_file`): a file that asks for anything else is
+  (:func:`~paddle_pfc.backbones.state.load_state_file`): a file that asks for anything else is
   refused, naming it and what it asked for, and nothing of it runs;
 * a model of another framework, converted by :func:`paddle_pfc.interop.convert` (architecture read
   from its tensors): an arcface_torch ``.pt`` / ``.pth``, an ``.onnx``, or a PLSC ``.pdparams``
@@ -36,9 +36,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
+
+from paddle_pfc.utils.errors import UsageError
 
 __all__ = ["PretrainedError", "Pretrained", "read_pretrained", "check_pretrained", "load_into_scope",
            "class_indices", "mean_embedding_centers", "calibrate_folded_batch_norms", "init_from_pretrained"]
@@ -49,7 +51,7 @@ BATCH_NORM_IMAGES = 256
 log = logging.getLogger("paddle_pfc.engine.pretrained")
 
 
-class PretrainedError(ValueError):
+class PretrainedError(UsageError):
     """A pretrained backbone that cannot initialise this run (names the file and the tensor)."""
 
 
@@ -133,12 +135,13 @@ def _state_from_inference_model(path: Path, backbone: str, dim: int, size: int) 
     from the inference model by the variable names a freshly built backbone gives them."""
     import paddle
 
+    from paddle_pfc.backbones.state import random_state
     from paddle_pfc.deploy import export as pexport
     from paddle_pfc.deploy.model_format import PARAMS_FILE
     from paddle_pfc.utils.paddle_compat import tensor_is_initialized
 
-    prog = pexport.EvalProgram(backbone, dim, size, pexport.random_state(backbone, dim, size))
-    names = {key: value.name for key, value in prog._values.items()}
+    prog = pexport.EvalProgram(backbone, dim, size, random_state(backbone, dim, size))
+    names = prog.variable_names()
     scope = paddle.static.Scope()
     was_dynamic = paddle.in_dynamic_mode()
     paddle.enable_static()
@@ -162,12 +165,12 @@ def _state_from_inference_model(path: Path, backbone: str, dim: int, size: int) 
 
 
 def _from_file(path: Path) -> Pretrained:
-    from paddle_pfc.deploy import export as pexport
+    from paddle_pfc.backbones.state import load_state_file
 
     if path.suffix.lower() not in (".pdparams", ".npz"):
         return _from_other_framework(path)
     try:
-        state = pexport.load_state_file(path)
+        state = load_state_file(path)
     except (OSError, ValueError) as exc:
         raise PretrainedError(f"pretrained {exc}") from exc
     if any(key.startswith("head.") for key in state):  # PLSC saves its PartialFC next to the backbone
@@ -177,7 +180,7 @@ def _from_file(path: Path) -> Pretrained:
 
 def _from_other_framework(path: Path) -> Pretrained:
     """An arcface_torch / ONNX / PLSC model converted by :func:`paddle_pfc.interop.convert`."""
-    from paddle_pfc.interop import convert
+    from paddle_pfc.interop.convert import convert
 
     try:
         converted = convert(path)

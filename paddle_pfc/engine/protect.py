@@ -14,10 +14,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from paddle_pfc.utils.errors import UsageError
+
 __all__ = ["SourceInOutputError", "deleted_by_run", "check_sources_spared"]
 
 
-class SourceInOutputError(ValueError):
+class SourceInOutputError(UsageError):
     """A model a run starts from lies where that run deletes or replaces files."""
 
 

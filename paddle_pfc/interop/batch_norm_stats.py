@@ -40,7 +40,7 @@ def identity_batch_norms(state: Mapping[str, np.ndarray], epsilon: float = BN_EP
 def _input_values(program, prefixes: list[str]) -> list:
     """The input values of the batch-norm ops of ``program`` (an EvalProgram) whose scale is
     ``{prefix}.weight``, in ``prefixes``' order."""
-    by_variable = {value.name: key for key, value in program.parameter_values().items()}
+    by_variable = {name: key for key, name in program.variable_names().items()}
     inputs = {}
     for op in program.main.global_block().ops:
         if op.name() not in ("pd_op.batch_norm_", "pd_op.batch_norm"):

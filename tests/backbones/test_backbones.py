@@ -9,7 +9,7 @@ import pytest
 
 from paddle_pfc.backbones import (BACKBONES, bind_parameters, build_backbone,
                                   count_parameters)
-from paddle_pfc.deploy.export import random_state
+from paddle_pfc.backbones.state import random_state
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

@@ -88,7 +88,8 @@ def _tool(name):
 
 
 def test_validate_tool_refuses_a_payload_bin(tmp_path, capsys):
-    from paddle_pfc.deploy.export import export_backbone, random_state
+    from paddle_pfc.backbones.state import random_state
+    from paddle_pfc.deploy.export import export_backbone
 
     model = export_backbone("mobilefacenet", 32, 32, random_state("mobilefacenet", 32, 32), tmp_path / "model")
     marker, path = tmp_path / "pwned", tmp_path / "evil.bin"

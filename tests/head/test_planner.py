@@ -5,7 +5,7 @@ import sys
 import pytest
 
 from paddle_pfc.head import planner
-from paddle_pfc.head.blocks import block_bounds, block_rows
+from paddle_pfc.head.geometry import block_bounds, block_rows
 from paddle_pfc.head.planner import PROCESS_OVERHEAD, max_classes, parse_bytes, plan
 
 from launcher import REPO
@@ -70,7 +70,7 @@ def test_sample_ratio_rounding():
 ])
 def test_plan_matches_a_real_classifier(num_classes, world_size, ratio, embedding, batch, static_mode):
     """The plan's shard, kept centers and blocks are those of a LargeScaleClassifier built (rank 0,
-    composite road) in a static program with the same arguments."""
+    composite backend) in a static program with the same arguments."""
     import paddle
 
     import paddle_pfc
@@ -84,8 +84,8 @@ def test_plan_matches_a_real_classifier(num_classes, world_size, ratio, embeddin
     p = plan(num_classes, embedding, world_size, ratio, batch)
     assert (p.num_local, p.num_sample, p.sampled) == (head.num_local, head.num_sample, head.sampled)
     rows = block_rows(embedding, p.global_batch, p.num_sample)
-    assert len(head.chunks) == len(block_bounds(p.num_sample, rows))
-    assert [c.start for c in head.chunks] == [start for start, _ in block_bounds(p.num_sample, rows)]
+    assert len(head.blocks) == len(block_bounds(p.num_sample, rows))
+    assert [c.start for c in head.blocks] == [start for start, _ in block_bounds(p.num_sample, rows)]
 
 
 @pytest.mark.parametrize("key,values", [

@@ -3,7 +3,6 @@
 training mode (Paddle's own batch norm on the batch's statistics) then computes what eval mode does."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,9 +10,8 @@ import paddle
 import pytest
 
 onnx = pytest.importorskip("onnx")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from interop_onnx_graphs import GraphWriter  # noqa: E402
+from helpers.interop_onnx_graphs import GraphWriter  # noqa: E402
 from paddle_pfc.interop.torch_reader import read_torch_state  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -40,7 +38,7 @@ def _train_mode(converted, state, images: np.ndarray) -> np.ndarray:
 
 def test_folded_batch_norms_take_their_inputs_statistics(tmp_path):
     from paddle_pfc.deploy.export import EvalProgram
-    from paddle_pfc.interop import convert
+    from paddle_pfc.interop.convert import convert
     from paddle_pfc.interop.batch_norm_stats import calibrate_identity_batch_norms, identity_batch_norms
 
     path = tmp_path / "mbf.onnx"

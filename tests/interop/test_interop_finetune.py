@@ -15,8 +15,7 @@ import pytest
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from interop_onnx_graphs import GraphWriter, torch_named  # noqa: E402
+from helpers.interop_onnx_graphs import GraphWriter, torch_named  # noqa: E402
 from launcher import REPO  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -32,7 +31,7 @@ def _env() -> dict:
 @pytest.fixture(scope="module")
 def tiny_onnx(tmp_path_factory):
     """An arcface_torch-style MobileFaceNet ONNX (embedding 32, input 32, random weights)."""
-    from paddle_pfc.deploy.export import random_state
+    from paddle_pfc.backbones.state import random_state
 
     state = torch_named(random_state("mobilefacenet", 32, 32, seed=5))
     path = tmp_path_factory.mktemp("tiny") / "mbf32.onnx"
@@ -73,7 +72,7 @@ def test_finetune_from_a_converted_model(tiny_onnx, tmp_path):
     backbone."""
     from paddle_pfc.deploy.export import EvalProgram
     from paddle_pfc.engine.pretrained import read_pretrained
-    from paddle_pfc.interop import convert
+    from paddle_pfc.interop.convert import convert
 
     converted = convert(tiny_onnx)
     assert (converted.backbone, converted.embedding_size, converted.input_size) == ("mobilefacenet", 32, (32, 32))

@@ -5,7 +5,6 @@ onnxruntime running that graph must give torch's embeddings (so the graph is rig
 converted model must give them too. Graphs it cannot map are refused naming what was found."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,10 +14,9 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from interop_onnx_graphs import GraphWriter, fc_head  # noqa: E402
-from paddle_pfc.interop import ConversionError, convert  # noqa: E402
+from helpers.interop_onnx_graphs import GraphWriter, fc_head  # noqa: E402
+from paddle_pfc.interop.common import ConversionError  # noqa: E402
+from paddle_pfc.interop.convert import convert  # noqa: E402
 from paddle_pfc.interop.torch_reader import read_torch_state  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

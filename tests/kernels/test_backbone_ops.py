@@ -127,21 +127,21 @@ def test_native_grouped_conv_matches_paddle_and_float64(shape, out_c, kernel, st
     layer_op = "pfc_conv2d" if depthwise and onednn_ops.kernels() else "pfc_grouped_conv2d"
     expected_op = {"kernel": "pfc_grouped_conv2d", "layer": layer_op,
                    "paddle": "pd_op.depthwise_conv2d" if depthwise else "pd_op.conv2d"}
-    for road in ("kernel", "layer", "paddle"):
+    for variant in ("kernel", "layer", "paddle"):
         main, startup = paddle.static.Program(), paddle.static.Program()
         with paddle.static.program_guard(main, startup):
             xv = paddle.static.data("x", shape, "float32")
             xv.stop_gradient = False
             layer = DepthwiseConv2D(shape[1], kernel, stride, pad) if depthwise else \
                 GroupedConv2D(shape[1], out_c, kernel, stride, pad, groups)
-            layer.train() if road == "layer" else layer.eval()
-            out = native_ops.grouped_conv2d(xv, layer.weight, stride, pad, groups) if road == "kernel" else layer(xv)
+            layer.train() if variant == "layer" else layer.eval()
+            out = native_ops.grouped_conv2d(xv, layer.weight, stride, pad, groups) if variant == "kernel" else layer(xv)
             upstream = paddle.static.data("upstream", out.shape, "float32")
             dx, dw = pir_grad(paddle.sum(out * upstream), [xv, layer.weight])
         ops = [op.name() for op in main.global_block().ops]
-        assert any(expected_op[road] in name for name in ops), (road, ops)
+        assert any(expected_op[variant] in name for name in ops), (variant, ops)
         up = np.random.default_rng(1).standard_normal(out.shape).astype(np.float32)
-        results[road] = run_with_weight(startup, main, layer.weight.name, weight, {"x": x, "upstream": up},
+        results[variant] = run_with_weight(startup, main, layer.weight.name, weight, {"x": x, "upstream": up},
                                         [out, dx, dw])
     x64, w64, up64 = x.astype(np.float64), weight.astype(np.float64), up.astype(np.float64)
     ref_out = _grouped_reference(x64, w64, stride, pad, groups)
@@ -160,13 +160,13 @@ def test_native_grouped_conv_matches_paddle_and_float64(shape, out_c, kernel, st
         basis = np.zeros_like(flat)
         basis[k] = 1.0
         ref_dx.reshape(-1)[k] = (_grouped_reference(basis.reshape(x64.shape), w64, stride, pad, groups) * up64).sum()
-    for road, (got_out, got_dx, got_dw) in results.items():
-        np.testing.assert_allclose(got_out, ref_out, rtol=1e-5, atol=1e-5, err_msg=road)
-        np.testing.assert_allclose(got_dw, ref_dw, rtol=1e-5, atol=1e-4, err_msg=road)
+    for variant, (got_out, got_dx, got_dw) in results.items():
+        np.testing.assert_allclose(got_out, ref_out, rtol=1e-5, atol=1e-5, err_msg=variant)
+        np.testing.assert_allclose(got_dw, ref_dw, rtol=1e-5, atol=1e-4, err_msg=variant)
         np.testing.assert_allclose(got_dx.reshape(-1)[checked], ref_dx.reshape(-1)[checked], rtol=1e-5, atol=1e-5,
-                                   err_msg=road)
-    for road in ("kernel", "layer"):  # Paddle's GEMM sums in another order
-        np.testing.assert_allclose(results[road][0], results["paddle"][0], rtol=1e-5, atol=1e-5, err_msg=road)
+                                   err_msg=variant)
+    for variant in ("kernel", "layer"):  # Paddle's GEMM sums in another order
+        np.testing.assert_allclose(results[variant][0], results["paddle"][0], rtol=1e-5, atol=1e-5, err_msg=variant)
 
 
 def _small_mobilefacenet():
