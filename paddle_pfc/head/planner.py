@@ -16,27 +16,38 @@ The model (all sizes per rank, for the largest shard, i.e. rank 0 of the balance
                          + k_RD * R * D * 4             alive until the update, + the blocks
                                                           themselves (h = 4) when float32 blocks
                                                           are held to the backward and updated in
-                                                          place (or, where the products read the
-                                                          rows by index, the blocks' gradient
-                                                          handles: h = 4 too; else h = 0: the
-                                                          blocks are gathered again),
-                                                          + temporaries of blocks in flight
+                                                          place (else h = 0: the blocks are
+                                                          gathered again), + temporaries of blocks
+                                                          in flight. Where the native products read
+                                                          the kept rows by index (float32 centers
+                                                          and products, sampled): h = 0 and no
+                                                          [R, D] temporary (the blocks' gradient
+                                                          handles are never written, so never
+                                                          resident)
     logits_buffers     = N * S * 4 + k_NR * N * R * 4     float32 softmax blocks, held for the
                                                           backward, + per-block temporaries
     gathered_features  = k_ND * N * D * 4                 gathered features and their grads
-    sampling           = k_int * C_l * 8  (sampled only)  int64 masks / permutation of the shard
+    sampling           = C_l + S * 8  (native, sampled)   the native sampler's flags and the kept
+                       = k_int * C_l * 8 (Paddle's ops)   indices; Paddle's ops: int64 masks /
+                                                          permutation of the shard
     program_analysis   = k_exec * ceil(S / R)^2           Paddle's executor: its dependency
                                                           analysis grows with the square of the
                                                           number of ops (so of blocks)
     process_overhead   = PROCESS_OVERHEAD                 an idle rank (paddle + communicator)
     total              = sum of the above
 
+``native`` (default True) plans the CPU head on the native kernels (``PADDLE_PFC_NATIVE``, the
+default where they build); False plans Paddle's own kernels.
+
 The persistable terms are exact; so are the held buffers (see
 ``paddle_pfc.head.margin_softmax.margin_softmax_loss`` and ``paddle_pfc.head.sparse_update``). The counts
 ``k_RD`` / ``k_NR`` / ``k_ND`` / ``k_int`` / ``k_exec`` were fitted to the allocator's peak and the
-peak RSS measured with ``tools/benchmark.py`` (see README). The plan is of the peak RSS with
-``PADDLE_PFC_MALLOC=memory`` (freed buffers are returned, so the RSS follows the live tensors);
-glibc's default and ``speed`` keep freed memory and can exceed it by up to ~1 GiB per rank.
+peak RSS measured with ``tools/benchmark.py`` (docs/benchmarks.md, *Head memory: plan against
+measured peak RSS*). The plan is of the peak RSS with ``PADDLE_PFC_MALLOC=memory`` (freed buffers
+are returned, so the RSS follows the live tensors); glibc's default and ``speed`` keep freed
+buffers in the process's heap and exceed it (with 2-byte centers the block gradients that stay
+alive between float32 temporaries twice their size fragment the heap: about 6 bytes per kept
+element more), up to ~1 GiB per rank.
 """
 from __future__ import annotations
 
@@ -59,7 +70,7 @@ PROCESS_OVERHEAD = 320 * 2**20  # 318.9-320.2 MiB measured, 1 and 2 ranks
 K_RD = 6        # [R, D] float32 temporaries of the blocks in flight
 K_NR = 2        # [N, R] float32 temporaries of the blocks in flight
 K_ND = 6        # [N, D] buffers (gathered features, gradients)
-K_INT = 6       # int64 [C_l] buffers of the sampler
+K_INT = 6       # int64 [C_l] buffers of the sampler on Paddle's ops
 K_EXEC = 0.14 * 2**20  # bytes x blocks^2: the executor's dependency analysis of the head's ops
 
 _GIB = 2**30
@@ -147,12 +158,13 @@ def _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, ce
 
 def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: float = 1.0,
          batch_size: int = 128, center_dtype: str = "float32", compute_dtype: str = "float32",
-         optimizer: str = "momentum") -> MemoryPlan:
+         optimizer: str = "momentum", native: bool = True) -> MemoryPlan:
     """Planned peak memory per rank of a head training step (see the module docstring).
 
     ``batch_size`` is per rank. ``center_dtype`` is the storage dtype of the centers and their
     momentum, ``compute_dtype`` the operand dtype of the head's products (``LargeScaleClassifier``
-    ``dtype``). Raises ValueError naming a bad argument.
+    ``dtype``). ``native``: the CPU head on the native kernels (else Paddle's own kernels).
+    Raises ValueError naming a bad argument.
     """
     _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
            compute_dtype, optimizer)
@@ -166,22 +178,31 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
     rows = min(s, geometry.block_rows(d, n, s))
     blocks = -(-s // rows)
     in_place = center_dtype == compute_dtype == "float32"  # blocks held to the backward, updated there
+    by_index = in_place and sampled and native  # rows read where they lie: no block copy is written
+    if by_index:
+        kept_working_set = s * d * f
+    else:
+        kept_working_set = s * d * (f + (4 if in_place else 0)) + K_RD * rows * d * 4
+    if not sampled:
+        sampling = 0
+    else:
+        sampling = num_local + s * 8 if native else K_INT * num_local * 8
     return MemoryPlan(
         num_classes=num_classes, embedding_size=d, world_size=world_size,
         sample_ratio=float(sample_ratio), batch_size=batch_size, center_dtype=center_dtype,
         compute_dtype=compute_dtype, optimizer=optimizer, num_local=num_local,
         num_sample=num_sample, global_batch=n, centers=centers, momentum=momentum,
-        kept_working_set=s * d * (f + (4 if in_place else 0)) + K_RD * rows * d * 4,
+        kept_working_set=kept_working_set,
         logits_buffers=n * s * 4 + K_NR * n * rows * 4,
         gathered_features=K_ND * n * d * 4,
-        sampling=K_INT * num_local * 8 if sampled else 0,
+        sampling=sampling,
         program_analysis=int(K_EXEC * blocks * blocks),
         process_overhead=PROCESS_OVERHEAD)
 
 
 def max_classes(memory_per_rank_bytes: int, embedding_size: int, world_size: int,
                 sample_ratio: float = 1.0, batch_size: int = 128, center_dtype: str = "float32",
-                compute_dtype: str = "float32", optimizer: str = "momentum") -> int:
+                compute_dtype: str = "float32", optimizer: str = "momentum", native: bool = True) -> int:
     """The largest ``num_classes`` whose :func:`plan` total fits in ``memory_per_rank_bytes``.
 
     Inverse of :func:`plan` (binary search; the total grows with num_classes): for the result
@@ -196,7 +217,7 @@ def max_classes(memory_per_rank_bytes: int, embedding_size: int, world_size: int
 
     def total(c: int) -> int:
         return plan(c, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-                    compute_dtype, optimizer).total
+                    compute_dtype, optimizer, native).total
 
     lo = world_size
     if total(lo) > memory_per_rank_bytes:
