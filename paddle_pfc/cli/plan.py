@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import sys
 
 from paddle_pfc.head import planner
@@ -43,6 +44,13 @@ def _from_config(path: str, overrides: list[str]) -> dict:
     return {"num_classes": [cfg.data.num_classes], "embedding_size": [cfg.model.embedding_size],
             "sample_ratio": [cfg.classifier.sample_ratio], "batch_size": [cfg.train.batch_size],
             "center_dtype": cfg.classifier.center_dtype, "compute_dtype": cfg.classifier.dtype}
+
+
+def _malloc_default() -> str:
+    """``$PADDLE_PFC_MALLOC`` when it names a planned mode, else ``speed`` (the process default; glibc's
+    own thresholds keep less than it)."""
+    mode = os.environ.get("PADDLE_PFC_MALLOC") or "speed"
+    return mode if mode in planner.MALLOC_MODES else "speed"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -77,6 +85,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--kernels", default="native", choices=("native", "paddle"),
                    help="the CPU head's kernels: the native ones (PADDLE_PFC_NATIVE, the default where they "
                         "build) or Paddle's own")
+    p.add_argument("--malloc", default=_malloc_default(), choices=planner.MALLOC_MODES,
+                   help="the run's malloc mode (PADDLE_PFC_MALLOC): speed keeps freed buffers in the process "
+                        "(more RSS), memory returns them (default: $PADDLE_PFC_MALLOC, else speed, the "
+                        "process default)")
     p.add_argument("--max-classes", action="store_true",
                    help="print the largest num_classes that fits in --memory per rank")
     p.add_argument("--memory", default=None, help="memory per rank, e.g. 11GiB, 16GB, 8e9 (without "
@@ -108,7 +120,7 @@ def _print_max_classes(args: argparse.Namespace, combos) -> None:
     memory = planner.parse_bytes(args.memory)
     for d, w, r, b in combos:
         m = planner.max_classes(memory, d, w, r, b, args.center_dtype,
-                                args.compute_dtype, args.optimizer, args.kernels == "native")
+                                args.compute_dtype, args.optimizer, args.kernels == "native", args.malloc)
         if args.json:
             print(json.dumps(dict(memory_per_rank=memory, embedding_size=d, world_size=w,
                                   sample_ratio=r, batch_size=b, max_classes=m)))
@@ -118,7 +130,7 @@ def _print_max_classes(args: argparse.Namespace, combos) -> None:
               + ("" if m else " (the costs that do not grow with the classes alone exceed --memory)"))
         if m:
             print(planner.plan(m, d, w, r, b, args.center_dtype, args.compute_dtype,
-                               args.optimizer, args.kernels == "native").table())
+                               args.optimizer, args.kernels == "native", args.malloc).table())
         print()
 
 
@@ -128,7 +140,7 @@ def _print_plans(args: argparse.Namespace, combos) -> None:
     memory = planner.parse_bytes(args.memory) if args.memory is not None else None
     for c, (d, w, r, b) in itertools.product(args.num_classes, list(combos)):
         result = planner.plan(c, d, w, r, b, args.center_dtype, args.compute_dtype, args.optimizer,
-                              args.kernels == "native")
+                              args.kernels == "native", args.malloc)
         fits = None if memory is None else result.total <= memory
         if args.json:
             print(json.dumps(result.as_dict() if fits is None else dict(result.as_dict(), fits=fits)))

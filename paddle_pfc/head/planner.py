@@ -33,6 +33,8 @@ The model (all sizes per rank, for the largest shard, i.e. rank 0 of the balance
     program_analysis   = k_exec * ceil(S / R)^2           Paddle's executor: its dependency
                                                           analysis grows with the square of the
                                                           number of ops (so of blocks)
+    heap_retention     = k_heap * S * D   (speed malloc)  freed block buffers glibc keeps in the
+                       = 0                (memory malloc) heap, fragmented (see below)
     process_overhead   = PROCESS_OVERHEAD                 an idle rank (paddle + communicator)
     total              = sum of the above
 
@@ -41,13 +43,14 @@ default where they build); False plans Paddle's own kernels.
 
 The persistable terms are exact; so are the held buffers (see
 ``paddle_pfc.head.margin_softmax.margin_softmax_loss`` and ``paddle_pfc.head.sparse_update``). The counts
-``k_RD`` / ``k_NR`` / ``k_ND`` / ``k_int`` / ``k_exec`` were fitted to the allocator's peak and the
-peak RSS measured with ``tools/benchmark.py`` (docs/benchmarks.md, *Head memory: plan against
-measured peak RSS*). The plan is of the peak RSS with ``PADDLE_PFC_MALLOC=memory`` (freed buffers
-are returned, so the RSS follows the live tensors); glibc's default and ``speed`` keep freed
-buffers in the process's heap and exceed it (with 2-byte centers the block gradients that stay
-alive between float32 temporaries twice their size fragment the heap: about 6 bytes per kept
-element more), up to ~1 GiB per rank.
+``k_RD`` / ``k_NR`` / ``k_ND`` / ``k_int`` / ``k_exec`` / ``k_heap`` were fitted to the allocator's
+peak and the peak RSS measured with ``tools/benchmark.py`` (docs/benchmarks.md, *Head memory: plan
+against measured peak RSS*). ``malloc="memory"`` (``PADDLE_PFC_MALLOC=memory``) returns freed
+buffers, so the RSS follows the live tensors. ``malloc="speed"`` (the process default) keeps freed
+buffers under 32 MiB in the heap, whose high-water mark stays resident: the block temporaries of a
+step, interleaved with block gradients that outlive them, fragment it by ``k_heap`` bytes per kept
+element (a rough fit: its spread is ±1.5 bytes per element up to 4M classes, and more with blocks
+above 4096 rows); glibc's own thresholds (``default``) lie in between.
 """
 from __future__ import annotations
 
@@ -59,7 +62,7 @@ from paddle_pfc.head import geometry
 from paddle_pfc.head.dtypes import DTYPE_BYTES
 from paddle_pfc.utils.numbers import is_int
 
-__all__ = ["MemoryPlan", "plan", "max_classes", "parse_bytes", "DTYPE_BYTES", "PROCESS_OVERHEAD"]
+__all__ = ["MemoryPlan", "plan", "max_classes", "parse_bytes", "DTYPE_BYTES", "PROCESS_OVERHEAD", "MALLOC_MODES"]
 
 OPTIMIZER_STATES = {"momentum": 1, "sgd": 0}
 
@@ -72,6 +75,11 @@ K_NR = 2        # [N, R] float32 temporaries of the blocks in flight
 K_ND = 6        # [N, D] buffers (gathered features, gradients)
 K_INT = 6       # int64 [C_l] buffers of the sampler on Paddle's ops
 K_EXEC = 0.14 * 2**20  # bytes x blocks^2: the executor's dependency analysis of the head's ops
+K_HEAP = 6      # bytes per kept element that glibc's heap keeps beyond the live tensors (speed malloc)
+
+#: The malloc modes planned (``paddle_pfc.engine.runtime``): ``memory`` returns freed buffers,
+#: ``speed`` keeps those under 32 MiB in the heap.
+MALLOC_MODES = ("memory", "speed")
 
 _GIB = 2**30
 
@@ -98,11 +106,13 @@ class MemoryPlan:
     gathered_features: int
     sampling: int
     program_analysis: int
+    heap_retention: int
     process_overhead: int
+    malloc: str = "memory"
     total: int = field(init=False)
 
     COMPONENTS = ("centers", "momentum", "kept_working_set", "logits_buffers",
-                  "gathered_features", "sampling", "program_analysis", "process_overhead")
+                  "gathered_features", "sampling", "program_analysis", "heap_retention", "process_overhead")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "total", sum(getattr(self, c) for c in self.COMPONENTS))
@@ -115,7 +125,7 @@ class MemoryPlan:
         out = {k: getattr(self, k) for k in (
             "num_classes", "embedding_size", "world_size", "sample_ratio", "batch_size",
             "center_dtype", "compute_dtype", "optimizer", "num_local", "num_sample",
-            "global_batch")}
+            "global_batch", "malloc")}
         out.update({c: getattr(self, c) for c in self.COMPONENTS})
         out["total"] = self.total
         return out
@@ -124,7 +134,7 @@ class MemoryPlan:
         """A readable table of the components in GiB."""
         head = (f"{self.num_classes:,} classes, D={self.embedding_size}, W={self.world_size}, "
                 f"ratio={self.sample_ratio:g}, batch/rank={self.batch_size}, centers "
-                f"{self.center_dtype}, compute {self.compute_dtype}, {self.optimizer}\n"
+                f"{self.center_dtype}, compute {self.compute_dtype}, {self.optimizer}, {self.malloc} malloc\n"
                 f"per rank: num_local={self.num_local:,} kept S={self.num_sample:,} "
                 f"global batch N={self.global_batch}")
         rows = [(c, getattr(self, c)) for c in self.COMPONENTS] + [("total", self.total)]
@@ -139,7 +149,9 @@ class MemoryPlan:
 
 
 def _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-           compute_dtype, optimizer) -> None:
+           compute_dtype, optimizer, malloc="memory") -> None:
+    if malloc not in MALLOC_MODES:
+        raise ValueError(f"malloc must be one of {', '.join(MALLOC_MODES)}, got {malloc!r}")
     if not is_int(world_size) or world_size < 1:
         raise ValueError(f"world_size must be an int >= 1, got {world_size!r}")
     if not is_int(num_classes) or num_classes < world_size:
@@ -158,16 +170,17 @@ def _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, ce
 
 def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: float = 1.0,
          batch_size: int = 128, center_dtype: str = "float32", compute_dtype: str = "float32",
-         optimizer: str = "momentum", native: bool = True) -> MemoryPlan:
+         optimizer: str = "momentum", native: bool = True, malloc: str = "memory") -> MemoryPlan:
     """Planned peak memory per rank of a head training step (see the module docstring).
 
     ``batch_size`` is per rank. ``center_dtype`` is the storage dtype of the centers and their
     momentum, ``compute_dtype`` the operand dtype of the head's products (``LargeScaleClassifier``
     ``dtype``). ``native``: the CPU head on the native kernels (else Paddle's own kernels).
+    ``malloc``: the process's malloc mode (``PADDLE_PFC_MALLOC``), ``memory`` or ``speed``.
     Raises ValueError naming a bad argument.
     """
     _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-           compute_dtype, optimizer)
+           compute_dtype, optimizer, malloc)
     num_local = geometry.largest_shard(num_classes, world_size)
     num_sample = geometry.num_sample(num_local, sample_ratio)
     sampled = num_sample < num_local
@@ -197,12 +210,14 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
         gathered_features=K_ND * n * d * 4,
         sampling=sampling,
         program_analysis=int(K_EXEC * blocks * blocks),
-        process_overhead=PROCESS_OVERHEAD)
+        heap_retention=K_HEAP * s * d if malloc == "speed" else 0,
+        process_overhead=PROCESS_OVERHEAD, malloc=malloc)
 
 
 def max_classes(memory_per_rank_bytes: int, embedding_size: int, world_size: int,
                 sample_ratio: float = 1.0, batch_size: int = 128, center_dtype: str = "float32",
-                compute_dtype: str = "float32", optimizer: str = "momentum", native: bool = True) -> int:
+                compute_dtype: str = "float32", optimizer: str = "momentum", native: bool = True,
+                malloc: str = "memory") -> int:
     """The largest ``num_classes`` whose :func:`plan` total fits in ``memory_per_rank_bytes``.
 
     Inverse of :func:`plan` (binary search; the total grows with num_classes): for the result
@@ -213,11 +228,11 @@ def max_classes(memory_per_rank_bytes: int, embedding_size: int, world_size: int
             or not math.isfinite(memory_per_rank_bytes) or memory_per_rank_bytes <= 0:
         raise ValueError(f"memory_per_rank_bytes must be a positive number, got {memory_per_rank_bytes!r}")
     _check(world_size if is_int(world_size) else 1, embedding_size, world_size, sample_ratio,
-           batch_size, center_dtype, compute_dtype, optimizer)
+           batch_size, center_dtype, compute_dtype, optimizer, malloc)
 
     def total(c: int) -> int:
         return plan(c, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-                    compute_dtype, optimizer, native).total
+                    compute_dtype, optimizer, native, malloc).total
 
     lo = world_size
     if total(lo) > memory_per_rank_bytes:

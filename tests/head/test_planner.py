@@ -42,6 +42,26 @@ def test_native_kernels_by_hand():
     assert plan(1000, 8, 2, 0.5, 4, **half, native=False).kept_working_set == 250 * 8 * 2 + 6 * 250 * 8 * 4
 
 
+def test_speed_malloc_keeps_six_bytes_per_kept_element():
+    memory = plan(1_000_000, 512, 2, 0.1, center_dtype="bfloat16", compute_dtype="bfloat16")
+    speed = plan(1_000_000, 512, 2, 0.1, center_dtype="bfloat16", compute_dtype="bfloat16", malloc="speed")
+    assert memory.heap_retention == 0 and (memory.malloc, speed.malloc) == ("memory", "speed")
+    assert speed.heap_retention == 6 * 50_000 * 512
+    assert speed.total == memory.total + speed.heap_retention
+    assert max_classes(11 * 2**30, 512, 2, 0.1, malloc="speed") < max_classes(11 * 2**30, 512, 2, 0.1)
+    with pytest.raises(ValueError, match="malloc"):
+        plan(1000, 8, 2, malloc="default")
+
+
+@pytest.mark.parametrize("num_classes, dtype, malloc, peak_mib", [
+    (1_000_000, "float32", "speed", 2609.4), (1_000_000, "bfloat16", "speed", 1648.0),
+    (2_000_000, "bfloat16", "speed", 2942.9)])
+def test_speed_plan_within_five_percent_of_measured_peaks(num_classes, dtype, malloc, peak_mib):
+    # As below, with --malloc speed (the process default).
+    total = plan(num_classes, 512, 2, 0.1, 128, dtype, dtype, malloc=malloc).total / 2**20
+    assert abs(total - peak_mib) <= 0.05 * peak_mib
+
+
 @pytest.mark.parametrize("num_classes, dtype, peak_mib", [
     (1_000_000, "float32", 2481.4), (2_000_000, "float32", 4442.7),
     (1_000_000, "bfloat16", 1506.7), (2_000_000, "bfloat16", 2638.2), (4_000_000, "bfloat16", 4903.8)])
@@ -223,7 +243,7 @@ def test_cli():
                          capture_output=True, text=True, check=True, env=env).stdout
     assert "total" in out and "GiB" in out
     out = subprocess.run([sys.executable, str(REPO / "tools" / "plan.py"), "--max-classes",
-                          "--memory", "11GiB", "--world-size", "2", "--sample-ratio", "0.1"],
+                          "--memory", "11GiB", "--world-size", "2", "--sample-ratio", "0.1", "--malloc", "memory"],
                          capture_output=True, text=True, check=True, env=env).stdout
     m = max_classes(11 * 2**30, 512, 2, 0.1, 128)
     assert f"{m:,}" in out
@@ -241,7 +261,7 @@ def test_cli_config_world_size():
     config = REPO / "configs" / "glint360k_r100.yaml"
     cfg = load_config(str(config), [])
     out = subprocess.run([sys.executable, "-m", "paddle_pfc.cli.plan", "-c", str(config), "--world-size", "8",
-                          "--json"], capture_output=True, text=True, check=True, cwd=REPO).stdout
+                          "--malloc", "memory", "--json"], capture_output=True, text=True, check=True, cwd=REPO).stdout
     record = json.loads(out)
     expected = plan(cfg.data.num_classes, cfg.model.embedding_size, 8, cfg.classifier.sample_ratio,
                     cfg.train.batch_size, cfg.classifier.center_dtype, cfg.classifier.dtype)
