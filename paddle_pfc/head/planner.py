@@ -49,7 +49,8 @@ against measured peak RSS*). ``malloc="memory"`` (``PADDLE_PFC_MALLOC=memory``) 
 buffers, so the RSS follows the live tensors. ``malloc="speed"`` (the process default) keeps freed
 buffers under 32 MiB in the heap, whose high-water mark stays resident: the block temporaries of a
 step, interleaved with block gradients that outlive them, fragment it by ``k_heap`` bytes per kept
-element (a rough fit: 5 to 8 bytes measured with blocks of 4096 rows, more with longer blocks); glibc's own thresholds (``default``) lie in between.
+element (a rough fit: 5 to 8 bytes measured with blocks of 4096 rows, more with longer
+blocks); glibc's own thresholds (``default``) lie in between.
 """
 from __future__ import annotations
 
