@@ -28,7 +28,8 @@ def describe_centers(num_local: int, embedding_size: int, center_dtype: str, wit
     """``"5,000,000 class centers (D=512, bfloat16, 4.8 GiB on this rank, 9.5 GiB with their momentum)"``."""
     size = num_local * embedding_size * DTYPE_BYTES[center_dtype]
     state = f", {2 * size / _GIB:.1f} GiB with their momentum" if with_momentum else ""
-    return f"{num_local:,} class centers (D={embedding_size}, {center_dtype}, {size / _GIB:.1f} GiB on this rank{state})"
+    return (f"{num_local:,} class centers (D={embedding_size}, {center_dtype}, {size / _GIB:.1f} GiB on this "
+            f"rank{state})")
 
 
 @contextmanager
