@@ -46,13 +46,6 @@ def _from_config(path: str, overrides: list[str]) -> dict:
             "center_dtype": cfg.classifier.center_dtype, "compute_dtype": cfg.classifier.dtype}
 
 
-def _malloc_default() -> str:
-    """``$PADDLE_PFC_MALLOC`` when it names a planned mode, else ``speed`` (the process default; glibc's
-    own thresholds keep less than it)."""
-    mode = os.environ.get("PADDLE_PFC_MALLOC") or "speed"
-    return mode if mode in planner.MALLOC_MODES else "speed"
-
-
 def _parser() -> argparse.ArgumentParser:
     """The command's options."""
     from paddle_pfc.cli.help import HelpFormatter
@@ -85,7 +78,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--kernels", default="native", choices=("native", "paddle"),
                    help="the CPU head's kernels: the native ones (PADDLE_PFC_NATIVE, the default where they "
                         "build) or Paddle's own")
-    p.add_argument("--malloc", default=_malloc_default(), choices=planner.MALLOC_MODES,
+    p.add_argument("--malloc", default=planner.planned_malloc(os.environ.get("PADDLE_PFC_MALLOC")),
+                   choices=planner.MALLOC_MODES,
                    help="the run's malloc mode (PADDLE_PFC_MALLOC): speed keeps freed buffers in the process "
                         "(more RSS), memory returns them (default: $PADDLE_PFC_MALLOC, else speed, the "
                         "process default)")

@@ -62,7 +62,8 @@ from paddle_pfc.head import geometry
 from paddle_pfc.head.dtypes import DTYPE_BYTES
 from paddle_pfc.utils.numbers import is_int
 
-__all__ = ["MemoryPlan", "plan", "max_classes", "parse_bytes", "DTYPE_BYTES", "PROCESS_OVERHEAD", "MALLOC_MODES"]
+__all__ = ["MemoryPlan", "plan", "max_classes", "parse_bytes", "DTYPE_BYTES", "PROCESS_OVERHEAD", "MALLOC_MODES",
+           "planned_malloc"]
 
 OPTIMIZER_STATES = {"momentum": 1, "sgd": 0}
 
@@ -82,6 +83,12 @@ K_HEAP = 6      # bytes per kept element that glibc's heap keeps beyond the live
 MALLOC_MODES = ("memory", "speed")
 
 _GIB = 2**30
+
+
+def planned_malloc(setting: str | None) -> str:
+    """The mode to plan for a ``PADDLE_PFC_MALLOC`` setting (None or empty: unset): ``memory`` for
+    ``memory``, else ``speed`` (the process default; glibc's own thresholds keep less than it)."""
+    return "memory" if setting == "memory" else "speed"
 
 
 @dataclass(frozen=True)

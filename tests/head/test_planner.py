@@ -51,6 +51,8 @@ def test_speed_malloc_keeps_six_bytes_per_kept_element():
     assert max_classes(11 * 2**30, 512, 2, 0.1, malloc="speed") < max_classes(11 * 2**30, 512, 2, 0.1)
     with pytest.raises(ValueError, match="malloc"):
         plan(1000, 8, 2, malloc="default")
+    assert [planner.planned_malloc(v) for v in ("memory", "speed", "default", "", None)] == \
+        ["memory", "speed", "speed", "speed", "speed"]
 
 
 @pytest.mark.parametrize("num_classes, dtype, malloc, peak_mib", [
