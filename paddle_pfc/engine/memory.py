@@ -23,7 +23,7 @@ log = logging.getLogger("paddle_pfc.train")
 _GIB = 2**30
 
 #: A planned peak above this multiple of the available memory is an error, not a warning: the plan is
-#: within 7 % of the measured peak RSS (docs/performance.md), and the backbone comes on top of it.
+#: within 5 % of the measured peak RSS (docs/benchmarks.md), and the backbone comes on top of it.
 PLAN_MARGIN = 1.10
 
 
