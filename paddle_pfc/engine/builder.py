@@ -29,6 +29,7 @@ from paddle_pfc.head.classifier import LargeScaleClassifier
 from paddle_pfc.head.loss_scaling import LossScaling
 from paddle_pfc.head.optimizer import minimize
 from paddle_pfc.head.registry import nonfinite_flags
+from paddle_pfc.head.startup_log import center_initialisation
 from paddle_pfc.kernels import extensions
 
 #: ``train.amp`` -> (Paddle AMP level, dtype).
@@ -228,7 +229,8 @@ def _build(cfg: Config, rank: int, world_size: int, base_lr: float, steps_per_ep
     backbone.train()
     nonfinite = nonfinite_flags(main)
     sync("programs built")  # the startup program broadcasts rank 0's parameters (gloo)
-    exe.run(startup)
+    with center_initialisation([head]):
+        exe.run(startup)
     backbone_names = {key: value.name for key, value in backbone.state_dict().items()}
     skip = {head.weight.name, *(v.name for v in head.states()), *backbone_names.values(), lr_name}
     return TrainPrograms(

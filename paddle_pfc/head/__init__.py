@@ -9,6 +9,7 @@ ordered before what they guard), ``sparse_update`` (momentum on the sampled cent
 ``loss_scaling`` and ``optimizer`` (``minimize``: the update rule of backbone and centers,
 non-finite steps skipped), ``registry`` (the classifiers and non-finite flags of a program),
 ``planner`` (memory per rank), ``host_memory`` (the centers against the machine's memory),
+``startup_log`` (the start-up line of a large shard's initialisation),
 ``dtypes`` (the center dtypes and their numpy views). Kernels, and the ordered collectives they
 share with the head, live in :mod:`paddle_pfc.kernels`.
 """
