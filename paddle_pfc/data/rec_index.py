@@ -38,10 +38,9 @@ def read_idx_file(idx_path: str, progress: bool = False) -> tuple[np.ndarray, np
     try:
         size = os.path.getsize(idx_path)
         with open(idx_path, "rb") as f:
-            lines = sum(block.count(b"\n") for block in iter(lambda: f.read(_BLOCK_BYTES), b""))
+            most = 1 + sum(block.count(b"\n") for block in iter(lambda: f.read(_BLOCK_BYTES), b""))
             f.seek(0)
-            keys = np.empty(lines + 1, dtype=np.int64)
-            offsets = np.empty(lines + 1, dtype=np.int64)
+            keys, offsets = np.empty(most, dtype=np.int64), np.empty(most, dtype=np.int64)
             count, line_no, rest = 0, 1, b""
             with Progress(f"read {idx_path}", size, "bytes", write=_log, enabled=progress) as bar:
                 while True:
@@ -51,10 +50,12 @@ def read_idx_file(idx_path: str, progress: bool = False) -> tuple[np.ndarray, np
                     cut = data.rfind(b"\n") + 1 if block else len(data)
                     data, rest = data[:cut], data[cut:]
                     if data:
-                        k, o = _parse_block(data if data.endswith(b"\n") else data + b"\n", line_no, idx_path)
+                        data = data if data.endswith(b"\n") else data + b"\n"
+                        lines = data.count(b"\n")
+                        k, o = _parse_block(data, lines, line_no, idx_path)
                         keys[count:count + k.size], offsets[count:count + k.size] = k, o
                         count += k.size
-                        line_no += data.count(b"\n") + (not data.endswith(b"\n"))
+                        line_no += lines
                     if not block:
                         break
     except OSError as e:
@@ -73,15 +74,16 @@ def _release_free_heap() -> None:
         pass
 
 
-def _parse_block(data: bytes, first_line: int, idx_path: str) -> tuple[np.ndarray, np.ndarray]:
-    """Keys and offsets of the complete lines ``data`` (ends with a newline) starting at ``first_line``.
+def _parse_block(data: bytes, lines: int, first_line: int, idx_path: str) -> tuple[np.ndarray, np.ndarray]:
+    """Keys and offsets of the ``lines`` complete lines ``data`` (ends with a newline) starting at
+    ``first_line``.
 
-    The fast path takes ``data`` only when it holds nothing but digits, tabs and newlines, one tab a
-    line (pandas then refuses a line of other than two fields or with an empty one: they are parsed
-    line by line, which names the line), and every number has at most 18 digits.
+    The fast path takes ``data`` only when it holds nothing but digits, tabs and newlines, pandas
+    reads exactly two integer columns and ``lines`` rows from it (a line of another field count, with
+    an empty field, or a blank line fails that) and every number has at most 18 digits; any other
+    block is parsed line by line, which names the first bad line.
     """
-    lines = data.count(b"\n")
-    if not data.translate(None, _PARSED_BYTES) and data.count(b"\t") == lines:
+    if not data.translate(None, _PARSED_BYTES):
         import pandas as pd
 
         try:
