@@ -62,7 +62,10 @@ def _mapped(fd: int, file_size: int):
     try:
         yield mapped
     finally:
-        mapped.close()
+        try:
+            mapped.close()
+        except BufferError:  # an error's traceback still holds a view: the map goes with it
+            pass
 
 
 def _batch_labels(words: np.ndarray | None, offsets: np.ndarray, file_size: int) -> tuple[np.ndarray, np.ndarray]:
