@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import math
 import numbers
+import operator
 import os
 import struct
 import time
@@ -287,14 +288,16 @@ class RecordDataset:
         self._check_end_of_data()
         self.header: Optional[IRHeader] = None
         self.header_num_classes: Optional[int] = None
+        self._keys: Optional[np.ndarray] = keys  # image keys in file order; None: keys 1 .. _num_images
+        self._num_images = int(keys.size)
         header_offset = self._index.offset(0)
         if header_offset is not None:
             where = f"{self.rec_path} record 0 (offset {header_offset})"
             h, body = unpack(self._read_payload(0), where)
             if h.flag > 0 and not body:  # a header carries no image; a multi-label image record does
-                del keys  # the file order is not needed: the image keys are 1 .. label[0]-1
-                keys = np.arange(1, self._header_image_end(h, where), dtype=np.int64)
-        self.keys = keys
+                del keys
+                self._keys = None  # the image keys are 1 .. label[0]-1: no array of them
+                self._num_images = self._header_image_end(h, where) - 1
         if num_classes is not None:
             self.num_classes = int(num_classes)
             if self.header_num_classes is not None and self.header_num_classes > self.num_classes:
@@ -382,7 +385,7 @@ class RecordDataset:
     def _check_last_label(self) -> None:
         """With fewer classes than the header's identities: the last image's label (the largest in
         insightface's layout, images sorted by identity) must be below ``num_classes``."""
-        key = int(self.keys[-1])
+        key = self.key_of(len(self) - 1)
         label = self.read_label(len(self) - 1, check=False)
         if label >= self.num_classes:
             raise ValueError(f"{self.rec_path}: num_classes={self.num_classes}, but the header lists "
@@ -404,7 +407,23 @@ class RecordDataset:
                 pass
 
     def __len__(self) -> int:
-        return int(self.keys.shape[0])
+        return self._num_images
+
+    @property
+    def keys(self) -> np.ndarray:
+        """The image records' keys in sample order (int64; made on each access for a header's range)."""
+        if self._keys is None:
+            return np.arange(1, self._num_images + 1, dtype=np.int64)
+        return self._keys
+
+    def key_of(self, index: int) -> int:
+        """The record key of sample ``index`` (negative counts from the end; IndexError outside)."""
+        index = operator.index(index)
+        if not -self._num_images <= index < self._num_images:
+            raise IndexError(f"sample {index} outside a dataset of {self._num_images}")
+        if self._keys is None:
+            return index % self._num_images + 1
+        return int(self._keys[index])
 
     def _where(self, key: int) -> str:
         return f"{self.rec_path}: record {key} (offset {self._index.offset(key)})"
@@ -419,12 +438,12 @@ class RecordDataset:
 
     def read_label(self, index: int, check: bool = True) -> int:
         """Label of sample ``index`` (reads only the record, no image decode)."""
-        key = int(self.keys[index])
+        key = self.key_of(index)
         h, _ = unpack(self._read_payload(key), self._where(key))
         return self._check_label(header_class_label(h), key, check)
 
     def __getitem__(self, index: int) -> Tuple[np.ndarray, int]:
-        key = int(self.keys[index])
+        key = self.key_of(index)
         where = self._where(key)
         h, img = unpack(self._read_payload(key), where)
         label = self._check_label(header_class_label(h), key, True)

@@ -219,3 +219,14 @@ def test_label_file_with_a_nul_byte_refused_naming_the_line(small_folder, tmp_pa
     (root / "label.txt").write_bytes(b"\n".join(lines) + b"\n")
     with pytest.raises(InputDataError, match=r"label\.txt \(line 7\): a NUL byte"):
         ImageFolderDataset(root)
+
+
+def test_keys_of_a_header_layout_without_an_array(tmp_path):
+    _write_rec(tmp_path, [0, 1, 1, 2])
+    dataset = RecordDataset(tmp_path, image_size=None)
+    assert dataset._keys is None and dataset.keys.tolist() == [1, 2, 3, 4]
+    assert [dataset.key_of(i) for i in (0, 3, -1, -4)] == [1, 4, 4, 1]
+    for outside in (4, -5):
+        with pytest.raises(IndexError):
+            dataset[outside]
+    assert [label for _, label in dataset] == [0, 1, 1, 2]  # iteration stops at the end
