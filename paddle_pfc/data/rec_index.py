@@ -141,7 +141,8 @@ def entry_line(idx_path: str, entry: int) -> int:
 
 class RecIndex:
     """Offsets of a ``.rec``'s records by key, from its ``.idx`` (keys and offsets in file order;
-    ``offsets`` is sorted in place: the index takes it over).
+    the index takes ``offsets`` over: it may keep it as its lookup or sort it in place).
+    ``in_order``: the keys are ``min_key, min_key+1, ...`` in file order (no other array is kept).
 
     Checked at construction (:class:`InputDataError` naming the ``.idx`` and the line): an offset
     at or beyond the end of the ``.rec`` (``file_size``), a key or an offset listed twice.
@@ -158,7 +159,11 @@ class RecIndex:
         last = int(np.argmax(offsets))
         self.last_key, self.last_offset = int(keys[last]), int(offsets[last])
         self.min_key, self.max_key = int(keys.min()), int(keys.max())
-        if self.max_key - self.min_key < 2 * keys.size + 1024:  # nearly contiguous: one slot a key
+        self.in_order = self.max_key - self.min_key == keys.size - 1 and _counts_up(keys, self.min_key)
+        if self.in_order:  # keys min, min+1, ... in file order: the offsets are the lookup as they are
+            self._dense, unique_keys = offsets, True
+            self._sorted_keys = self._sorted_offsets = None
+        elif self.max_key - self.min_key < 2 * keys.size + 1024:  # nearly contiguous: one slot a key
             self._dense = np.full(self.max_key - self.min_key + 1, -1, dtype=np.int64)
             self._dense[keys - self.min_key if self.min_key else keys] = offsets
             unique_keys = int(np.count_nonzero(self._dense >= 0)) == keys.size
@@ -172,9 +177,11 @@ class RecIndex:
         if not unique_keys:
             self._refuse_twice(keys, "key")
         if not (offsets[1:] > offsets[:-1]).all():  # a writer lists its records in file order
-            offsets.sort()  # the caller's array: no copy of an index's size
-        if (offsets[1:] == offsets[:-1]).any():
-            self._refuse_twice(read_idx_file(idx_path)[1], "offset")
+            by_offset = np.sort(offsets) if self.in_order else offsets
+            by_offset.sort()  # else the caller's array: no copy of an index's size
+            if (by_offset[1:] == by_offset[:-1]).any():
+                del by_offset
+                self._refuse_twice(read_idx_file(idx_path)[1], "offset")
 
     def _refuse_twice(self, values: np.ndarray, what: str) -> None:
         order = np.argsort(values, kind="stable")
@@ -227,6 +234,12 @@ class RecIndex:
             listed = self._sorted_keys
             outside = listed[(listed < start) | (listed >= end)]
         return int(outside.size), (int(outside[0]) if outside.size else None)
+
+
+def _counts_up(keys: np.ndarray, first: int, block: int = 1 << 22) -> bool:
+    """Whether ``keys`` is ``first, first+1, ...`` (checked a block at a time)."""
+    return all((keys[lo:lo + block] == np.arange(first + lo, first + min(keys.size, lo + block))).all()
+               for lo in range(0, keys.size, block))
 
 
 def timed_index(idx_path: str, rec_path: str, file_size: int) -> tuple[np.ndarray, RecIndex]:

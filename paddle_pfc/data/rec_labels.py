@@ -23,21 +23,21 @@ _WORDS = 9  # magic, lrec, IRHeader (flag, label, id 2 words, id2 2 words), firs
 _BATCH = 1 << 16
 
 
-def max_label(rec_path: str, keys: np.ndarray, offsets_of: Callable[[np.ndarray], np.ndarray], file_size: int,
+def max_label(rec_path: str, count: int, offsets_of: Callable[[int, int], np.ndarray], file_size: int,
               read_one: Callable[[int], int]) -> int:
-    """The largest class label of the image records ``keys`` (``offsets_of(keys)``: their offsets).
+    """The largest class label of ``count`` image records (``offsets_of(start, stop)``: the offsets of
+    records ``start .. stop-1``).
 
     ``read_one(i)`` reads record ``i``'s label one record at a time (it raises for a bad record).
     Logs progress lines every 10 s when there are many records (logger ``paddle_pfc.data``).
     """
-    count = int(keys.size)
     best = -1
     with open(rec_path, "rb") as f, _mapped(f.fileno(), file_size) as mapped, \
             Progress(f"data: count classes over {count} records of {rec_path}", count, "records", write=_log,
                      enabled=count > (1 << 20)) as bar:
         words = np.frombuffer(mapped, dtype="<u4", count=file_size // 4) if mapped is not None else None
         for start in range(0, count, _BATCH):
-            chunk = offsets_of(keys[start:start + _BATCH])
+            chunk = offsets_of(start, min(count, start + _BATCH))
             values, usable = _batch_labels(words, chunk, file_size)
             if usable.any():
                 best = max(best, int(values[usable].max()))

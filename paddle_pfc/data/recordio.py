@@ -37,7 +37,7 @@ import numpy as np
 from paddle_pfc.utils.errors import BudgetError, InputDataError
 
 from ._image import SizeLike, as_size, decode_rgb, fit_size
-from .rec_index import RecIndex, read_idx_file, timed_index
+from .rec_index import read_idx_file, timed_index  # noqa: F401  (read_idx_file: also read from here)
 from .rec_labels import max_label
 
 _log = logging.getLogger("paddle_pfc.data")
@@ -256,13 +256,18 @@ class RecordDataset:
     in arcface_torch's ``MXFaceDataset``).
 
     ``num_classes``: explicit value, else the header's identity count, else
-    ``max(label)+1`` from a scan of all record headers. A record whose label is
+    ``max(label)+1`` from one vectorized pass over all record headers
+    (:mod:`~paddle_pfc.data.rec_labels`). A record whose label is
     not an integer in ``[0, num_classes)`` raises ``ValueError`` naming the file,
     record key and offset; corrupt/truncated data raises ``ValueError`` naming
-    the file, record and offset. Picklable (file handle reopened lazily per process).
+    the file, record and offset. Picklable (file handle reopened lazily per process); the index
+    is numpy arrays (:mod:`~paddle_pfc.data.rec_index`), shared by forked loader workers.
 
-    Checked at construction (``ValueError``): a key or offset listed twice in the ``.idx``; bytes
-    after the last indexed record (a stale ``.idx``); a header whose images are not all indexed,
+    Checked at construction (``ValueError``; :class:`InputDataError` naming the ``.idx`` line for
+    the index): a malformed line, a key or offset listed twice or an offset past the ``.rec``'s end
+    in the ``.idx``; bytes after the last indexed record (a stale ``.idx``); a header announcing
+    more images or identities than the ``.idx`` lists (:class:`BudgetError`, before allocating),
+    whose images are not all indexed,
     whose identity range leaves keys unexplained, or whose first identity record holds an image;
     ``num_classes`` below the last image's label. Record 0 is a header only if it carries labels
     and no image (a multi-label image record at key 0 is an image). Index lines lost between two
@@ -288,16 +293,17 @@ class RecordDataset:
         self._check_end_of_data()
         self.header: Optional[IRHeader] = None
         self.header_num_classes: Optional[int] = None
-        self._keys: Optional[np.ndarray] = keys  # image keys in file order; None: keys 1 .. _num_images
-        self._num_images = int(keys.size)
+        # The image keys in file order; None when they are _first_key, _first_key+1, ... (no array)
+        self._keys: Optional[np.ndarray] = None if self._index.in_order else keys
+        self._first_key, self._num_images = self._index.min_key, int(keys.size)
+        del keys
         header_offset = self._index.offset(0)
         if header_offset is not None:
             where = f"{self.rec_path} record 0 (offset {header_offset})"
             h, body = unpack(self._read_payload(0), where)
             if h.flag > 0 and not body:  # a header carries no image; a multi-label image record does
-                del keys
                 self._keys = None  # the image keys are 1 .. label[0]-1: no array of them
-                self._num_images = self._header_image_end(h, where) - 1
+                self._first_key, self._num_images = 1, self._header_image_end(h, where) - 1
         if num_classes is not None:
             self.num_classes = int(num_classes)
             if self.header_num_classes is not None and self.header_num_classes > self.num_classes:
@@ -338,9 +344,9 @@ class RecordDataset:
 
     def _header_image_end(self, h: IRHeader, where: str) -> int:
         """The end ``label[0]`` of the image keys ``1 .. label[0]-1`` of an insightface header record
-        ``h``, checked against the ``.idx``: no more images or identities than it lists (refused before allocating), every
-        announced image indexed, no key beyond the identity records, and the first identity record
-        without an image. Sets ``header`` and ``header_num_classes``."""
+        ``h``, checked against the ``.idx``: no more images or identities than it lists (refused
+        before allocating), every announced image indexed, no key beyond the identity records, and the
+        first identity record without an image. Sets ``header`` and ``header_num_classes``."""
         if h.flag < 2:
             raise ValueError(f"{where}: header record has flag={h.flag}, expected >= 2 labels")
         end_img, id_end = float(h.label[0]), float(h.label[1])
@@ -376,11 +382,17 @@ class RecordDataset:
         """``max(label) + 1`` over every image record (no header record to say it): one vectorized
         pass over the records' headers, with a line saying what it found."""
         started = time.perf_counter()
-        best = max_label(self.rec_path, self.keys, self._index.offsets_of, self._file_size,
+        best = max_label(self.rec_path, len(self), self._offsets_of_samples, self._file_size,
                          lambda i: self.read_label(i, check=False))
         _log.info("data: %d classes (the largest label of %d records of %s, no header record) in %.1f s",
                   best + 1, len(self), self.rec_path, time.perf_counter() - started)
         return best + 1
+
+    def _offsets_of_samples(self, start: int, stop: int) -> np.ndarray:
+        """The ``.rec`` offsets of samples ``start .. stop-1``."""
+        if self._keys is None:
+            return self._index.offsets_of(np.arange(start, stop, dtype=np.int64) + self._first_key)
+        return self._index.offsets_of(self._keys[start:stop])
 
     def _check_last_label(self) -> None:
         """With fewer classes than the header's identities: the last image's label (the largest in
@@ -411,9 +423,9 @@ class RecordDataset:
 
     @property
     def keys(self) -> np.ndarray:
-        """The image records' keys in sample order (int64; made on each access for a header's range)."""
+        """The image records' keys in sample order (int64; made on each access for a range of keys)."""
         if self._keys is None:
-            return np.arange(1, self._num_images + 1, dtype=np.int64)
+            return np.arange(self._first_key, self._first_key + self._num_images, dtype=np.int64)
         return self._keys
 
     def key_of(self, index: int) -> int:
@@ -422,7 +434,7 @@ class RecordDataset:
         if not -self._num_images <= index < self._num_images:
             raise IndexError(f"sample {index} outside a dataset of {self._num_images}")
         if self._keys is None:
-            return index % self._num_images + 1
+            return index % self._num_images + self._first_key
         return int(self._keys[index])
 
     def _where(self, key: int) -> str:

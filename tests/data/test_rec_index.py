@@ -139,6 +139,7 @@ def test_header_less_rec_class_count(tmp_path):
         writer.write_idx(5, recordio.pack(recordio.IRHeader(0, 1.0, 5, 0), b""))
     dataset = RecordDataset(tmp_path, image_size=None)
     assert dataset.header is None and dataset.num_classes == 8 and len(dataset) == 6
+    assert dataset._keys is None and dataset._index.in_order  # keys 0..5 in order: no key array
     assert [dataset.read_label(i) for i in range(6)] == labels
     # a label that is no class in a record the pass reads: the record is named
     with recordio.RecordIOWriter(str(tmp_path / "train.rec"), str(tmp_path / "train.idx")) as writer:
@@ -230,3 +231,15 @@ def test_keys_of_a_header_layout_without_an_array(tmp_path):
         with pytest.raises(IndexError):
             dataset[outside]
     assert [label for _, label in dataset] == [0, 1, 1, 2]  # iteration stops at the end
+
+
+def test_keys_in_order_with_an_offset_listed_twice(tmp_path):
+    with recordio.RecordIOWriter(str(tmp_path / "train.rec"), str(tmp_path / "train.idx")) as writer:
+        offsets = [writer.write_idx(key, recordio.pack(recordio.IRHeader(0, 0.0, key, 0), _jpeg(key)))
+                   for key in range(3)]
+    (tmp_path / "train.idx").write_text(f"0\t{offsets[2]}\n1\t{offsets[1]}\n2\t{offsets[2]}\n")
+    with pytest.raises(InputDataError, match=rf"offset {offsets[2]} appears in index entries 1 and 3 \(lines 1 and 3\)"):
+        RecordDataset(tmp_path)
+    (tmp_path / "train.idx").write_text(f"0\t{offsets[2]}\n1\t{offsets[1]}\n2\t{offsets[0]}\n")
+    dataset = RecordDataset(tmp_path, image_size=None)  # records in another order than their keys
+    assert dataset._index.in_order and [dataset.offset_of(k) for k in range(3)] == offsets[::-1]
