@@ -8,8 +8,8 @@ Two layouts, each with a real ``.idx`` of every record:
   record 0, the first identity record and the last record; a loader reads the ``image_keys``.
 * :func:`write_packed_rec` — no header record (keys ``0..N-1``, as files past 2^24 keys are, whose
   key bounds float32 header labels cannot hold): every image record is written, as its 32-byte
-  record header with an empty image, since the class count reads every one; the ``image_keys``
-  point at real JPEG records after them.
+  record header with an empty image, since the class count reads every one, except the
+  ``image_keys``, which hold a JPEG.
 """
 from __future__ import annotations
 
@@ -92,19 +92,26 @@ def write_packed_rec(folder: str, num_images: int, num_classes: int, image_keys:
     Returns ``{"rec", "idx", "rec_bytes"}``."""
     rec_path, idx_path = os.path.join(folder, "train.rec"), os.path.join(folder, "train.idx")
     ends = class_ends(num_images, num_classes)
-    offsets = np.arange(num_images, dtype=np.int64) * 32
+    offsets = np.empty(num_images, dtype=np.int64)
     with open(rec_path, "wb") as f:
         for start in range(0, num_images, block):
             keys = np.arange(start, min(num_images, start + block), dtype=np.int64)
+            labels = np.searchsorted(ends, keys, side="right")
             records = np.zeros((keys.size, 8), np.uint32)  # frame (2 words), IRHeader (6 words)
             records[:, 0], records[:, 1] = 0xCED7230A, 24
-            labels = np.searchsorted(ends, keys, side="right").astype(np.float32)
-            records[:, 3] = labels.view(np.uint32)
+            records[:, 3] = labels.astype(np.float32).view(np.uint32)
             records[:, 4:6] = keys.astype(np.uint64).view(np.uint32).reshape(-1, 2)
-            f.write(records.tobytes())
-        for key in np.unique(image_keys).tolist():
-            offsets[key] = f.tell()
-            f.write(frame_record(pack(IRHeader(0, float(np.searchsorted(ends, key, side="right")), key, 0), jpeg)))
+            images = {int(j): frame_record(pack(IRHeader(0, float(labels[j]), int(keys[j]), 0), jpeg))
+                      for j in np.flatnonzero(np.isin(keys, image_keys))}
+            sizes = np.full(keys.size, 32, np.int64)
+            sizes[list(images)] = [len(record) for record in images.values()]
+            offsets[start:start + keys.size] = f.tell() + np.cumsum(sizes) - sizes
+            done = 0
+            for j, record in sorted(images.items()):  # in key order: the offsets count up
+                f.write(records[done:j].tobytes())
+                f.write(record)
+                done = j + 1
+            f.write(records[done:].tobytes())
         size = f.tell()
     _write_idx(idx_path, np.arange(num_images, dtype=np.int64), offsets)
     return {"rec": rec_path, "idx": idx_path, "rec_bytes": size}
