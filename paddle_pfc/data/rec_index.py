@@ -3,8 +3,9 @@
 ``.idx`` lines are ``key<TAB>offset`` (ASCII decimal, non-negative). A block whose bytes are exactly
 such lines is parsed by pandas' C reader; any other block (spaces, ``\\r\\n``, blank lines, a bad
 line) is parsed line by line, which accepts what the format allows and names the first bad line.
-Lookups go through a dense ``offset by key`` array when the keys are nearly contiguous (insightface's
-files: keys ``0 .. N+C``), else through the keys sorted once and ``searchsorted``.
+Lookups go through the offsets as listed when the keys count up in file order (a header-less
+``.rec`` from 0), a dense ``offset by key`` array when they are nearly contiguous (insightface's
+files: keys ``1 .. N``, ``0``, ``N+1 .. N+C``), else the keys sorted once and ``searchsorted``.
 """
 from __future__ import annotations
 

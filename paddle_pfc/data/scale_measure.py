@@ -7,7 +7,6 @@ memory from ``/proc/<pid>/smaps_rollup`` (Linux).
 from __future__ import annotations
 
 import os
-import resource
 import time
 
 import numpy as np
@@ -37,13 +36,23 @@ def memory_of(pid: int | str = "self") -> dict:
             "private": fields.get("Private_Clean", 0) + fields.get("Private_Dirty", 0)}
 
 
+def peak_rss() -> int:
+    """The largest RSS of this process's memory map so far (``VmHWM``; unlike ``ru_maxrss`` it does
+    not carry a parent's peak over a fork and exec)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise OSError("/proc/self/status has no VmHWM line")
+
+
 def measure(root: str, workers: int, batch_size: int, batches: int) -> dict:
     """Build the dataset at ``root`` and read ``batches`` batches with ``workers`` workers."""
     before = memory_of()["rss"]
     started = time.perf_counter(), time.process_time()
     dataset = RecordDataset(root, image_size=112)
     build_s, build_cpu_s = time.perf_counter() - started[0], time.process_time() - started[1]
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = peak_rss()
     after = memory_of()["rss"]
     sampler = DistributedBatchSampler(len(dataset), batch_size, seed=SEED)
     with BatchLoader(dataset, sampler, 112, num_workers=workers, seed=SEED) as loader:
