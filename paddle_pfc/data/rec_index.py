@@ -43,7 +43,7 @@ def read_idx_file(idx_path: str, progress: bool = False) -> tuple[np.ndarray, np
             f.seek(0)
             keys, offsets = np.empty(most, dtype=np.int64), np.empty(most, dtype=np.int64)
             count, line_no, rest = 0, 1, b""
-            with Progress(f"read {idx_path}", size, "bytes", write=_log, enabled=progress) as bar:
+            with Progress(f"data: read index {idx_path}", size, "bytes", write=_log, enabled=progress) as bar:
                 while True:
                     block = f.read(_BLOCK_BYTES)
                     bar.update(len(block))
