@@ -23,33 +23,49 @@ _WORDS = 9  # magic, lrec, IRHeader (flag, label, id 2 words, id2 2 words), firs
 _BATCH = 1 << 16
 
 
-def max_label(rec_path: str, count: int, offsets_of: Callable[[int, int], np.ndarray], file_size: int,
-              read_one: Callable[[int], int]) -> int:
-    """The largest class label of ``count`` image records (``offsets_of(start, stop)``: the offsets of
-    records ``start .. stop-1``).
-
-    ``read_one(i)`` reads record ``i``'s label one record at a time (it raises for a bad record).
-    Logs progress lines every 10 s when there are many records (logger ``paddle_pfc.data``).
-    """
-    best = -1
+def _label_batches(rec_path: str, count: int, offsets_of: Callable[[int, int], np.ndarray], file_size: int,
+                   read_one: Callable[[int], int], what: str):
+    """``(start, labels int64)`` of records ``start ..`` in batches, each record read from its header
+    in the map or, where that cannot be taken as is, by ``read_one(i)`` (which raises for a bad record);
+    progress lines every 10 s when there are many records (logger ``paddle_pfc.data``)."""
     with open(rec_path, "rb") as f, _mapped(f.fileno(), file_size) as mapped, \
-            Progress(f"data: count classes over {count} records of {rec_path}", count, "records", write=_log,
+            Progress(f"data: {what} over {count} records of {rec_path}", count, "records", write=_log,
                      enabled=count > (1 << 20)) as bar:
         words = np.frombuffer(mapped, dtype="<u4", count=file_size // 4) if mapped is not None else None
         for start in range(0, count, _BATCH):
             chunk = offsets_of(start, min(count, start + _BATCH))
             values, usable = _batch_labels(words, chunk, file_size)
-            if usable.any():
-                best = max(best, int(values[usable].max()))
+            labels = np.where(usable, values, 0).astype(np.int64)
             for j in np.flatnonzero(~usable).tolist():
-                best = max(best, int(read_one(start + j)))
+                labels[j] = int(read_one(start + j))
+            yield start, labels
             bar.update(chunk.size)
             if mapped is not None and chunk.size:  # the pages read leave this process (they stay cached)
                 first = max(0, int(chunk.min())) // mmap.PAGESIZE * mmap.PAGESIZE
                 last = min(file_size, max(0, int(chunk.max())) + 4 * _WORDS)
                 mapped.madvise(mmap.MADV_DONTNEED, first, max(0, last - first))
         del words
+
+
+def max_label(rec_path: str, count: int, offsets_of: Callable[[int, int], np.ndarray], file_size: int,
+              read_one: Callable[[int], int]) -> int:
+    """The largest class label of ``count`` image records (``offsets_of(start, stop)``: the offsets of
+    records ``start .. stop-1``); ``read_one(i)`` reads record ``i``'s label one record at a time (it
+    raises for a bad record)."""
+    best = -1
+    for _, labels in _label_batches(rec_path, count, offsets_of, file_size, read_one, "count classes"):
+        if labels.size:
+            best = max(best, int(labels.max()))
     return best
+
+
+def all_labels(rec_path: str, count: int, offsets_of: Callable[[int, int], np.ndarray], file_size: int,
+               read_one: Callable[[int], int]) -> np.ndarray:
+    """The class labels (int64 ``[count]``) of ``count`` image records, as :func:`max_label` reads them."""
+    out = np.empty(count, np.int64)
+    for start, labels in _label_batches(rec_path, count, offsets_of, file_size, read_one, "read labels"):
+        out[start:start + labels.size] = labels
+    return out
 
 
 @contextlib.contextmanager

@@ -38,7 +38,7 @@ from paddle_pfc.utils.errors import BudgetError, InputDataError
 
 from ._image import SizeLike, as_size, decode_rgb, fit_size
 from .rec_index import read_idx_file, timed_index  # noqa: F401  (read_idx_file: also read from here)
-from .rec_labels import max_label
+from .rec_labels import all_labels, max_label
 
 _log = logging.getLogger("paddle_pfc.data")
 
@@ -461,7 +461,12 @@ class RecordDataset:
         label = self._check_label(header_class_label(h), key, True)
         return fit_size(decode_rgb(img, where), self.image_size), label
 
-    def scan(self) -> None:
-        """Read every image record's header (no decode) to validate framing and labels up front."""
-        for i in range(len(self)):
-            self.read_label(i)
+    def read_labels(self) -> np.ndarray:
+        """Every sample's label (int64 ``[len(self)]``, each checked against ``num_classes``), read from
+        the records' headers in one vectorized pass (no image decode)."""
+        labels = all_labels(self.rec_path, len(self), self._offsets_of_samples, self._file_size,
+                            lambda i: self.read_label(i, check=False))
+        bad = np.flatnonzero(labels >= self.num_classes)
+        if bad.size:
+            self.read_label(int(bad[0]))  # raises, naming the record
+        return labels

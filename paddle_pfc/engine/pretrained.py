@@ -269,8 +269,8 @@ def class_indices(dataset, class_start: int, num_local: int, per_class: int) -> 
     """Dataset indices of the first ``per_class`` images of each class in
     ``[class_start, class_start + num_local)``, in index order (a class may have fewer)."""
     labels = getattr(dataset, "labels", None)
-    if labels is None:  # e.g. RecordDataset: labels from the record headers (no decoding)
-        labels = np.array([dataset.read_label(i) for i in range(len(dataset))], dtype=np.int64)
+    if labels is None:  # RecordDataset: labels from the record headers, one vectorized pass (no decoding)
+        labels = dataset.read_labels()
     labels = np.asarray(labels, dtype=np.int64)
     local = (labels >= class_start) & (labels < class_start + num_local)
     idx = np.flatnonzero(local)

@@ -244,3 +244,16 @@ def test_keys_in_order_with_an_offset_listed_twice(tmp_path):
     (tmp_path / "train.idx").write_text(f"0\t{offsets[2]}\n1\t{offsets[1]}\n2\t{offsets[0]}\n")
     dataset = RecordDataset(tmp_path, image_size=None)  # records in another order than their keys
     assert dataset._index.in_order and [dataset.offset_of(k) for k in range(3)] == offsets[::-1]
+
+
+def test_read_labels_equals_each_records_label(tmp_path):
+    """RecordDataset.read_labels (the vectorized pass center initialisation uses) gives every
+    sample's label as read_label does, record by record."""
+    from paddle_pfc.data.recordio import write_insightface_rec
+
+    labels = np.random.default_rng(0).integers(0, 7, 40).tolist()
+    write_insightface_rec(str(tmp_path), [(label, _jpeg(10 * label)) for label in labels], num_classes=7)
+    dataset = RecordDataset(str(tmp_path), image_size=(8, 8))
+    got = dataset.read_labels()
+    assert got.dtype == np.int64 and got.tolist() == [dataset.read_label(i) for i in range(len(dataset))]
+    assert got.tolist() == sorted(labels)
