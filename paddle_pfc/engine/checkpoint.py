@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import stat
@@ -48,6 +49,7 @@ import numpy as np
 from paddle_pfc.head.dtypes import HOST_DTYPES, convert
 from paddle_pfc.head.classifier import class_split
 from paddle_pfc.utils.atomic import atomic_write
+from paddle_pfc.utils.deletable import undeletable
 from paddle_pfc.utils.errors import PfcError
 from paddle_pfc.utils.npz_state import StateFileError, load_state, state_bytes
 from paddle_pfc.utils.safe_pickle import ARRAY_GLOBALS, MalformedPickleError, UnsafePickleError, load_file
@@ -566,20 +568,16 @@ class CheckpointWriter:
         """Keep the ``keep`` complete checkpoints with the highest recorded steps (never ``newest``)."""
         done = [folder for _, folder in complete_checkpoints(self.root) if folder != newest]
         for old in done[:max(0, len(done) - (self.keep - 1))]:
-            shutil.rmtree(old, ignore_errors=True)
-
-
-def remove_checkpoints(root: str | Path) -> int:
-    """Delete every checkpoint folder (complete or partial) and the ``latest`` pointer under
-    ``root``; the number of folders removed (for a fresh run asked to overwrite)."""
-    root = Path(root)
-    removed = 0
-    for folder in root.glob("step_*"):
-        if folder.is_dir():
-            shutil.rmtree(folder)
-            removed += 1
-    (root / LATEST).unlink(missing_ok=True)
-    return removed
+            problem = undeletable(old)
+            try:
+                if problem is None:
+                    shutil.rmtree(old)
+            except OSError as exc:
+                problem = f"{exc.strerror or exc}: {exc.filename}"
+            if problem:
+                logging.getLogger("paddle_pfc.train").warning(
+                    "checkpoint rotation (train.keep_checkpoints=%d) could not delete %s: %s; it stays",
+                    self.keep, old, problem)
 
 
 # ------------------------------------------------------------------------------------- loading
