@@ -82,7 +82,7 @@ def compare_with_onnx_source(source_path: str, prog, seed: int = 1) -> tuple[flo
 def _onnx_nodes(path: str) -> list:
     import onnx
 
-    return list(onnx.load(path).graph.node)
+    return list(onnx.load(path, load_external_data=False).graph.node)
 
 
 def main(argv: list[str] | None = None) -> int:
