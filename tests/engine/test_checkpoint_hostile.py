@@ -3,11 +3,9 @@ regular files of the checkpoint (a link to /dev/zero, a FIFO) and center shards 
 partition the classes."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,42 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import paddle_pfc
 from launcher import REPO
 from paddle_pfc.engine import checkpoint as ckpt
-from paddle_pfc.engine.config import load_config
-from paddle_pfc.engine.trainer import Trainer
-
-CONFIG = str(REPO / "tests" / "train_tiny.yaml")
+from test_checkpoint_safety import copy_run, make_trainer, reseal, run  # noqa: F401 - run: a fixture
 NEWEST, OLDER = "step_000000004", "step_000000002"
-
-
-def make_trainer(out: Path, *overrides: str) -> Trainer:
-    paddle_pfc.init_distributed()
-    return Trainer(load_config(CONFIG, [f"train.output_dir={out}", *overrides]), 0, 1)
-
-
-@pytest.fixture(scope="module")
-def run(tmp_path_factory) -> Path:
-    """A tiny run's output folder with checkpoints at steps 2 and 4."""
-    out = tmp_path_factory.mktemp("ckpt_hostile") / "run"
-    make_trainer(out, "train.max_steps=4", "train.checkpoint_every_steps=2").train()
-    return out
 
 
 @pytest.fixture
 def out(run, tmp_path) -> Path:
-    target = tmp_path / "run"
-    shutil.copytree(run, target)
-    return target
-
-
-def reseal(folder: Path, name: str) -> None:
-    """Record the current checksum of ``folder/name`` in meta.json (an edit made to look genuine)."""
-    meta = json.loads((folder / "meta.json").read_text())
-    data = (folder / name).read_bytes()
-    meta["files"][name] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
-    (folder / "meta.json").write_text(json.dumps(meta))
+    return copy_run(run, tmp_path)
 
 
 def in_subprocess(code: str, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -11,6 +11,7 @@ import pytest
 
 from launcher import REPO
 from paddle_pfc.engine import checkpoint as ckpt
+from test_checkpoint_safety import copy_run
 
 CONFIG = str(REPO / "tests" / "train_tiny.yaml")
 
@@ -36,9 +37,7 @@ def run(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def out(run, tmp_path) -> Path:
-    target = tmp_path / "run"
-    shutil.copytree(run, target)
-    return target
+    return copy_run(run, tmp_path)
 
 
 @pytest.fixture
