@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).resolve().parent
-# The shared helpers (launcher, reference, workers/) import from tests/; test modules that share cases
-# import each other by their (unique) basename from any folder.
-sys.path[:0] = [str(TESTS)] + sorted(str(d) for d in TESTS.iterdir() if d.is_dir() and any(d.glob("test_*.py")))
+# The shared helpers (launcher, reference, helpers/, workers/) import from tests/; test modules import
+# only those, never each other.
+sys.path.insert(0, str(TESTS))
 
 
 def pytest_configure(config):
@@ -30,8 +30,13 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     """Tests marked ``gpu`` skip, naming why, where Paddle sees no GPU (or fewer than they need:
-    ``@pytest.mark.gpu(n)``)."""
+    ``@pytest.mark.gpu(n)``). The head worker's runs learn which test modules this session runs
+    (``helpers.head_runs.COLLECTED``: a world size's job makes those modules' runs only)."""
     import paddle
+
+    from helpers import head_runs
+
+    head_runs.COLLECTED.update(Path(str(item.fspath)).stem for item in items)
 
     compiled = paddle.is_compiled_with_cuda()
     count = paddle.device.cuda.device_count() if compiled else 0

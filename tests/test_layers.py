@@ -1,8 +1,10 @@
 """The package's layers, read from its source (ast, nothing imported): a module imports only its own
-layer and those below it, and no modules import each other in a cycle.
+layer and those below it, no modules import each other in a cycle, and no module imports the package
+itself (its lazy public names are for users: inside it, every name is imported from its home).
 
-Layers, lowest first: utils -> kernels -> data -> head / backbones / evaluation -> deploy -> interop
--> engine -> cli. Every import counts (module level or inside a function), except under ``TYPE_CHECKING``.
+Layers, lowest first: utils -> kernels -> runtime -> data -> head / backbones / evaluation -> deploy ->
+interop -> engine -> cli / bench. Every import counts (module level or inside a function), except under
+``TYPE_CHECKING``.
 """
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "paddle_pfc"
-LAYERS = {"utils": 0, "kernels": 1, "data": 2, "head": 3, "backbones": 3, "evaluation": 3, "deploy": 4,
-          "interop": 5, "engine": 6, "cli": 7}
+LAYERS = {"utils": 0, "kernels": 1, "runtime": 2, "data": 3, "head": 4, "backbones": 4, "evaluation": 4,
+          "deploy": 5, "interop": 6, "engine": 7, "bench": 8, "cli": 8}
 
 #: Imports that run up the layers and remain, as (importer, imported) modules. Each is in a file this
 #: list's owners will move or change; the test fails on any violation not listed and on any listed
@@ -57,18 +59,34 @@ def _imports(tree: ast.AST, package: str):
         stack.extend(ast.iter_child_nodes(node))
 
 
+def _package_of(name: str, path: Path) -> str:
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
 def import_graph() -> dict[str, set[str]]:
     graph = {}
     for name, path in MODULES.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         targets = set()
-        for target, _ in _imports(ast.parse(path.read_text(), str(path)), package):
+        for target, _ in _imports(ast.parse(path.read_text(), str(path)), _package_of(name, path)):
             while target and target not in MODULES:  # "paddle_pfc.kernels.native_ops.kernels" -> the module
                 target = target.rpartition(".")[0]
             if target.startswith("paddle_pfc") and target != name:
                 targets.add(target)
         graph[name] = targets
     return graph
+
+
+def facade_imports() -> list[str]:
+    """``module:line`` of every import of the package itself (``import paddle_pfc``, ``from paddle_pfc
+    import X`` where X is no module) inside the package."""
+    found = []
+    for name, path in MODULES.items():
+        if name == "paddle_pfc":
+            continue
+        for target, line in _imports(ast.parse(path.read_text(), str(path)), _package_of(name, path)):
+            if target == "paddle_pfc":
+                found.append(f"{name}:{line}")
+    return sorted(found)
 
 
 def layer(module: str) -> int | None:
@@ -138,6 +156,10 @@ def test_no_import_cycles():
     found = cycles(import_graph())
     assert found - KNOWN_CYCLES == set(), f"import cycles: {sorted(found - KNOWN_CYCLES)}"
     assert KNOWN_CYCLES - found == set(), f"fixed, remove from KNOWN_CYCLES: {sorted(KNOWN_CYCLES - found)}"
+
+
+def test_no_module_imports_the_package_facade():
+    assert facade_imports() == [], "import each name from its home module, not through paddle_pfc"
 
 
 def test_the_checks_see_a_violation():

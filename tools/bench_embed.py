@@ -35,7 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
     import paddle_pfc
-    from paddle_pfc.deploy.export import EvalProgram, random_state
+    from paddle_pfc.backbones.state import random_state
+    from paddle_pfc.deploy.export import EvalProgram
     from paddle_pfc.utils.cpu import cpu_summary
 
     paddle_pfc.configure_process()

@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import numpy as np
 
-    from paddle_pfc.deploy.export import export_backbone, random_state
+    from paddle_pfc.backbones.state import random_state
+    from paddle_pfc.deploy.export import export_backbone
     from paddle_pfc.deploy.onnx_export import export_onnx
     from paddle_pfc.deploy.predictor import EmbeddingModel
     from paddle_pfc.utils.cpu import cpu_summary

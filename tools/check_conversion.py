@@ -64,7 +64,7 @@ def converted_embeddings(source: Path, images: np.ndarray, work: Path) -> dict[s
     from paddle_pfc.cli.convert import main as convert_main
     from paddle_pfc.deploy.export import EvalProgram
     from paddle_pfc.deploy.inference import FaceEmbedder
-    from paddle_pfc.interop import convert
+    from paddle_pfc.interop.convert import convert
 
     out = work / (source.name + ".converted")
     if convert_main([str(source), "--output", str(out)]) != 0:

@@ -1,4 +1,4 @@
-"""paddle_pfc self-check: every road of the Partial FC head this machine can run, against float64.
+"""paddle_pfc self-check: every backend of the Partial FC head this machine can run, against float64.
 
 The command lives in ``paddle_pfc/cli/selfcheck.py`` (options: ``--help``); installed, it is also the
 ``paddle-pfc-selfcheck`` command.

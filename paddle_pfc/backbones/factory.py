@@ -8,7 +8,8 @@ import math
 import paddle
 from paddle import nn
 
-from paddle_pfc.backbones.iresnet import IRESNET_LAYERS, IResNet, check_head_args, normalize_input_size
+from paddle_pfc.backbones.common import check_head_args, normalize_input_size
+from paddle_pfc.backbones.iresnet import IRESNET_LAYERS, IResNet
 from paddle_pfc.backbones.mobilefacenet import mobilefacenet
 from paddle_pfc.backbones.names import ALIASES, BACKBONES
 from paddle_pfc.utils import paddle_compat
@@ -28,8 +29,8 @@ def build_backbone(name: str, embedding_size: int = 512, input_size=112,
         raise ValueError(f"unknown backbone name {name!r}; valid names: {valid}")
     check_head_args(embedding_size, dropout)
     size = normalize_input_size(input_size)
-    if key == "mobilefacenet":
-        return mobilefacenet(embedding_size, size, float(dropout))
+    if key in ("mobilefacenet", "mobilefacenet_fc"):
+        return mobilefacenet(embedding_size, size, float(dropout), head="fc" if key == "mobilefacenet_fc" else "gdc")
     return IResNet(IRESNET_LAYERS[key], embedding_size=embedding_size, input_size=size,
                    dropout=float(dropout))
 

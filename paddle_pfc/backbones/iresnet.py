@@ -32,6 +32,7 @@ import paddle
 import paddle.nn.functional as F
 from paddle import nn
 
+from paddle_pfc.backbones.common import BN_EPSILON, BN_MOMENTUM, check_head_args, check_spatial, normalize_input_size
 from paddle_pfc.utils import paddle_compat
 
 from .native_layers import (BatchNorm2D, Conv2D, PReLU, batch_norm_prelu, channels_last, channels_last_ready,
@@ -47,13 +48,7 @@ __all__ = [
     "iresnet50",
     "iresnet100",
     "iresnet200",
-    "normalize_input_size",
 ]
-
-BN_EPSILON = 1e-5
-# torch BatchNorm momentum 0.1 (weight of the new batch statistic) is
-# Paddle momentum 0.9 (weight of the old running statistic).
-BN_MOMENTUM = 0.9
 
 IRESNET_LAYERS = {
     "iresnet18": (2, 2, 2, 2),
@@ -62,40 +57,6 @@ IRESNET_LAYERS = {
     "iresnet100": (3, 13, 30, 3),
     "iresnet200": (6, 26, 60, 6),
 }
-
-
-def check_head_args(embedding_size, dropout) -> None:
-    """ValueError naming the argument unless embedding_size is an int >= 1 and dropout in [0, 1)."""
-    if isinstance(embedding_size, bool) or not isinstance(embedding_size, int) or embedding_size < 1:
-        raise ValueError(f"embedding_size must be an int >= 1, got {embedding_size!r}")
-    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) \
-            or not 0.0 <= float(dropout) < 1.0:
-        raise ValueError(f"dropout must be a float in [0, 1), got {dropout!r}")
-
-
-def normalize_input_size(input_size) -> tuple[int, int]:
-    """Return ``(H, W)`` from an int or a 2-sequence; ``ValueError`` naming
-    ``input_size`` unless both are integers >= 16 and multiples of 16."""
-    if isinstance(input_size, bool):
-        raise ValueError(f"input_size must be an int or (H, W), got {input_size!r}")
-    if isinstance(input_size, int):
-        size = (input_size, input_size)
-    else:
-        try:
-            size = tuple(input_size)
-        except TypeError:
-            raise ValueError(
-                f"input_size must be an int or (H, W), got {input_size!r}"
-            ) from None
-        if len(size) != 2:
-            raise ValueError(f"input_size must be an int or (H, W), got {input_size!r}")
-    for s in size:
-        if isinstance(s, bool) or not isinstance(s, int) or s < 16 or s % 16 != 0:
-            raise ValueError(
-                "input_size must be integers >= 16 and multiples of 16, "
-                f"got {input_size!r}"
-            )
-    return int(size[0]), int(size[1])
 
 
 def _bn2d(channels: int) -> BatchNorm2D:
@@ -235,7 +196,7 @@ class IResNet(nn.Layer):
         return self.bn2(self.layer4(self.layer3(self.layer2(self.layer1(x)))))
 
     def forward(self, x):
-        _check_spatial(x, self.input_size)
+        check_spatial(x, self.input_size)
         x = self.conv1(x)
         x = batch_norm_prelu(self.bn1, self.prelu, x)
         if channels_last_ready(self):  # a CPU training program: the blocks run channels last (NHWC)
@@ -248,20 +209,6 @@ class IResNet(nn.Layer):
         x = self.fc(x)
         x = self.features(x)
         return x
-
-
-def _check_spatial(x, input_size) -> None:
-    """Raise ValueError when the static spatial size of ``x`` is known and
-    differs from ``input_size`` (the FC width depends on it)."""
-    shape = list(x.shape)
-    if len(shape) != 4:
-        raise ValueError(f"expected input [N, 3, H, W], got shape {shape}")
-    hw = tuple(shape[2:])
-    if all(isinstance(s, int) and s > 0 for s in hw) and hw != tuple(input_size):
-        raise ValueError(
-            f"input spatial size {hw} does not match the backbone's input_size "
-            f"{tuple(input_size)}"
-        )
 
 
 def _make(name: str, embedding_size: int, input_size, dropout: float) -> IResNet:

@@ -20,6 +20,11 @@ flatten -> Linear(512 -> embedding, no bias) -> BatchNorm1d(embedding).
 Unlike IResNet, insightface trains this BatchNorm1d's scale, so it is trainable
 here too.  ``dropout`` (default 0, i.e. exactly insightface's head) is an
 extension: a Dropout between flatten and the Linear.
+
+``head="fc"`` (backbone ``mobilefacenet_fc``): the head of insightface's released
+``w600k_mbf`` (the ``buffalo_s`` / ``buffalo_sc`` recognition model): ConvBlock(512 -> 64,
+1x1) -> flatten (64 * H/16 * W/16, NCHW order) -> [Dropout] -> Linear(-> embedding, with
+bias) -> BatchNorm1d(embedding).
 BatchNorm: ``epsilon=1e-5``, ``momentum=0.9`` (torch defaults 1e-5 / 0.1).
 """
 
@@ -30,12 +35,16 @@ import math
 import paddle
 from paddle import nn
 
-from .iresnet import BN_EPSILON, BN_MOMENTUM, _check_spatial, check_head_args, normalize_input_size
+from paddle_pfc.backbones.common import BN_EPSILON, BN_MOMENTUM, check_head_args, check_spatial, normalize_input_size
 from .native_layers import (BatchNorm2D, Conv2D, DepthwiseConv2D, GroupedConv2D, PReLU, channels_last,
                             channels_last_ready, conv_batch_norm, takes_bfloat16, to_channels_first,
                             to_channels_last)
 
-__all__ = ["MobileFaceNet", "mobilefacenet"]
+__all__ = ["MobileFaceNet", "mobilefacenet", "HEADS"]
+
+#: The heads: ``gdc`` (arcface_torch's ``get_mbf``), ``fc`` (insightface's ``w600k_mbf``).
+HEADS = ("gdc", "fc")
+FC_HEAD_CHANNELS = 64
 
 
 def _pair(v):
@@ -159,13 +168,34 @@ class GDC(nn.Layer):
         return self.layers[3](x)
 
 
+class FCHead(GDC):
+    """insightface ``w600k_mbf``'s head: ConvBlock(512 -> 64, 1x1) -> flatten (NCHW order) ->
+    [Dropout] -> Linear(64 * h * w -> embedding, with bias) -> BatchNorm1d; ``embed`` as GDC's."""
+
+    def __init__(self, embedding_size: int, feature_hw=(7, 7), dropout: float = 0.0):
+        nn.Layer.__init__(self)
+        features = FC_HEAD_CHANNELS * int(feature_hw[0]) * int(feature_hw[1])
+        std = math.sqrt(2.0 / embedding_size)
+        self.layers = nn.Sequential(
+            ConvBlock(512, FC_HEAD_CHANNELS, kernel=(1, 1), stride=(1, 1), padding=(0, 0)),
+            nn.Flatten(start_axis=1),
+            nn.Linear(features, embedding_size,
+                      weight_attr=paddle.ParamAttr(initializer=nn.initializer.Normal(0.0, std))),
+            nn.BatchNorm1D(embedding_size, momentum=BN_MOMENTUM, epsilon=BN_EPSILON),
+        )
+        self.dropout = nn.Dropout(p=float(dropout))
+
+
 class MobileFaceNet(nn.Layer):
-    """arcface_torch MobileFaceNet; see the module docstring."""
+    """arcface_torch MobileFaceNet (``head="gdc"``) or insightface ``w600k_mbf``'s (``head="fc"``);
+    see the module docstring."""
 
     def __init__(self, embedding_size: int = 512, input_size=112, dropout: float = 0.0,
-                 blocks=(1, 4, 6, 2), scale: int = 2):
+                 blocks=(1, 4, 6, 2), scale: int = 2, head: str = "gdc"):
         super().__init__()
         check_head_args(embedding_size, dropout)
+        if head not in HEADS:
+            raise ValueError(f"head must be one of {', '.join(HEADS)}, got {head!r}")
         if len(blocks) != 4 or any(int(b) < 1 for b in blocks):
             raise ValueError(f"blocks must be 4 positive block counts, got {blocks!r}")
         self.input_size = normalize_input_size(input_size)
@@ -190,11 +220,12 @@ class MobileFaceNet(nn.Layer):
         self.layers = nn.Sequential(*modules)
         self.conv_sep = ConvBlock(128 * s, 512, kernel=(1, 1), stride=(1, 1), padding=(0, 0))
         h, w = self.input_size
-        self.features = GDC(self.embedding_size, feature_hw=(h // 16, w // 16),
-                            dropout=float(dropout))
+        self.head = head
+        self.features = (GDC if head == "gdc" else FCHead)(self.embedding_size, feature_hw=(h // 16, w // 16),
+                                                         dropout=float(dropout))
 
     def forward(self, x):
-        _check_spatial(x, self.input_size)
+        check_spatial(x, self.input_size)
         stem, first, *trunk = self.layers
         if not channels_last_ready(self):
             x = first(stem(x))
@@ -202,7 +233,8 @@ class MobileFaceNet(nn.Layer):
                 x = layer(x)
             return self.features(self.conv_sep(x))
         # A CPU training program: all but the stem (Paddle's conv2d on the 3-channel images, NCHW)
-        # runs channels last (NHWC) up to the 1x1 map after the GDC's depthwise conv.
+        # runs channels last (NHWC) up to the head's convolution block (the GDC's depthwise conv, the
+        # fc head's 1x1 conv); the flatten after it reads NCHW.
         with channels_last():
             first_takes_bfloat16 = isinstance(first, ConvBlock) and takes_bfloat16(first.layers[0])
         x = stem(x, bfloat16_output=first_takes_bfloat16)
@@ -221,7 +253,8 @@ class MobileFaceNet(nn.Layer):
 
 
 def mobilefacenet(embedding_size: int = 512, input_size=112,
-                  dropout: float = 0.0) -> MobileFaceNet:
-    """arcface_torch ``get_mbf(fp16=False, num_features=embedding_size)``."""
+                  dropout: float = 0.0, head: str = "gdc") -> MobileFaceNet:
+    """arcface_torch ``get_mbf(fp16=False, num_features=embedding_size)`` (``head="gdc"``), or with
+    insightface ``w600k_mbf``'s head (``head="fc"``)."""
     return MobileFaceNet(embedding_size=embedding_size, input_size=input_size,
-                         dropout=dropout)
+                         dropout=dropout, head=head)

@@ -13,7 +13,7 @@ paddle-pfc-validate    :mod:`.validate`            accuracy on insightface ``.bi
 paddle-pfc-eval-ijb    :mod:`.eval_ijb`            IJB-B / IJB-C 1:1 verification
 paddle-pfc-im2rec      :mod:`.im2rec`              image folder -> ``train.rec`` / ``train.idx``
 paddle-pfc-plan        :mod:`.plan`                memory per rank of a head (no Paddle needed)
-paddle-pfc-selfcheck   :mod:`.selfcheck`           every road of the head against float64
+paddle-pfc-selfcheck   :mod:`.selfcheck`           every backend of the head against float64
 =====================  ==========================  ==================================================
 
 Importing a module here imports nothing heavy (no Paddle or OpenCV; NumPy only in ``selfcheck``,

@@ -26,6 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli._outputs import check_output_dir
 from paddle_pfc.cli.help import HelpFormatter
 
@@ -92,17 +93,15 @@ def main(argv: list[str] | None = None) -> int:
     from paddle_pfc.deploy import export as pexport
     from paddle_pfc.deploy.model_format import read_export_meta, write_export_meta
     from paddle_pfc.deploy.parity import SOURCE_COSINE, SOURCE_RTOL
-    from paddle_pfc.interop import ConversionError, convert
-    from paddle_pfc.utils.safe_pickle import MalformedPickleError, UnsafePickleError
+    from paddle_pfc.interop.convert import convert
 
     try:
         converted = convert(args.source, backbone=args.backbone, source_format=args.source_format,
                             embedding_size=args.embedding_size, input_size=args.input_size)
         prog = pexport.EvalProgram(converted.backbone, converted.embedding_size, converted.input_size,
                                    converted.state)
-    except (FileNotFoundError, ConversionError, UnsafePickleError, MalformedPickleError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except USER_ERRORS as e:
+        return usage_failure(e)
     src = converted.source
     print(f"read {src['format']} {args.source}: {converted.backbone} (embedding {converted.embedding_size}, "
           f"input {converted.input_size[0]}x{converted.input_size[1]}), {src['tensors']} tensors converted")

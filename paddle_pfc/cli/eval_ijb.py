@@ -23,8 +23,10 @@ import argparse
 import json
 import os
 import sys
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
+from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli._outputs import check_output_dir, draw_figure
 from paddle_pfc.utils.progress import Progress
 from paddle_pfc.cli.help import HelpFormatter
@@ -183,9 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         protocol = ijb.read_protocol(args.root, args.prefix)
         ijb.check_images(protocol, os.path.join(args.out, "missing_images.txt") if rank == 0 else None)
         model = embedder(args)
-    except (FileNotFoundError, ValueError, RuntimeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except (*USER_ERRORS, RuntimeError) as e:
+        return usage_failure(e)
     name = ijb.default_prefix_name(protocol.prefix)
     flip = not args.no_flip
     tag = ijb.PartTag(run_id, model.fingerprint,
@@ -200,17 +201,15 @@ def main(argv: list[str] | None = None) -> int:
         try:
             feats = ijb.embed_faces(protocol, model.embed_fn, model.size, np.arange(start, stop), args.batch_size,
                                     flip=flip, progress=progress, preprocess=model.preprocess)
-        except ValueError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
+        except USER_ERRORS as e:
+            return usage_failure(e)
     ijb.write_part(part, feats, start, stop, rank, tag)
     if rank != 0:
         return 0
     try:
         features = ijb.merge_parts(args.out, tag, len(protocol.images), args.wait_timeout)
-    except (ValueError, TimeoutError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except USER_ERRORS as e:  # TimeoutError: an OSError
+        return usage_failure(e)
     result = ijb.evaluate_features(protocol, features, args.far, normalize_images=args.normalize_images,
                                    detector_weighting=not args.no_detector_score)
     write_results(args, name, model, result)

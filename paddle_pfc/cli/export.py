@@ -25,6 +25,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli._outputs import check_output_dir
 from paddle_pfc.cli.help import HelpFormatter
 from paddle_pfc.utils.progress import Progress
@@ -87,7 +88,7 @@ def explain_missing_best(path: str) -> None:
 def resolve_model(args: argparse.Namespace) -> tuple[dict, dict | None]:
     """(model_args dict, state dict) from the command line; ``SystemExit`` when the architecture
     is incomplete."""
-    from paddle_pfc.deploy import export as pexport
+    from paddle_pfc.backbones.state import load_state_file, random_state
     from paddle_pfc.engine.checkpoint import model_from_checkpoint
 
     model = {"backbone": None, "embedding_size": None, "input_size": None, "dropout": 0.0}
@@ -117,9 +118,9 @@ def resolve_model(args: argparse.Namespace) -> tuple[dict, dict | None]:
         raise SystemExit("error: unknown " + ", ".join("--" + k.replace("_", "-") for k in missing)
                          + " (give them, a --config, or a --checkpoint)")
     if args.weights:
-        state = pexport.load_state_file(args.weights)
+        state = load_state_file(args.weights)
     elif args.random_init:
-        state = pexport.random_state(model["backbone"], model["embedding_size"], model["input_size"],
+        state = random_state(model["backbone"], model["embedding_size"], model["input_size"],
                                      seed=args.seed, dropout=model["dropout"])
     return model, state
 
@@ -140,7 +141,7 @@ class Steps:
         self.progress.update(1)
 
 
-def check_export(out, prog, dtype: str, to_onnx: bool, opset: int, steps: "Steps | None" = None) -> int:
+def check_export(out, prog, dtype: str, to_onnx: bool, opset: int, steps: Steps | None = None) -> int:
     """Check the model saved in ``out`` against ``prog``, the eval program it came from (float32),
     convert it to ONNX when ``to_onnx`` and check onnxruntime against Paddle Inference; print one line
     a check. Returns 0 when every check holds, else 1 (tolerances: :mod:`paddle_pfc.deploy.parity`)."""
@@ -204,9 +205,8 @@ def main(argv: list[str] | None = None) -> int:
         prog = pexport.EvalProgram(model["backbone"], model["embedding_size"], model["input_size"],
                                    state, dropout=model["dropout"], dtype=args.dtype)
         steps.end()
-    except (FileNotFoundError, ValueError, RuntimeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except (*USER_ERRORS, RuntimeError) as e:
+        return usage_failure(e)
     steps.start(f"saving the inference model to {args.out}")
     out = prog.save(args.out, fold_batch_norm=not args.keep_batch_norm)
     steps.end()

@@ -23,6 +23,7 @@ import os
 import sys
 import time
 
+from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.utils.progress import Progress
 from paddle_pfc.cli.help import HelpFormatter
 
@@ -199,17 +200,15 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     try:
         ordered, skipped = _read_samples(args)
-    except ValueError as e:
-        print(f"im2rec: error: {e}", file=sys.stderr)
-        return 2
+    except USER_ERRORS as e:
+        return usage_failure(e, "im2rec: error")
     num_classes = args.num_classes if args.num_classes is not None else max(lab for _, lab in ordered) + 1
     progress = Progress("im2rec", len(ordered), "images", every_seconds=args.progress_every, write=print)
     tally = _Tally(skipped, progress)
     try:
         info = _encode_and_write(args, ordered, size, num_classes, tally)
-    except ValueError as e:
-        print(f"im2rec: error: {e}", file=sys.stderr)
-        return 2
+    except USER_ERRORS as e:
+        return usage_failure(e, "im2rec: error")
     progress.close()
     _write_property(args.output, tally.sizes, info["num_classes"])
     _report(info, tally, args.workers, time.time() - t0)

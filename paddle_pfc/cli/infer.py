@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli.help import HelpFormatter
 
 
@@ -54,9 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         paths = expand_image_paths(args.images or args.compare)
         embedder = FaceEmbedder(args.model, device=args.device, batch_size=args.batch_size)
         raw = embedder.embed(paths, normalize=False, flip=args.flip)
-    except (FileNotFoundError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except USER_ERRORS as e:
+        return usage_failure(e)
     emb = l2_normalize(raw)
     sim = emb @ emb.T
     if args.compare:

@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import sys
 
+from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.head import planner
 
 
@@ -61,7 +63,9 @@ def _parser() -> argparse.ArgumentParser:
                         f"{DEFAULTS['num_classes'][0]:,})")
     p.add_argument("--embedding-size", type=_list(int), default=None,
                    help="embedding size (default: the config's, else 512)")
-    p.add_argument("--world-size", type=_list(int), default=None, help="ranks (default: 1)")
+    p.add_argument("--world-size", type=_list(int), default=None,
+                   help="ranks (default: 1; a training config states no world size, so give the ranks a run "
+                        "is launched on, e.g. 8 for the 8-GPU recipes of configs/)")
     p.add_argument("--sample-ratio", type=_list(float), default=None,
                    help="Partial FC sampling ratio (default: the config's, else 1.0)")
     p.add_argument("--batch-size", type=_list(int), default=None,
@@ -72,6 +76,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="classifier product dtype (default: the config's classifier.dtype, else float32)")
     p.add_argument("--optimizer", default="momentum", choices=sorted(planner.OPTIMIZER_STATES),
                    help="optimizer of the centers (its state per center)")
+    p.add_argument("--kernels", default="native", choices=("native", "paddle"),
+                   help="the CPU head's kernels: the native ones (PADDLE_PFC_NATIVE, the default where they "
+                        "build) or Paddle's own")
+    p.add_argument("--malloc", default=planner.planned_malloc(os.environ.get("PADDLE_PFC_MALLOC")),
+                   choices=planner.MALLOC_MODES,
+                   help="the run's malloc mode (PADDLE_PFC_MALLOC): speed keeps freed buffers in the process "
+                        "(more RSS), memory returns them (default: $PADDLE_PFC_MALLOC, else speed, the "
+                        "process default)")
     p.add_argument("--max-classes", action="store_true",
                    help="print the largest num_classes that fits in --memory per rank")
     p.add_argument("--memory", default=None, help="memory per rank, e.g. 11GiB, 16GB, 8e9 (without "
@@ -87,13 +99,23 @@ def _with_defaults(args: argparse.Namespace, given: dict) -> None:
             setattr(args, key, given.get(key, default))
 
 
+def _world_size_line(world_sizes: list[int], given: bool, from_config: bool) -> str:
+    """Which world size the plans use, and where it comes from."""
+    sizes = ", ".join(str(w) for w in world_sizes)
+    if given:
+        return f"world size {sizes} (--world-size)"
+    why = "a training config states none" if from_config else "--world-size not given"
+    return (f"world size {sizes} (the default: {why}; give --world-size, the ranks the run is launched on, "
+            "e.g. 8 for an 8-GPU recipe)")
+
+
 def _print_max_classes(args: argparse.Namespace, combos) -> None:
     """For each (D, W, ratio, batch) of ``combos``: the largest num_classes within ``--memory``, and its plan.
     ``ValueError`` on an impossible plan or memory."""
     memory = planner.parse_bytes(args.memory)
     for d, w, r, b in combos:
         m = planner.max_classes(memory, d, w, r, b, args.center_dtype,
-                                args.compute_dtype, args.optimizer)
+                                args.compute_dtype, args.optimizer, args.kernels == "native", args.malloc)
         if args.json:
             print(json.dumps(dict(memory_per_rank=memory, embedding_size=d, world_size=w,
                                   sample_ratio=r, batch_size=b, max_classes=m)))
@@ -103,7 +125,7 @@ def _print_max_classes(args: argparse.Namespace, combos) -> None:
               + ("" if m else " (the costs that do not grow with the classes alone exceed --memory)"))
         if m:
             print(planner.plan(m, d, w, r, b, args.center_dtype, args.compute_dtype,
-                               args.optimizer).table())
+                               args.optimizer, args.kernels == "native", args.malloc).table())
         print()
 
 
@@ -112,7 +134,8 @@ def _print_plans(args: argparse.Namespace, combos) -> None:
     when given. ``ValueError`` on an impossible plan or memory."""
     memory = planner.parse_bytes(args.memory) if args.memory is not None else None
     for c, (d, w, r, b) in itertools.product(args.num_classes, list(combos)):
-        result = planner.plan(c, d, w, r, b, args.center_dtype, args.compute_dtype, args.optimizer)
+        result = planner.plan(c, d, w, r, b, args.center_dtype, args.compute_dtype, args.optimizer,
+                              args.kernels == "native", args.malloc)
         fits = None if memory is None else result.total <= memory
         if args.json:
             print(json.dumps(result.as_dict() if fits is None else dict(result.as_dict(), fits=fits)))
@@ -125,18 +148,18 @@ def _print_plans(args: argparse.Namespace, combos) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 printed, 2 an impossible plan or a bad config (``error: ...``) or a bad option."""
-    from paddle_pfc.engine.config import ConfigError
-
     p = _parser()
     args = p.parse_args(argv)
     try:
         given = _from_config(args.config, args.overrides) if args.config or args.overrides else {}
-    except (ConfigError, OSError) as exc:
+    except USER_ERRORS as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    world_size_given = args.world_size is not None
     _with_defaults(args, given)
     if not args.json:
-        print(f"head memory per rank ({SCOPE})\n")
+        print(f"head memory per rank ({SCOPE})")
+        print(_world_size_line(args.world_size, world_size_given, bool(given)) + "\n")
     try:
         combos = itertools.product(args.embedding_size, args.world_size, args.sample_ratio,
                                    args.batch_size)
@@ -146,9 +169,8 @@ def main(argv: list[str] | None = None) -> int:
             _print_max_classes(args, combos)
         else:
             _print_plans(args, combos)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    except USER_ERRORS as exc:
+        return usage_failure(exc)
     return 0
 
 

@@ -1,12 +1,12 @@
-"""paddle_pfc self-check: every road of the Partial FC head this machine can run, against float64.
+"""paddle_pfc self-check: every backend of the Partial FC head this machine can run, against float64.
 
     python tools/selfcheck.py                                               # one rank
     python -m paddle.distributed.launch --nproc_per_node N tools/selfcheck.py   # N ranks
 
-For each road available here (GPU: fused and composite, float32, float16 with loss scaling,
+For each backend available here (GPU: fused and composite, float32, float16 with loss scaling,
 bfloat16 where the GPU supports it; CPU: composite with the native kernels, composite with
 Paddle's kernels, fused with the emulated kernels, and bfloat16 on the composite-native and fused
-roads) it builds a tiny head (a linear backbone, uneven class shards, sampling, ArcFace+CosFace
+backends) it builds a tiny head (a linear backbone, uneven class shards, sampling, ArcFace+CosFace
 margins, Momentum with weight decay), runs two steps (the second with every label in the last
 shard: more positives there than it samples, none on the other ranks), and compares with a float64 numpy reference
 taken from the state the ranks held before each step:
@@ -17,8 +17,8 @@ taken from the state the ranks held before each step:
   kept must not move at all.
 
 It checks that every rank reports the same loss and backbone, bit for bit, and prints one line per
-road ``PASS|FAIL  road  max_rel_err  tolerance`` after a header naming Paddle, the device, the
-CUDA/NCCL versions and the CPU's model and features. Exit status 1 when any road fails (rank 0).
+backend ``PASS|FAIL  backend  max_rel_err  tolerance`` after a header naming Paddle, the device, the
+CUDA/NCCL versions and the CPU's model and features. Exit status 1 when any backend fails (rank 0).
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ from paddle_pfc.cli.help import HelpFormatter
 
 
 @dataclass(frozen=True)
-class RoadSpec:
+class BackendSpec:
     name: str
     kernels: str            # fused | composite
     native: str             # PADDLE_PFC_NATIVE for the build (composite on CPU)
@@ -52,25 +52,25 @@ TOL_F32, TOL_BF16, TOL_F16 = 1e-3, 4 * 2.0**-8, 4 * 2.0**-11
 STORAGE_U = {"float32": 0.0, "bfloat16": 2.0**-8, "float16": 2.0**-11}
 
 
-def roads(gpu: bool, native_available: bool, bf16_on_gpu: bool) -> list[RoadSpec]:
+def backends(gpu: bool, native_available: bool, bf16_on_gpu: bool) -> list[BackendSpec]:
     if gpu:
         out = []
         for kernels in ("fused", "composite"):
-            out.append(RoadSpec(f"{kernels} float32", kernels, "off", "float32", "float32", False, TOL_F32))
-            out.append(RoadSpec(f"{kernels} float16+loss-scaling", kernels, "off", "float16", "float16", True,
+            out.append(BackendSpec(f"{kernels} float32", kernels, "off", "float32", "float32", False, TOL_F32))
+            out.append(BackendSpec(f"{kernels} float16+loss-scaling", kernels, "off", "float16", "float16", True,
                                 TOL_F16))
             if bf16_on_gpu:
-                out.append(RoadSpec(f"{kernels} bfloat16", kernels, "off", "bfloat16", "bfloat16", False, TOL_BF16))
+                out.append(BackendSpec(f"{kernels} bfloat16", kernels, "off", "bfloat16", "bfloat16", False, TOL_BF16))
         return out
     out = []
     if native_available:
-        out.append(RoadSpec("composite-native float32", "composite", "on", "float32", "float32", False, TOL_F32))
-    out.append(RoadSpec("composite-paddle float32", "composite", "off", "float32", "float32", False, TOL_F32))
-    out.append(RoadSpec("fused-emulated float32", "fused", "off", "float32", "float32", False, TOL_F32))
+        out.append(BackendSpec("composite-native float32", "composite", "on", "float32", "float32", False, TOL_F32))
+    out.append(BackendSpec("composite-paddle float32", "composite", "off", "float32", "float32", False, TOL_F32))
+    out.append(BackendSpec("fused-emulated float32", "fused", "off", "float32", "float32", False, TOL_F32))
     if native_available:
-        out.append(RoadSpec("composite-native bfloat16", "composite", "on", "bfloat16", "bfloat16", False, TOL_BF16))
-    out.append(RoadSpec("fused-emulated bfloat16", "fused", "off", "bfloat16", "bfloat16", False, TOL_BF16))
-    out.append(RoadSpec("fused-emulated float32+loss-scaling", "fused", "off", "float32", "float32", True, TOL_F32))
+        out.append(BackendSpec("composite-native bfloat16", "composite", "on", "bfloat16", "bfloat16", False, TOL_BF16))
+    out.append(BackendSpec("fused-emulated bfloat16", "fused", "off", "bfloat16", "bfloat16", False, TOL_BF16))
+    out.append(BackendSpec("fused-emulated float32+loss-scaling", "fused", "off", "float32", "float32", True, TOL_F32))
     return out
 
 
@@ -127,18 +127,20 @@ def momentum(param, grad, velocity):
     return param - LR * v, v
 
 
-# --- one road on this rank ------------------------------------------------------------------------
+# --- one backend on this rank ------------------------------------------------------------------------
 def split(num_classes: int, world_size: int) -> list[tuple[int, int]]:
     base, extra = divmod(num_classes, world_size)
     return [(r * base + min(r, extra), base + int(r < extra)) for r in range(world_size)]
 
 
-def _build_road(spec: RoadSpec, rank: int, world_size: int, num_classes: int):
-    """``(main, startup, head, backbone velocity name)``: the training program of ``spec``'s road
+def _build_backend(spec: BackendSpec, rank: int, world_size: int, num_classes: int):
+    """``(main, startup, head, backbone velocity name)``: the training program of ``spec``'s backend
     (a linear backbone, the head, Momentum with weight decay), built under the current name guard."""
     import paddle
 
-    import paddle_pfc
+    from paddle_pfc.head.classifier import LargeScaleClassifier
+    from paddle_pfc.head.loss_scaling import LossScaling
+    from paddle_pfc.head.optimizer import minimize
     from paddle_pfc.utils.paddle_compat import optimizer_accumulator
 
     main, startup = paddle.static.Program(), paddle.static.Program()
@@ -146,13 +148,13 @@ def _build_road(spec: RoadSpec, rank: int, world_size: int, num_classes: int):
         x = paddle.static.data("x", [BATCH, IN_DIM], "float32")
         y = paddle.static.data("y", [BATCH], "int64")
         proj = paddle.static.create_parameter([IN_DIM, DIM], "float32", name="selfcheck_backbone")
-        head = paddle_pfc.LargeScaleClassifier(
+        head = LargeScaleClassifier(
             paddle.matmul(x, proj), y, rank, world_size, num_classes, *MARGINS, scale=SCALE,
             sample_ratio=RATIO, embedding_size=DIM, name="selfcheck_centers", dtype=spec.dtype,
             center_dtype=spec.center_dtype, kernels=spec.kernels)
         opt = paddle.optimizer.Momentum(LR, momentum=MOMENTUM, weight_decay=WEIGHT_DECAY)
-        scaling = paddle_pfc.LossScaling(init_loss_scaling=1024.0) if spec.loss_scaling else False
-        paddle_pfc.minimize(opt, head.output_dict["loss"], loss_scaling=scaling)
+        scaling = LossScaling(init_loss_scaling=1024.0) if spec.loss_scaling else False
+        minimize(opt, head.output_dict["loss"], loss_scaling=scaling)
         backbone_velocity = optimizer_accumulator(opt, "velocity", "selfcheck_backbone").name
     return main, startup, head, backbone_velocity
 
@@ -202,13 +204,13 @@ def _state_exchange(exe, head, backbone_velocity: str, gather, world_size: int, 
     return exchange
 
 
-def run_road(spec: RoadSpec, rank: int, world_size: int, place):
+def run_backend(spec: BackendSpec, rank: int, world_size: int, place):
     """Run two steps; return, per step, every rank's row of (loss, kept, shard, velocity, backbone,
     backbone velocity) and the initial state (all gathered on every rank)."""
     import paddle
 
-    import paddle_pfc
     from paddle_pfc.head.dtypes import convert
+    from paddle_pfc.head.runner import run
 
     num_classes, inputs, labels, centers, backbone = problem(world_size)
     shards = split(num_classes, world_size)
@@ -216,7 +218,7 @@ def run_road(spec: RoadSpec, rank: int, world_size: int, place):
     max_local = max(c for _, c in shards)
     os.environ["PADDLE_PFC_NATIVE"] = spec.native
     with paddle.utils.unique_name.guard(), paddle.static.scope_guard(paddle.static.Scope()):
-        main, startup, head, backbone_velocity = _build_road(spec, rank, world_size, num_classes)
+        main, startup, head, backbone_velocity = _build_backend(spec, rank, world_size, num_classes)
         gather = _gather_program(2 + max_local + 2 * max_local * DIM + 2 * IN_DIM * DIM, world_size)
         assert head.kernels == spec.kernels and head.native == (spec.native == "on" and spec.kernels == "composite")
         exe = paddle.static.Executor(place)
@@ -231,7 +233,7 @@ def run_road(spec: RoadSpec, rank: int, world_size: int, place):
         steps = []
         for step in range(STEPS):
             rows = slice(rank * BATCH, (rank + 1) * BATCH)
-            loss, kept = paddle_pfc.run(exe, main, feed={"x": inputs[step, rows], "y": labels[step, rows]},
+            loss, kept = run(exe, main, feed={"x": inputs[step, rows], "y": labels[step, rows]},
                                         fetch_list=fetch)
             steps.append(exchange(float(loss), np.asarray(kept)))
     return initial, steps
@@ -261,7 +263,7 @@ def unpack(table: np.ndarray, world_size: int):
 
 
 def assess(initial, steps, world_size: int, storage_u: float = 0.0) -> tuple[float, str]:
-    """(max_rel_err, note) of a road from the gathered tables. ``storage_u``: the unit roundoff of
+    """(max_rel_err, note) of a backend from the gathered tables. ``storage_u``: the unit roundoff of
     the centers' storage dtype (0 for float32): their stored values are rounded once per step."""
     num_classes, inputs, labels, _, _ = problem(world_size)
     before = unpack(initial, world_size)
@@ -308,18 +310,18 @@ def assess(initial, steps, world_size: int, storage_u: float = 0.0) -> tuple[flo
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Exit status (rank 0): 0 every road passes, 1 any fails."""
+    """Exit status (rank 0): 0 every backend passes, 1 any fails."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=HelpFormatter)
     parser.parse_args(argv)
     began = time.time()
     import paddle
 
-    import paddle_pfc
     from paddle_pfc.kernels import native_ops
-    from paddle_pfc.engine.device import device_info
-    from paddle_pfc.engine.distributed import current_place
+    from paddle_pfc.runtime.device import device_info
+    from paddle_pfc.runtime.distributed import current_place, init_distributed
+    from paddle_pfc.utils.version import VERSION
 
-    rank, world_size = paddle_pfc.init_distributed()
+    rank, world_size = init_distributed()
     place = current_place()
     gpu = isinstance(place, paddle.CUDAPlace)
     info = device_info()
@@ -338,19 +340,19 @@ def main(argv: list[str] | None = None) -> int:
     if gpu:
         with contextlib.suppress(Exception):
             bf16_on_gpu = bool(paddle.amp.is_bfloat16_supported(place))
-    lines = [f"paddle_pfc {paddle_pfc.__version__} selfcheck: {world_size} rank(s)", *info.lines()]
+    lines = [f"paddle_pfc {VERSION} selfcheck: {world_size} rank(s)", *info.lines()]
     results = []
-    for spec in roads(gpu, native_available, bf16_on_gpu):
+    for spec in backends(gpu, native_available, bf16_on_gpu):
         try:
-            initial, steps = run_road(spec, rank, world_size, place)
+            initial, steps = run_backend(spec, rank, world_size, place)
             err, note = assess(initial, steps, world_size, STORAGE_U[spec.center_dtype])
-        except Exception as error:  # a road that does not run is a FAIL, reported with its error
+        except Exception as error:  # a backend that does not run is a FAIL, reported with its error
             err, note = float("inf"), f"{type(error).__name__}: {str(error).strip().splitlines()[0][:160]}"
         ok = np.isfinite(err) and err <= spec.tolerance and not note
         results.append(ok)
         lines.append(f"{'PASS' if ok else 'FAIL'}  {spec.name:<38} max_rel_err {err:9.2e}  tolerance {spec.tolerance:.1e}"
                      + (f"  ({note})" if note else ""))
-    lines.append(f"selfcheck: {'all ' + str(len(results)) + ' roads PASS' if all(results) else 'FAIL'} "
+    lines.append(f"selfcheck: {'all ' + str(len(results)) + ' backends PASS' if all(results) else 'FAIL'} "
                  f"({time.time() - began:.1f} s)")
     if rank == 0:
         print("\n".join(lines), flush=True)

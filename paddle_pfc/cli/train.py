@@ -20,7 +20,6 @@ import sys
 import time
 from pathlib import Path
 
-import paddle_pfc
 from paddle_pfc.cli._outputs import check_output_dir
 from paddle_pfc.engine.config import ConfigError, add_config_args, config_from_args
 from paddle_pfc.cli.help import HelpFormatter
@@ -61,8 +60,9 @@ def _start_and_train(cfg, job: _Job) -> None:
     from paddle_pfc.engine.output_lock import lock_for_job
     from paddle_pfc.engine.preemption import PreemptionWatch
     from paddle_pfc.engine.trainer import Trainer, setup_logging
+    from paddle_pfc.runtime.distributed import init_distributed
 
-    job.rank, job.world_size = paddle_pfc.init_distributed(cfg.train.collective_timeout)
+    job.rank, job.world_size = init_distributed(cfg.train.collective_timeout)
     preemption = PreemptionWatch(job.rank, job.world_size, cfg.train.preempt_grace)
     preemption.install()  # SIGTERM from now on: an orderly stop (before the first step, if it comes that early)
     lock_for_job(cfg.train.output_dir, job.rank, job.world_size)  # before anything is written into the folder
@@ -73,16 +73,12 @@ def _start_and_train(cfg, job: _Job) -> None:
 
 def _train(cfg) -> int:
     """Train under ``cfg``; the exit status of :func:`main`, each failure reported as it documents."""
+    from paddle_pfc.cli.quiet import VERBOSE_ENV, verbose
     from paddle_pfc.engine.checkpoint import CheckpointError
     from paddle_pfc.engine.errors import first_cause_line, report_error
     from paddle_pfc.engine.output_lock import OutputDirLockedError
     from paddle_pfc.engine.preemption import PREEMPTED_EXIT, Preempted
-    from paddle_pfc.engine.pretrained import PretrainedError
-    from paddle_pfc.cli.quiet import VERBOSE_ENV, verbose
-    from paddle_pfc.engine.runner import BatchSizeError, LabelRangeError
-    from paddle_pfc.engine.runtime import ProcessSettingError
-    from paddle_pfc.engine.validator import ValidationSetError
-    from paddle_pfc.engine.trainer import DataSizeError, HeadMemoryError, OutputDirError, SourceInOutputError
+    from paddle_pfc.utils.errors import InputDataError, RunDataError, UsageError
 
     job = _Job()
     try:
@@ -96,20 +92,6 @@ def _train(cfg) -> int:
 
             logging.getLogger("paddle_pfc.train").info("%s", stop)
         return PREEMPTED_EXIT
-    except (PretrainedError, OutputDirError, SourceInOutputError, DataSizeError, HeadMemoryError, ProcessSettingError) as exc:  # a bad
-        # --pretrained, an occupied output_dir, a batch larger than the data, a head larger than the machine's
-        # memory, Paddle's global oneDNN mode: usage errors,
-        report_error(exc, job.rank, cfg.train.output_dir, echo=False)
-        print(f"error: [rank {job.rank}] {exc}", file=sys.stderr)  # like a bad config (the traceback: in the file)
-        return 2
-    except (LabelRangeError, BatchSizeError, ValidationSetError) as exc:  # bad data: one line, the chained
-        # Paddle error in the file (and here with PADDLE_PFC_VERBOSE=1)
-        summary = report_error(exc, job.rank, cfg.train.output_dir, echo=False)
-        if verbose():
-            raise
-        print(f"error: {summary}\n(the full traceback: {Path(cfg.train.output_dir) / f'error_rank{job.rank}.txt'}"
-              f"; or run with {VERBOSE_ENV}=1)", file=sys.stderr)
-        return 1
     except CheckpointError as exc:
         named = cfg.train.resume not in (None, "auto")  # the checkpoint the user named: a usage error
         report_error(exc, job.rank, cfg.train.output_dir, echo=not named)
@@ -117,6 +99,21 @@ def _train(cfg) -> int:
             print(f"error: [rank {job.rank}] {exc}", file=sys.stderr)
             return 2
         raise
+    except RunDataError as exc:  # bad data met in a step or a validation: one line, the chained Paddle
+        # error in the file (and here with PADDLE_PFC_VERBOSE=1)
+        summary = report_error(exc, job.rank, cfg.train.output_dir, echo=False)
+        if verbose():
+            raise
+        print(f"error: {summary}\n(the full traceback: {Path(cfg.train.output_dir) / f'error_rank{job.rank}.txt'}"
+              f"; or run with {VERBOSE_ENV}=1)", file=sys.stderr)
+        return 1
+    except (UsageError, InputDataError) as exc:  # --pretrained, an occupied output_dir, a batch larger than the
+        # data, a head larger than the machine's memory, Paddle's global oneDNN mode, a file not what it says
+        report_error(exc, job.rank, cfg.train.output_dir, echo=False)
+        if verbose():
+            raise
+        print(f"error: [rank {job.rank}] {exc}", file=sys.stderr)  # like a bad config (the traceback: in the file)
+        return 2
     except Exception as exc:
         report_error(exc, job.rank, cfg.train.output_dir)
         if job.world_size > 1:  # the launcher may blame another rank than the one that failed first
@@ -131,15 +128,15 @@ def main(argv: list[str] | None = None) -> int:
     or ``train.preempt_grace`` ran out before a SIGTERM's checkpoint was written, 2 a usage error —
     the config, ``--pretrained``, ``--resume PATH``, an output folder that holds an earlier run or is
     in use by another job, a global batch larger than the data, class centers larger than the
-    machine's memory, Paddle's global oneDNN mode on a CPU (``config error: ...`` / ``error: ...`` on
-    stderr); 143 stopped by SIGTERM with the current step checkpointed (rank 0 prints ``preempted at
+    machine's memory, Paddle's global oneDNN mode on a CPU, a file that is not what its format says
+    (``config error: ...`` / ``error: ...`` on stderr); 143 stopped by SIGTERM with the current step checkpointed (rank 0 prints ``preempted at
     step N: ...``); any other error is reported per rank and raised."""
     parser = _parser()
     args = parser.parse_args(argv)
     args.overrides = list(args.overrides or []) + _flag_overrides(args)
     try:
         cfg = config_from_args(args)  # a config's own errors are named before Paddle is imported (slow)
-        from paddle_pfc.engine.trainer import check_supported
+        from paddle_pfc.engine.builder import check_supported
 
         check_supported(cfg)
     except ConfigError as exc:

@@ -22,8 +22,10 @@ import json
 import os
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
+from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli._outputs import IMAGE_SUFFIXES, check_output_file, draw_figure
 from paddle_pfc.utils.progress import Progress
 from paddle_pfc.cli.help import HelpFormatter
@@ -202,18 +204,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         embed_fn, input_size, desc = build_embed_fn(args)
-    except (FileNotFoundError, ValueError, RuntimeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except (*USER_ERRORS, RuntimeError) as e:
+        return usage_failure(e)
     table = _Table()
     for path in args.bin:
         name = os.path.splitext(os.path.basename(path))[0]
         t0 = time.time()
         try:
             r, summed, issame = evaluate_set(embed_fn, path, name, input_size, args)
-        except (FileNotFoundError, ValueError) as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
+        except USER_ERRORS as e:
+            return usage_failure(e)
         table.add(name, path, r, summed, issame, time.time() - t0, args)
     table.print_table(desc, input_size, args.nrof_folds)
     if args.json:

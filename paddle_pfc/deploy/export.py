@@ -17,34 +17,31 @@ neither reads PIR ``.json`` nor converts anything on a CPU build (measured, 3.3.
 
 Main entry points: :func:`export_backbone`, :class:`EvalProgram` (an in-memory
 eval program; also an ``embed_fn`` for :mod:`paddle_pfc.evaluation.validation`),
-:func:`backbone_state_from_scope`, :func:`load_state_file`, 
-:func:`random_state`. The format's names (``META_FILE``, :func:`read_export_meta`, ...) are in
+backbone states in :mod:`paddle_pfc.backbones.state`. The format's names (``META_FILE``, :func:`read_export_meta`, ...) are in
 :mod:`paddle_pfc.deploy.model_format`, ONNX in :mod:`paddle_pfc.deploy.onnx_export`.
 """
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
-from typing import Dict, Iterator, Mapping, Sequence, Union
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 import paddle
 
 from paddle_pfc.backbones import build_backbone
-from paddle_pfc.backbones.iresnet import normalize_input_size
+from paddle_pfc.backbones.common import normalize_input_size
 from paddle_pfc.backbones.native_layers import native_inference
+from paddle_pfc.backbones.state import backbone_state_from_scope
 from paddle_pfc.deploy.model_format import (DTYPES, INPUT_NAME, LEGACY_MODEL_FILE, MODEL_FILE, ONNX_FILE,
                                             TRAINING_STATE_FILE,
                                             PARAMS_FILE, PathLike, export_meta, write_export_meta)
 from paddle_pfc.utils.atomic import write_bytes_atomic
 from paddle_pfc.utils.npz_state import state_bytes
-from paddle_pfc.utils.paddle_compat import tensor_is_initialized
 
-__all__ = ["EvalProgram", "export_backbone", "backbone_state_from_scope", "load_state_file",
-           "random_state"]
+__all__ = ["EvalProgram", "export_backbone"]
 
-InputSize = Union[int, Sequence[int]]  # S or (H, W)
+InputSize = int | Sequence[int]  # S or (H, W)
 
 
 @contextlib.contextmanager
@@ -142,7 +139,7 @@ class EvalProgram:
             self._set_state(state)
             self._exe = paddle.static.Executor(self.place)
         self.batch_norm_folded = False
-        self.fold_counts: Dict[str, int] = {}  # how the norms were folded (fold_batch_norms)
+        self.fold_counts: dict[str, int] = {}  # how the norms were folded (fold_batch_norms)
         if fold_batch_norm:
             from paddle_pfc.deploy.fold import fold_batch_norms
 
@@ -160,7 +157,11 @@ class EvalProgram:
         return LEGACY_MODEL_FILE if self.legacy_ir else MODEL_FILE
 
     # ------------------------------------------------------------------ state
-    def expected_shapes(self) -> Dict[str, tuple]:
+    def variable_names(self) -> dict[str, str]:
+        """Structured parameter names -> the names of their variables in :attr:`main` and :attr:`scope`."""
+        return {k: v.name for k, v in self._values.items()}
+
+    def expected_shapes(self) -> dict[str, tuple]:
         """Structured parameter names -> expected shape."""
         return {k: tuple(int(d) for d in v.shape) for k, v in self._values.items()}
 
@@ -196,7 +197,7 @@ class EvalProgram:
             tensor = self.scope.var(value.name).get_tensor()
             tensor.set(np.ascontiguousarray(arr, dtype=np_dtype), self.place)
 
-    def state(self) -> Dict[str, np.ndarray]:
+    def state(self) -> dict[str, np.ndarray]:
         """``{structured name: numpy copy}`` of the program's parameters (the folded values once
         folded: then only for this program's own use)."""
         with _static_mode():
@@ -204,14 +205,18 @@ class EvalProgram:
 
     # ------------------------------------------------------------------ run / save
     def __call__(self, batch: np.ndarray) -> np.ndarray:
+        out, = self.fetch(batch, [self.embedding])
+        return np.asarray(out, dtype=np.float32)
+
+    def fetch(self, batch: np.ndarray, values: list) -> list[np.ndarray]:
+        """``values`` (values of :attr:`main`, e.g. a layer's input) computed on ``batch`` (float32
+        normalized ``[n, 3, H, W]``)."""
         batch = np.ascontiguousarray(batch, dtype=np.float32)
         h, w = self.input_size
         if batch.ndim != 4 or batch.shape[1:] != (3, h, w):
             raise ValueError(f"expected a float32 batch [n, 3, {h}, {w}], got shape {batch.shape}")
         with _static_mode(), self._ir_guard():
-            out, = self._exe.run(self.main, feed={INPUT_NAME: batch}, fetch_list=[self.embedding],
-                                 scope=self.scope)
-        return np.asarray(out, dtype=np.float32)
+            return list(self._exe.run(self.main, feed={INPUT_NAME: batch}, fetch_list=list(values), scope=self.scope))
 
     def meta(self) -> dict:
         """The ``export.json`` content for this program."""
@@ -263,87 +268,9 @@ def export_backbone(backbone_name: str, embedding_size: int, input_size: InputSi
     """Export a backbone with parameters ``state`` to ``out_dir`` (see the module doc).
 
     ``state``: ``{structured state_dict name: array}``, e.g. from
-    :func:`backbone_state_from_scope` or ``paddle_pfc.engine.checkpoint.load_backbone_state``.
+    :func:`~paddle_pfc.backbones.state.backbone_state_from_scope` or ``paddle_pfc.engine.checkpoint.load_backbone_state``.
     Strict matching (``ValueError`` naming missing / unexpected / wrongly-shaped keys).
     Returns ``Path(out_dir)``.
     ``fold_batch_norm``: see :meth:`EvalProgram.save` (float32 only).
     """
     return EvalProgram(backbone_name, embedding_size, input_size, state, dropout, dtype).save(out_dir, fold_batch_norm)
-
-
-def backbone_state_from_scope(layer: paddle.nn.Layer, scope=None) -> Dict[str, np.ndarray]:
-    """``{structured name: numpy copy}`` of a backbone's parameters and BN statistics.
-
-    Static mode: values are read from ``scope`` (default: the global scope), e.g.
-    the training scope after some steps.  Dynamic mode (``scope`` None): the
-    layer's tensors.  Raises ``ValueError`` naming a parameter absent from the scope.
-    """
-    sd = layer.state_dict()
-    if scope is None and paddle.in_dynamic_mode():
-        return {k: np.array(v.numpy()) for k, v in sd.items()}
-    scope = scope if scope is not None else paddle.static.global_scope()
-    out = {}
-    for k, v in sd.items():
-        var = scope.find_var(v.name)
-        if var is None or not tensor_is_initialized(var.get_tensor()):
-            raise ValueError(f"{k} (variable {v.name}) is not initialized in the scope: "
-                             "run the startup program first")
-        out[k] = np.array(var.get_tensor())
-    return out
-
-
-def load_state_file(path: PathLike) -> Dict[str, np.ndarray]:
-    """Read a backbone state from ``.npz`` (``np.savez(path, **state)``, or a checkpoint's
-    ``backbone.npz``) or ``.pdparams`` (``paddle.save(layer.state_dict(), path)``, or a pickled
-    ``{name: ndarray}``). Neither runs code from the file: the ``.npz`` is read without pickles,
-    the ``.pdparams`` by :func:`paddle_pfc.utils.pdparams.load_pdparams` (arrays and containers
-    only; anything else is :class:`~paddle_pfc.utils.safe_pickle.UnsafePickleError`, naming the
-    file and what it asked for). ``ValueError`` naming the file on failure."""
-    from paddle_pfc.utils.npz_state import load_state
-    from paddle_pfc.utils.pdparams import load_pdparams
-    from paddle_pfc.utils.safe_pickle import UnsafePickleError
-
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: weights file not found")
-    try:
-        if path.endswith(".npz"):
-            return load_state(path)
-        if path.endswith(".pdparams"):
-            return load_pdparams(path)
-    except UnsafePickleError:
-        raise
-    except (OSError, ValueError) as e:
-        raise ValueError(f"{path}: cannot read weights ({e})") from e
-    raise ValueError(f"{path}: unsupported weights file (expected .npz or .pdparams)")
-
-
-def random_state(backbone_name: str, embedding_size: int, input_size: InputSize, seed: int = 0,
-                 dropout: float = 0.0) -> Dict[str, np.ndarray]:
-    """A random backbone state with O(1) activations, for tests and smoke runs:
-    conv/linear weights ``N(0, 1 / sqrt(fan_in))``, PReLU slopes 0.25, BN scale
-    ``1 + N(0, 0.01)``, shift/mean ``N(0, 0.01)``, variance in ``[0.5, 1.5]``
-    (embeddings of different inputs then differ clearly; larger scales blow up)."""
-    was_static = not paddle.in_dynamic_mode()
-    if was_static:
-        paddle.disable_static()  # LazyGuard (shapes without initialisation) is dygraph-only
-    try:
-        with paddle.LazyGuard():
-            net = build_backbone(backbone_name, embedding_size, input_size, dropout)
-    finally:
-        if was_static:
-            paddle.enable_static()
-    rng = np.random.RandomState(seed)
-    out = {}
-    for k, v in net.state_dict().items():
-        shape = tuple(int(d) for d in v.shape)
-        if k.endswith("_variance"):
-            out[k] = rng.uniform(0.5, 1.5, shape).astype(np.float32)
-        elif len(shape) >= 2:
-            fan_in = int(np.prod(shape[1:])) if len(shape) > 2 else shape[0]
-            out[k] = (rng.randn(*shape) / np.sqrt(max(fan_in, 1))).astype(np.float32)
-        elif k.endswith("_weight") or "prelu" in k.lower():  # PReLU slopes
-            out[k] = np.full(shape, 0.25, np.float32)
-        else:
-            out[k] = (rng.randn(*shape) * 0.01 + (1.0 if k.endswith("weight") else 0.0)).astype(np.float32)
-    return out

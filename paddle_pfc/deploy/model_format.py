@@ -30,12 +30,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import NamedTuple, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from paddle_pfc.utils.atomic import write_text_atomic
+from paddle_pfc.utils.version import VERSION
 
 __all__ = [
-    "EXPORT_FORMAT", "EXPORT_VERSION", "NORMALIZATION", "INPUT_NAME", "MODEL_FILE", "LEGACY_MODEL_FILE",
+    "EXPORT_FORMAT", "EXPORT_VERSION", "NORMALIZATION", "FIELD_NORMALIZATION", "INPUT_NAME", "MODEL_FILE", "LEGACY_MODEL_FILE",
     "PARAMS_FILE", "ONNX_FILE", "META_FILE", "DTYPES", "PathLike", "ModelFiles", "export_meta",
     "write_export_meta", "read_export_meta", "program_file", "locate_model",
 ]
@@ -43,6 +45,9 @@ __all__ = [
 EXPORT_FORMAT = "paddle_pfc.face_embedding"
 EXPORT_VERSION = 1
 NORMALIZATION = {"inside_model": False, "formula": "(x - 127.5) / 128", "mean": 127.5, "std": 128.0}
+#: What a model without ``export.json`` is fed: the field's convention (insightface's released models,
+#: arcface_torch and PLSC exports), ``(x / 255 - 0.5) / 0.5``.
+FIELD_NORMALIZATION = {"inside_model": False, "formula": "(x - 127.5) / 127.5", "mean": 127.5, "std": 127.5}
 INPUT_NAME = "images"
 MODEL_FILE = "model.json"
 LEGACY_MODEL_FILE = "model.pdmodel"  # float16 exports (see paddle_pfc.deploy.export)
@@ -53,14 +58,12 @@ META_FILE = "export.json"
 TRAINING_STATE_FILE = "backbone.npz"
 DTYPES = ("float32", "float16")
 
-PathLike = Union[str, os.PathLike]
+PathLike = str | os.PathLike
 
 
 def export_meta(backbone: str, embedding_size: int, input_size: Sequence[int], dtype: str,
                 model_file: str, paddle_version: str) -> dict:
     """The ``export.json`` content of a freshly exported model (key order is the file's)."""
-    import paddle_pfc
-
     h, w = input_size
     serving = ("float32: CPU and GPU" if dtype == "float32" else
                "float16 weights for GPU serving (Paddle has no float16 CPU kernels for "
@@ -79,7 +82,7 @@ def export_meta(backbone: str, embedding_size: int, input_size: Sequence[int], d
         "files": {"model": model_file, "params": PARAMS_FILE},
         "serving": serving,
         "paddle_version": paddle_version,
-        "paddle_pfc_version": getattr(paddle_pfc, "__version__", "unknown"),
+        "paddle_pfc_version": VERSION,
     }
 
 
@@ -88,7 +91,7 @@ def write_export_meta(model_dir: PathLike, meta: dict) -> None:
     write_text_atomic(Path(model_dir) / META_FILE, json.dumps(meta, indent=2) + "\n")
 
 
-def read_export_meta(model_dir: PathLike) -> Optional[dict]:
+def read_export_meta(model_dir: PathLike) -> dict | None:
     """``export.json`` of ``model_dir`` as a dict, ``None`` when absent; ``ValueError`` naming it if corrupt."""
     path = Path(model_dir) / META_FILE
     if not path.is_file():
@@ -114,8 +117,8 @@ class ModelFiles(NamedTuple):
     """Where a model given by path lives: its folder (``export.json`` is read there) and either
     its ONNX file (run with onnxruntime) or its Paddle program file (``None`` for the other)."""
     model_dir: Path
-    program: Optional[Path]
-    onnx: Optional[Path]
+    program: Path | None
+    onnx: Path | None
 
 
 def locate_model(model: PathLike) -> ModelFiles:

@@ -23,7 +23,8 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from paddle_pfc.deploy.model_format import META_FILE, NORMALIZATION, PathLike, locate_model, read_export_meta
+from paddle_pfc.deploy.model_format import (FIELD_NORMALIZATION, META_FILE, PathLike, locate_model,
+                                            read_export_meta)
 
 __all__ = ["EmbeddingModel"]
 
@@ -145,7 +146,7 @@ class EmbeddingModel:
     def _init_io(self, input_size) -> None:
         meta = self.meta or {}
         if input_size is not None:
-            from paddle_pfc.backbones.iresnet import normalize_input_size
+            from paddle_pfc.backbones.common import normalize_input_size
 
             size = normalize_input_size(input_size)
         elif meta.get("input_size"):
@@ -156,10 +157,11 @@ class EmbeddingModel:
             raise ValueError(f"{self.model_dir / META_FILE} not found and the input size cannot be "
                              "read from the model: pass input_size=")
         self.input_size: Tuple[int, int] = (int(size[0]), int(size[1]))
-        norm = meta.get("normalization", NORMALIZATION)
-        if self.meta is None:
+        norm = meta.get("normalization", FIELD_NORMALIZATION)
+        if self.meta is None:  # a model of the field (paddle_pfc's exports always write export.json)
             warnings.warn(f"{self.model_dir / META_FILE} not found: assuming RGB input normalized "
-                          f"{NORMALIZATION['formula']}", UserWarning, stacklevel=3)
+                          f"{FIELD_NORMALIZATION['formula']}, as insightface's released models", UserWarning,
+                          stacklevel=3)
         if norm.get("inside_model"):
             self._mean, self._std = 0.0, 1.0
         else:

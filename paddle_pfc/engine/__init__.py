@@ -4,7 +4,9 @@
 ``TrainPrograms``), ``trainer`` (the loop: resume, steps, non-finite steps counted), ``callbacks``
 (step logging, metrics, checkpointing), ``validator`` (validation on every rank, best model),
 ``checkpoint`` (the on-disk format), ``pretrained`` (fine-tuning sources), ``lr``,
-``distributed`` / ``barrier`` / ``errors`` (ranks, their meetings and their failures),
-``runtime`` / ``device`` (process settings decided from the running CPU), ``progress`` (the lines
-long operations print), ``runner`` (``run``: a step with the labels checked).
+``errors`` (a failed rank's one-line report), ``preemption`` (SIGTERM: an agreed step to stop at),
+``output_lock`` (one job per output folder), ``protect`` (model sources the run must not delete),
+``input`` (the dataset and loader of a config), ``memory`` (the head against the machine's memory).
+Process settings, ranks and barriers live in :mod:`paddle_pfc.runtime`; ``run`` in
+:mod:`paddle_pfc.head.runner`.
 """

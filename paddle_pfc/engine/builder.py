@@ -11,23 +11,25 @@ checkpoint keys, do not depend on what the process built before) and ``paddle.se
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import paddle
 
-import paddle_pfc
 from paddle_pfc.backbones import bind_parameters, build_backbone
 from paddle_pfc.backbones.native_layers import native_inference, use_bfloat16_convolutions
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.config import Config, ConfigError
-from paddle_pfc.engine.distributed import current_place
+from paddle_pfc.runtime.distributed import current_place
 from paddle_pfc.utils.launch_env import local_world_size
-from paddle_pfc.utils.paddle_compat import on_gpu
+from paddle_pfc.utils.paddle_compat import learning_rate_value, on_gpu
 from paddle_pfc.engine.lr import WarmupDecay, build_schedule
 from paddle_pfc.head.dtypes import CPU_REFUSALS
-from paddle_pfc.head.optimizer import learning_rate_value
+from paddle_pfc.head.classifier import LargeScaleClassifier
+from paddle_pfc.head.loss_scaling import LossScaling
+from paddle_pfc.head.optimizer import minimize
 from paddle_pfc.head.registry import nonfinite_flags
+from paddle_pfc.head.startup_log import center_initialisation
 from paddle_pfc.kernels import extensions
 
 #: ``train.amp`` -> (Paddle AMP level, dtype).
@@ -59,12 +61,12 @@ def check_supported(cfg: Config, gpu: bool | None = None) -> None:
                               "use train.amp: none here")
 
 
-def loss_scaling_setting(cfg: Config) -> paddle_pfc.LossScaling | bool:
+def loss_scaling_setting(cfg: Config) -> LossScaling | bool:
     """What :func:`paddle_pfc.minimize` gets for ``train.loss_scaling`` (auto: on with float16)."""
     t = cfg.train
     on = t.loss_scaling == "on" or (t.loss_scaling == "auto" and (
         t.amp.startswith("fp16") or cfg.classifier.dtype == "float16"))
-    return paddle_pfc.LossScaling(init_loss_scaling=t.init_loss_scaling) if on else False
+    return LossScaling(init_loss_scaling=t.init_loss_scaling) if on else False
 
 
 @dataclass(eq=False)
@@ -87,19 +89,19 @@ class TrainPrograms:
     scope: object
     place: object
     backbone: paddle.nn.Layer
-    head: paddle_pfc.LargeScaleClassifier
+    head: LargeScaleClassifier
     loss: object
     nonfinite: object
     eval_embedding: object
     schedule: WarmupDecay
-    loss_scaling: paddle_pfc.LossScaling | bool
+    loss_scaling: LossScaling | bool
     backbone_names: dict[str, str]
     state_names: list[str]
     bn_stat_names: list[str]
     feed_names: tuple[str, str] = ("images", "labels")
 
     @property
-    def heads(self) -> list[paddle_pfc.LargeScaleClassifier]:
+    def heads(self) -> list[LargeScaleClassifier]:
         return [self.head]
 
     def read(self, name: str) -> np.ndarray:
@@ -143,7 +145,7 @@ def backbone_forward(backbone: paddle.nn.Layer, images, amp: str):
     return backbone, paddle.cast(embedding, "float32") if embedding.dtype != paddle.float32 else embedding
 
 
-def make_optimizer(cfg: Config, learning_rate) -> paddle.optimizer.Momentum:
+def build_optimizer(cfg: Config, learning_rate) -> paddle.optimizer.Momentum:
     """The training optimizer of ``cfg``: Momentum with ``train.momentum`` and ``train.weight_decay``,
     the backbone's gradients clipped by global norm ``train.grad_clip`` (none at 0), float32 master
     weights under ``fp16_o2``. ``learning_rate``: a float or the schedule (an ``LRScheduler``)."""
@@ -154,12 +156,12 @@ def make_optimizer(cfg: Config, learning_rate) -> paddle.optimizer.Momentum:
 
 
 def build_head(cfg: Config, embedding, labels, rank: int, world_size: int,
-               chunk_rows: int | None = None) -> paddle_pfc.LargeScaleClassifier:
+               chunk_rows: int | None = None) -> LargeScaleClassifier:
     """The ``LargeScaleClassifier`` of ``cfg`` (``loss.*``, ``classifier.*``, ``data.num_classes``,
     seeded by ``train.seed``) on ``embedding`` [B, D] and ``labels`` [B], named ``pfc_centers``.
     ``chunk_rows``: rows per block of kept centers (default: the head's rule)."""
     m, loss_cfg, c, t = cfg.model, cfg.loss, cfg.classifier, cfg.train
-    return paddle_pfc.LargeScaleClassifier(
+    return LargeScaleClassifier(
         embedding, labels, rank, world_size, cfg.data.num_classes,
         loss_cfg.margin1, loss_cfg.margin2, loss_cfg.margin3, loss_cfg.scale,
         sample_ratio=c.sample_ratio, embedding_size=m.embedding_size, name="pfc_centers",
@@ -179,23 +181,23 @@ def build_embedding(cfg: Config, images) -> tuple[paddle.nn.Layer, object]:
 class HeadTraining:
     """What :func:`append_head_training` appended to the current main program."""
 
-    head: paddle_pfc.LargeScaleClassifier
+    head: LargeScaleClassifier
     loss: object
     optimizer: paddle.optimizer.Momentum
-    loss_scaling: paddle_pfc.LossScaling | bool
+    loss_scaling: LossScaling | bool
 
 
 def append_head_training(cfg: Config, embedding, labels, rank: int, world_size: int, learning_rate,
                          chunk_rows: int | None = None, check_memory: bool = True) -> HeadTraining:
     """The head (:func:`build_head`) on ``embedding`` and ``labels``, and :func:`paddle_pfc.minimize`
-    of its loss with :func:`make_optimizer` (``learning_rate``: a float or the schedule), the
+    of its loss with :func:`build_optimizer` (``learning_rate``: a float or the schedule), the
     config's loss scaling and non-finite steps skipped. ``check_memory``: minimize's check of the
     centers against this machine's memory (off where the caller checked the whole plan)."""
     head = build_head(cfg, embedding, labels, rank, world_size, chunk_rows)
     loss = head.output_dict["loss"]
-    optimizer = make_optimizer(cfg, learning_rate)
+    optimizer = build_optimizer(cfg, learning_rate)
     loss_scaling = loss_scaling_setting(cfg)
-    paddle_pfc.minimize(optimizer, loss, loss_scaling=loss_scaling, skip_nonfinite=True, check_memory=check_memory)
+    minimize(optimizer, loss, loss_scaling=loss_scaling, skip_nonfinite=True, check_memory=check_memory)
     return HeadTraining(head, loss, optimizer, loss_scaling)
 
 
@@ -227,7 +229,8 @@ def _build(cfg: Config, rank: int, world_size: int, base_lr: float, steps_per_ep
     backbone.train()
     nonfinite = nonfinite_flags(main)
     sync("programs built")  # the startup program broadcasts rank 0's parameters (gloo)
-    exe.run(startup)
+    with center_initialisation([head]):
+        exe.run(startup)
     backbone_names = {key: value.name for key, value in backbone.state_dict().items()}
     skip = {head.weight.name, *(v.name for v in head.states()), *backbone_names.values(), lr_name}
     return TrainPrograms(

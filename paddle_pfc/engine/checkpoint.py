@@ -47,7 +47,7 @@ from typing import Any, Callable, Collection, Mapping, Protocol, Sequence
 import numpy as np
 
 from paddle_pfc.head.dtypes import HOST_DTYPES, convert
-from paddle_pfc.head.classifier import class_split
+from paddle_pfc.head.geometry import class_split
 from paddle_pfc.utils.atomic import atomic_write
 from paddle_pfc.utils.deletable import undeletable
 from paddle_pfc.utils.errors import PfcError
@@ -87,7 +87,7 @@ class CheckpointError(PfcError, ValueError):
     """A checkpoint that cannot be loaded into this program (names the tensor or field)."""
 
 
-class NonFiniteStateError(FloatingPointError):
+class NonFiniteStateError(PfcError, FloatingPointError):
     """A tensor about to be written into a checkpoint holds inf/NaN (names it); nothing is saved."""
 
 

@@ -6,9 +6,10 @@ benchmarks (``tools/benchmark.py --mode e2e``), so that a benchmark is fed as tr
 from __future__ import annotations
 
 from paddle_pfc.data.loader import BatchLoader, DistributedBatchSampler, build_dataset
+from paddle_pfc.utils.errors import UsageError
 
 
-class DataSizeError(ValueError):
+class DataSizeError(UsageError):
     """One global batch (``train.batch_size`` × ranks) needs more images than the data holds."""
 
 

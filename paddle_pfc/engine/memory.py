@@ -11,6 +11,7 @@ planned peak exceeds it by less.
 from __future__ import annotations
 
 import logging
+import os
 
 from paddle_pfc.head import planner
 from paddle_pfc.head.host_memory import HeadMemoryError, available_memory, check_state_fits, ranks_need, ranks_phrase
@@ -22,27 +23,28 @@ log = logging.getLogger("paddle_pfc.train")
 _GIB = 2**30
 
 #: A planned peak above this multiple of the available memory is an error, not a warning: the plan is
-#: within 7 % of the measured peak RSS (docs/performance.md), and the backbone comes on top of it.
+#: within 5 % of the measured peak RSS (docs/benchmarks.md), and the backbone comes on top of it.
 PLAN_MARGIN = 1.10
 
 
 def check_head_fits(num_classes: int, embedding_size: int, world_size: int, sample_ratio: float,
                     batch_size: int, center_dtype: str, compute_dtype: str, local_ranks: int,
                     available: int | None = None, warn: bool = True) -> planner.MemoryPlan:
-    """The head's :func:`~paddle_pfc.head.planner.plan` per rank (``batch_size`` per rank, Momentum),
-    checked against ``available`` bytes (default :func:`available_memory`) shared by the
-    ``local_ranks`` ranks of this machine. Raises :class:`HeadMemoryError` when their centers and
+    """The head's :func:`~paddle_pfc.head.planner.plan` per rank (``batch_size`` per rank, Momentum,
+    the malloc mode of ``$PADDLE_PFC_MALLOC``), checked against ``available`` bytes (default
+    :func:`available_memory`) shared by the ``local_ranks`` ranks of this machine. Raises :class:`HeadMemoryError` when their centers and
     momentum alone exceed it (exact sizes), or their planned step peak exceeds it by more than
     :data:`PLAN_MARGIN`: the run cannot fit. Logs a warning (when ``warn``) when the planned peak
     exceeds it by less (the backbone comes on top of the plan). Returns the plan."""
+    malloc = planner.planned_malloc(os.environ.get("PADDLE_PFC_MALLOC"))
     plan = planner.plan(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-                        compute_dtype, "momentum")
+                        compute_dtype, "momentum", malloc=malloc)
     available = available_memory() if available is None else available
     if available is None:
         return plan
     command = (f"paddle-pfc-plan --num-classes {num_classes} --embedding-size {embedding_size} --world-size "
                f"{world_size} --sample-ratio {sample_ratio:g} --batch-size {batch_size} --center-dtype "
-               f"{center_dtype} --compute-dtype {compute_dtype} --memory {available / local_ranks / _GIB:.1f}GiB")
+               f"{center_dtype} --compute-dtype {compute_dtype} --malloc {malloc} --memory {available / local_ranks / _GIB:.1f}GiB")
     check_state_fits(plan.centers + plan.momentum, local_ranks,
                      f"{num_classes:,} classes x {embedding_size} over {world_size} rank(s) are {plan.num_local:,} "
                      f"centers a rank, whose {center_dtype} values and momentum", available,

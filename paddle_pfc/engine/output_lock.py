@@ -25,7 +25,8 @@ import sys
 import time
 from pathlib import Path
 
-from paddle_pfc.engine.barrier import wait_for_count
+from paddle_pfc.runtime.barrier import wait_for_count
+from paddle_pfc.utils.errors import UsageError
 
 LOCK_NAME = "train.lock"
 _STORE_KEY = "paddle_pfc/output_lock"
@@ -33,7 +34,7 @@ _READ_KEY = "paddle_pfc/output_lock_read"
 _held: dict[str, int] = {}  # resolved output folder -> file descriptor holding its lock
 
 
-class OutputDirLockedError(RuntimeError):
+class OutputDirLockedError(UsageError, RuntimeError):
     """Another running job holds the output folder's lock (names that job)."""
 
 

@@ -26,7 +26,7 @@ _PARTIAL = re.compile(r"step_\d+\.partial")
 _PARTIAL_ENTRY = re.compile(r"(centers|backbone\.npz|states\.npz|meta\.json|done\.rank\d+)(\.tmp)?")
 
 
-class OutputDirError(UsageError):
+class OutputDirError(UsageError, RuntimeError):
     """An output folder a run may not use as asked: it holds an earlier run (and no --overwrite),
     or something --overwrite may not or cannot delete."""
 

@@ -27,7 +27,9 @@ import signal
 import sys
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
+
+from paddle_pfc.utils.errors import PfcError
 
 #: Exit status of a rank stopped by SIGTERM after its checkpoint (or with nothing new to save):
 #: 128 + SIGTERM, what a shell reports for a process ended by SIGTERM.
@@ -39,7 +41,7 @@ _COUNT_KEY = "paddle_pfc/preempt/proposals"
 _STOP_KEY = "paddle_pfc/preempt/stop_step"
 
 
-class Preempted(Exception):
+class Preempted(PfcError):
     """Training stopped on SIGTERM at ``step``; ``checkpoint``: the folder that holds that step
     (None when this rank did not write it, or nothing was written: see ``saved``)."""
 

@@ -16,7 +16,7 @@ Sources :func:`read_pretrained` accepts (``model.pretrained`` / ``tools/train.py
 * a plain state dict file, ``.pdparams`` (``paddle.save(layer.state_dict())`` or a pickled
   ``{name: ndarray}``) or ``.npz``: no architecture is recorded, names and shapes are checked.
   Neither is unpickled beyond arrays and containers
-  (:func:`~paddle_pfc.deploy.export.load_state_file`): a file that asks for anything else is
+  (:func:`~paddle_pfc.backbones.state.load_state_file`): a file that asks for anything else is
   refused, naming it and what it asked for, and nothing of it runs;
 * a model of another framework, converted by :func:`paddle_pfc.interop.convert` (architecture read
   from its tensors): an arcface_torch ``.pt`` / ``.pth``, an ``.onnx``, or a PLSC ``.pdparams``
@@ -36,17 +36,22 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from paddle_pfc.utils.errors import UsageError
+
 __all__ = ["PretrainedError", "Pretrained", "read_pretrained", "check_pretrained", "load_into_scope",
-           "class_indices", "mean_embedding_centers", "init_from_pretrained"]
+           "class_indices", "mean_embedding_centers", "calibrate_folded_batch_norms", "init_from_pretrained"]
+
+#: Training images whose statistics the batch norms an exporter folded away are given (a random sample).
+BATCH_NORM_IMAGES = 256
 
 log = logging.getLogger("paddle_pfc.engine.pretrained")
 
 
-class PretrainedError(ValueError):
+class PretrainedError(UsageError):
     """A pretrained backbone that cannot initialise this run (names the file and the tensor)."""
 
 
@@ -130,12 +135,13 @@ def _state_from_inference_model(path: Path, backbone: str, dim: int, size: int) 
     from the inference model by the variable names a freshly built backbone gives them."""
     import paddle
 
+    from paddle_pfc.backbones.state import random_state
     from paddle_pfc.deploy import export as pexport
     from paddle_pfc.deploy.model_format import PARAMS_FILE
     from paddle_pfc.utils.paddle_compat import tensor_is_initialized
 
-    prog = pexport.EvalProgram(backbone, dim, size, pexport.random_state(backbone, dim, size))
-    names = {key: value.name for key, value in prog._values.items()}
+    prog = pexport.EvalProgram(backbone, dim, size, random_state(backbone, dim, size))
+    names = prog.variable_names()
     scope = paddle.static.Scope()
     was_dynamic = paddle.in_dynamic_mode()
     paddle.enable_static()
@@ -159,12 +165,12 @@ def _state_from_inference_model(path: Path, backbone: str, dim: int, size: int) 
 
 
 def _from_file(path: Path) -> Pretrained:
-    from paddle_pfc.deploy import export as pexport
+    from paddle_pfc.backbones.state import load_state_file
 
     if path.suffix.lower() not in (".pdparams", ".npz"):
         return _from_other_framework(path)
     try:
-        state = pexport.load_state_file(path)
+        state = load_state_file(path)
     except (OSError, ValueError) as exc:
         raise PretrainedError(f"pretrained {exc}") from exc
     if any(key.startswith("head.") for key in state):  # PLSC saves its PartialFC next to the backbone
@@ -174,7 +180,7 @@ def _from_file(path: Path) -> Pretrained:
 
 def _from_other_framework(path: Path) -> Pretrained:
     """An arcface_torch / ONNX / PLSC model converted by :func:`paddle_pfc.interop.convert`."""
-    from paddle_pfc.interop import convert
+    from paddle_pfc.interop.convert import convert
 
     try:
         converted = convert(path)
@@ -309,6 +315,36 @@ def mean_embedding_centers(embed_fn: Callable[[np.ndarray], np.ndarray], dataset
     return unit * np.asarray(row_norms, dtype=np.float64).reshape(-1, 1)
 
 
+def calibrate_folded_batch_norms(pre: Pretrained, cfg, target, dataset) -> int:
+    """Give the batch norms of ``pre`` that its exporter folded into their convolutions (identity
+    after conversion) the statistics of their inputs on :data:`BATCH_NORM_IMAGES` random images of
+    ``dataset``, keeping the eval output (:mod:`paddle_pfc.interop.batch_norm_stats`), and write them
+    into ``target``; every rank draws the same images. Returns how many were changed."""
+    from paddle_pfc.data.loader import load_batch
+    from paddle_pfc.engine.checkpoint import write_tensor
+    from paddle_pfc.interop.batch_norm_stats import calibrate_identity_batch_norms, identity_batch_norms
+
+    if not identity_batch_norms(pre.state) or len(dataset) == 0:
+        return 0
+    size = (cfg.model.input_size, cfg.model.input_size)
+    picks = np.sort(np.random.default_rng(cfg.train.seed).choice(
+        len(dataset), size=min(len(dataset), BATCH_NORM_IMAGES), replace=False))
+
+    def batches():
+        for start in range(0, len(picks), 16):
+            chunk = picks[start:start + 16]
+            yield load_batch(dataset, chunk, np.zeros(len(chunk), bool), size)[0]
+
+    state, changed = calibrate_identity_batch_norms(pre.state, cfg.model.backbone, cfg.model.embedding_size,
+                                                    size, batches)
+    for key, name in target.backbone_names.items():
+        if not np.array_equal(state[key], np.asarray(pre.state[key])):
+            write_tensor(target.scope, name, state[key].astype(np.float32), target.place)
+    log.info("%d batch norms folded into convolutions by the source's exporter: running statistics, scale and "
+             "shift from %d training images (the eval-mode model unchanged)", changed, len(picks))
+    return changed
+
+
 def init_from_pretrained(cfg, programs, dataset, rank: int) -> None:
     """``cfg.model.pretrained`` into the backbone of ``programs`` (a
     :class:`~paddle_pfc.engine.builder.TrainPrograms`) and, with ``classifier.center_init:
@@ -319,6 +355,7 @@ def init_from_pretrained(cfg, programs, dataset, rank: int) -> None:
 
     pre = load_into_scope(cfg.model.pretrained, cfg.model, programs)
     log.info("backbone initialised from %s (%s)", pre.source, pre.kind)
+    calibrate_folded_batch_norms(pre, cfg, programs, dataset)
     if cfg.classifier.center_init != "mean_embedding":
         return
     head, c = programs.head, cfg.classifier

@@ -18,32 +18,31 @@ from pathlib import Path
 import numpy as np
 import paddle
 
-import paddle_pfc
 from paddle_pfc.data import ImageFolderDataset, RecordDataset
 from paddle_pfc.engine import checkpoint as ckpt
-from paddle_pfc.engine.barrier import StoreBarrier
+from paddle_pfc.runtime.barrier import StoreBarrier
 from paddle_pfc.engine.builder import TrainPrograms, build_programs, check_supported
 from paddle_pfc.engine.callbacks import (Callback, Checkpointing, MetricsWriter, StepEnd, StepLogger,
                                          TrainState)
 from paddle_pfc.engine.config import Config, describe_lr, dump_config, log_interval, resolve_lr
+from paddle_pfc.utils.errors import PfcError, UsageError
 from paddle_pfc.utils.launch_env import local_world_size
 from paddle_pfc.utils.paddle_compat import on_gpu
-from paddle_pfc.engine.input import DataSizeError, dataset_from_config, loader_from_config
+from paddle_pfc.engine.input import dataset_from_config, loader_from_config
 from paddle_pfc.engine.memory import check_head_fits
-from paddle_pfc.head.host_memory import HeadMemoryError
 from paddle_pfc.engine.overwrite import OutputDirError, delete_earlier_run, planned_deletions
-from paddle_pfc.engine.protect import SourceInOutputError, check_data_spared, check_sources_spared
+from paddle_pfc.engine.protect import check_data_spared, check_sources_spared
 from paddle_pfc.engine.preemption import Preempted, PreemptionWatch
-from paddle_pfc.engine.validator import ValidationSetError, Validator, load_validation_sets
+from paddle_pfc.engine.validator import Validator, load_validation_sets
 from paddle_pfc.head.registry import NONFINITE_PARTS
+from paddle_pfc.head.runner import run
 
-__all__ = ["Trainer", "check_supported", "setup_logging", "OutputDirError", "NonFiniteTrainingError",
-           "ValidationSetError", "HeadMemoryError", "DataSizeError", "SourceInOutputError", "Preempted"]
+__all__ = ["Trainer", "setup_logging", "OutputDirError", "NonFiniteTrainingError"]
 
 log = logging.getLogger("paddle_pfc.train")
 
 
-class NonFiniteTrainingError(FloatingPointError):
+class NonFiniteTrainingError(PfcError, FloatingPointError):
     """``train.max_bad_steps`` consecutive steps were skipped as non-finite."""
 
 
@@ -293,7 +292,7 @@ class Trainer:
         paddle.seed((self.cfg.train.seed * 1_000_003 + s.global_step * 4099 + self.rank) % (2**31 - 1))
         self._keep_backbone_frozen(before_step=True)
         bn_before = [p.read(n) for n in p.bn_stat_names]
-        loss, flags = paddle_pfc.run(p.exe, p.main, feed=dict(zip(p.feed_names, (images, labels))),
+        loss, flags = run(p.exe, p.main, feed=dict(zip(p.feed_names, (images, labels))),
                                      fetch_list=[p.loss, p.nonfinite])
         self._keep_backbone_frozen(before_step=False)
         loss = float(loss)

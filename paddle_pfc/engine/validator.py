@@ -14,7 +14,8 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -22,13 +23,14 @@ from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.builder import TrainPrograms
 from paddle_pfc.engine.callbacks import Callback, MetricsWriter, StepEnd, TrainState, checkpoint_meta
 from paddle_pfc.engine.config import Config, resolve_validation_sets
-from paddle_pfc.engine.distributed import all_gather_rows
+from paddle_pfc.runtime.distributed import all_gather_rows
+from paddle_pfc.utils.errors import RunDataError
 from paddle_pfc.utils.progress import Progress
 
 log = logging.getLogger("paddle_pfc.train")
 
 
-class ValidationSetError(ValueError):
+class ValidationSetError(RunDataError):
     """A verification set of ``validation.sets`` cannot be used (names the set and file)."""
 
 

@@ -1,13 +1,15 @@
 """insightface ``.bin`` verification sets (LFW, CFP-FP, AgeDB-30, ...).
 
 File format: ``pickle.dump((bins, issame_list))`` where ``bins`` holds
-``2 * P`` encoded (JPEG) images - pair ``k`` is ``bins[2k], bins[2k+1]`` - as
+``2 * P`` encoded (JPEG or PNG) images - pair ``k`` is ``bins[2k], bins[2k+1]`` - as
 ``bytes`` or uint8 numpy arrays, and ``issame_list`` holds ``P`` bools.
 Python-2 era files need ``encoding='bytes'``, which :func:`read_bin` uses.
-The pickle is read by :func:`paddle_pfc.utils.safe_pickle.restricted_load`, which constructs only
-what this format holds (lists, tuples, bytes, numpy arrays and scalars): a file that asks for any
-other global is refused with ``UnsafePickleError`` naming the file and the global, and nothing of
-it runs.
+The pickle is read by :func:`paddle_pfc.utils.safe_pickle.restricted_load`, which builds only
+what this format holds (lists, tuples, bytes, numeric numpy arrays and scalars): a file that asks
+for any other global is refused with ``UnsafePickleError`` naming the file and the global, and
+nothing of it runs. What the file declares is checked before it is allocated: the decoded bytes
+(:mod:`paddle_pfc.utils.decode_budget`), and each image's width x height from its header (at most
+:data:`MAX_IMAGE_PIXELS`) before it is decoded; over budget is ``BudgetError``.
 """
 from __future__ import annotations
 
@@ -18,13 +20,18 @@ from typing import List, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 
 from paddle_pfc.data._image import SizeLike, as_size, decode_rgb, fit_size, normalize_nchw
-from paddle_pfc.utils.safe_pickle import (CONTAINER_GLOBALS, NUMPY_GLOBALS, MalformedPickleError,
-                                          UnsafePickleError, restricted_load)
+from paddle_pfc.utils.decode_budget import file_budget
+from paddle_pfc.utils.errors import BudgetError, InputDataError
+from paddle_pfc.utils.image_header import image_size as declared_image_size
+from paddle_pfc.utils.safe_pickle import CONTAINER_GLOBALS, NUMPY_GLOBALS, MalformedPickleError, restricted_load
 
 #: What an insightface ``.bin`` holds: tuples and lists (no global needed), ``bytes`` (as
 #: protocols 0-2 write them) and numpy arrays, dtypes and scalars (uint8 images, bool labels).
 BIN_GLOBALS = {**{key: value for key, value in CONTAINER_GLOBALS.items() if key[1] in ("bytes", "bytearray", "encode")},
                **NUMPY_GLOBALS}
+
+#: The most pixels (width x height) an image of a ``.bin`` may declare (insightface's sets are 112x112).
+MAX_IMAGE_PIXELS = 4096 * 4096
 
 
 class VerificationSet(NamedTuple):
@@ -39,43 +46,77 @@ class VerificationSet(NamedTuple):
 def read_bin(path: str) -> Tuple[List[bytes], List[bool]]:
     """Read the raw content of a ``.bin``: ``(bins as list of bytes, issame as list of bool)``.
 
-    Raises ``ValueError`` naming ``path`` for unreadable or malformed content, and its subclass
-    :class:`~paddle_pfc.utils.safe_pickle.UnsafePickleError` (naming ``path`` and the global)
-    for a pickle that would construct anything but :data:`BIN_GLOBALS`; nothing of it runs.
+    Raises ``ValueError`` naming ``path`` for unreadable or malformed content: its subclasses
+    :class:`~paddle_pfc.utils.safe_pickle.UnsafePickleError` (naming ``path`` and the global) for a
+    pickle that would construct anything but :data:`BIN_GLOBALS` (nothing of it runs), and
+    :class:`~paddle_pfc.utils.errors.BudgetError` for a file that declares more bytes than it holds.
     """
     try:
         with open(path, "rb") as f:
-            obj = restricted_load(f, source=str(path), allowed=BIN_GLOBALS, encoding="bytes")
+            obj = restricted_load(f, source=str(path), allowed=BIN_GLOBALS, encoding="bytes",
+                                  budget=file_budget(path))
     except OSError as e:
         raise ValueError(f"{path}: cannot read verification file ({e.strerror or e})") from e
-    except UnsafePickleError:
-        raise
     except MalformedPickleError as e:
-        cause = e.__cause__ if e.__cause__ is not None else e
-        raise ValueError(f"{path}: not a valid insightface .bin pickle ({type(cause).__name__}: {cause})") from e
+        at = f", at {e.entry}" if e.entry else ""
+        raise MalformedPickleError(path, f"not a valid insightface .bin pickle ({e.problem}{at})") from e
     if not isinstance(obj, (tuple, list)) or len(obj) != 2:
         raise ValueError(f"{path}: expected a pickled (bins, issame_list) pair, got {type(obj).__name__}")
-    bins, issame = obj
-    try:
-        decoded = next((i for i, b in enumerate(bins) if _decoded_image(b)), None)
-        if decoded is not None:
-            raise ValueError(f"image {decoded} is a decoded array of shape {bins[decoded].shape}; a .bin holds "
-                             "encoded images (JPEG or PNG bytes)")
-        bins = [b.tobytes() if isinstance(b, np.ndarray) else bytes(b) for b in bins]
-        issame_arr = np.asarray(list(issame))
-    except Exception as e:
-        raise ValueError(f"{path}: malformed bins/issame lists ({e})") from e
+    bins = _encoded_images(path, obj[0])
+    issame_arr = _issame(path, obj[1])
     if not bins and not issame_arr.size:
         raise ValueError(f"{path}: empty verification set (no images, no pairs)")
-    if issame_arr.ndim != 1 or not (issame_arr.dtype == bool or np.issubdtype(issame_arr.dtype, np.integer)):
-        raise ValueError(f"{path}: issame_list must be a flat list of bools")
-    not_bool = np.nonzero((issame_arr != 0) & (issame_arr != 1))[0]
-    if not_bool.size:
-        raise ValueError(f"{path}: issame_list[{int(not_bool[0])}] is {issame_arr[not_bool[0]].item()!r}, not a bool "
-                         "(True / False, or 1 / 0)")
     if len(bins) != 2 * len(issame_arr):
         raise ValueError(f"{path}: {len(bins)} images for {len(issame_arr)} pairs (expected {2 * len(issame_arr)})")
     return bins, [bool(v) for v in issame_arr.tolist()]
+
+
+def _encoded_images(path: str, bins: object) -> List[bytes]:
+    """``bins`` as a list of ``bytes`` (each ``bytes``, ``bytearray`` or a uint8 array)."""
+    if not isinstance(bins, (list, tuple)):
+        raise ValueError(f"{path}: malformed bins/issame lists (the images are a {type(bins).__name__}, not a list)")
+    decoded = next((i for i, b in enumerate(bins) if _decoded_image(b)), None)
+    if decoded is not None:
+        raise ValueError(f"{path}: image {decoded} is a decoded array of shape {bins[decoded].shape}; a .bin holds "
+                         "encoded images (JPEG or PNG bytes)")
+    wrong = next((i for i, b in enumerate(bins) if not (isinstance(b, (bytes, bytearray)) or (
+        isinstance(b, np.ndarray) and b.dtype in (np.uint8, np.int8)))), None)
+    if wrong is not None:
+        kind = getattr(bins[wrong], "dtype", None) or type(bins[wrong]).__name__
+        raise ValueError(f"{path}: malformed bins/issame lists (image {wrong} is a {kind}, not encoded bytes)")
+    return [b.tobytes() if isinstance(b, np.ndarray) else bytes(b) for b in bins]
+
+
+def _issame(path: str, issame: object) -> np.ndarray:
+    """``issame`` (a list or 1-D array of bools, or of 1 / 0) as an int64 array."""
+    if isinstance(issame, np.ndarray) and issame.ndim == 1 and issame.dtype.kind in "biu":
+        issame = issame.tolist()
+    if not isinstance(issame, (list, tuple)):
+        raise ValueError(f"{path}: malformed bins/issame lists (issame_list is a {type(issame).__name__})")
+    if not all(isinstance(v, (bool, int, np.bool_, np.integer)) for v in issame):
+        raise ValueError(f"{path}: issame_list must be a flat list of bools")
+    not_bool = next((i for i, v in enumerate(issame) if int(v) not in (0, 1)), None)
+    if not_bool is not None:
+        raise ValueError(f"{path}: issame_list[{not_bool}] is {int(issame[not_bool])!r}, not a bool "
+                         "(True / False, or 1 / 0)")
+    return np.asarray([int(v) for v in issame], dtype=np.int64)
+
+
+def decode_bin_image(data: bytes, path: str, index: int, max_pixels: int = MAX_IMAGE_PIXELS) -> np.ndarray:
+    """Image ``index`` of the ``.bin`` at ``path`` decoded to RGB uint8 ``[H, W, 3]``, once its header
+    declares a JPEG, PNG or BMP of at most ``max_pixels`` (``ValueError`` / ``BudgetError`` naming
+    the file and image otherwise)."""
+    where = f"{path} image {index}"
+    size = declared_image_size(data)
+    if size is None:
+        raise InputDataError(where, f"cannot decode image ({len(data)} bytes): not a JPEG, PNG or BMP image, "
+                             "or its header is cut off")
+    width, height = size
+    if width * height > max_pixels:
+        raise BudgetError(path, f"pixels ({width}x{height}) of an image", width * height, max_pixels,
+                          entry=f"image {index}", hint="a .bin holds face crops; decoding it would take "
+                          f"{3 * width * height:,} bytes")
+    return decode_rgb(data, where)
 
 
 def _decoded_image(value: object) -> bool:
@@ -108,7 +149,7 @@ def load_bin(path: str, image_size: SizeLike = 112, flip: bool = True) -> Verifi
         warnings.warn(f"{path}: all {len(issame)} pairs are {'same' if issame[0] else 'different'}-identity "
                       "pairs: its accuracy does not measure verification (a threshold that accepts "
                       "or rejects everything scores 1.0)", stacklevel=2)
-    first = fit_size(decode_rgb(bins[0], f"{path} image 0"), size)
+    first = fit_size(decode_bin_image(bins[0], path, 0), size)
     h, w = first.shape[:2]
     images = np.empty((len(bins), 3, h, w), dtype=np.float32)
     chunk = 256
@@ -116,7 +157,7 @@ def load_bin(path: str, image_size: SizeLike = 112, flip: bool = True) -> Verifi
     for start in range(0, len(bins), chunk):
         stop = min(start + chunk, len(bins))
         for i in range(start, stop):
-            img = first if i == 0 else fit_size(decode_rgb(bins[i], f"{path} image {i}"), size or (h, w))
+            img = first if i == 0 else fit_size(decode_bin_image(bins[i], path, i), size or (h, w))
             buf[i - start] = img
         images[start:stop] = normalize_nchw(buf[: stop - start])
     flipped = np.ascontiguousarray(images[:, :, :, ::-1]) if flip else None

@@ -26,12 +26,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from paddle_pfc.evaluation import roc
 from paddle_pfc.utils.atomic import atomic_write
+from paddle_pfc.utils.errors import InputDataError
 
 __all__ = ["IJBError", "IJBProtocol", "IJBResult", "detect_prefix", "read_protocol", "missing_images",
            "check_images", "load_aligned",
@@ -39,7 +40,7 @@ __all__ = ["IJBError", "IJBProtocol", "IJBResult", "detect_prefix", "read_protoc
            "shard", "default_prefix_name", "rank_part_path", "PartTag", "write_part", "read_part", "merge_parts"]
 
 
-class IJBError(ValueError):
+class IJBError(InputDataError):
     """Malformed IJB protocol files or images (names the file and line)."""
 
 

@@ -115,8 +115,8 @@ def load_bin_part(path: Union[str, os.PathLike], image_size=112, rank: int = 0,
     image of the part names its index. Used to check the sets at start-up and to let each rank
     of a validation decode its share only.
     """
-    from paddle_pfc.data._image import as_size, decode_rgb, fit_size, normalize_nchw
-    from paddle_pfc.evaluation.bin_set import read_bin
+    from paddle_pfc.data._image import as_size, fit_size, normalize_nchw
+    from paddle_pfc.evaluation.bin_set import decode_bin_image, read_bin
 
     path = os.fspath(path)
     if not os.path.isfile(path):
@@ -126,11 +126,11 @@ def load_bin_part(path: Union[str, os.PathLike], image_size=112, rank: int = 0,
         raise ValueError(f"{path}: empty verification set")
     start, stop = shard_range(len(bins), rank, world_size)
     size = as_size(image_size)
-    decoded = [fit_size(decode_rgb(bins[i], f"{path} image {i}"), size) for i in range(start, stop)]
+    decoded = [fit_size(decode_bin_image(bins[i], path, i), size) for i in range(start, stop)]
     if decoded:
         images = normalize_nchw(np.stack(decoded))
     else:
-        h, w = size or decode_rgb(bins[0], f"{path} image 0").shape[:2]
+        h, w = size or decode_bin_image(bins[0], path, 0).shape[:2]
         images = np.empty((0, 3, h, w), np.float32)
     return images, np.asarray(issame, dtype=bool), len(bins)
 

@@ -3,12 +3,13 @@
 ``classifier`` (LargeScaleClassifier: sharded centers, what a program holds), ``geometry`` (class
 split, kept centers a step, block rows: the rules the classifier and the planner share; no Paddle),
 ``blocks`` (a block of kept centers), ``margin`` (the Margin value), ``margin_softmax`` (the loss
-over blocks of centers, forward and backward; ``margin_softmax_fused`` on the fused road),
+over blocks of centers, forward and backward; ``margin_softmax_fused`` on the fused backend),
 ``sampling`` (class-center sampling), ``checks`` (run-time checks of labels and batch sizes,
 ordered before what they guard), ``sparse_update`` (momentum on the sampled centers),
 ``loss_scaling`` and ``optimizer`` (``minimize``: the update rule of backbone and centers,
 non-finite steps skipped), ``registry`` (the classifiers and non-finite flags of a program),
 ``planner`` (memory per rank), ``host_memory`` (the centers against the machine's memory),
+``startup_log`` (the start-up line of a large shard's initialisation),
 ``dtypes`` (the center dtypes and their numpy views). Kernels, and the ordered collectives they
 share with the head, live in :mod:`paddle_pfc.kernels`.
 """

@@ -1,8 +1,8 @@
 """A block of kept centers (:class:`Block`); how many rows a block holds and where blocks start
-are :mod:`paddle_pfc.head.geometry`'s rules (:func:`block_rows`, :func:`block_bounds`, re-exported).
+are :mod:`paddle_pfc.head.geometry`'s rules (``block_rows``, ``block_bounds``).
 
 The composite head cuts this shard's kept centers into consecutive blocks and finishes each one
-(product, softmax, gradient, update) while it is hot in cache; the fused road uses one block.
+(product, softmax, gradient, update) while it is hot in cache; the fused kernels use one block.
 Imports no Paddle.
 """
 from __future__ import annotations
@@ -10,12 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from paddle_pfc.head.geometry import CHUNK_BYTES, MAX_CHUNKS, block_bounds, block_rows
-
 if TYPE_CHECKING:
     import paddle
 
-__all__ = ["Block", "CHUNK_BYTES", "MAX_CHUNKS", "block_bounds", "block_rows"]
+__all__ = ["Block"]
 
 
 @dataclass(frozen=True)

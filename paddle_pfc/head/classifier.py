@@ -18,7 +18,7 @@ from paddle_pfc.kernels import choose_backend
 from paddle_pfc.utils import paddle_compat
 from paddle_pfc.utils.numbers import is_int
 
-__all__ = ["LargeScaleClassifier", "class_split", "CENTER_INIT_STD", "DTYPES"]
+__all__ = ["LargeScaleClassifier", "CENTER_INIT_STD", "DTYPES"]
 
 CENTER_INIT_STD = 0.01  # arcface_torch's normal(0, 0.01) initialisation of class centers
 DTYPES = tuple(DTYPE_BYTES)  # float32, bfloat16, float16 (GPU only)
@@ -78,27 +78,27 @@ class LargeScaleClassifier:
     * with ``sample_ratio < 1``: the kept centers of this shard (all positives + random negatives up
       to ``num_sample = max(1, int(sample_ratio * num_local))``),
     * the margin softmax loss of the global batch (``paddle_pfc.head.margin_softmax``), in blocks
-      of kept centers (``chunks``: :class:`~paddle_pfc.head.blocks.Block` s).
+      of kept centers (``blocks``: :class:`~paddle_pfc.head.blocks.Block` s).
 
     ``dtype``: operand dtype of the head's products (float32, bfloat16, or float16 on GPU); the
     logits, softmax, margin and loss are float32. ``center_dtype``: storage dtype of ``weight`` and
     its momentum (float32, bfloat16, or float16 on GPU); the update of the kept rows is float32
     arithmetic on widened copies, rounded once when written back. ``chunk_rows``: rows per block of
-    kept centers on the composite road (default: :func:`paddle_pfc.head.blocks.block_rows`); the
-    fused road uses one block.
-    ``kernels``: the road (:mod:`paddle_pfc.kernels`): ``"auto"`` (fused on GPU, composite on CPU),
+    kept centers on the composite backend (default: :func:`paddle_pfc.head.geometry.block_rows`); the
+    fused backend uses one block.
+    ``kernels``: the backend (:mod:`paddle_pfc.kernels`): ``"auto"`` (fused on GPU, composite on CPU),
     ``"fused"`` (Paddle's fused ``class_center_sample`` / ``margin_cross_entropy``; emulated on a
     machine without a GPU), ``"composite"`` (the block-wise head); ``None``: ``$PADDLE_PFC_KERNELS``,
     default auto. Attributes: ``backend`` (:class:`paddle_pfc.kernels.Backend`, chosen once),
-    ``kernels`` (``"fused"`` or ``"composite"``, the road taken), ``emulated`` (True when the fused
+    ``kernels`` (``"fused"`` or ``"composite"``, the backend taken), ``emulated`` (True when the fused
     kernels are the CPU emulations), ``native`` (True when the composite CPU head runs its
     per-block work in the native kernels of :mod:`paddle_pfc.kernels.native_ops`,
-    ``PADDLE_PFC_NATIVE``; False for Paddle's own kernels, on the fused road and on GPU),
+    ``PADDLE_PFC_NATIVE``; False for Paddle's own kernels, on the fused backend and on GPU),
     ``margin`` (:class:`~paddle_pfc.head.margin.Margin`).
 
     ``output_dict['loss']``: float32 scalar, the mean loss over the global batch, equal on every
     rank. ``output_dict['sampled_class_index']`` (``sample_ratio < 1``): int64 [S], this rank's kept
-    centers as indices local to its shard — ascending on the composite road; on the fused road in
+    centers as indices local to its shard — ascending on the composite backend; on the fused backend in
     the kernel's order (this shard's positives ascending, then the random negatives). Train with
     :func:`paddle_pfc.minimize`, which updates the kept rows of ``weight`` sparsely; Paddle's own
     ``optimizer.minimize`` does not.
@@ -147,12 +147,12 @@ class LargeScaleClassifier:
 
     @property
     def kernels(self) -> str:
-        """The road taken: ``"fused"`` or ``"composite"``."""
-        return self.backend.road
+        """The backend taken: ``"fused"`` or ``"composite"``."""
+        return self.backend.kind
 
     @property
     def fused(self) -> bool:
-        return self.backend.road == "fused"
+        return self.backend.kind == "fused"
 
     @property
     def emulated(self) -> bool:
@@ -224,20 +224,20 @@ class LargeScaleClassifier:
                                                          self.backend.blocks)
             self.sampled_index, local_target = sample.sampled_index, sample.local_target
             self.output_dict["sampled_class_index"] = self.sampled_index
-        self.chunks = self._kept_blocks(feature)
+        self.blocks = self._kept_blocks(feature)
 
         total_feature = self.chain.all_gather_with_grad(feature, self.rank)
         if self.fused:
-            loss = margin_softmax_loss_fused(total_feature, self.chunks[0].centers, global_target, self.chain,
+            loss = margin_softmax_loss_fused(total_feature, self.blocks[0].centers, global_target, self.chain,
                                              self.rank, self.margin, self.backend.fused)
         else:
-            loss = margin_softmax_loss(total_feature, self.chunks, self._target_centers(local_target),
+            loss = margin_softmax_loss(total_feature, self.blocks, self._target_centers(local_target),
                                        local_target, self.chain, self.margin, self.backend.blocks, self.dtype,
                                        None if self.updates_in_place else self._reload_block)
         self.output_dict["loss"] = loss
 
     def _kept_blocks(self, feature) -> list[Block]:
-        """The kept centers in blocks (one block on the fused road), gathered from the shard and cast to
+        """The kept centers in blocks (one block on the fused backend), gathered from the shard and cast to
         ``block_dtype``. Without sampling the blocks are consecutive slices of the shard."""
         num_kept = self.num_sample if self.sampled else self.num_local
         if self.fused:
@@ -282,7 +282,7 @@ class LargeScaleClassifier:
 
     @property
     def reads_rows_by_index(self) -> bool:
-        """True when the products read the kept rows from the shard by index (composite road with
+        """True when the products read the kept rows from the shard by index (composite backend with
         sampling, where the block operations can: the native float32 kernels): no gathered copy of
         them (:class:`~paddle_pfc.head.blocks.Block`)."""
         return self.sampled and not self.fused and self.backend.blocks.reads_rows_by_index(
@@ -298,7 +298,7 @@ class LargeScaleClassifier:
     def _reload_block(self, k: int) -> paddle.pir.Value:
         """Block k's centers again, for the backward: a fresh gather of its stored rows in
         ``block_dtype``."""
-        rows = self.backend.blocks.gather_rows(self.weight, self.chunks[k].index)
+        rows = self.backend.blocks.gather_rows(self.weight, self.blocks[k].index)
         rows.stop_gradient = True
         return rows if self.block_dtype == self.center_dtype else paddle.cast(rows, self.block_dtype)
 
@@ -311,7 +311,7 @@ class LargeScaleClassifier:
         return target
 
     # ------------------------------------------------------------------------------------------
-    def create_states(self, rule) -> "paddle.pir.Value | None":
+    def create_states(self, rule) -> paddle.pir.Value | None:
         """Create (once) the momentum buffer of the shard (``center_dtype``) when ``rule`` needs
         one; return it."""
         if rule.momentum is not None and self.velocity is None:

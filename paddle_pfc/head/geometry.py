@@ -8,10 +8,10 @@ from paddle_pfc.utils.numbers import is_finite_real
 #: Bytes of one block of kept centers (and of its [N, R] logits) in the CPU head: under glibc's
 #: 32 MiB mmap threshold, so per-block temporaries reuse heap memory step after step
 #: (docs/performance.md: the choice of 8 MiB).
-CHUNK_BYTES = 8 * 2**20
-#: Blocks grow beyond CHUNK_BYTES rather than the program beyond this many: Paddle's executor
+BLOCK_BYTES = 8 * 2**20
+#: Blocks grow beyond BLOCK_BYTES rather than the program beyond this many: Paddle's executor
 #: analyses op dependencies with memory quadratic in the op count (docs/performance.md).
-MAX_CHUNKS = 32
+MAX_BLOCKS = 32
 
 
 def class_split(num_classes: int, world_size: int, rank: int) -> tuple[int, int]:
@@ -42,11 +42,11 @@ def num_sample(num_local: int, sample_ratio: float) -> int:
 
 
 def block_rows(embedding_size: int, global_batch: int | None, num_kept: int) -> int:
-    """Rows per block of kept centers: [R, D] and [N, R] float32 within ``CHUNK_BYTES``, at least
-    256 rows, and at most ``MAX_CHUNKS`` blocks."""
+    """Rows per block of kept centers: [R, D] and [N, R] float32 within ``BLOCK_BYTES``, at least
+    256 rows, and at most ``MAX_BLOCKS`` blocks."""
     width = max(embedding_size, global_batch or 0)
-    rows = max(256, CHUNK_BYTES // (4 * width))
-    return max(rows, -(-num_kept // MAX_CHUNKS))
+    rows = max(256, BLOCK_BYTES // (4 * width))
+    return max(rows, -(-num_kept // MAX_BLOCKS))
 
 
 def block_bounds(num_kept: int, rows: int) -> list[tuple[int, int | None]]:

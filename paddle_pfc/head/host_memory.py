@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from paddle_pfc.utils.errors import UsageError
+
 _GIB = 2**30
 #: Where the cgroup files of the process's memory limit and use are (a container's limit is not in meminfo).
 _CGROUP = Path("/sys/fs/cgroup")
 
 
-class HeadMemoryError(ValueError):
+class HeadMemoryError(UsageError):
     """The head's centers and momentum, or its planned step peak, need more memory than this machine has."""
 
 

@@ -11,7 +11,7 @@ Every rank ends with the same scalar. The softmax normaliser is assembled with o
 logit), in that order.
 
 Two implementations with one contract:
-* :func:`margin_softmax_loss` (the composite road, any device): plain ops for the forward, and a
+* :func:`margin_softmax_loss` (the composite backend, any device): plain ops for the forward, and a
   hand-written backward attached through ``static_pylayer``. The kept centers come in blocks of a
   few thousand rows (:mod:`paddle_pfc.head.blocks`); each block is finished (product, scaling,
   margin, softmax; in the backward the two gradient products and the tangent projection, which
@@ -21,7 +21,7 @@ Two implementations with one contract:
   forward's softmax in place, so a step costs the three [N, D] x [D, S] products plus O(S*D + N*S)
   passes over cached blocks. The per-block passes after each product are the head's block
   operations (:mod:`paddle_pfc.kernels.blockwise`: Paddle's ops or the native CPU kernels).
-* :func:`~paddle_pfc.head.margin_softmax_fused.margin_softmax_loss_fused` (the fused road, GPU by
+* :func:`~paddle_pfc.head.margin_softmax_fused.margin_softmax_loss_fused` (the fused backend, GPU by
   default): the fused ``margin_cross_entropy`` kernel with the communicator (Paddle's, or its
   emulation on a machine without a GPU, :mod:`paddle_pfc.kernels`), the rest differentiated by Paddle.
 
@@ -213,7 +213,7 @@ def margin_softmax_loss(feature: paddle.pir.Value, blocks: list[Block], target_c
                         local_target: paddle.pir.Value, chain: CollectiveChain, margin: Margin,
                         ops: PaddleBlockOps, dtype: str = "float32",
                         reload_block: Callable[[int], paddle.pir.Value] | None = None) -> paddle.pir.Value:
-    """Mean margin-softmax loss of the global batch against sharded centers (composite road).
+    """Mean margin-softmax loss of the global batch against sharded centers (composite backend).
 
     feature: float32 [N, D], the all-gathered features (N = global batch), differentiable.
     blocks: this shard's kept centers (unnormalised) as consecutive :class:`Block` s, ``centers``
@@ -240,7 +240,7 @@ def margin_softmax_loss(feature: paddle.pir.Value, blocks: list[Block], target_c
     Memory: per block one [N, c_k] float32 softmax is kept from the forward to the backward (and
     the block itself unless ``reload_block`` is given); every other temporary is one block in
     size, so blocks under glibc's mmap threshold can reuse heap memory step after step instead of
-    faulting fresh pages in (``PADDLE_PFC_MALLOC=speed``, see ``paddle_pfc.engine.runtime``).
+    faulting fresh pages in (``PADDLE_PFC_MALLOC=speed``, see ``paddle_pfc.runtime.process``).
     """
     features = _unit_features(feature, ops, dtype)
     cos_target = _target_cosine(features, target_centers, ops, dtype)

@@ -1,4 +1,4 @@
-"""The margin softmax loss on the fused road: Paddle's fused ``margin_cross_entropy`` kernel (GPU)
+"""The margin softmax loss on the fused backend: Paddle's fused ``margin_cross_entropy`` kernel (GPU)
 or its emulation (:mod:`paddle_pfc.kernels`), one block; the rest differentiated by Paddle. The
 same contract as :func:`paddle_pfc.head.margin_softmax.margin_softmax_loss`."""
 from __future__ import annotations
@@ -37,7 +37,7 @@ def margin_softmax_loss_fused(feature: paddle.pir.Value, centers: paddle.pir.Val
 
     ``feature``: float32 [N, D], the gathered features (differentiable). ``centers``: [S, D] this
     shard's kept centers in the operand dtype (float32, float16 or bfloat16), differentiable. The
-    norms and unit vectors are float32 (as on the composite road); the product takes ``dtype``
+    norms and unit vectors are float32 (as on the composite backend); the product takes ``dtype``
     operands (:func:`_fused_product`); the cosines enter the kernel as float32. ``global_target``:
     int64 [N], each label's column in the concatenation of all ranks' kept centers (rank order),
     or the raw label when nothing is sampled. The kernel all-reduces its normaliser and the

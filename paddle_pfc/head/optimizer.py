@@ -18,12 +18,6 @@ from paddle_pfc.utils.launch_env import local_world_size
 _BUCKET_ELEMENTS = 1 << 24  # 64 MiB of float32 per all-reduce
 
 
-def learning_rate_value(optimizer: paddle.optimizer.Optimizer) -> paddle.pir.Value:
-    """The optimizer's learning-rate Value in the current main program (created if needed; see
-    :func:`paddle_pfc.utils.paddle_compat.learning_rate_value`)."""
-    return paddle_compat.learning_rate_value(optimizer)
-
-
 def data_parallel_parameters(program, optimizer) -> list:
     """Trainable parameters that every rank holds whole (everything except the class centers)."""
     sharded = set()
@@ -88,8 +82,8 @@ def _per_head(block_grads: list, heads) -> list[list]:
     """``block_grads`` (every head's blocks, in order) split into one list per head."""
     out, start = [], 0
     for head in heads:
-        out.append(block_grads[start:start + len(head.chunks)])
-        start += len(head.chunks)
+        out.append(block_grads[start:start + len(head.blocks)])
+        start += len(head.blocks)
     return out
 
 
@@ -193,7 +187,7 @@ def backward(loss, heads: list, params: list, scaler: DynamicLossScaler | None) 
     heads' blocks of kept centers and their features. ValueError when ``loss`` does not depend on
     a head's centers."""
     feature_heads = [h for h in heads if not h.input_dict["feature"].stop_gradient]
-    blocks = [c.centers for h in heads for c in h.chunks]
+    blocks = [c.centers for h in heads for c in h.blocks]
     grads = paddle_compat.pir_grad(scaler.scaled(loss) if scaler else loss,
                                    params + blocks + [h.input_dict["feature"] for h in feature_heads],
                                    allow_unused=True)
@@ -250,11 +244,11 @@ def append_updates(optimizer: paddle.optimizer.Optimizer, heads: list, grads: Gr
     and the data-parallel parameters (``optimizer.apply_gradients``); all inside one ``cond`` on
     ``found_inf`` when there is a finite check (a bad step changes no parameter and no optimizer
     state), then the loss scale's update."""
-    lr = learning_rate_value(optimizer)
+    lr = paddle_compat.learning_rate_value(optimizer)
 
     def apply_updates():
         for head, head_grads in zip(heads, _per_head(grads.blocks, heads)):
-            append_center_update(head.weight, head.velocity, head.chunks, head_grads, lr, rule, head.backend.blocks)
+            append_center_update(head.weight, head.velocity, head.blocks, head_grads, lr, rule, head.backend.blocks)
         if grads.pairs:
             optimizer.apply_gradients(grads.pairs)
 

@@ -16,27 +16,41 @@ The model (all sizes per rank, for the largest shard, i.e. rank 0 of the balance
                          + k_RD * R * D * 4             alive until the update, + the blocks
                                                           themselves (h = 4) when float32 blocks
                                                           are held to the backward and updated in
-                                                          place (or, where the products read the
-                                                          rows by index, the blocks' gradient
-                                                          handles: h = 4 too; else h = 0: the
-                                                          blocks are gathered again),
-                                                          + temporaries of blocks in flight
+                                                          place (else h = 0: the blocks are
+                                                          gathered again), + temporaries of blocks
+                                                          in flight. Where the native products read
+                                                          the kept rows by index (float32 centers
+                                                          and products, sampled): h = 0 and no
+                                                          [R, D] temporary (the blocks' gradient
+                                                          handles are never written, so never
+                                                          resident)
     logits_buffers     = N * S * 4 + k_NR * N * R * 4     float32 softmax blocks, held for the
                                                           backward, + per-block temporaries
     gathered_features  = k_ND * N * D * 4                 gathered features and their grads
-    sampling           = k_int * C_l * 8  (sampled only)  int64 masks / permutation of the shard
+    sampling           = C_l + S * 8  (native, sampled)   the native sampler's flags and the kept
+                       = k_int * C_l * 8 (Paddle's ops)   indices; Paddle's ops: int64 masks /
+                                                          permutation of the shard
     program_analysis   = k_exec * ceil(S / R)^2           Paddle's executor: its dependency
                                                           analysis grows with the square of the
                                                           number of ops (so of blocks)
+    heap_retention     = k_heap * S * D   (speed malloc)  freed block buffers glibc keeps in the
+                       = 0                (memory malloc) heap, fragmented (see below)
     process_overhead   = PROCESS_OVERHEAD                 an idle rank (paddle + communicator)
     total              = sum of the above
 
+``native`` (default True) plans the CPU head on the native kernels (``PADDLE_PFC_NATIVE``, the
+default where they build); False plans Paddle's own kernels.
+
 The persistable terms are exact; so are the held buffers (see
 ``paddle_pfc.head.margin_softmax.margin_softmax_loss`` and ``paddle_pfc.head.sparse_update``). The counts
-``k_RD`` / ``k_NR`` / ``k_ND`` / ``k_int`` / ``k_exec`` were fitted to the allocator's peak and the
-peak RSS measured with ``tools/benchmark.py`` (see README). The plan is of the peak RSS with
-``PADDLE_PFC_MALLOC=memory`` (freed buffers are returned, so the RSS follows the live tensors);
-glibc's default and ``speed`` keep freed memory and can exceed it by up to ~1 GiB per rank.
+``k_RD`` / ``k_NR`` / ``k_ND`` / ``k_int`` / ``k_exec`` / ``k_heap`` were fitted to the allocator's
+peak and the peak RSS measured with ``tools/benchmark.py`` (docs/benchmarks.md, *Head memory: plan
+against measured peak RSS*). ``malloc="memory"`` (``PADDLE_PFC_MALLOC=memory``) returns freed
+buffers, so the RSS follows the live tensors. ``malloc="speed"`` (the process default) keeps freed
+buffers under 32 MiB in the heap, whose high-water mark stays resident: the block temporaries of a
+step, interleaved with block gradients that outlive them, fragment it by ``k_heap`` bytes per kept
+element (a rough fit: 5 to 8 bytes measured with blocks of 4096 rows, more with longer
+blocks); glibc's own thresholds (``default``) lie in between.
 """
 from __future__ import annotations
 
@@ -48,7 +62,8 @@ from paddle_pfc.head import geometry
 from paddle_pfc.head.dtypes import DTYPE_BYTES
 from paddle_pfc.utils.numbers import is_int
 
-__all__ = ["MemoryPlan", "plan", "max_classes", "parse_bytes", "DTYPE_BYTES", "PROCESS_OVERHEAD"]
+__all__ = ["MemoryPlan", "plan", "max_classes", "parse_bytes", "DTYPE_BYTES", "PROCESS_OVERHEAD", "MALLOC_MODES",
+           "planned_malloc"]
 
 OPTIMIZER_STATES = {"momentum": 1, "sgd": 0}
 
@@ -59,10 +74,21 @@ PROCESS_OVERHEAD = 320 * 2**20  # 318.9-320.2 MiB measured, 1 and 2 ranks
 K_RD = 6        # [R, D] float32 temporaries of the blocks in flight
 K_NR = 2        # [N, R] float32 temporaries of the blocks in flight
 K_ND = 6        # [N, D] buffers (gathered features, gradients)
-K_INT = 6       # int64 [C_l] buffers of the sampler
+K_INT = 6       # int64 [C_l] buffers of the sampler on Paddle's ops
 K_EXEC = 0.14 * 2**20  # bytes x blocks^2: the executor's dependency analysis of the head's ops
+K_HEAP = 6      # bytes per kept element that glibc's heap keeps beyond the live tensors (speed malloc)
+
+#: The malloc modes planned (``paddle_pfc.engine.runtime``): ``memory`` returns freed buffers,
+#: ``speed`` keeps those under 32 MiB in the heap.
+MALLOC_MODES = ("memory", "speed")
 
 _GIB = 2**30
+
+
+def planned_malloc(setting: str | None) -> str:
+    """The mode to plan for a ``PADDLE_PFC_MALLOC`` setting (None or empty: unset): ``memory`` for
+    ``memory``, else ``speed`` (the process default; glibc's own thresholds keep less than it)."""
+    return "memory" if setting == "memory" else "speed"
 
 
 @dataclass(frozen=True)
@@ -87,11 +113,13 @@ class MemoryPlan:
     gathered_features: int
     sampling: int
     program_analysis: int
+    heap_retention: int
     process_overhead: int
+    malloc: str = "memory"
     total: int = field(init=False)
 
     COMPONENTS = ("centers", "momentum", "kept_working_set", "logits_buffers",
-                  "gathered_features", "sampling", "program_analysis", "process_overhead")
+                  "gathered_features", "sampling", "program_analysis", "heap_retention", "process_overhead")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "total", sum(getattr(self, c) for c in self.COMPONENTS))
@@ -104,7 +132,7 @@ class MemoryPlan:
         out = {k: getattr(self, k) for k in (
             "num_classes", "embedding_size", "world_size", "sample_ratio", "batch_size",
             "center_dtype", "compute_dtype", "optimizer", "num_local", "num_sample",
-            "global_batch")}
+            "global_batch", "malloc")}
         out.update({c: getattr(self, c) for c in self.COMPONENTS})
         out["total"] = self.total
         return out
@@ -113,7 +141,7 @@ class MemoryPlan:
         """A readable table of the components in GiB."""
         head = (f"{self.num_classes:,} classes, D={self.embedding_size}, W={self.world_size}, "
                 f"ratio={self.sample_ratio:g}, batch/rank={self.batch_size}, centers "
-                f"{self.center_dtype}, compute {self.compute_dtype}, {self.optimizer}\n"
+                f"{self.center_dtype}, compute {self.compute_dtype}, {self.optimizer}, {self.malloc} malloc\n"
                 f"per rank: num_local={self.num_local:,} kept S={self.num_sample:,} "
                 f"global batch N={self.global_batch}")
         rows = [(c, getattr(self, c)) for c in self.COMPONENTS] + [("total", self.total)]
@@ -128,7 +156,9 @@ class MemoryPlan:
 
 
 def _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-           compute_dtype, optimizer) -> None:
+           compute_dtype, optimizer, malloc="memory") -> None:
+    if malloc not in MALLOC_MODES:
+        raise ValueError(f"malloc must be one of {', '.join(MALLOC_MODES)}, got {malloc!r}")
     if not is_int(world_size) or world_size < 1:
         raise ValueError(f"world_size must be an int >= 1, got {world_size!r}")
     if not is_int(num_classes) or num_classes < world_size:
@@ -147,15 +177,17 @@ def _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, ce
 
 def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: float = 1.0,
          batch_size: int = 128, center_dtype: str = "float32", compute_dtype: str = "float32",
-         optimizer: str = "momentum") -> MemoryPlan:
+         optimizer: str = "momentum", native: bool = True, malloc: str = "memory") -> MemoryPlan:
     """Planned peak memory per rank of a head training step (see the module docstring).
 
     ``batch_size`` is per rank. ``center_dtype`` is the storage dtype of the centers and their
     momentum, ``compute_dtype`` the operand dtype of the head's products (``LargeScaleClassifier``
-    ``dtype``). Raises ValueError naming a bad argument.
+    ``dtype``). ``native``: the CPU head on the native kernels (else Paddle's own kernels).
+    ``malloc``: the process's malloc mode (``PADDLE_PFC_MALLOC``), ``memory`` or ``speed``.
+    Raises ValueError naming a bad argument.
     """
     _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-           compute_dtype, optimizer)
+           compute_dtype, optimizer, malloc)
     num_local = geometry.largest_shard(num_classes, world_size)
     num_sample = geometry.num_sample(num_local, sample_ratio)
     sampled = num_sample < num_local
@@ -166,22 +198,33 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
     rows = min(s, geometry.block_rows(d, n, s))
     blocks = -(-s // rows)
     in_place = center_dtype == compute_dtype == "float32"  # blocks held to the backward, updated there
+    by_index = in_place and sampled and native  # rows read where they lie: no block copy is written
+    if by_index:
+        kept_working_set = s * d * f
+    else:
+        kept_working_set = s * d * (f + (4 if in_place else 0)) + K_RD * rows * d * 4
+    if not sampled:
+        sampling = 0
+    else:
+        sampling = num_local + s * 8 if native else K_INT * num_local * 8
     return MemoryPlan(
         num_classes=num_classes, embedding_size=d, world_size=world_size,
         sample_ratio=float(sample_ratio), batch_size=batch_size, center_dtype=center_dtype,
         compute_dtype=compute_dtype, optimizer=optimizer, num_local=num_local,
         num_sample=num_sample, global_batch=n, centers=centers, momentum=momentum,
-        kept_working_set=s * d * (f + (4 if in_place else 0)) + K_RD * rows * d * 4,
+        kept_working_set=kept_working_set,
         logits_buffers=n * s * 4 + K_NR * n * rows * 4,
         gathered_features=K_ND * n * d * 4,
-        sampling=K_INT * num_local * 8 if sampled else 0,
+        sampling=sampling,
         program_analysis=int(K_EXEC * blocks * blocks),
-        process_overhead=PROCESS_OVERHEAD)
+        heap_retention=K_HEAP * s * d if malloc == "speed" else 0,
+        process_overhead=PROCESS_OVERHEAD, malloc=malloc)
 
 
 def max_classes(memory_per_rank_bytes: int, embedding_size: int, world_size: int,
                 sample_ratio: float = 1.0, batch_size: int = 128, center_dtype: str = "float32",
-                compute_dtype: str = "float32", optimizer: str = "momentum") -> int:
+                compute_dtype: str = "float32", optimizer: str = "momentum", native: bool = True,
+                malloc: str = "memory") -> int:
     """The largest ``num_classes`` whose :func:`plan` total fits in ``memory_per_rank_bytes``.
 
     Inverse of :func:`plan` (binary search; the total grows with num_classes): for the result
@@ -192,11 +235,11 @@ def max_classes(memory_per_rank_bytes: int, embedding_size: int, world_size: int
             or not math.isfinite(memory_per_rank_bytes) or memory_per_rank_bytes <= 0:
         raise ValueError(f"memory_per_rank_bytes must be a positive number, got {memory_per_rank_bytes!r}")
     _check(world_size if is_int(world_size) else 1, embedding_size, world_size, sample_ratio,
-           batch_size, center_dtype, compute_dtype, optimizer)
+           batch_size, center_dtype, compute_dtype, optimizer, malloc)
 
     def total(c: int) -> int:
         return plan(c, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-                    compute_dtype, optimizer).total
+                    compute_dtype, optimizer, native, malloc).total
 
     lo = world_size
     if total(lo) > memory_per_rank_bytes:

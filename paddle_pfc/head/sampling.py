@@ -47,7 +47,7 @@ def local_labels(global_label: paddle.pir.Value, class_start: int, num_local: in
 
 def sample_shard_composite(local_label: paddle.pir.Value, num_local: int, num_sample: int,
                            ops: PaddleBlockOps) -> ShardSample:
-    """Sample a shard on the composite road: the head's block operations ``ops`` draw the kept
+    """Sample a shard on the composite backend: the head's block operations ``ops`` draw the kept
     centers (:meth:`~paddle_pfc.kernels.blockwise.PaddleBlockOps.sample_shard`: plain ops, or one
     native selection-sampling pass); ``sampled_index`` is sorted.
 

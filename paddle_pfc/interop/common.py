@@ -3,9 +3,11 @@ a source file, and the converted result."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
+
+from paddle_pfc.utils.errors import InputDataError
 
 __all__ = ["ConversionError", "SourceTensors", "Converted", "SOURCE_NORMALIZATION", "INPUT_SCALE",
            "strip_prefix"]
@@ -18,7 +20,7 @@ SOURCE_NORMALIZATION = {"formula": "(x / 255 - 0.5) / 0.5", "mean": 127.5, "std"
 INPUT_SCALE = 128.0 / 127.5
 
 
-class ConversionError(ValueError):
+class ConversionError(InputDataError):
     """A source model that cannot be converted; names the file and what was found."""
 
 

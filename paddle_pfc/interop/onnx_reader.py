@@ -367,40 +367,104 @@ def _align(graph: _Graph, seq: list, layout: dict, backbone: str) -> tuple[dict,
     return aligner.state, aligner.folded
 
 
-def map_onnx(source: SourceTensors) -> OnnxMapped:
-    """The paddle_pfc backbone state of an ONNX source read by :func:`read_onnx`."""
-    from paddle_pfc.backbones.iresnet import IRESNET_LAYERS
-    from paddle_pfc.interop.mapping import target_layout
+def _describe(items: list) -> str:
+    """The weighted layers ``items`` as one line: ``Conv1x1 512→64 + PReLU + Flatten + Gemm 3136→512 + BN1d``."""
+    words, spatial = [], True
+    for item in items:
+        if item["op"] == "conv":
+            w = np.shape(item["w"])
+            cin, cout, group = w[1] * item["group"], w[0], item["group"]
+            kind = " depthwise" if group > 1 and group == cin == cout else (f" groups {group}" if group > 1 else "")
+            words.append(f"Conv{w[2]}x{w[3]} {cin}→{cout}{kind}")
+        elif item["op"] == "linear":
+            words += ["Flatten"] if spatial else []
+            words.append(f"Gemm {np.shape(item['w'])[0]}→{np.shape(item['w'])[1]}")
+            spatial = False
+        elif item["op"] == "bn":
+            words.append("BN" if spatial else "BN1d")
+        elif item["op"] == "prelu":
+            words.append("PReLU")
+        else:
+            words.append("a residual block")
+    return " + ".join(words) or "nothing"
 
-    graph = _Graph(source.tensors["__graph__"], source.path)
-    items, _ = _chain(graph, graph.input.name, [])
-    norms = [item for item in items if item["op"] == "norm"]
-    seq, residuals = _flatten([item for item in items if item["op"] != "norm"])
+
+MOBILEFACENET_HEADS = ("GDC (arcface_torch get_mbf: Conv7x7 512→512 depthwise + Gemm 512→E + BN1d), "
+                       "fc (insightface w600k_mbf: Conv1x1 512→64 + PReLU + Flatten + Gemm 64·h·w→E + BN1d)")
+
+
+def _mobilefacenet_variant(path: str, items: list, dims: list) -> tuple[str, tuple[int, int]]:
+    """The MobileFaceNet backbone whose head the graph has (after ``conv_sep``, its last 1x1 conv to
+    512 + PReLU), and its input size; ConversionError naming the head when it is none of ours."""
+    last = max((i for i, item in enumerate(items) if item["op"] == "residual"), default=-1)
+    tail = items[last + 1:]
+    sep = next((i for i, item in enumerate(tail) if item["op"] == "prelu"), None)
+    head = tail[sep + 1:] if sep is not None else tail
+    core = [item for item in head if item["op"] != "bn"]
+    shapes = [np.shape(item["w"]) if "w" in item else () for item in core]
+    ops = [item["op"] for item in core]
+    if ops == ["conv", "linear"] and head[-1]["op"] == "bn" and core[0]["group"] == shapes[0][0] > 1 \
+            and shapes[0][1] == 1 and shapes[1][0] == shapes[0][0]:
+        return "mobilefacenet", (16 * int(shapes[0][2]), 16 * int(shapes[0][3]))
+    if ops == ["conv", "prelu", "linear"] and head[-1]["op"] == "bn" and core[0]["group"] == 1 \
+            and tuple(shapes[0][1:]) == (512, 1, 1) and shapes[0][0] == 64 and shapes[2][0] % 64 == 0:
+        cells = shapes[2][0] // 64
+        if len(dims) == 4 and dims[2] > 0 and dims[3] > 0:
+            return "mobilefacenet_fc", (int(dims[2]), int(dims[3]))
+        side = int(round(np.sqrt(cells)))
+        if side * side != cells:
+            raise ConversionError(f"{path}: an fc head over {cells} positions and an input of unknown size; "
+                                  "give --input-size H W")
+        return "mobilefacenet_fc", (16 * side, 16 * side)
+    raise ConversionError(f"{path}: a MobileFaceNet whose head is {_describe(head)}; supported heads: "
+                          f"{MOBILEFACENET_HEADS}")
+
+
+def _detect(graph: _Graph, items: list, seq: list, residuals: int) -> tuple[str, int, tuple[int, int]]:
+    """(backbone, embedding size, input size) of the graph's layers, each part compared with ours."""
+    from paddle_pfc.backbones.iresnet import IRESNET_LAYERS
+
+    path = graph.path
     convs = [item for item in seq if item["op"] == "conv"]
     linears = [item for item in seq if item["op"] == "linear"]
     if not convs or not linears:
-        raise ConversionError(f"{source.path}: a graph without convolutions and a final Linear; supported: "
+        raise ConversionError(f"{path}: a graph without convolutions and a final Linear; supported: "
                               "IResNet and MobileFaceNet")
     embedding = int(np.shape(linears[-1]["w"])[1])
+    dims = [d.dim_value for d in graph.input.type.tensor_type.shape.dim]
     if any(item["group"] > 1 for item in convs):
-        backbone = "mobilefacenet"
-        gdc = [item for item in convs if item["group"] > 1][-1]["w"]
-        size = (16 * int(gdc.shape[2]), 16 * int(gdc.shape[3]))
+        backbone, size = _mobilefacenet_variant(path, items, dims)
     else:
         by_blocks = {sum(v): k for k, v in IRESNET_LAYERS.items()}
         if residuals not in by_blocks:
-            raise ConversionError(f"{source.path}: a graph of {residuals} residual blocks and {len(convs)} "
+            raise ConversionError(f"{path}: a graph of {residuals} residual blocks and {len(convs)} "
                                   "convolutions, none of paddle_pfc's IResNets ("
                                   + ", ".join(f"{k}: {sum(v)}" for k, v in IRESNET_LAYERS.items()) + " blocks)")
         backbone = by_blocks[residuals]
         side = int(round(np.sqrt(np.shape(linears[-1]["w"])[0] / 512)))
         size = (16 * side, 16 * side)
-    dims = [d.dim_value for d in graph.input.type.tensor_type.shape.dim]
     if len(dims) == 4 and dims[2] > 0 and dims[3] > 0 and (dims[2], dims[3]) != size:
-        if backbone != "mobilefacenet" and dims[2] * dims[3] == size[0] * size[1]:
+        if backbone.startswith("iresnet") and dims[2] * dims[3] == size[0] * size[1]:
             size = (dims[2], dims[3])
         else:
-            raise ConversionError(f"{source.path}: input {dims[2]}x{dims[3]} but the layers imply {list(size)}")
+            raise ConversionError(f"{path}: input {dims[2]}x{dims[3]} but the layers imply {list(size)}")
+    return backbone, embedding, size
+
+
+def map_onnx(source: SourceTensors, backbone: str | None = None) -> OnnxMapped:
+    """The paddle_pfc backbone state of an ONNX source read by :func:`read_onnx`; ``backbone``, when
+    given, must be the one the graph holds (ConversionError naming both, before any mapping)."""
+    from paddle_pfc.interop.mapping import target_layout
+
+    graph = _Graph(source.tensors["__graph__"], source.path)
+    items, _ = _chain(graph, graph.input.name, [])
+    norms = [item for item in items if item["op"] == "norm"]
+    items = [item for item in items if item["op"] != "norm"]
+    seq, residuals = _flatten(items)
+    found, embedding, size = _detect(graph, items, seq, residuals)
+    if backbone is not None and backbone != found:
+        raise ConversionError(f"{source.path}: holds a {found} backbone, but --backbone {backbone} was given")
+    backbone = found
     layout = target_layout(backbone, embedding, size)
     state, folded = _align(graph, seq, layout, backbone)
     first = next(name for name, (shape, kind) in layout.items() if kind == "conv")

@@ -1,6 +1,6 @@
 """Every kernel of the Partial FC head, and the backend a head runs on (chosen once per head).
 
-Two roads compute the same loss and the same update (see :mod:`paddle_pfc.head.margin_softmax`):
+Two backends compute the same loss and the same update (see :mod:`paddle_pfc.head.margin_softmax`):
 
 * ``composite``: the block-wise head of plain ops with a hand-written backward (on CPU with the
   native kernels of :mod:`paddle_pfc.kernels.native_ops` when they build; on GPU with Paddle's kernels only).
@@ -13,7 +13,7 @@ Two roads compute the same loss and the same update (see :mod:`paddle_pfc.head.m
 config) picks it: ``auto`` (default) = fused on GPU, composite on CPU; ``fused``; ``composite``.
 :func:`choose_backend` returns it with its kernels (:class:`Backend`): the block operations of
 :mod:`paddle_pfc.kernels.blockwise` (Paddle's ops, or the native CPU kernels of
-:mod:`paddle_pfc.kernels.native_ops`, ``PADDLE_PFC_NATIVE``) and, on the fused road, the fused kernels.
+:mod:`paddle_pfc.kernels.native_ops`, ``PADDLE_PFC_NATIVE``) and, on the fused backend, the fused kernels.
 """
 from __future__ import annotations
 
@@ -36,14 +36,14 @@ _log = logging.getLogger("paddle_pfc")
 class Backend:
     """The kernels of one head, chosen once (:func:`choose_backend`).
 
-    ``road``: ``"fused"`` or ``"composite"``. ``emulated``: the fused kernels are the CPU
+    ``kind``: ``"fused"`` or ``"composite"``. ``emulated``: the fused kernels are the CPU
     emulations. ``blocks``: the operations (:mod:`paddle_pfc.kernels.blockwise`) of the composite
-    loss, its class-center sampling, every road's sparse update and the step's finite check; native
-    CPU kernels (``native``) only on the composite road on CPU when they build. ``fused``: the fused
-    road's kernels (sampling and loss), else None. The head asks these for every kernel it runs.
+    loss, its class-center sampling, every backend's sparse update and the step's finite check; native
+    CPU kernels (``native``) only on the composite backend on CPU when they build. ``fused``: the fused
+    backend's kernels (sampling and loss), else None. The head asks these for every kernel it runs.
     """
 
-    road: str
+    kind: str
     emulated: bool
     blocks: PaddleBlockOps
     fused: FusedKernels | None

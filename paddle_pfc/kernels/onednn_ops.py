@@ -146,18 +146,6 @@ def threads() -> int | None:
     return int(_state["library"].pfc_onednn_threads())
 
 
-def pool_bytes() -> int:
-    """Bytes of the calling thread's buffer pool: oneDNN's blocked copies of a convolution's
-    operands and its scratchpad, shared by every shape: the largest convolution's needs; each
-    thread that runs convolutions has its own, and under Paddle's serial CPU executor that is the
-    calling thread). 0 when unavailable."""
-    if kernels() is None:
-        return 0
-    library = _state["library"]
-    library.pfc_onednn_pool_bytes.restype = ctypes.c_int64
-    return int(library.pfc_onednn_pool_bytes())
-
-
 def kernels():
     """The built extension, or None when ``PADDLE_PFC_NATIVE=off`` (or ``auto`` and the build
     failed: Paddle's ``conv2d`` is used, with one warning)."""

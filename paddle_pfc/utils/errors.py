@@ -8,9 +8,13 @@
   tensor); commands exit 2.
 * :class:`BudgetError` — an :class:`InputDataError` for a file that declares more than it may hold or
   more than a limit allows; it names both numbers.
+* :class:`RunDataError` — data a running program met and cannot use (a label out of range, a batch
+  that does not match its labels, a validation set that cannot be read); training exits 1.
 
 Each class also derives from the built-in exception older callers caught (``ValueError``), so
-``except ValueError`` keeps working.
+``except ValueError`` keeps working; a subclass may add another (``RuntimeError``, ``TimeoutError``).
+Errors that are none of these (a barrier timed out, non-finite steps, a preempted run) derive from
+:class:`PfcError` directly, and a command reports them with their traceback.
 """
 from __future__ import annotations
 
@@ -29,10 +33,15 @@ class InputDataError(PfcError, ValueError):
     """A file (or a record of one) that is not what its format says.
 
     ``str(error)`` starts with the file (and the entry, when given) so that one line tells the user
-    what to look at.
+    what to look at. ``InputDataError(message)`` (no ``problem``): a message that names its file
+    itself (``path`` stays None).
     """
 
-    def __init__(self, path: str | os.PathLike | None, problem: str, entry: str | None = None):
+    def __init__(self, path: str | os.PathLike | None, problem: str | None = None, entry: str | None = None):
+        if problem is None:  # the whole message, naming its file
+            self.path, self.entry, self.problem = None, entry, str(path)
+            super().__init__(self.problem)
+            return
         self.path = None if path is None else os.fspath(path)
         self.entry = entry
         self.problem = problem
@@ -54,3 +63,8 @@ class BudgetError(InputDataError):
         if hint:
             problem = f"{problem} ({hint})"
         super().__init__(path, problem, entry)
+
+
+class RunDataError(PfcError, ValueError):
+    """Data met while a program runs that it cannot use: the message names the value and where it came
+    from (feed, row, rank, file)."""

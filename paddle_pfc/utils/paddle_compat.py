@@ -37,7 +37,7 @@ def assign_into(value, target) -> None:
     _C_ops.assign_out_(value, target)
 
 
-def check_finite_and_unscale_(grads: list, scale) -> tuple[list, "paddle.pir.Value"]:
+def check_finite_and_unscale_(grads: list, scale) -> tuple[list, paddle.pir.Value]:
     """Paddle's fused ``check_finite_and_unscale_`` (``_C_ops``): ``grads / scale`` in place and a
     bool [1] flag of any inf/NaN among them."""
     from paddle import _C_ops
@@ -90,7 +90,7 @@ def prelu_weight(prelu):
 
 
 # --- optimizers ---------------------------------------------------------------------------------
-def learning_rate_value(optimizer) -> "paddle.pir.Value":
+def learning_rate_value(optimizer) -> paddle.pir.Value:
     """The optimizer's learning-rate Value in the current main program (created if needed).
 
     Works around Paddle 3.3.1 failing to create it for an ``LRScheduler`` in PIR mode (it passes
@@ -137,3 +137,26 @@ def optimizer_accumulator(optimizer, kind: str, parameter_name: str):
     """The accumulator ``kind`` (e.g. ``"velocity"``) the optimizer created for a parameter
     (``_accumulators``)."""
     return optimizer._accumulators[kind][parameter_name]
+
+
+# --- memory ---------------------------------------------------------------------------------
+def host_allocated_bytes(peak: bool = True) -> int | None:
+    """Paddle's host allocator statistic "Allocated" of device 0 (its peak, or its current value), in
+    bytes (``paddle.base.core.host_memory_stat_*``); None where the build has no such statistic."""
+    from paddle.base import core
+
+    try:
+        read = core.host_memory_stat_peak_value if peak else core.host_memory_stat_current_value
+        return int(read("Allocated", 0))
+    except (AttributeError, RuntimeError, ValueError):  # another build
+        return None
+
+
+def reset_host_allocated_peak() -> None:
+    """Set the peak of the "Allocated" statistic to its current value (nothing where there is none)."""
+    from paddle.base import core
+
+    try:
+        core.host_memory_stat_reset_peak_value("Allocated", 0)
+    except (AttributeError, RuntimeError, ValueError):  # another build
+        pass

@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from paddle_pfc.utils.safe_pickle import ARRAY_GLOBALS, MalformedPickleError, load_file
+from paddle_pfc.utils.safe_pickle import ARRAY_GLOBALS, TUPLE_GLOBALS, MalformedPickleError, load_file
 
 _NAME_TABLE = "StructuredToParameterName@@"
 _UNPACK_INFO = "UnpackBigParamInfor@@"
 
-_PDPARAMS_GLOBALS = {**ARRAY_GLOBALS, ("builtins", "tuple"): tuple, ("__builtin__", "tuple"): tuple}
+_PDPARAMS_GLOBALS = {**ARRAY_GLOBALS, **TUPLE_GLOBALS}
 
 
 def _as_array(value: Any) -> Any:
@@ -41,7 +41,7 @@ def load_pdparams(path: str | os.PathLike) -> dict[str, np.ndarray]:
     source = os.fspath(path)
     loaded = load_file(path, allowed=_PDPARAMS_GLOBALS, encoding="latin1")
     if not isinstance(loaded, dict):
-        raise MalformedPickleError(f"{source}: not a state dict (a pickled {type(loaded).__name__})")
+        raise MalformedPickleError(source, f"not a state dict (a pickled {type(loaded).__name__})")
     state = dict(loaded)
     state.pop(_NAME_TABLE, None)
     unpack = state.pop(_UNPACK_INFO, None) or {}
@@ -49,10 +49,10 @@ def load_pdparams(path: str | os.PathLike) -> dict[str, np.ndarray]:
         for key, info in unpack.items():
             slices = [state.pop(part) for part in info["slices"]]
             state[key] = np.concatenate(slices).reshape(info["OriginShape"])
-    except (KeyError, TypeError, ValueError) as error:
-        raise MalformedPickleError(f"{source}: broken {_UNPACK_INFO} table ({error!r})") from error
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
+        raise MalformedPickleError(source, f"broken {_UNPACK_INFO} table ({error!r})") from error
     state = {key: _as_array(value) for key, value in state.items()}
     for key, value in state.items():
         if not isinstance(key, str) or not isinstance(value, np.ndarray):
-            raise MalformedPickleError(f"{source}: entry {key!r} is a {type(value).__name__}, not an array")
+            raise MalformedPickleError(source, f"a {type(value).__name__}, not an array", f"entry {key!r}")
     return state

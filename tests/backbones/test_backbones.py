@@ -9,7 +9,7 @@ import pytest
 
 from paddle_pfc.backbones import (BACKBONES, bind_parameters, build_backbone,
                                   count_parameters)
-from paddle_pfc.deploy.export import random_state
+from paddle_pfc.backbones.state import random_state
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -26,6 +26,10 @@ TORCH_PARAMS_112 = {
     "iresnet100": 65_156_160,
     "iresnet200": 118_833_920,
     "mobilefacenet": 2_059_520,
+    # insightface's released w600k_mbf.onnx (buffalo_s): its convolutions, biases, PReLU slopes, Gemm
+    # and final BatchNorm scale and shift (3,399,424), plus one BatchNorm shift per channel of the
+    # convolutions its exporter folded a BatchNorm into (10,944)
+    "mobilefacenet_fc": 3_410_368,
 }
 # Same script, other inputs: the FC input (iresnet) / GDC kernel (mobilefacenet)
 # follow the (H/16, W/16) final map.  Key: (name, (H, W), embedding_size).
@@ -44,7 +48,7 @@ TORCH_PARAMS_OTHER = {
 }
 # trainable = total minus the frozen BatchNorm1d scale (embedding_size) for iresnet.
 FROZEN = {"iresnet18": 512, "iresnet34": 512, "iresnet50": 512, "iresnet100": 512,
-          "iresnet200": 512, "mobilefacenet": 0}
+          "iresnet200": 512, "mobilefacenet": 0, "mobilefacenet_fc": 0}
 
 
 @contextlib.contextmanager
@@ -92,14 +96,14 @@ def test_parameter_count_same_in_dygraph_and_static():
 def test_aliases_and_case():
     for alias, name in [("r18", "iresnet18"), ("r34", "iresnet34"), ("r50", "iresnet50"),
                         ("r100", "iresnet100"), ("r200", "iresnet200"), ("mbf", "mobilefacenet"),
-                        ("IResNet50", "iresnet50")]:
+                        ("IResNet50", "iresnet50"), ("w600k_mbf", "mobilefacenet_fc")]:
         with paddle.LazyGuard():
             assert count_parameters(build_backbone(alias)) == TORCH_PARAMS_112[name]
 
 
 # ---------------------------------------------------------------- static PIR forward
 @pytest.mark.parametrize("name,size", [("r18", 112), ("mbf", 112), ("r18", 32),
-                                       ("r18", 64), ("mbf", 32), ("mbf", 64)])
+                                       ("r18", 64), ("mbf", 32), ("mbf", 64), ("w600k_mbf", 32)])
 def test_static_output_shape_dtype(name, size):
     with static_mode():
         main, startup = paddle.static.Program(), paddle.static.Program()
@@ -117,7 +121,7 @@ def test_static_output_shape_dtype(name, size):
     assert np.isfinite(out).all()
 
 
-@pytest.mark.parametrize("name", ["r18", "mbf"])
+@pytest.mark.parametrize("name", ["r18", "mbf", "w600k_mbf"])
 def test_static_train_vs_eval_batchnorm(name):
     size, n = 32, 8
     with static_mode():
@@ -249,7 +253,7 @@ def test_input_size_mismatch_raises():
         net(paddle.randn([1, 3, 64, 64]))
 
 
-@pytest.mark.parametrize("name", ["r18", "mbf"])
+@pytest.mark.parametrize("name", ["r18", "mbf", "w600k_mbf"])
 def test_native_inference_program_matches_paddles_eval_program(name, monkeypatch):
     """The eval program built within native_inference() (validation's, tools/validate.py's) runs
     the native forward kernels, channels last, with the norms on their running statistics, and
@@ -291,7 +295,7 @@ def test_native_inference_program_matches_paddles_eval_program(name, monkeypatch
             (exe.run(p, feed={"images": x}, fetch_list=[e])[0], e, ops) for p, e, ops in programs]
     assert not any(op.startswith("custom_op.") for op in paddle_ops), paddle_ops
     expected = {"custom_op.pfc_conv2d", "custom_op.pfc_batch_norm_prelu_inference", "custom_op.pfc_to_nhwc"}
-    if name == "mbf":
+    if name in ("mbf", "w600k_mbf"):
         expected.add("custom_op.pfc_depthwise_conv2d")
     assert expected <= native_ops_, native_ops_
     assert not {"custom_op.pfc_batch_norm_", "custom_op.pfc_batch_norm_prelu_"} & native_ops_  # no batch statistics

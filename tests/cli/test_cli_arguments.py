@@ -77,7 +77,7 @@ def test_plan_says_whether_a_plan_fits(capsys):
                       "--memory", str(need - 1)]) == 0
     assert "DOES NOT FIT in --memory" in capsys.readouterr().out
     assert plan.main(["--num-classes", "1000000", "--world-size", "2", "--sample-ratio", "0.1",
-                      "--memory", str(need), "--json"]) == 0
+                      "--memory", str(need), "--malloc", "memory", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["fits"] is True
     assert plan.main(["--max-classes", "--memory", "1KiB"]) == 0
     assert "max_classes = 0 (the costs that do not grow with the classes alone exceed --memory)" in \

@@ -19,13 +19,13 @@ def check_output(text: str, world_size: int) -> None:
     assert re.search(r"^paddle \d+\.\d+", text, re.M) and re.search(r"^device: ", text, re.M)
     assert re.search(r"^cpu: .+features: ", text, re.M)
     rows = [LINE.match(line) for line in text.splitlines() if LINE.match(line)]
-    roads = [m.group(2) for m in rows]
-    # Every CPU road of this machine (the native kernels build here: conftest asks for them).
-    assert roads == ["composite-native float32", "composite-paddle float32", "fused-emulated float32",
+    backends = [m.group(2) for m in rows]
+    # Every CPU backend of this machine (the native kernels build here: conftest asks for them).
+    assert backends == ["composite-native float32", "composite-paddle float32", "fused-emulated float32",
                      "composite-native bfloat16", "fused-emulated bfloat16", "fused-emulated float32+loss-scaling"]
     for m in rows:
         assert m.group(1) == "PASS" and float(m.group(3)) <= float(m.group(4)), m.group(0)
-    assert re.search(r"^selfcheck: all 6 roads PASS", text, re.M)
+    assert re.search(r"^selfcheck: all 6 backends PASS", text, re.M)
 
 
 def test_selfcheck_one_rank():
@@ -49,13 +49,14 @@ def _module():
 
 
 def test_assess_fails_wrong_updates(static_mode, monkeypatch):
-    """The verdict on real tables of one road, then on the same tables with one wrong value each."""
+    """The verdict on real tables of one backend, then on the same tables with one wrong value each."""
     import paddle
 
     selfcheck = _module()
-    monkeypatch.setenv("PADDLE_PFC_NATIVE", "off")  # run_road sets it; restored after the test
-    spec = selfcheck.RoadSpec("fused-emulated float32", "fused", "off", "float32", "float32", False, selfcheck.TOL_F32)
-    initial, steps = selfcheck.run_road(spec, 0, 1, paddle.CPUPlace())
+    monkeypatch.setenv("PADDLE_PFC_NATIVE", "off")  # run_backend sets it; restored after the test
+    spec = selfcheck.BackendSpec("fused-emulated float32", "fused", "off", "float32", "float32", False,
+                                 selfcheck.TOL_F32)
+    initial, steps = selfcheck.run_backend(spec, 0, 1, paddle.CPUPlace())
     err, note = selfcheck.assess(initial, steps, 1)
     assert err <= spec.tolerance and not note
 

@@ -7,7 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from paddle_pfc.deploy.export import EvalProgram, export_backbone, random_state
+from paddle_pfc.backbones.state import random_state
+from paddle_pfc.deploy.export import EvalProgram, export_backbone
 from paddle_pfc.deploy.model_format import read_export_meta
 from paddle_pfc.deploy.parity import PADDLE_RTOL, relative_difference
 from paddle_pfc.deploy.predictor import EmbeddingModel

@@ -11,8 +11,8 @@ import pytest
 from launcher import REPO
 
 from paddle_pfc.evaluation import validation as evaluation
-from paddle_pfc.deploy.export import (EvalProgram, backbone_state_from_scope, export_backbone, load_state_file,
-                                      random_state)
+from paddle_pfc.backbones.state import backbone_state_from_scope, load_state_file, random_state
+from paddle_pfc.deploy.export import EvalProgram, export_backbone
 from paddle_pfc.deploy.model_format import read_export_meta
 from paddle_pfc.deploy.onnx_export import check_onnx, export_onnx
 from paddle_pfc.deploy.inference import FaceEmbedder

@@ -149,7 +149,7 @@ def test_format1_checkpoint_still_loads(run, tmp_path):
 
 # ------------------------------------------------------------------------------ payloads
 def test_payload_in_a_format1_backbone_is_refused_by_every_entry_point(run, tmp_path, small_lfw, capsys):
-    from test_ijb import build_ijb
+    from helpers.ijb_set import build_ijb
 
     marker = tmp_path / "pwned"
     evil = as_format1(run / "checkpoints" / "step_000000004", tmp_path / "evil" / "step_000000004",
@@ -195,7 +195,7 @@ def test_payload_in_format1_states_is_refused_by_resume(run, tmp_path, capsys, t
 
 
 def test_payload_pdparams_is_refused_by_pretrained_and_export_weights(tmp_path, capsys):
-    from paddle_pfc.deploy.export import random_state
+    from paddle_pfc.backbones.state import random_state
 
     marker, path = tmp_path / "pwned", tmp_path / "evil.pdparams"
     state = dict(random_state("mobilefacenet", 32, 32), evil=_System(marker))
@@ -213,7 +213,8 @@ def test_payload_pdparams_is_refused_by_pretrained_and_export_weights(tmp_path, 
 def test_pdparams_that_paddle_saved_still_read(tmp_path):
     import paddle
 
-    from paddle_pfc.deploy.export import build_backbone, load_state_file
+    from paddle_pfc.backbones import build_backbone
+    from paddle_pfc.backbones.state import load_state_file
     from paddle_pfc.engine.pretrained import read_pretrained
 
     layer = build_backbone("mobilefacenet", 32, 32)

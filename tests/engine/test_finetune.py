@@ -72,7 +72,8 @@ def test_every_source_reads_the_same_backbone(pretrained):
 
 
 def test_strict_checks_name_the_problem(pretrained, tmp_path):
-    from paddle_pfc.deploy.export import export_backbone, random_state
+    from paddle_pfc.backbones.state import random_state
+    from paddle_pfc.deploy.export import export_backbone
     from paddle_pfc.engine.pretrained import Pretrained, PretrainedError, check_pretrained, read_pretrained
 
     _, ckpt, _ = pretrained
@@ -158,7 +159,7 @@ def test_frozen_backbone_and_resume_inside_the_freeze(pretrained):
 
 
 def test_mean_embedding_centers_against_reference_and_shards():
-    from paddle_pfc.head.classifier import class_split
+    from paddle_pfc.head.geometry import class_split
     from paddle_pfc.data.synthetic import SyntheticFaces
     from paddle_pfc.engine.pretrained import class_indices, mean_embedding_centers
 

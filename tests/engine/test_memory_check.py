@@ -76,3 +76,14 @@ def test_training_a_head_larger_than_the_machine_stops_at_once_naming_it(tmp_pat
     assert proc.returncode == 2 and len(errors) == 1, proc.stderr[-3000:]
     assert "[rank 0] the head does not fit in memory: 1,000,000,000,000 classes x 128" in errors[0]
     assert "the head does not fit in memory" in (out / "error_rank0.txt").read_text()
+
+
+@pytest.mark.parametrize("setting, mode", [("memory", "memory"), ("speed", "speed"), ("", "speed")])
+def test_the_check_plans_the_process_malloc_mode(monkeypatch, setting, mode):
+    """The run's malloc mode ($PADDLE_PFC_MALLOC, else speed) is the one planned and named in the command."""
+    monkeypatch.setenv("PADDLE_PFC_MALLOC", setting)
+    plan = check_head_fits(1_000_000, 512, 2, 0.1, 128, "bfloat16", "bfloat16", local_ranks=2, available=10**15)
+    assert plan.malloc == mode and (plan.heap_retention > 0) == (mode == "speed")
+    with pytest.raises(HeadMemoryError, match=f"--malloc {mode} "):
+        check_head_fits(1_000_000, 512, 2, 0.1, 128, "bfloat16", "bfloat16", local_ranks=2,
+                        available=int(plan.total * 2 / 1.2))

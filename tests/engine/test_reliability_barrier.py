@@ -45,7 +45,7 @@ def test_rank_working_alone_longer_than_gloo_timeout(request, started_early):
 
 BARRIER_RANK = ("import os, sys, time\n"
                 "from paddle.base import core\n"
-                "from paddle_pfc.engine.barrier import StoreBarrier\n"
+                "from paddle_pfc.runtime.barrier import StoreBarrier\n"
                 "rank, world, port = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])\n"
                 "store = core.TCPStore('127.0.0.1', port, rank == 0, world, 30)\n"
                 "if rank == 0:\n"

@@ -12,44 +12,17 @@ from launcher import REPO, launch
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.config import ConfigError, load_config
 from paddle_pfc.utils.npz_state import load_state
-from test_classifier import ARCFACE, COMBINED, case_data, check_case, declare, load_ranks, run_world
-from test_mixed_precision import BF16_STORAGE
+from helpers.head_runs import beyond_limit_cases, check_case, load_ranks, nonfinite_cases, run_world
+from workers.head_worker import case_data
 
 TRAIN = REPO / "tools" / "train.py"
 CONFIG = REPO / "tests" / "train_tiny.yaml"
 
 
-def make_cases(world_size: int) -> list[dict]:
-    classes = {1: 13, 2: 37, 3: 31}[world_size]
-    base = dict(batch=4, dim=16, in_dim=12, steps=3, lr=0.2, momentum=0.9, weight_decay=5e-4, scale=16.0,
-                optimizer="momentum", margins=ARCFACE, num_classes=classes * 2, sample_ratio=0.5, chunk_rows=3)
-    last_row = 4 * world_size - 1  # a sample of the last rank
-    return [
-        # float32, no loss scaling: the guard of minimize (skip_nonfinite, on by default).
-        dict(base, name="float32_inf_skips_step", seed=21, inject_inf=[1, last_row], skipped_steps=[1]),
-        # bfloat16 operands and center storage.
-        dict(base, name="bfloat16_inf_skips_step", seed=22, dtype="bfloat16", center_dtype="bfloat16",
-             tolerance=BF16_STORAGE, margins=COMBINED, inject_inf=[0, 0], skipped_steps=[0]),
-    ]
-
-
-def beyond_limit_cases(world_size: int) -> list[dict]:
-    """The last rank holds a center of tiny norm and the loss is scaled by 1e10 (see
-    test_center_gradient_beyond_the_limit_skips_the_step_on_every_rank)."""
-    classes = 5 * world_size
-    return [dict(batch=4, dim=16, in_dim=12, steps=1, lr=0.2, momentum=0.9, weight_decay=5e-4, scale=16.0,
-                 optimizer="momentum", margins=ARCFACE, num_classes=classes, sample_ratio=1.0, seed=31,
-                 tiny_center=classes - 1, loss_factor=1e10, name="beyond_limit")]
-
-
-declare("nonfinite", (1, 2, 3), make_cases)
-declare("beyond", (2, 3), beyond_limit_cases)
-
-
 @pytest.mark.parametrize("world_size", [1, pytest.param(2, marks=pytest.mark.multirank),
                                         pytest.param(3, marks=pytest.mark.multirank)])
 def test_injected_nonfinite_step_changes_no_parameter_or_state(world_size, tmp_path_factory):
-    out, cases = run_world(world_size, tmp_path_factory, tag="nonfinite", cases_for=make_cases)
+    out, cases = run_world(world_size, tmp_path_factory, tag="nonfinite", cases_for=nonfinite_cases)
     for case in cases:
         # check_case: the skipped step leaves centers, backbone and both momenta bit-identical on
         # every rank; the steps around it match the float64 reference.

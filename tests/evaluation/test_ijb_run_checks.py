@@ -13,7 +13,7 @@ import pytest
 
 from launcher import REPO
 from paddle_pfc.evaluation import ijb
-from test_ijb import SIZE, build_ijb
+from helpers.ijb_set import SIZE, build_ijb
 
 # (x / 255 - 0.5) / 0.5 would be mean 127.5, std 127.5; x / 255 differs more from the default
 OTHER_NORMALIZATION = {"inside_model": False, "formula": "x / 255", "mean": 0.0, "std": 255.0}
@@ -28,7 +28,8 @@ def ijb_root(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory) -> Path:
-    from paddle_pfc.deploy.export import export_backbone, random_state
+    from paddle_pfc.backbones.state import random_state
+    from paddle_pfc.deploy.export import export_backbone
 
     out = tmp_path_factory.mktemp("model_other_norm")
     export_backbone("mobilefacenet", 16, SIZE, random_state("mobilefacenet", 16, SIZE, seed=5), out)

@@ -260,7 +260,7 @@ def test_checks_run_before_what_they_guard_on_the_multi_thread_executor(multi_th
 
 @pytest.mark.multirank
 def test_a_positive_dropped_by_one_ranks_fused_kernel_stops_every_rank(tmp_path):
-    """The fused road's check that every positive center was kept is made on the table every rank
+    """The fused backend's check that every positive center was kept is made on the table every rank
     gathers: a faulty kernel on rank 1 alone stops both ranks at the same check (none is left
     waiting in a collective), and each names the kernel, not a label."""
     batch = [[4, [0, 3, 5, 9]], [4, [1, 2, 6, 8]]]

@@ -7,41 +7,7 @@ import paddle
 import pytest
 
 import paddle_pfc
-from test_classifier import ARCFACE, COMBINED, check_case, declare, load_ranks, run_world
-
-# bfloat16 keeps 8 significant bits: rounding moves a value by at most u = 2^-8 (0.4 %) relative.
-# Stated tolerances, against the float64 step taken from the state the ranks held before it:
-# * bfloat16 operands (dtype): loss within u relative; parameters and momentum within 4u (1.6 %) of
-#   the step's largest change (rounded operands perturb the gradient, not the value it moves).
-#   Measured on 1-3 ranks: loss <= 6.6e-4 relative, state <= 0.53 % of the largest change; another
-#   CPU sums in another order, so the bound leaves room for that.
-# * bfloat16 storage (center_dtype): the stored centers and momentum are also rounded once per step,
-#   so within u relative of that step's value on top of the above.
-U_BF16 = 2.0**-8
-BF16_OPERANDS = {"loss": U_BF16, "rtol": 0.0, "atol": 2e-5, "step": 4 * U_BF16}
-BF16_STORAGE = dict(BF16_OPERANDS, rtol=U_BF16)
-
-
-def make_cases(world_size: int) -> list[dict]:
-    classes = {1: 13, 2: 37, 3: 31}[world_size]
-    base = dict(batch=4, dim=16, in_dim=12, steps=2, lr=0.2, momentum=0.9, weight_decay=5e-4,
-                scale=16.0, optimizer="momentum", margins=ARCFACE)
-    return [
-        dict(base, name="bf16_operands", num_classes=classes * 2, sample_ratio=0.5, seed=11,
-             dtype="bfloat16", chunk_rows=3, tolerance=BF16_OPERANDS),
-        dict(base, name="bf16_storage", num_classes=classes * 2, sample_ratio=0.5, seed=12,
-             dtype="bfloat16", center_dtype="bfloat16", chunk_rows=2, tolerance=BF16_STORAGE,
-             margins=COMBINED),
-        dict(base, name="bf16_storage_f32_operands", num_classes=classes, sample_ratio=1.0, seed=13,
-             center_dtype="bfloat16", chunk_rows=4, tolerance=BF16_STORAGE),
-        dict(base, name="loss_scaled", num_classes=classes * 2, sample_ratio=0.5, seed=14,
-             chunk_rows=3, loss_scaling=True),
-        # Step 0: rank 0's first sample is inf, so every gradient on every rank is NaN: the step
-        # must change nothing and halve the scale; step 1 is an ordinary step from the same state.
-        dict(base, name="inf_skips_step", num_classes=classes * 2, sample_ratio=0.5, seed=15,
-             chunk_rows=3, loss_scaling={"init_loss_scaling": 1024.0}, inject_inf=[0, 0],
-             skipped_steps=[0], steps=3),
-    ]
+from helpers.head_runs import check_case, load_ranks, mixed_cases, mixed_fused_cases, run_world
 
 
 #: Relative loss error that tells bfloat16-rounded operands from float32 ones (see below).
@@ -52,7 +18,7 @@ ROUNDED_LOSS_ERROR = 1e-6
     (1, True), (1, False),  # native CPU kernels, and Paddle's (PADDLE_PFC_NATIVE=off)
     pytest.param(2, True, marks=pytest.mark.multirank), pytest.param(3, True, marks=pytest.mark.multirank)])
 def test_mixed_precision_matches_reference(world_size, native, tmp_path_factory):
-    out, cases = run_world(world_size, tmp_path_factory, tag=f"mixed_native{int(native)}", cases_for=make_cases,
+    out, cases = run_world(world_size, tmp_path_factory, tag=f"mixed_native{int(native)}", cases_for=mixed_cases,
                            native=native)
     for case in cases:
         loss_errors = check_case(case, load_ranks(out, case["name"], world_size), world_size)
@@ -64,30 +30,17 @@ def test_mixed_precision_matches_reference(world_size, native, tmp_path_factory)
         assert rounded == (case.get("dtype") == "bfloat16"), (case["name"], loss_errors)
 
 
-def fused_cases(world_size: int) -> list[dict]:
-    """:func:`make_cases` with the fused road's step bound for bfloat16 operands (8u, see below)."""
-    cases = make_cases(world_size)
-    for case in cases:
-        if case.get("dtype") == "bfloat16":
-            case["tolerance"] = dict(case["tolerance"], step=8 * U_BF16)
-    return cases
-
-
-declare("mixed_native1", (1, 2, 3), make_cases)
-declare("mixed_native0", (1,), make_cases, native=False)
-declare("mixed_fused", (1, 2, 3), fused_cases, kernels="fused")
-
-
 @pytest.mark.parametrize("world_size", [1, pytest.param(2, marks=pytest.mark.multirank),
                                         pytest.param(3, marks=pytest.mark.multirank)])
 def test_mixed_precision_fused_emulated_matches_reference(world_size, tmp_path_factory):
-    """The same cases on the fused road with the emulated kernels (one block: chunk_rows is
+    """The same cases on the fused backend with the emulated kernels (one block: chunk_rows is
     ignored there), with the stated tolerances but for the step bound of bfloat16 operands,
-    which is twice the composite road's: the fused road rounds the *unit* vectors to bfloat16
+    which is twice the composite backend's: the fused backend rounds the *unit* vectors to bfloat16
     and takes the kernel's unclipped margin derivative, and a fresh-clone CI run measured one
     backbone-momentum element at 1.72 % of the step's largest change (2 ranks, bf16_storage),
-    above the composite road's 4u = 1.56 % (where <= 0.53 % is measured)."""
-    out, cases = run_world(world_size, tmp_path_factory, tag="mixed_fused", cases_for=fused_cases, kernels="fused")
+    above the composite backend's 4u = 1.56 % (where <= 0.53 % is measured)."""
+    out, cases = run_world(world_size, tmp_path_factory, tag="mixed_fused", cases_for=mixed_fused_cases,
+                           kernels="fused")
     for case in cases:
         loss_errors = check_case(case, load_ranks(out, case["name"], world_size), world_size)
         rounded = max(loss_errors) > ROUNDED_LOSS_ERROR
@@ -135,8 +88,8 @@ def test_loss_scaling_checks_center_gradients_and_guards_every_update(dtype, cen
         grads = check.operand_source(0).get_defining_op()  # builtin.combine of the gradients
         sources += [_producers(grads.operand_source(i)) for i in range(grads.num_operands())]
     # One backbone gradient plus one per block of kept centers, each from the head's backward.
-    assert len(head.chunks) == 3 and len(sources) == 1 + len(head.chunks)
-    assert sum("pd_op.pylayer" in s for s in sources) == len(head.chunks), sources
+    assert len(head.blocks) == 3 and len(sources) == 1 + len(head.blocks)
+    assert sum("pd_op.pylayer" in s for s in sources) == len(head.blocks), sources
     # Every update (the centers' momentum and write-back, the backbone's momentum) sits inside the
     # branch taken when the gradients are finite: none is left in the global block.
     updates = {"pd_op.momentum_", "pd_op.scatter_", "pd_op.index_put_", "custom_op.pfc_sparse_update_"}
@@ -146,8 +99,8 @@ def test_loss_scaling_checks_center_gradients_and_guards_every_update(dtype, cen
     updating = [inner for inner in branches if updates & set(inner)]
     assert len(updating) == 1  # the other branches are the head's checks (labels in range), updating nothing
     inner = updating[0]
-    assert inner.count("custom_op.pfc_sparse_update_") == (len(head.chunks) if head.native else 0)
-    assert inner.count("pd_op.momentum_") == 1 + (0 if head.native else len(head.chunks))  # + the backbone
+    assert inner.count("custom_op.pfc_sparse_update_") == (len(head.blocks) if head.native else 0)
+    assert inner.count("pd_op.momentum_") == 1 + (0 if head.native else len(head.blocks))  # + the backbone
 
 
 def test_float16_on_cpu_is_refused_naming_the_argument(static_mode):

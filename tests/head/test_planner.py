@@ -1,18 +1,20 @@
 """Fast tests of paddle_pfc.head.planner (pure arithmetic, no paddle launch)."""
+import json
+import os
 import subprocess
 import sys
 
 import pytest
 
 from paddle_pfc.head import planner
-from paddle_pfc.head.blocks import block_bounds, block_rows
+from paddle_pfc.head.geometry import block_bounds, block_rows
 from paddle_pfc.head.planner import PROCESS_OVERHEAD, max_classes, parse_bytes, plan
 
 from launcher import REPO
 
 
 def test_small_case_by_hand():
-    p = plan(1000, 8, 2, sample_ratio=0.5, batch_size=4)
+    p = plan(1000, 8, 2, sample_ratio=0.5, batch_size=4, native=False)
     assert (p.num_local, p.num_sample, p.global_batch) == (500, 250, 8)
     assert p.centers == 500 * 8 * 4 == 16000
     assert p.momentum == 16000
@@ -24,6 +26,52 @@ def test_small_case_by_hand():
     assert p.program_analysis == int(0.14 * 2**20)   # one block
     assert p.process_overhead == PROCESS_OVERHEAD
     assert p.total == sum(getattr(p, c) for c in p.COMPONENTS)
+
+
+def test_native_kernels_by_hand():
+    # The native float32 head reads the kept rows where they lie: only the blocks' float32
+    # gradients are held (their gradient handles are never written); the native sampler holds
+    # one flag byte per class of the shard and the kept indices.
+    p = plan(1000, 8, 2, sample_ratio=0.5, batch_size=4)
+    assert p.kept_working_set == 250 * 8 * 4
+    assert p.sampling == 500 + 250 * 8
+    assert p.logits_buffers == plan(1000, 8, 2, sample_ratio=0.5, batch_size=4, native=False).logits_buffers
+    # bfloat16 blocks are gathered again in the backward on either kernels: the same working set.
+    half = dict(center_dtype="bfloat16", compute_dtype="bfloat16")
+    assert plan(1000, 8, 2, 0.5, 4, **half).kept_working_set == 250 * 8 * 2 + 6 * 250 * 8 * 4
+    assert plan(1000, 8, 2, 0.5, 4, **half, native=False).kept_working_set == 250 * 8 * 2 + 6 * 250 * 8 * 4
+
+
+def test_speed_malloc_keeps_six_bytes_per_kept_element():
+    memory = plan(1_000_000, 512, 2, 0.1, center_dtype="bfloat16", compute_dtype="bfloat16")
+    speed = plan(1_000_000, 512, 2, 0.1, center_dtype="bfloat16", compute_dtype="bfloat16", malloc="speed")
+    assert memory.heap_retention == 0 and (memory.malloc, speed.malloc) == ("memory", "speed")
+    assert speed.heap_retention == 6 * 50_000 * 512
+    assert speed.total == memory.total + speed.heap_retention
+    assert max_classes(11 * 2**30, 512, 2, 0.1, malloc="speed") < max_classes(11 * 2**30, 512, 2, 0.1)
+    with pytest.raises(ValueError, match="malloc"):
+        plan(1000, 8, 2, malloc="default")
+    assert [planner.planned_malloc(v) for v in ("memory", "speed", "default", "", None)] == \
+        ["memory", "speed", "speed", "speed", "speed"]
+
+
+@pytest.mark.parametrize("num_classes, dtype, malloc, peak_mib", [
+    (1_000_000, "float32", "speed", 2609.4), (1_000_000, "bfloat16", "speed", 1648.0),
+    (2_000_000, "float32", "speed", 4837.7), (2_000_000, "bfloat16", "speed", 2942.9)])
+def test_speed_plan_within_five_percent_of_measured_peaks(num_classes, dtype, malloc, peak_mib):
+    # As below, with --malloc speed (the process default).
+    total = plan(num_classes, 512, 2, 0.1, 128, dtype, dtype, malloc=malloc).total / 2**20
+    assert abs(total - peak_mib) <= 0.05 * peak_mib
+
+
+@pytest.mark.parametrize("num_classes, dtype, peak_mib", [
+    (1_000_000, "float32", 2481.4), (2_000_000, "float32", 4442.7),
+    (1_000_000, "bfloat16", 1506.7), (2_000_000, "bfloat16", 2638.2), (4_000_000, "bfloat16", 4903.8)])
+def test_plan_within_five_percent_of_measured_peaks(num_classes, dtype, peak_mib):
+    # Peak RSS per rank measured with tools/benchmark.py, PADDLE_PFC_MALLOC=memory, 2 ranks, D=512,
+    # ratio 0.1, batch 128, native kernels (docs/benchmarks.md, Head memory: plan against measured peak RSS).
+    total = plan(num_classes, 512, 2, 0.1, 128, dtype, dtype).total / 2**20
+    assert abs(total - peak_mib) <= 0.05 * peak_mib
 
 
 def test_blocks_by_hand():
@@ -70,7 +118,7 @@ def test_sample_ratio_rounding():
 ])
 def test_plan_matches_a_real_classifier(num_classes, world_size, ratio, embedding, batch, static_mode):
     """The plan's shard, kept centers and blocks are those of a LargeScaleClassifier built (rank 0,
-    composite road) in a static program with the same arguments."""
+    composite backend) in a static program with the same arguments."""
     import paddle
 
     import paddle_pfc
@@ -84,8 +132,8 @@ def test_plan_matches_a_real_classifier(num_classes, world_size, ratio, embeddin
     p = plan(num_classes, embedding, world_size, ratio, batch)
     assert (p.num_local, p.num_sample, p.sampled) == (head.num_local, head.num_sample, head.sampled)
     rows = block_rows(embedding, p.global_batch, p.num_sample)
-    assert len(head.chunks) == len(block_bounds(p.num_sample, rows))
-    assert [c.start for c in head.chunks] == [start for start, _ in block_bounds(p.num_sample, rows)]
+    assert len(head.blocks) == len(block_bounds(p.num_sample, rows))
+    assert [c.start for c in head.blocks] == [start for start, _ in block_bounds(p.num_sample, rows)]
 
 
 @pytest.mark.parametrize("key,values", [
@@ -112,8 +160,11 @@ def test_half_precision_centers_halve_storage(dtype):
     half = plan(1_000_000, 512, 2, 0.1, center_dtype=dtype)
     assert 2 * half.centers == full.centers
     assert 2 * half.momentum == full.momentum
-    # float32 blocks are no longer held to the backward (they are gathered again)
-    assert half.kept_working_set < full.kept_working_set
+    # On Paddle's kernels float32 blocks are no longer held to the backward (they are gathered
+    # again); the native float32 head holds none either (it reads the kept rows where they lie)
+    assert plan(1_000_000, 512, 2, 0.1, center_dtype=dtype, native=False).kept_working_set \
+        < plan(1_000_000, 512, 2, 0.1, native=False).kept_working_set
+    assert half.kept_working_set > full.kept_working_set == full.num_sample * 512 * 4
     both = plan(1_000_000, 512, 2, 0.1, center_dtype=dtype, compute_dtype=dtype)
     assert both.kept_working_set < half.kept_working_set   # 2-byte gradients
     assert both.logits_buffers == full.logits_buffers       # the softmax stays float32
@@ -187,15 +238,40 @@ def test_planner_imports_no_paddle():
 
 
 def test_cli():
+    # this checkout's package, not an installed one
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     out = subprocess.run([sys.executable, str(REPO / "tools" / "plan.py"), "--num-classes",
                           "1000000", "--world-size", "2", "--sample-ratio", "0.1"],
-                         capture_output=True, text=True, check=True).stdout
+                         capture_output=True, text=True, check=True, env=env).stdout
     assert "total" in out and "GiB" in out
     out = subprocess.run([sys.executable, str(REPO / "tools" / "plan.py"), "--max-classes",
-                          "--memory", "11GiB", "--world-size", "2", "--sample-ratio", "0.1"],
-                         capture_output=True, text=True, check=True).stdout
+                          "--memory", "11GiB", "--world-size", "2", "--sample-ratio", "0.1", "--malloc", "memory"],
+                         capture_output=True, text=True, check=True, env=env).stdout
     m = max_classes(11 * 2**30, 512, 2, 0.1, 128)
     assert f"{m:,}" in out
     bad = subprocess.run([sys.executable, str(REPO / "tools" / "plan.py"), "--num-classes", "0"],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=env)
     assert bad.returncode != 0 and "num_classes" in bad.stderr
+
+
+def test_cli_config_world_size():
+    """``-c`` plans the config's classes, embedding, ratio and batch on ``--world-size`` ranks and says
+    which world size it used (a config states none)."""
+    from paddle_pfc.cli import plan as plan_cli
+    from paddle_pfc.engine.config import load_config
+
+    config = REPO / "configs" / "glint360k_r100.yaml"
+    cfg = load_config(str(config), [])
+    out = subprocess.run([sys.executable, "-m", "paddle_pfc.cli.plan", "-c", str(config), "--world-size", "8",
+                          "--malloc", "memory", "--json"], capture_output=True, text=True, check=True, cwd=REPO).stdout
+    record = json.loads(out)
+    expected = plan(cfg.data.num_classes, cfg.model.embedding_size, 8, cfg.classifier.sample_ratio,
+                    cfg.train.batch_size, cfg.classifier.center_dtype, cfg.classifier.dtype)
+    assert record["world_size"] == 8 and record["total"] == expected.total
+    text = subprocess.run([sys.executable, "-m", "paddle_pfc.cli.plan", "-c", str(config)],
+                          capture_output=True, text=True, check=True, cwd=REPO).stdout
+    assert "world size 1 (the default: a training config states none" in text and "W=1," in text
+    assert "world size 8 (--world-size)" in subprocess.run(
+        [sys.executable, "-m", "paddle_pfc.cli.plan", "-c", str(config), "--world-size", "8"],
+        capture_output=True, text=True, check=True, cwd=REPO).stdout
+    assert plan_cli.DEFAULTS["world_size"] == [1]

@@ -5,7 +5,6 @@ onnxruntime running that graph must give torch's embeddings (so the graph is rig
 converted model must give them too. Graphs it cannot map are refused naming what was found."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,10 +14,9 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from interop_onnx_graphs import GraphWriter  # noqa: E402
-from paddle_pfc.interop import ConversionError, convert  # noqa: E402
+from helpers.interop_onnx_graphs import GraphWriter, fc_head  # noqa: E402
+from paddle_pfc.interop.common import ConversionError  # noqa: E402
+from paddle_pfc.interop.convert import convert  # noqa: E402
 from paddle_pfc.interop.torch_reader import read_torch_state  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -112,3 +110,65 @@ def test_truncated_onnx_is_named(onnx_model, tmp_path):
     cut.write_bytes(data[: len(data) // 2])
     with pytest.raises(ConversionError, match=r"cut\.onnx"):
         convert(cut)
+
+
+def test_insightface_fc_head_converts_to_onnxruntimes_embeddings(tmp_path):
+    """insightface w600k_mbf's head (the buffalo_s / buffalo_sc recognition model: 1x1 conv 512->64 +
+    PReLU, Flatten, Gemm 3136->E with bias, BatchNorm1d) on arcface_torch's MobileFaceNet body, laid
+    out as its released file (BatchNorms folded, dynamic batch): mobilefacenet_fc, embedding as
+    onnxruntime runs the graph; every head tensor where the mapping puts it."""
+    from paddle_pfc.deploy.export import EvalProgram
+
+    tensors = fc_head(read_torch_state(FIXTURES / "mbf128_fp16.pt"), embedding_size=96)
+    path = tmp_path / "w600k_mbf_like.onnx"
+    model = GraphWriter(tensors).mobilefacenet(embedding_size=96, head="fc")
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    images = np.load(FIXTURES / "mbf128_images.npy").astype(np.float32)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    ort_emb = session.run(None, {"data": ((images - 127.5) / 127.5).transpose(0, 3, 1, 2).copy()})[0]
+
+    converted = convert(path)
+    assert (converted.backbone, converted.embedding_size, converted.input_size) == ("mobilefacenet_fc", 96, (112, 112))
+    np.testing.assert_array_equal(converted.state["features.layers.2.bias"], tensors["features.layers.2.bias"])
+    np.testing.assert_array_equal(converted.state["features.layers.2.weight"], tensors["features.layers.2.weight"].T)
+    np.testing.assert_array_equal(converted.state["features.layers.0.layers.2._weight"],
+                                  tensors["features.layers.0.layers.2.weight"])
+    prog = EvalProgram(converted.backbone, converted.embedding_size, converted.input_size, converted.state)
+    cos, rel = _cosine_rel(prog(((images - 127.5) / 128).transpose(0, 3, 1, 2).copy()), ort_emb)
+    assert cos >= 0.99999 and rel <= 1e-4, (cos, rel)
+    assert convert(path, backbone="w600k_mbf").backbone == "mobilefacenet_fc"
+    with pytest.raises(ConversionError, match=r"holds a mobilefacenet_fc backbone, but --backbone iresnet50 was given"):
+        convert(path, backbone="iresnet50")
+
+
+def test_unsupported_mobilefacenet_head_is_named(tmp_path):
+    """A MobileFaceNet head that is neither GDC nor insightface's fc head (here: the fc head reducing
+    to 32 channels) is refused naming its layers and the supported heads."""
+    tensors = fc_head(read_torch_state(FIXTURES / "mbf128_fp16.pt"), embedding_size=64)
+    for name in ("features.layers.0.layers.0.weight", "features.layers.0.layers.1.weight",
+                 "features.layers.0.layers.1.bias", "features.layers.0.layers.1.running_mean",
+                 "features.layers.0.layers.1.running_var", "features.layers.0.layers.2.weight"):
+        tensors[name] = tensors[name][:32]
+    tensors["features.layers.2.weight"] = tensors["features.layers.2.weight"][:, :32 * 49]
+    path = tmp_path / "other_head.onnx"
+    onnx.save(GraphWriter(tensors).mobilefacenet(embedding_size=64, head="fc"), path)
+    with pytest.raises(ConversionError, match=r"other_head\.onnx: a MobileFaceNet whose head is Conv1x1 512→32 \+ "
+                                              r"PReLU \+ Flatten \+ Gemm 1568→64 \+ BN1d; supported heads: GDC"):
+        convert(path)
+
+
+def test_bare_released_onnx_is_fed_the_fields_normalization(onnx_model):
+    """A .onnx of the field given alone (no export.json beside it), as validate / infer / eval_ijb
+    take insightface's released files: its input is normalized (x - 127.5) / 127.5, as insightface
+    feeds it, and said once as a warning."""
+    from paddle_pfc.deploy.predictor import EmbeddingModel
+
+    images = np.load(FIXTURES / "mbf128_images.npy").astype(np.float32)
+    session = ort.InferenceSession(str(onnx_model), providers=["CPUExecutionProvider"])
+    want = session.run(None, {"data": ((images - 127.5) / 127.5).transpose(0, 3, 1, 2).copy()})[0]
+    with pytest.warns(UserWarning, match=r"not found: assuming RGB input normalized \(x - 127\.5\) / 127\.5"):
+        model = EmbeddingModel(onnx_model)
+    assert (model._mean, model._std) == (127.5, 127.5)
+    got = model(((images - model._mean) / model._std).transpose(0, 3, 1, 2).copy())
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6 * np.abs(want).max())

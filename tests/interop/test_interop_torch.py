@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paddle_pfc.interop import ConversionError, convert
+from paddle_pfc.interop.common import ConversionError
+from paddle_pfc.interop.convert import convert
 from paddle_pfc.interop.torch_reader import LEGACY_MAGIC, read_torch_state
 from paddle_pfc.utils.safe_pickle import MalformedPickleError, UnsafePickleError
 
@@ -145,7 +146,7 @@ def test_unsupported_architecture_names_what_was_found(tmp_path):
     vit = {"patch_embed.proj.weight": tensors["base"], "blocks.0.attn.qkv.weight": tensors["base"],
            "blocks.0.mlp.fc1.weight": tensors["base"]}
     with pytest.raises(ConversionError, match=r"vision transformer.*supported: iresnet18"):
-        from paddle_pfc.interop import _describe_unsupported
+        from paddle_pfc.interop.convert import _describe_unsupported
 
         raise ConversionError(_describe_unsupported(vit, "vit.pt"))
     # the real path: a torch file with other tensors

@@ -4,7 +4,6 @@ writes nothing."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,10 +13,9 @@ onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from interop_onnx_graphs import GraphWriter  # noqa: E402
-from paddle_pfc.interop import ConversionError, convert  # noqa: E402
+from helpers.interop_onnx_graphs import GraphWriter  # noqa: E402
+from paddle_pfc.interop.common import ConversionError  # noqa: E402
+from paddle_pfc.interop.convert import convert  # noqa: E402
 from paddle_pfc.interop.torch_reader import read_torch_state  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -154,14 +154,19 @@ def test_native_batch_norm_bfloat16_tensors(with_prelu, bfloat16_input, bfloat16
 
 
 @pytest.mark.parametrize("nhwc", [False, True])
-def test_native_batch_norm_far_from_zero_and_running_statistics(nhwc, static_mode, monkeypatch):
-    """A mean 10^4 times the spread (the one-pass moments are taken about a sample of the channel,
-    not about 0) and three steps of running statistics."""
+@pytest.mark.parametrize("with_prelu", [False, True])
+def test_native_batch_norm_far_from_zero_and_running_statistics(with_prelu, nhwc, static_mode, monkeypatch):
+    """A mean 10^4 times the spread: the output and every gradient as exact as float32 allows
+    against float64 (the kernel normalises x - mean with the mean kept to float64 precision, so the
+    mean's size costs nothing; x * gain + (bias - mean * gain) loses ~3e-4 of the output's scale here,
+    and Paddle's own CPU op up to 18 % of d x with the PReLU); three steps of running statistics."""
     x, scale, bias, alpha, up = _inputs([4, 3, 9, 11], seed=5, offset=300.0, spread=0.03)
+    alpha = alpha if with_prelu else None
     _, got = _run(x, scale, bias, alpha, up, "on", monkeypatch, steps=3, nhwc=nhwc)
-    out, dx, _, _, _, mean1, var1 = _reference(x, scale, bias, alpha, up)
-    np.testing.assert_allclose(got[0], out, rtol=0, atol=2e-3)  # x itself holds ~3e-5 of rounding
-    np.testing.assert_allclose(got[1], dx, rtol=0, atol=2e-2 * np.abs(dx).max())
+    out, dx, dscale, dbias, dalpha, mean1, var1 = _reference(x, scale, bias, alpha, up)
+    for name, g, w in zip(["out", "dx", "dscale", "dbias", "dalpha"], got, [out, dx, dscale, dbias, dalpha]):
+        if w is not None:
+            assert np.abs(g - w).max() <= 2e-6 * np.abs(w).max(), (name, np.abs(g - w).max() / np.abs(w).max())
     batch_mean, batch_var = mean1 / (1 - MOMENTUM), (var1 - MOMENTUM) / (1 - MOMENTUM)
     want_mean = batch_mean * (1 - MOMENTUM**3)  # from 0, three updates with the same batch
     want_var = MOMENTUM**3 + batch_var * (1 - MOMENTUM**3)

@@ -1,9 +1,9 @@
 """The fused-kernel contracts and the head's exactness on a GPU place (``pytest -m gpu``).
 
-The same checks as ``test_fused_kernels.py`` (Paddle's real ``class_center_sample`` /
+The same checks as ``fused_kernel_runs.py`` (Paddle's real ``class_center_sample`` /
 ``margin_cross_entropy`` against the numpy oracles, 1 and 2 ranks), the real kernels against
 their emulations on identical inputs, and ``test_classifier`` / ``test_mixed_precision``'s cases
-on both roads of a GPU (fused with the real kernels, composite with Paddle's GPU kernels). Every
+on both backends of a GPU (fused with the real kernels, composite with Paddle's GPU kernels). Every
 test here skips, naming the reason, where Paddle sees no GPU.
 """
 from __future__ import annotations
@@ -13,25 +13,23 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-import test_classifier
-import test_fused_kernels
-import test_mixed_precision
-from test_classifier import check_case, load_ranks
+from helpers import fused_kernel_runs
+from helpers.head_runs import check_case, fused_cases, load_ranks, mixed_cases, run_world
 
 
 @pytest.mark.gpu
 def test_real_kernels_match_oracles_one_rank(tmp_path_factory):
-    out, cases = test_fused_kernels.run_world(1, tmp_path_factory, kernels="real")
-    test_fused_kernels.check_margin_cases(out, cases, 1)
-    test_fused_kernels.check_sample_cases(out, cases, 1)
+    out, cases = fused_kernel_runs.run_world(1, tmp_path_factory, kernels="real")
+    fused_kernel_runs.check_margin_cases(out, cases, 1)
+    fused_kernel_runs.check_sample_cases(out, cases, 1)
 
 
 @pytest.mark.gpu(2)
 @pytest.mark.multirank
 def test_real_kernels_match_oracles_two_ranks(tmp_path_factory):
-    out, cases = test_fused_kernels.run_world(2, tmp_path_factory, kernels="real")
-    test_fused_kernels.check_margin_cases(out, cases, 2)
-    test_fused_kernels.check_sample_cases(out, cases, 2)
+    out, cases = fused_kernel_runs.run_world(2, tmp_path_factory, kernels="real")
+    fused_kernel_runs.check_margin_cases(out, cases, 2)
+    fused_kernel_runs.check_sample_cases(out, cases, 2)
 
 
 @pytest.mark.gpu
@@ -74,8 +72,8 @@ def test_real_and_emulated_kernels_agree(static_mode):
                                         pytest.param(2, marks=[pytest.mark.gpu(2), pytest.mark.multirank])])
 @pytest.mark.parametrize("kernels", ["fused", "composite"])
 def test_head_matches_reference_on_gpus(world_size, kernels, tmp_path_factory):
-    out, cases = test_classifier.run_world(world_size, tmp_path_factory, tag=f"gpu_{kernels}", kernels=kernels,
-                                           native=False, cases_for=test_classifier.fused_cases, real=True)
+    out, cases = run_world(world_size, tmp_path_factory, tag=f"gpu_{kernels}", kernels=kernels,
+                                           native=False, cases_for=fused_cases, real=True)
     for case in cases:
         check_case(case, load_ranks(out, case["name"], world_size), world_size)
 
@@ -86,7 +84,7 @@ FP16_STORAGE = {"loss": U_FP16, "rtol": U_FP16, "atol": 2e-5, "step": 4 * U_FP16
 
 def gpu_mixed_cases(world_size: int) -> list[dict]:
     """test_mixed_precision's cases plus float16 operands and storage with loss scaling."""
-    cases = test_mixed_precision.make_cases(world_size)
+    cases = mixed_cases(world_size)
     cases.append(dict(cases[0], name="fp16_loss_scaled", dtype="float16", center_dtype="float16", seed=16,
                       loss_scaling={"init_loss_scaling": 1024.0}, tolerance=FP16_STORAGE))
     return cases
@@ -95,7 +93,7 @@ def gpu_mixed_cases(world_size: int) -> list[dict]:
 @pytest.mark.gpu
 @pytest.mark.parametrize("kernels", ["fused", "composite"])
 def test_mixed_precision_matches_reference_on_gpu(kernels, tmp_path_factory):
-    out, cases = test_classifier.run_world(1, tmp_path_factory, tag=f"gpu_mixed_{kernels}", kernels=kernels,
+    out, cases = run_world(1, tmp_path_factory, tag=f"gpu_mixed_{kernels}", kernels=kernels,
                                            native=False, cases_for=gpu_mixed_cases, real=True)
     for case in cases:
         check_case(case, load_ranks(out, case["name"], 1), 1)

@@ -1,7 +1,7 @@
 """Run by tests under ``paddle.distributed.launch``: rank 0 stays out of every collective for
 ``--alone`` seconds (as during a long validation or checkpoint write; here it sleeps, which is the
 same to gloo and leaves the CPU to other tests), then every rank all-gathers its rank number —
-with or without meeting at a :class:`paddle_pfc.engine.barrier.StoreBarrier` first."""
+with or without meeting at a :class:`paddle_pfc.runtime.barrier.StoreBarrier` first."""
 from __future__ import annotations
 
 import argparse
@@ -13,8 +13,8 @@ import paddle
 
 import paddle_pfc
 from paddle_pfc.cli.entry import run
-from paddle_pfc.engine.barrier import StoreBarrier
-from paddle_pfc.engine.distributed import all_gather_rows
+from paddle_pfc.runtime.barrier import StoreBarrier
+from paddle_pfc.runtime.distributed import all_gather_rows
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 "backbone" on ``images``), fed per step what ``--cases`` gives each rank, through
 ``paddle_pfc.run`` on Paddle's multi-threaded executor. Writes ``rank{r}.json``: per case the
 error's class and message (or the loss), and whether the centers and the backbone stayed as they
-were. ``--drop-positive-on R``: the fused road, rank R's sampling kernel faulty (it drops its first
+were. ``--drop-positive-on R``: the fused backend, rank R's sampling kernel faulty (it drops its first
 kept center, a positive)."""
 from __future__ import annotations
 

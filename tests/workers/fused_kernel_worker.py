@@ -13,9 +13,9 @@ import paddle
 
 import paddle_pfc
 from paddle_pfc.cli import entry
-from paddle_pfc.head.classifier import class_split
+from paddle_pfc.head.geometry import class_split
 from paddle_pfc.kernels.collectives import CollectiveChain
-from paddle_pfc.engine.distributed import current_place
+from paddle_pfc.runtime.distributed import current_place
 from paddle_pfc.kernels import fused_kernels
 
 

@@ -11,7 +11,7 @@ import paddle
 
 import paddle_pfc
 from paddle_pfc.cli import entry
-from paddle_pfc.engine.distributed import current_place
+from paddle_pfc.runtime.distributed import current_place
 from paddle_pfc.head.dtypes import convert, to_float32
 
 

@@ -13,12 +13,13 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from paddle_pfc.utils.errors import UsageError
 from paddle_pfc.utils.numbers import is_int
 
 from .schema import SCHEMA, Field
 
 
-class ConfigError(ValueError):
+class ConfigError(UsageError):
     """Invalid configuration.  ``errors`` holds one ``"dotted.key: problem"`` line per problem."""
 
     def __init__(self, errors: str | Sequence[str]):

@@ -46,16 +46,20 @@ Layout CheckInputs(const paddle::Tensor& x, const std::vector<const paddle::Tens
   return l;
 }
 
-// y = x * gain + shift (gain = scale * inv_std, shift = bias - mean * gain), then the PReLU when
-// a slope is given: the forward and the backward's recomputation use this one expression, so
-// both see the same y (and take the same side of the PReLU).
-inline float Affine(float x, float gain, float shift) { return x * gain + shift; }
+// A channel's mean is kept as its float32 rounding `center` plus the `residual` mean - center (so
+// mean = center + residual to float64 precision), and
+// y = (x - center) * gain + shift (gain = scale * inv_std, shift = bias - residual * gain), then the
+// PReLU when a slope is given. x - center is of the size of the channel's spread, so a mean large
+// against the spread costs no precision (x * gain + (bias - mean * gain) would round x * gain at the
+// mean's magnitude). The forward and the backward's recomputation use this one expression, so both
+// see the same y (and take the same side of the PReLU).
+inline float Affine(float x, float center, float gain, float shift) { return (x - center) * gain + shift; }
 
-// A channel's gain and shift from its saved (float32) mean and inverse std: the forward and the
+// A channel's gain and shift from its mean's residual and its inverse std: the forward and the
 // backward both take them from here, so the backward's y is the forward's bit for bit.
-inline void GainShift(float scale, float bias, float mean, float inv_std, float* gain, float* shift) {
+inline void GainShift(float scale, float bias, float residual, float inv_std, float* gain, float* shift) {
   *gain = static_cast<float>(static_cast<double>(scale) * inv_std);
-  *shift = static_cast<float>(bias - static_cast<double>(mean) * scale * inv_std);
+  *shift = static_cast<float>(bias - static_cast<double>(residual) * scale * inv_std);
 }
 
 // x, the output and their gradients are float32, or bfloat16 next to a bfloat16 convolution: the
@@ -74,8 +78,8 @@ template <typename T>
 const T* Data(const paddle::Tensor& t) { return static_cast<const T*>(t.data()); }
 
 // The forward's per-channel results from its sums of d = x - origin and d * d over `count`
-// values: the saved mean and inverse std, the running statistics' update and the normalisation's
-// gain and shift.
+// values: the saved mean (2C values: the C centers, then the C residuals) and inverse std, the
+// running statistics' update and the normalisation's gain and shift.
 struct ForwardChannels {
   const float* gamma;
   const float* beta;
@@ -84,31 +88,34 @@ struct ForwardChannels {
   float* running_mean;
   float* running_var;
   double count;
+  int64_t channels;
   float momentum, epsilon;
 
-  void Finish(int64_t c, double sum, double square, float origin, float* gain, float* shift) const {
+  void Finish(int64_t c, double sum, double square, float origin, float* center, float* gain, float* shift) const {
     const double shifted_mean = sum / count;
     const double mean = origin + shifted_mean;
     const double variance = std::max(square / count - shifted_mean * shifted_mean, 0.0);
     const double inv_std = 1.0 / std::sqrt(variance + static_cast<double>(epsilon));
-    saved_mean[c] = static_cast<float>(mean);
+    saved_mean[c] = *center = static_cast<float>(mean);
+    saved_mean[channels + c] = static_cast<float>(mean - static_cast<double>(*center));
     saved_inv_std[c] = static_cast<float>(inv_std);
     running_mean[c] = static_cast<float>(momentum * running_mean[c] + (1.0 - momentum) * mean);
     running_var[c] = static_cast<float>(momentum * running_var[c] + (1.0 - momentum) * variance);
-    GainShift(gamma[c], beta[c], saved_mean[c], saved_inv_std[c], gain, shift);
+    GainShift(gamma[c], beta[c], saved_mean[channels + c], saved_inv_std[c], gain, shift);
   }
 };
 
 // y = Affine(x) (then the PReLU with `slope` when `prelu`) of `size` values.
 template <typename In, typename Out>
-inline void NormaliseRun(const In* p, Out* q, int64_t size, float gain, float shift, bool prelu, float slope) {
+inline void NormaliseRun(const In* p, Out* q, int64_t size, float center, float gain, float shift, bool prelu,
+                         float slope) {
   if (!prelu) {
 #pragma omp simd
-    for (int64_t i = 0; i < size; ++i) Store(q + i, Affine(Load(p[i]), gain, shift));
+    for (int64_t i = 0; i < size; ++i) Store(q + i, Affine(Load(p[i]), center, gain, shift));
   } else {
 #pragma omp simd
     for (int64_t i = 0; i < size; ++i) {
-      const float v = Affine(Load(p[i]), gain, shift);
+      const float v = Affine(Load(p[i]), center, gain, shift);
       Store(q + i, v > 0.0f ? v : slope * v);
     }
   }
@@ -116,18 +123,19 @@ inline void NormaliseRun(const In* p, Out* q, int64_t size, float gain, float sh
 
 // NHWC: y = Affine(x) (then the PReLU when `slopes`) along the rows of [N * inner, C].
 template <typename In, typename Out>
-void NormaliseRows(const Layout& l, const In* in, Out* y, const float* gain, const float* shift, const float* slopes) {
+void NormaliseRows(const Layout& l, const In* in, Out* y, const float* center, const float* gain, const float* shift,
+                   const float* slopes) {
   const int64_t channels = l.channels;
   for (int64_t r = 0; r < l.count(); ++r) {
     const In* p = in + r * channels;
     Out* v = y + r * channels;
     if (slopes == nullptr) {
 #pragma omp simd
-      for (int64_t c = 0; c < channels; ++c) Store(v + c, Affine(Load(p[c]), gain[c], shift[c]));
+      for (int64_t c = 0; c < channels; ++c) Store(v + c, Affine(Load(p[c]), center[c], gain[c], shift[c]));
     } else {
 #pragma omp simd
       for (int64_t c = 0; c < channels; ++c) {
-        const float t = Affine(Load(p[c]), gain[c], shift[c]);
+        const float t = Affine(Load(p[c]), center[c], gain[c], shift[c]);
         Store(v + c, t > 0.0f ? t : slopes[c] * t);
       }
     }
@@ -139,7 +147,7 @@ template <typename In, typename Out>
 void ForwardChannelsFirst(const Layout& l, const In* in, Out* y, const float* slopes, const ForwardChannels& out) {
   const int64_t block = l.block();
   std::vector<double> sums(block), squares(block);
-  std::vector<float> origin(block), gains(block), shifts(block);
+  std::vector<float> origin(block), centers(block), gains(block), shifts(block);
   for (int64_t c0 = 0; c0 < l.channels; c0 += block) {
     const int64_t k = std::min(block, l.channels - c0);
     for (int64_t j = 0; j < k; ++j) {
@@ -161,11 +169,13 @@ void ForwardChannelsFirst(const Layout& l, const In* in, Out* y, const float* sl
         squares[j] += q;
       }
     }
-    for (int64_t j = 0; j < k; ++j) out.Finish(c0 + j, sums[j], squares[j], origin[j], &gains[j], &shifts[j]);
+    for (int64_t j = 0; j < k; ++j) {
+      out.Finish(c0 + j, sums[j], squares[j], origin[j], &centers[j], &gains[j], &shifts[j]);
+    }
     for (int64_t n = 0; n < l.batch; ++n) {
       for (int64_t j = 0; j < k; ++j) {
-        NormaliseRun(in + l.offset(n, c0 + j), y + l.offset(n, c0 + j), l.inner, gains[j], shifts[j], slopes != nullptr,
-                     slopes != nullptr ? slopes[c0 + j] : 0.0f);
+        NormaliseRun(in + l.offset(n, c0 + j), y + l.offset(n, c0 + j), l.inner, centers[j], gains[j], shifts[j],
+                     slopes != nullptr, slopes != nullptr ? slopes[c0 + j] : 0.0f);
       }
     }
   }
@@ -177,7 +187,8 @@ template <typename In, typename Out>
 void ForwardChannelsLast(const Layout& l, const In* in, Out* y, const float* slopes, const ForwardChannels& out) {
   const int64_t channels = l.channels;
   std::vector<double> sums(channels, 0.0), squares(channels, 0.0);
-  std::vector<float> origin(channels), sample_sums(channels), sample_squares(channels), gains(channels), shifts(channels);
+  std::vector<float> origin(channels), sample_sums(channels), sample_squares(channels), centers(channels),
+      gains(channels), shifts(channels);
   float* o = origin.data();
   float* s = sample_sums.data();
   float* q = sample_squares.data();
@@ -199,12 +210,12 @@ void ForwardChannelsLast(const Layout& l, const In* in, Out* y, const float* slo
       squares[c] += q[c];
     }
   }
-  for (int64_t c = 0; c < channels; ++c) out.Finish(c, sums[c], squares[c], o[c], &gains[c], &shifts[c]);
-  NormaliseRows(l, in, y, gains.data(), shifts.data(), slopes);
+  for (int64_t c = 0; c < channels; ++c) out.Finish(c, sums[c], squares[c], o[c], &centers[c], &gains[c], &shifts[c]);
+  NormaliseRows(l, in, y, centers.data(), gains.data(), shifts.data(), slopes);
 }
 
-// x and Out each float32 (float) or bfloat16 (uint16_t). Returns Out, SavedMean, SavedInvStd
-// (float32); updates the running statistics in place. The moments come from one pass of sums of
+// x and Out each float32 (float) or bfloat16 (uint16_t). Returns Out, SavedMean ([2C]: the centers,
+// then the residuals), SavedInvStd (float32); updates the running statistics in place. The moments come from one pass of sums of
 // d = x - x[0, c, 0] and d * d (float per plane, float64 across planes): the shift keeps the
 // variance's cancellation at the scale of the data's own spread.
 template <typename In, typename Out>
@@ -217,11 +228,11 @@ std::vector<paddle::Tensor> Forward(const paddle::Tensor& x, const paddle::Tenso
   constexpr bool kBf16 = std::is_same_v<Out, uint16_t>;
   auto out = paddle::empty(x.shape(), kBf16 ? paddle::DataType::BFLOAT16 : paddle::DataType::FLOAT32,
                            paddle::CPUPlace());
-  auto saved_mean = paddle::empty({l.channels}, paddle::DataType::FLOAT32, paddle::CPUPlace());
+  auto saved_mean = paddle::empty({2 * l.channels}, paddle::DataType::FLOAT32, paddle::CPUPlace());
   auto saved_inv_std = paddle::empty({l.channels}, paddle::DataType::FLOAT32, paddle::CPUPlace());
   const ForwardChannels channels{scale.data<float>(), bias.data<float>(), saved_mean.data<float>(),
                                  saved_inv_std.data<float>(), running_mean.data<float>(), running_var.data<float>(),
-                                 static_cast<double>(l.count()), momentum, epsilon};
+                                 static_cast<double>(l.count()), l.channels, momentum, epsilon};
   const float* slopes = alpha != nullptr ? alpha->data<float>() : nullptr;
   if (channels_last) {
     ForwardChannelsLast(l, Data<In>(x), Data<Out>(out), slopes, channels);
@@ -235,18 +246,23 @@ std::vector<paddle::Tensor> Forward(const paddle::Tensor& x, const paddle::Tenso
 // y = scale * xhat + bias and dy = dOut (times alpha where y <= 0): dBias = sum dy,
 // dScale = sum dy * xhat, dAlpha = sum dOut * y where y <= 0,
 // dX = scale * inv_std * (dy - dBias / M - xhat * dScale / M), M = N * H * W, written as
-// dX = a * dy + (b * x + d).
+// dX = a * dy + (b * (x - center) + d) with the forward's center and residual (Affine).
 struct BackwardChannels {
   const float* gamma;
-  const float* means;
+  const float* means;  // the forward's saved mean: C centers, then C residuals
   const float* inv_stds;
   float* grad_scale;
   float* grad_bias;
   float* grad_alpha;
   double count;
+  int64_t channels;
 
-  // a, b, d of channel c from its sums of dy, dy * (x - mean) and the PReLU's dAlpha terms.
-  void Finish(int64_t c, double sum_dy, double sum_dy_xc, double sum_dalpha, float* a, float* b, float* d) const {
+  float center(int64_t c) const { return means[c]; }
+  float residual(int64_t c) const { return means[channels + c]; }
+
+  // a, b, d of channel c from its sums of dy, dy * (x - center) and the PReLU's dAlpha terms.
+  void Finish(int64_t c, double sum_dy, double sum_dy_xcenter, double sum_dalpha, float* a, float* b, float* d) const {
+    const double sum_dy_xc = sum_dy_xcenter - residual(c) * sum_dy;  // sum dy * (x - mean)
     const double inv_std = inv_stds[c], d_scale = sum_dy_xc * inv_std;
     grad_bias[c] = static_cast<float>(sum_dy);
     grad_scale[c] = static_cast<float>(d_scale);
@@ -255,13 +271,13 @@ struct BackwardChannels {
     const double slope_x = -gain * inv_std * d_scale / count;
     *a = static_cast<float>(gain);
     *b = static_cast<float>(slope_x);
-    *d = static_cast<float>(-gain * sum_dy / count - slope_x * means[c]);
+    *d = static_cast<float>(-gain * sum_dy / count - slope_x * residual(c));
   }
 };
 
-// Sums over `size` values of x (p) and dOut (g) into s_dy, s_dy_xc (and s_da with the PReLU).
+// Sums over `size` values of x (p) and dOut (g) into s_dy, s_dy_xc (dy * (x - center); and s_da with the PReLU).
 template <typename In, typename Grad>
-inline void GradSums(const In* p, const Grad* g, int64_t size, float mean, float gain, float shift, bool prelu,
+inline void GradSums(const In* p, const Grad* g, int64_t size, float center, float gain, float shift, bool prelu,
                      float slope, float* s_dy, float* s_dy_xc, float* s_da) {
   float sum_dy = 0.0f, sum_dy_xc = 0.0f, sum_da = 0.0f;
   if (!prelu) {
@@ -269,16 +285,16 @@ inline void GradSums(const In* p, const Grad* g, int64_t size, float mean, float
     for (int64_t i = 0; i < size; ++i) {
       const float dy = Load(g[i]);
       sum_dy += dy;
-      sum_dy_xc += dy * (Load(p[i]) - mean);
+      sum_dy_xc += dy * (Load(p[i]) - center);
     }
   } else {
 #pragma omp simd reduction(+ : sum_dy, sum_dy_xc, sum_da)
     for (int64_t i = 0; i < size; ++i) {
-      const float xv = Load(p[i]), v = Affine(xv, gain, shift);
+      const float xv = Load(p[i]), v = Affine(xv, center, gain, shift);
       const bool positive = v > 0.0f;
       const float dz = Load(g[i]), dy = positive ? dz : slope * dz;
       sum_dy += dy;
-      sum_dy_xc += dy * (xv - mean);
+      sum_dy_xc += dy * (xv - center);
       sum_da += positive ? 0.0f : dz * v;
     }
   }
@@ -287,19 +303,19 @@ inline void GradSums(const In* p, const Grad* g, int64_t size, float mean, float
   *s_da = sum_da;
 }
 
-// dX = a * dy + (b * x + d) over `size` values.
+// dX = a * dy + (b * (x - center) + d) over `size` values.
 template <typename In, typename Grad>
-inline void GradRun(const In* p, const Grad* g, In* q, int64_t size, float a, float b, float d, float gain, float shift,
-                    bool prelu, float slope) {
+inline void GradRun(const In* p, const Grad* g, In* q, int64_t size, float a, float b, float d, float center, float gain,
+                    float shift, bool prelu, float slope) {
   if (!prelu) {
 #pragma omp simd
-    for (int64_t i = 0; i < size; ++i) Store(q + i, a * Load(g[i]) + (b * Load(p[i]) + d));
+    for (int64_t i = 0; i < size; ++i) Store(q + i, a * Load(g[i]) + (b * (Load(p[i]) - center) + d));
   } else {
 #pragma omp simd
     for (int64_t i = 0; i < size; ++i) {
-      const float xv = Load(p[i]), v = Affine(xv, gain, shift);
+      const float xv = Load(p[i]), v = Affine(xv, center, gain, shift);
       const float dz = Load(g[i]), dy = v > 0.0f ? dz : slope * dz;
-      Store(q + i, a * dy + (b * xv + d));
+      Store(q + i, a * dy + (b * (xv - center) + d));
     }
   }
 }
@@ -315,14 +331,14 @@ void BackwardChannelsFirst(const Layout& l, const In* in, const Grad* dout, In* 
     const int64_t k = std::min(block, l.channels - c0);
     for (int64_t j = 0; j < k; ++j) {
       const int64_t c = c0 + j;
-      GainShift(out.gamma[c], beta[c], out.means[c], out.inv_stds[c], &gains[j], &shifts[j]);
+      GainShift(out.gamma[c], beta[c], out.residual(c), out.inv_stds[c], &gains[j], &shifts[j]);
       sum_dy[j] = sum_dy_xc[j] = sum_dalpha[j] = 0.0;
     }
     for (int64_t n = 0; n < l.batch; ++n) {
       for (int64_t j = 0; j < k; ++j) {
         float s_dy, s_dy_xc, s_da;
-        GradSums(in + l.offset(n, c0 + j), dout + l.offset(n, c0 + j), l.inner, out.means[c0 + j], gains[j], shifts[j],
-                 prelu, prelu ? slopes[c0 + j] : 0.0f, &s_dy, &s_dy_xc, &s_da);
+        GradSums(in + l.offset(n, c0 + j), dout + l.offset(n, c0 + j), l.inner, out.center(c0 + j), gains[j],
+                 shifts[j], prelu, prelu ? slopes[c0 + j] : 0.0f, &s_dy, &s_dy_xc, &s_da);
         sum_dy[j] += s_dy;
         sum_dy_xc[j] += s_dy_xc;
         sum_dalpha[j] += s_da;
@@ -332,7 +348,7 @@ void BackwardChannelsFirst(const Layout& l, const In* in, const Grad* dout, In* 
     for (int64_t n = 0; n < l.batch; ++n) {
       for (int64_t j = 0; j < k; ++j) {
         GradRun(in + l.offset(n, c0 + j), dout + l.offset(n, c0 + j), dx + l.offset(n, c0 + j), l.inner, a[j], b[j], d[j],
-                gains[j], shifts[j], prelu, prelu ? slopes[c0 + j] : 0.0f);
+                out.center(c0 + j), gains[j], shifts[j], prelu, prelu ? slopes[c0 + j] : 0.0f);
       }
     }
   }
@@ -345,10 +361,12 @@ void BackwardChannelsLast(const Layout& l, const In* in, const Grad* dout, In* d
   std::vector<double> sum_dy(channels, 0.0), sum_dy_xc(channels, 0.0), sum_dalpha(channels, 0.0);
   std::vector<float> gains(channels), shifts(channels), a(channels), b(channels), d(channels);
   std::vector<float> sample_dy(channels), sample_dy_xc(channels), sample_da(channels);
-  for (int64_t c = 0; c < channels; ++c) GainShift(out.gamma[c], beta[c], out.means[c], out.inv_stds[c], &gains[c], &shifts[c]);
+  for (int64_t c = 0; c < channels; ++c) {
+    GainShift(out.gamma[c], beta[c], out.residual(c), out.inv_stds[c], &gains[c], &shifts[c]);
+  }
   const float* gain = gains.data();
   const float* shift = shifts.data();
-  const float* mean = out.means;
+  const float* center = out.means;  // the centers (the residuals follow them)
   float* s1 = sample_dy.data();
   float* s2 = sample_dy_xc.data();
   float* s3 = sample_da.data();
@@ -364,16 +382,16 @@ void BackwardChannelsLast(const Layout& l, const In* in, const Grad* dout, In* d
         for (int64_t c = 0; c < channels; ++c) {
           const float dy = Load(g[c]);
           s1[c] += dy;
-          s2[c] += dy * (Load(p[c]) - mean[c]);
+          s2[c] += dy * (Load(p[c]) - center[c]);
         }
       } else {
 #pragma omp simd
         for (int64_t c = 0; c < channels; ++c) {
-          const float xv = Load(p[c]), v = Affine(xv, gain[c], shift[c]);
+          const float xv = Load(p[c]), v = Affine(xv, center[c], gain[c], shift[c]);
           const bool positive = v > 0.0f;
           const float dz = Load(g[c]), dy = positive ? dz : slopes[c] * dz;
           s1[c] += dy;
-          s2[c] += dy * (xv - mean[c]);
+          s2[c] += dy * (xv - center[c]);
           s3[c] += positive ? 0.0f : dz * v;
         }
       }
@@ -394,13 +412,15 @@ void BackwardChannelsLast(const Layout& l, const In* in, const Grad* dout, In* d
     In* q = dx + r * channels;
     if (slopes == nullptr) {
 #pragma omp simd
-      for (int64_t c = 0; c < channels; ++c) Store(q + c, pa[c] * Load(g[c]) + (pb[c] * Load(p[c]) + pd[c]));
+      for (int64_t c = 0; c < channels; ++c) {
+        Store(q + c, pa[c] * Load(g[c]) + (pb[c] * (Load(p[c]) - center[c]) + pd[c]));
+      }
     } else {
 #pragma omp simd
       for (int64_t c = 0; c < channels; ++c) {
-        const float xv = Load(p[c]), v = Affine(xv, gain[c], shift[c]);
+        const float xv = Load(p[c]), v = Affine(xv, center[c], gain[c], shift[c]);
         const float dz = Load(g[c]), dy = v > 0.0f ? dz : slopes[c] * dz;
-        Store(q + c, pa[c] * dy + (pb[c] * xv + pd[c]));
+        Store(q + c, pa[c] * dy + (pb[c] * (xv - center[c]) + pd[c]));
       }
     }
   }
@@ -413,9 +433,11 @@ std::vector<paddle::Tensor> Backward(const paddle::Tensor& x, const paddle::Tens
                                      const paddle::Tensor* alpha, const paddle::Tensor& saved_mean,
                                      const paddle::Tensor& saved_inv_std, const paddle::Tensor& grad_out,
                                      bool channels_last) {
-  std::vector<const paddle::Tensor*> per_channel{&scale, &bias, &saved_mean, &saved_inv_std};
+  std::vector<const paddle::Tensor*> per_channel{&scale, &bias, &saved_inv_std};
   if (alpha != nullptr) per_channel.push_back(alpha);
   const Layout l = CheckInputs(x, per_channel, channels_last);
+  PD_CHECK(saved_mean.is_cpu() && saved_mean.dtype() == paddle::DataType::FLOAT32 && saved_mean.numel() == 2 * l.channels,
+           "pfc_batch_norm_grad: the saved mean must be the forward's float32 [2C]");
   PD_CHECK(grad_out.shape() == x.shape(), "pfc_batch_norm_grad: grad_out must be shaped like x");
   auto grad_x = paddle::empty(x.shape(), x.dtype(), paddle::CPUPlace());
   auto grad_scale = paddle::empty({l.channels}, paddle::DataType::FLOAT32, paddle::CPUPlace());
@@ -423,7 +445,7 @@ std::vector<paddle::Tensor> Backward(const paddle::Tensor& x, const paddle::Tens
   auto grad_alpha = paddle::empty({l.channels}, paddle::DataType::FLOAT32, paddle::CPUPlace());
   const BackwardChannels channels{scale.data<float>(), saved_mean.data<float>(), saved_inv_std.data<float>(),
                                   grad_scale.data<float>(), grad_bias.data<float>(), grad_alpha.data<float>(),
-                                  static_cast<double>(l.count())};
+                                  static_cast<double>(l.count()), l.channels};
   const float* slopes = alpha != nullptr ? alpha->data<float>() : nullptr;
   if (channels_last) {
     BackwardChannelsLast(l, Data<In>(x), Data<Grad>(grad_out), Data<In>(grad_x), slopes, bias.data<float>(), channels);
@@ -487,8 +509,8 @@ std::vector<paddle::Tensor> BatchNormPReluBackward(const paddle::Tensor& x, cons
   return Backward(x, scale, bias, &alpha, saved_mean, saved_inv_std, grad_out, channels_last);
 }
 
-// Inference (eval mode): y = Affine(x) with each channel's gain and shift from the running
-// statistics (GainShift of mean and 1 / sqrt(variance + epsilon), float64), then the PReLU when
+// Inference (eval mode): y = Affine(x) about the running mean (residual 0), with each channel's gain
+// and shift from the running statistics (GainShift of 1 / sqrt(variance + epsilon), float64), then the PReLU when
 // `alpha` is given; float32 in and out, one read of x and one write of y. No gradient.
 std::vector<paddle::Tensor> Inference(const paddle::Tensor& x, const paddle::Tensor& scale, const paddle::Tensor& bias,
                                       const paddle::Tensor& mean, const paddle::Tensor& variance,
@@ -501,21 +523,21 @@ std::vector<paddle::Tensor> Inference(const paddle::Tensor& x, const paddle::Ten
   std::vector<float> gains(l.channels), shifts(l.channels);
   for (int64_t c = 0; c < l.channels; ++c) {
     const double inv_std = 1.0 / std::sqrt(static_cast<double>(variance.data<float>()[c]) + epsilon);
-    GainShift(scale.data<float>()[c], bias.data<float>()[c], mean.data<float>()[c], static_cast<float>(inv_std),
-              &gains[c], &shifts[c]);
+    GainShift(scale.data<float>()[c], bias.data<float>()[c], 0.0f, static_cast<float>(inv_std), &gains[c], &shifts[c]);
   }
   const float* slopes = alpha != nullptr ? alpha->data<float>() : nullptr;
   const float* in = x.data<float>();
+  const float* centers = mean.data<float>();
   float* y = out.data<float>();
   if (!channels_last) {
     for (int64_t n = 0; n < l.batch; ++n) {
       for (int64_t c = 0; c < l.channels; ++c) {
-        NormaliseRun(in + l.offset(n, c), y + l.offset(n, c), l.inner, gains[c], shifts[c], slopes != nullptr,
-                     slopes != nullptr ? slopes[c] : 0.0f);
+        NormaliseRun(in + l.offset(n, c), y + l.offset(n, c), l.inner, centers[c], gains[c], shifts[c],
+                     slopes != nullptr, slopes != nullptr ? slopes[c] : 0.0f);
       }
     }
   } else {
-    NormaliseRows(l, in, y, gains.data(), shifts.data(), slopes);
+    NormaliseRows(l, in, y, centers, gains.data(), shifts.data(), slopes);
   }
   return {out};
 }
@@ -541,12 +563,13 @@ const paddle::DataType kF32 = paddle::DataType::FLOAT32;
 
 // Shapes and dtypes: x's shape for Out and dX (Out's dtype from bf16_out, dX's x's), [C] float32
 // for the rest (inputs, then attributes, in the ops' order).
+// SavedMean: [2C], the centers then the residuals (ForwardChannels).
 Shapes ForwardShape(const Shape& x, const Shape& c, const Shape&, const Shape&, const Shape&, float, float, bool, bool) {
-  return {x, c, c, c, c};
+  return {x, c, c, {2 * c[0]}, c};
 }
 Shapes ForwardPReluShape(const Shape& x, const Shape& c, const Shape&, const Shape&, const Shape&, const Shape&, float,
                          float, bool, bool) {
-  return {x, c, c, c, c};
+  return {x, c, c, {2 * c[0]}, c};
 }
 Dtypes ForwardDtypes(bool bf16_out) {
   return {bf16_out ? paddle::DataType::BFLOAT16 : kF32, kF32, kF32, kF32, kF32};

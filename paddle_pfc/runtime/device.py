@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from paddle_pfc.utils.cpu import CPU_FEATURES, CpuInfo, cpu_info
 
+
 @dataclass(frozen=True)
 class DeviceInfo:
     """What a report names: Paddle version and build, CPU, GPUs."""

@@ -39,7 +39,8 @@ from __future__ import annotations
 import ctypes
 import os
 
-from paddle_pfc.engine.device import CpuInfo, cpu_info
+from paddle_pfc.runtime.device import CpuInfo, cpu_info
+from paddle_pfc.utils.errors import UsageError
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 #: (mmap threshold, trim threshold) in bytes per mode; 32 MiB is glibc's largest mmap threshold.
@@ -66,7 +67,7 @@ def tune_malloc(mode: str | None = None) -> str:
 
 def mkl_kernels_for(cpu: CpuInfo) -> str | None:
     """The ``MKL_DEBUG_CPU_TYPE`` that gives ``cpu`` MKL's fastest kernels it can run: ``"7"``
-    (AVX-512) for an AMD CPU with :attr:`~paddle_pfc.engine.device.CpuInfo.avx512_core`, ``"5"``
+    (AVX-512) for an AMD CPU with :attr:`~paddle_pfc.runtime.device.CpuInfo.avx512_core`, ``"5"``
     (AVX2) for an AMD CPU with AVX2 only; None elsewhere (Intel CPUs get MKL's best path anyway)."""
     if cpu.vendor != "AuthenticAMD":
         return None
@@ -80,7 +81,7 @@ SERIAL_FLAG = "FLAGS_new_executor_serial_run"
 ONEDNN_FLAGS = ("FLAGS_use_onednn", "FLAGS_use_mkldnn")
 
 
-class ProcessSettingError(RuntimeError):
+class ProcessSettingError(UsageError, RuntimeError):
     """A process-wide Paddle setting with which paddle_pfc's CPU programs cannot run."""
 
 
@@ -92,7 +93,7 @@ def refuse_global_onednn() -> None:
     (docs/paddle-notes.md, docs/performance.md). GPU programs do not use those kernels."""
     import paddle
 
-    from paddle_pfc.engine.device import gpu_visible
+    from paddle_pfc.runtime.device import gpu_visible
 
     on = [flag for flag in ONEDNN_FLAGS if paddle.get_flags([flag])[flag]]
     if on and not gpu_visible():
@@ -108,7 +109,7 @@ def serial_executor_on_cpu() -> bool:
     the flag is now on."""
     import paddle
 
-    from paddle_pfc.engine.device import gpu_visible
+    from paddle_pfc.runtime.device import gpu_visible
 
     if SERIAL_FLAG not in os.environ and not gpu_visible():
         paddle.set_flags({SERIAL_FLAG: True})

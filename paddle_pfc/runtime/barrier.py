@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import time
 
+from paddle_pfc.utils.errors import PfcError
 
-class BarrierTimeout(TimeoutError):
+
+class BarrierTimeout(PfcError, TimeoutError):
     """Some ranks did not reach a barrier in time (names the barrier and the missing ranks)."""
 
 

@@ -65,8 +65,8 @@ def _cpuinfo(tmp_path, vendor: str, family: int, flags: str) -> str:
 
 
 def test_mkl_kernels_follow_the_cpu_vendor_and_features(tmp_path):
+    from paddle_pfc.runtime.process import mkl_kernels_for
     from paddle_pfc.utils.cpu import cpu_info
-    from paddle_pfc.engine.runtime import mkl_kernels_for
 
     avx512 = "avx2 avx512f avx512cd avx512bw avx512dq avx512vl"
     zen5 = cpu_info(_cpuinfo(tmp_path, "AuthenticAMD", 26, avx512 + " avx512_bf16"))
@@ -81,8 +81,8 @@ def test_mkl_kernels_follow_the_cpu_vendor_and_features(tmp_path):
 
 
 def test_mkl_setting_follows_the_running_cpu():
+    from paddle_pfc.runtime.process import mkl_kernels_for
     from paddle_pfc.utils.cpu import cpu_info
-    from paddle_pfc.engine.runtime import mkl_kernels_for
 
     out = python("import paddle_pfc\nprint(paddle_pfc.configure_process()['mkl_debug_cpu_type'] or '-')")
     assert out[-1] == (mkl_kernels_for(cpu_info()) or "-")
@@ -112,7 +112,7 @@ def test_global_onednn_mode_is_refused_on_cpu_naming_the_flag(flag, tmp_path):
     """Either flag makes Paddle 3.3.1 segfault in a CPU training step (its oneDNN batch norm);
     configure_process (so init_distributed and every tool) refuses it instead, and tools/train.py
     says so in one line with the usage-error status."""
-    from paddle_pfc.engine.device import gpu_visible
+    from paddle_pfc.runtime.device import gpu_visible
 
     if gpu_visible():
         pytest.skip("a GPU is visible: GPU programs do not use Paddle's oneDNN kernels")
@@ -121,8 +121,9 @@ def test_global_onednn_mode_is_refused_on_cpu_naming_the_flag(flag, tmp_path):
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and f"ProcessSettingError: {flag} is on" in proc.stderr, proc.stderr[-2000:]
     out = tmp_path / "run"
-    proc = subprocess.run([sys.executable, str(REPO / "tools" / "train.py"), "-c", str(REPO / "configs" / "demo_cpu.yaml"),
-                           "-o", f"train.output_dir={out}", "-o", "train.max_steps=1"],
+    proc = subprocess.run([sys.executable, str(REPO / "tools" / "train.py"), "-c",
+                           str(REPO / "configs" / "demo_cpu.yaml"), "-o", f"train.output_dir={out}", "-o",
+                           "train.max_steps=1"],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     lines = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert proc.returncode == 2 and lines == [f"error: [rank 0] {flag} is on: Paddle 3.3's global oneDNN mode "

@@ -1,5 +1,5 @@
-"""The road switch (``kernels=`` / ``PADDLE_PFC_KERNELS`` / ``classifier.kernels``), the fused road's
-guard against a kernel that drops a positive center, and training the tiny config on the fused road."""
+"""The backend switch (``kernels=`` / ``PADDLE_PFC_KERNELS`` / ``classifier.kernels``), the fused backend's
+guard against a kernel that drops a positive center, and training the tiny config on the fused backend."""
 from __future__ import annotations
 
 import logging
@@ -35,14 +35,14 @@ def test_bad_choice_names_the_argument_or_the_variable(static_mode, monkeypatch)
     assert build(kernels="composite")[2].kernels == "composite"  # the argument wins over the variable
 
 
-@pytest.mark.parametrize("choice, road, emulated", [(None, "composite", False), ("auto", "composite", False),
+@pytest.mark.parametrize("choice, backend, emulated", [(None, "composite", False), ("auto", "composite", False),
                                                     ("composite", "composite", False), ("fused", "fused", True)])
-def test_road_on_cpu(choice, road, emulated, static_mode, monkeypatch, caplog):
+def test_backend_on_cpu(choice, backend, emulated, static_mode, monkeypatch, caplog):
     monkeypatch.delenv("PADDLE_PFC_KERNELS", raising=False)
     with caplog.at_level(logging.WARNING, logger="paddle_pfc"):
         _, _, head = build(kernels=choice)
-    assert (head.kernels, head.emulated, head.fused) == (road, emulated, road == "fused")
-    assert head.native == (road == "composite")  # conftest builds the native kernels
+    assert (head.kernels, head.emulated, head.fused) == (backend, emulated, backend == "fused")
+    assert head.native == (backend == "composite")  # conftest builds the native kernels
     assert ("emulated" in caplog.text) == emulated
     if choice is None:
         monkeypatch.setenv("PADDLE_PFC_KERNELS", "fused")
@@ -76,7 +76,7 @@ def test_a_dropped_positive_stops_the_step(static_mode, monkeypatch):
     assert np.isfinite(loss)
 
 
-def test_tiny_training_runs_on_the_fused_road(tmp_path):
+def test_tiny_training_runs_on_the_fused_backend(tmp_path):
     cmd = [sys.executable, "tools/train.py", "-c", str(REPO / "tests" / "train_tiny.yaml"),
            "-o", "classifier.kernels=fused", "-o", "train.max_steps=3", "-o", f"train.output_dir={tmp_path}"]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)

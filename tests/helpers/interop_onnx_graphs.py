@@ -54,10 +54,13 @@ class GraphWriter:
         self.channels[out] = self.channels[x]
         return out
 
-    def mobilefacenet(self, embedding_size: int = 128, input_size: int = 112, mxnet_style: bool = False) -> onnx.ModelProto:
+    def mobilefacenet(self, embedding_size: int = 128, input_size: int = 112, mxnet_style: bool = False,
+                      head: str = "gdc") -> onnx.ModelProto:
         """``mxnet_style``: as mxnet-converted models, the graph takes raw pixels and normalizes them
         itself (``Sub`` 127.5, ``Mul`` 1/127.5), and its last BatchNorm has epsilon 2e-5 (the variance
-        stored 1e-5 lower, so the network computes the same)."""
+        stored 1e-5 lower, so the network computes the same). ``head="fc"``: insightface w600k_mbf's
+        head (1x1 conv 512->64 + PReLU, Flatten, Gemm with bias, BatchNormalization), as its
+        released file lays it out; the tensors then hold that head's (see :func:`fc_head`)."""
         x = "data"
         if mxnet_style:
             x = self._node("Sub", [x, self._const(np.array(127.5))])
@@ -71,9 +74,15 @@ class GraphWriter:
             for j in range(blocks):
                 x = self.depthwise(x, f"layers.{index}.layers.{j}", 1, True)
         x = self.conv_bn(x, "conv_sep", 1, True)
-        x = self.conv_bn(x, "features.layers.0", 1, False)
-        x = self._node("Reshape", [x, self._const(np.array([-1, 512]), np.int64)])
-        x = self._node("MatMul", [x, self._const(self.t["features.layers.2.weight"].T)])
+        if head == "fc":
+            x = self.conv_bn(x, "features.layers.0", 1, True)
+            x = self._node("Flatten", [x], axis=1)
+            x = self._node("Gemm", [x, self._const(self.t["features.layers.2.weight"]),
+                                    self._const(self.t["features.layers.2.bias"])], transB=1)
+        else:
+            x = self.conv_bn(x, "features.layers.0", 1, False)
+            x = self._node("Reshape", [x, self._const(np.array([-1, 512]), np.int64)])
+            x = self._node("MatMul", [x, self._const(self.t["features.layers.2.weight"].T)])
         bn = "features.layers.3"
         eps = 2e-5 if mxnet_style else 1e-5
         stats = [self.t[f"{bn}.{n}"] for n in ("weight", "bias", "running_mean")]
@@ -84,6 +93,26 @@ class GraphWriter:
                                   [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["None", embedding_size])],
                                   initializer=self.inits)
         return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+
+
+def fc_head(tensors: dict[str, np.ndarray], embedding_size: int, cells: int = 49, seed: int = 0) -> dict[str, np.ndarray]:
+    """``tensors`` (an arcface_torch MobileFaceNet) with its GDC head replaced by random tensors of
+    insightface w600k_mbf's head, under torch's names: ConvBlock(512 -> 64) at ``features.layers.0``,
+    Linear(64 * cells -> embedding, bias) at ``features.layers.2``, BatchNorm1d at ``features.layers.3``."""
+    rng = np.random.default_rng(seed)
+    out = {k: v for k, v in tensors.items() if not k.startswith("features.")}
+
+    def bn(prefix: str, c: int) -> None:
+        out.update({f"{prefix}.weight": rng.uniform(0.5, 1.5, c), f"{prefix}.bias": rng.normal(0, 0.1, c),
+                    f"{prefix}.running_mean": rng.normal(0, 0.2, c), f"{prefix}.running_var": rng.uniform(0.5, 2, c)})
+
+    out["features.layers.0.layers.0.weight"] = rng.normal(0, np.sqrt(2 / 512), (64, 512, 1, 1))
+    bn("features.layers.0.layers.1", 64)
+    out["features.layers.0.layers.2.weight"] = rng.uniform(0.1, 0.4, 64)
+    out["features.layers.2.weight"] = rng.normal(0, np.sqrt(1 / (64 * cells)), (embedding_size, 64 * cells))
+    out["features.layers.2.bias"] = rng.normal(0, 0.1, embedding_size)
+    bn("features.layers.3", embedding_size)
+    return {k: np.asarray(v, np.float32) for k, v in out.items()}
 
 
 def torch_named(state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -8,8 +8,8 @@ import sys
 
 import paddle
 
-from paddle_pfc.engine.runtime import configure_process
 from paddle_pfc.kernels.collectives import CollectiveChain
+from paddle_pfc.runtime.process import configure_process
 from paddle_pfc.utils.launch_env import env_int
 from paddle_pfc.utils.store_socket import master_endpoint, set_no_delay, wait_until_listening
 
@@ -52,13 +52,13 @@ def init_distributed(collective_timeout: float | None = None) -> tuple[int, int]
     (gloo on CPU, NCCL on GPU) while still in dynamic mode, then switches to static mode and calls
     ``fleet.init(is_collective=True)`` — the order Paddle 3.3 needs for static collectives. Started
     by plain ``python`` it is a single rank. The first call also applies
-    :func:`paddle_pfc.engine.runtime.configure_process` (MKL on AMD CPUs, the ``speed`` malloc mode
+    :func:`paddle_pfc.runtime.process.configure_process` (MKL on AMD CPUs, the ``speed`` malloc mode
     unless ``$PADDLE_PFC_MALLOC`` says otherwise). Idempotent: later calls return the same pair.
 
     ``collective_timeout`` (seconds, default :data:`DEFAULT_COLLECTIVE_TIMEOUT`): the NCCL
     communicator's timeout (``PADDLE_PG_TIMEOUT``, unless already set in the environment). gloo
     (CPU) keeps its fixed 30 s per collective — Paddle 3.3 cannot change it — so the trainer meets
-    at a :class:`~paddle_pfc.engine.barrier.StoreBarrier` before a collective whenever one rank
+    at a :class:`~paddle_pfc.runtime.barrier.StoreBarrier` before a collective whenever one rank
     may have worked alone. A worker of a multi-rank job also exits when its launcher dies
     (:func:`exit_with_parent`).
     """
@@ -115,7 +115,7 @@ def all_gather_rows(x, executor: paddle.static.Executor, world_size: int):
     """Every rank's ``x`` ``[rows, cols]`` (float32, or int64 when ``x`` is an integer array; the
     same shape and kind on every rank), concatenated in rank order: ``[world_size * rows, cols]``
     on every rank (a one-op static program per shape and dtype, cached). Meet at a
-    :class:`~paddle_pfc.engine.barrier.StoreBarrier` first when ranks may arrive far apart
+    :class:`~paddle_pfc.runtime.barrier.StoreBarrier` first when ranks may arrive far apart
     (gloo's 30 s)."""
     import numpy as np
 

@@ -18,16 +18,9 @@ import warnings
 import numpy as np
 import paddle
 
-from paddle_pfc.engine.distributed import all_gather_rows
+from paddle_pfc.head.errors import BatchSizeError, LabelRangeError
 from paddle_pfc.head.registry import classifiers_of, trains_centers_unawares
-
-
-class LabelRangeError(ValueError):
-    """A label outside ``[0, num_classes)`` reached a LargeScaleClassifier."""
-
-
-class BatchSizeError(ValueError):
-    """A LargeScaleClassifier got another number of labels than of feature rows on this rank."""
+from paddle_pfc.runtime.distributed import all_gather_rows
 
 
 def _rows(value) -> int:
@@ -103,7 +96,7 @@ def feed_facts(head, feed: dict | None) -> np.ndarray:
 def describe_ranks(head, table: np.ndarray) -> Exception | None:
     """The error every rank's ``feed_facts`` (``table`` [W, 5], rank order) show for ``head``:
     a rank with labels other than its feature rows, ranks of different batch sizes, a rank's label
-    outside the range, or (every label fed and in range, on the fused road with sampling) a kept
+    outside the range, or (every label fed and in range, on the fused backend with sampling) a kept
     positive dropped by the kernel; None when the feeds do not show which."""
     feeds = ", ".join(f"'{name}'" for name in head.feature_feed_names) or "the feature's inputs"
     for rank, facts in enumerate(table):

@@ -1,8 +1,7 @@
-"""tools/benchmark.py's floor: the head's three products in its blocks, against numpy float64, and
+"""paddle_pfc.bench (tools/benchmark.py): its floor: the head's three products in its blocks, against numpy float64, and
 the figures it derives from the interleaved rounds; then the tool as a user runs it (1 rank)."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -12,26 +11,23 @@ import numpy as np
 import pytest
 
 from launcher import REPO
+from paddle_pfc.bench.communication import build_collectives_program, collectives_of
+from paddle_pfc.bench.floor import GEMM_SIZE, build_floor_program, build_passes_program, paired_floor
+from paddle_pfc.bench.main import configurations, parse_args
+from paddle_pfc.bench.programs import build_train_program, step_optimizer
+from paddle_pfc.head.sparse_update import CenterUpdateRule
 
 SCRIPT = REPO / "tools" / "benchmark.py"
 
 
-@pytest.fixture(scope="module")
-def bench_tool():
-    spec = importlib.util.spec_from_file_location("pfc_benchmark_tool", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("block_rows", [None, 4, 3, 10])
-def test_floor_program_does_every_product_of_every_block(bench_tool, block_rows, static_mode):
+def test_floor_program_does_every_product_of_every_block(block_rows, static_mode):
     """10 kept centers in blocks of 4 (4, 4, 2), 3 (3, 3, 3, 1), 10 or one block: the probe sums
     each block's center gradient [0, 0] and the feature gradient [0, 0]."""
     import paddle
 
     n, s, d = 5, 10, 3
-    main, startup, probe = bench_tool.build_floor_program(n, s, d, block_rows=block_rows)
+    main, startup, probe = build_floor_program(n, s, d, block_rows=block_rows)
     scope = paddle.static.Scope()
     with paddle.static.scope_guard(scope):
         exe = paddle.static.Executor(paddle.CPUPlace())
@@ -50,7 +46,7 @@ def test_floor_program_does_every_product_of_every_block(bench_tool, block_rows,
 
 
 @pytest.mark.parametrize("kernels,ratio", [("on", 0.5), ("off", 0.5), ("on", 1.0)])
-def test_passes_program_reads_and_updates_the_kept_rows(bench_tool, kernels, ratio, monkeypatch, static_mode):
+def test_passes_program_reads_and_updates_the_kept_rows(kernels, ratio, monkeypatch, static_mode):
     """The passes alone, with the head's own block operations (native or Paddle's) on its own shard
     and momentum: one run reads each gathered block's first kept row (the probe) and applies
     Momentum with weight decay to the kept rows only (with the native kernels the gradient's
@@ -58,16 +54,16 @@ def test_passes_program_reads_and_updates_the_kept_rows(bench_tool, kernels, rat
     import paddle
 
     monkeypatch.setenv("PADDLE_PFC_NATIVE", kernels)
-    args = bench_tool.parse_args(["--chunk-rows", "8"])
+    args = parse_args(["--chunk-rows", "8"])
     cfg = dict(num_classes=40, embedding_size=8, batch_size=4, sample_ratio=ratio, dtype="float32",
                center_dtype="float32")
     scope = paddle.static.Scope()
     with paddle.static.scope_guard(scope):
-        head_main, head_startup, head, _, _ = bench_tool.build_train_program(cfg, args, 0, 1, "head")
+        head_main, head_startup, head, _, _ = build_train_program(cfg, args, 0, 1, "head")
     starts = list(range(0, 20 if ratio < 1 else 40, 8))  # blocks of 8 kept centers
-    assert head.native == (kernels == "on") and [b.start for b in head.chunks] == starts
-    rule = bench_tool.CenterUpdateRule.from_optimizer(bench_tool.make_optimizer(cfg, args, 1))
-    main, startup, probe, feed = bench_tool.build_passes_program(head, rule, seed=3)
+    assert head.native == (kernels == "on") and [b.start for b in head.blocks] == starts
+    rule = CenterUpdateRule.from_optimizer(step_optimizer(cfg, args, 1))
+    main, startup, probe, feed = build_passes_program(head, rule, seed=3)
     kept = np.concatenate([feed[f"passes_index_{k}"] for k in range(len(starts))])
     assert len(kept) == (20 if ratio < 1 else 40) and np.all(np.diff(kept) > 0)
     with paddle.static.scope_guard(scope):  # the head's own shard and momentum
@@ -84,7 +80,7 @@ def test_passes_program_reads_and_updates_the_kept_rows(bench_tool, kernels, rat
         w1, v1 = table(head.weight.name), table(head.velocity.name)
     # the gathers' first elements; nothing is read before the update from views, or where the
     # head's products read the rows where they lie (the native kernels with sampling)
-    read = w0[kept[starts], 0].sum() if ratio < 1 and head.chunks[0].table is None else 0.0
+    read = w0[kept[starts], 0].sum() if ratio < 1 and head.blocks[0].table is None else 0.0
     np.testing.assert_allclose(float(np.asarray(value)), read, rtol=1e-6)
     rows = w0[kept]
     if head.backend.blocks.projects_in_update:
@@ -98,11 +94,11 @@ def test_passes_program_reads_and_updates_the_kept_rows(bench_tool, kernels, rat
     del head_main  # the head's Values live as long as their program
 
 
-def test_paired_floor_takes_each_ratio_within_its_round(bench_tool):
+def test_paired_floor_takes_each_ratio_within_its_round():
     # rounds (step, gemm, floor): the machine slows down in round 2, step and floor alike
     rounds = [[1.0, 0.10, 0.80], [2.0, 0.20, 1.60], [1.1, 0.10, 0.80]]
-    gemm_flop = 2.0 * bench_tool.GEMM_SIZE ** 3
-    figures = bench_tool.paired_floor(rounds, floor_flop=gemm_flop * 4.0)
+    gemm_flop = 2.0 * GEMM_SIZE ** 3
+    figures = paired_floor(rounds, floor_flop=gemm_flop * 4.0)
     assert figures["floor_s"] == pytest.approx(0.80)
     assert figures["step_over_floor"] == pytest.approx(1.25)  # 1.25, 1.25, 1.375
     assert figures["paired_step_s"] == pytest.approx(1.1)
@@ -111,11 +107,11 @@ def test_paired_floor_takes_each_ratio_within_its_round(bench_tool):
     assert np.isnan(figures["bf16_floor_s"]) and np.isnan(figures["step_over_bf16_floor"])
     assert np.isnan(figures["passes_s"]) and np.isnan(figures["bound_over_floor"])
     # with the passes column: (floor + passes) / floor and step / (floor + passes), each per round
-    figures = bench_tool.paired_floor([row + [float("nan"), 0.2] for row in rounds], floor_flop=gemm_flop * 4.0)
+    figures = paired_floor([row + [float("nan"), 0.2] for row in rounds], floor_flop=gemm_flop * 4.0)
     assert figures["passes_s"] == pytest.approx(0.2)
     assert figures["bound_over_floor"] == pytest.approx(1.25)  # 1.25, 1.125, 1.25
     assert figures["step_over_bound"] == pytest.approx(1.1)  # 1.0, 1.111, 1.1
-    assert all(np.isnan(v) for v in bench_tool.paired_floor([], 1.0).values())
+    assert all(np.isnan(v) for v in paired_floor([], 1.0).values())
 
 
 def _benchmark_process(out, *extra: str) -> subprocess.CompletedProcess:
@@ -124,7 +120,8 @@ def _benchmark_process(out, *extra: str) -> subprocess.CompletedProcess:
                            "--embedding-size", "64", "--sample-ratio", "0.5", "--chunk-rows", "512",
                            "--steps", "2", "--warmup", "1", "--json", str(out), *extra],
                           cwd=REPO, capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])))
+                          env=dict(os.environ,
+                                   PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])))
 
 
 def _run_benchmark(out, *extra: str) -> dict:
@@ -200,16 +197,16 @@ def test_e2e_mode_reads_the_configs_data(tmp_path):
     assert proc.returncode != 0 and "has 8 classes, more than --num-classes 4" in proc.stderr, proc.stderr[-3000:]
 
 
-def test_collectives_of_a_step_in_order_and_their_replay(bench_tool, static_mode):
+def test_collectives_of_a_step_in_order_and_their_replay(static_mode):
     """The collectives of a 2-rank e2e step, in the order every rank issues them, and a program that
     replays exactly those (the e2e record's communication_s)."""
-    args = bench_tool.parse_args(["--mode", "e2e", "--num-classes", "3000", "--batch-size", "8",
+    args = parse_args(["--mode", "e2e", "--num-classes", "3000", "--batch-size", "8",
                                   "--embedding-size", "64", "--input-size", "32", "--sample-ratio", "0.5"])
-    cfg = bench_tool.configurations(args)[0]
-    main, _, _, _, _ = bench_tool.build_train_program(cfg, args, 0, 2, "e2e")
+    cfg = configurations(args)[0]
+    main, _, _, _, _ = build_train_program(cfg, args, 0, 2, "e2e")
     backbone = sum(int(np.prod(p.shape)) for p in main.global_block().all_parameters()
                    if not p.stop_gradient and not getattr(p, "is_distributed", False))
-    found = bench_tool.collectives_of(main)
+    found = collectives_of(main)
     assert found == [("pd_op.all_gather", (8,), "int64", 2),         # labels
                      ("pd_op.all_gather", (8, 64), "float32", 2),    # features
                      ("pd_op.all_reduce", (16, 1), "float32", 1),    # softmax normaliser: max
@@ -218,8 +215,8 @@ def test_collectives_of_a_step_in_order_and_their_replay(bench_tool, static_mode
                      ("pd_op.all_reduce", (backbone + 1,), "float32", 0),  # the backbone's gradients, one bucket
                      #                                                   (+ 1: the chain's tie)
                      ("pd_op.all_reduce", (4,), "float32", 1)]       # the step's finite flags
-    replay, _, _ = bench_tool.build_collectives_program(found, 2)
-    assert bench_tool.collectives_of(replay) == found
+    replay, _, _ = build_collectives_program(found, 2)
+    assert collectives_of(replay) == found
 
 
 def test_e2e_mode_follows_the_configs_amp(tmp_path):
@@ -242,4 +239,5 @@ def test_e2e_mode_follows_the_configs_amp(tmp_path):
     bf16 = _run_benchmark(tmp_path / "bf16.jsonl", *args, "--config", str(config))
     assert (fp32["amp"], bf16["amp"]) == ("none", "bf16")
     # the same seed, batches and weights: bfloat16 convolutions move the loss, a little
-    assert bf16["first_loss"] == pytest.approx(fp32["first_loss"], rel=0.05) and bf16["first_loss"] != fp32["first_loss"]
+    assert bf16["first_loss"] == pytest.approx(fp32["first_loss"], rel=0.05)
+    assert bf16["first_loss"] != fp32["first_loss"]

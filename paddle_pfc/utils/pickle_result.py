@@ -1,0 +1,75 @@
+"""What a pickle read may return, checked once it is built: the errors of the pickle readers, and
+the walk over the result that counts every reference against the read's budget."""
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+import numpy as np
+
+from paddle_pfc.utils.decode_budget import DecodeBudget
+from paddle_pfc.utils.errors import InputDataError
+
+_PLAIN = (type(None), bool, int, float)
+_STRINGS = (str, bytes, bytearray)
+
+
+class UnsafePickleError(InputDataError):
+    """A pickle that names a global outside its format's allow-list (names the file and global)."""
+
+
+class MalformedPickleError(InputDataError):
+    """A file that is not a readable pickle of its format (truncated, corrupt, or another pickle)."""
+
+
+class Decoded:
+    """A value a format's handler returns that may stand in the result (``nbytes`` counted)."""
+
+    nbytes = 0
+
+
+def check_result(root: Any, budget: DecodeBudget) -> None:
+    """Walk ``root`` once, each reference counted: only plain values, containers, numeric numpy
+    arrays/scalars and :class:`Decoded`; bytes, items and depth within ``budget``."""
+    todo: list[tuple[Any, int, Any]] = [(root, 0, None)]
+    items = returned = 0
+    while todo:
+        value, depth, where = todo.pop()
+        items += 1
+        kind = type(value)
+        if kind in _STRINGS:
+            returned += len(value)
+        elif kind in (list, tuple, set, frozenset, dict, collections.OrderedDict):
+            if depth >= budget.max_depth:
+                budget.check_depth(depth + 1, _where(where))
+            children = value.items() if kind in (dict, collections.OrderedDict) else enumerate(value)
+            for key, item in children:
+                if kind in (dict, collections.OrderedDict):
+                    todo.append((key, depth + 1, (where, "key")))
+                # plain leaves are counted here (no stack entry each)
+                if type(item) in _PLAIN:
+                    items += 1
+                elif type(item) in _STRINGS:
+                    items += 1
+                    returned += len(item)
+                else:
+                    todo.append((item, depth + 1, (where, key)))
+        elif kind is np.ndarray or isinstance(value, (np.generic, Decoded)):
+            if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind not in "biufc":
+                raise MalformedPickleError(budget.source, f"an array of dtype {value.dtype}", _where(where))
+            returned += value.nbytes
+        elif kind not in _PLAIN:
+            raise MalformedPickleError(budget.source, f"a {value!r:.80} where data belongs (only containers, "
+                                       "numbers, strings and arrays are read)", _where(where))
+        if items > budget.item_limit or returned > budget.limit:
+            budget.check_items(items, _where(where))
+            budget.charge_returned(returned, _where(where))
+    budget.charge_returned(returned, None)
+
+
+def _where(where: Any) -> str:
+    keys = []
+    while where is not None:
+        where, key = where
+        keys.append(f"[{key!r:.40}]" if not isinstance(key, int) else f"[{key}]")
+    return "entry " + ("".join(reversed(keys)) or "(top)")

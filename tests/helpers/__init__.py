@@ -1,0 +1,1 @@
+"""Code the tests share (cases, runs, fixtures builders); no tests here."""

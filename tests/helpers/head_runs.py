@@ -1,0 +1,301 @@
+"""The head worker's runs and their checks, shared by the head's, the engine's and the GPU tests:
+the cases (:func:`classifier_cases`, :func:`fused_cases`, :func:`mixed_cases`, :func:`nonfinite_cases`,
+...), :func:`run_world` (one job per world size for every run listed in :data:`HEAD_RUNS`), and
+:func:`check_case` (every step against the float64 numpy reference)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from launcher import REPO, launch
+from reference import balanced_split, loss_and_grads, momentum_step
+from workers.head_worker import case_data
+
+WORKER = REPO / "tests" / "workers" / "head_worker.py"
+
+
+ARCFACE, COSFACE, COMBINED = (1.0, 0.5, 0.0), (1.0, 0.0, 0.4), (0.9, 0.4, 0.15)
+
+
+def classifier_cases(world_size: int) -> list[dict]:
+    uneven = {1: 13, 2: 37, 3: 31}[world_size]
+    base = dict(batch=4, dim=16, in_dim=12, steps=2, lr=0.2, momentum=0.9, weight_decay=5e-4,
+                scale=16.0, optimizer="momentum")
+    return [
+        # chunk_rows: the kept centers in blocks of that many rows (the last block of a sampled
+        # shard has a dynamic length), so the block-wise head and update are checked too.
+        dict(base, name="arcface_full", num_classes=uneven, margins=ARCFACE, sample_ratio=1.0, seed=1,
+             chunk_rows=4),
+        dict(base, name="cosface_sampled", num_classes=uneven * 3, margins=COSFACE, sample_ratio=0.4,
+             seed=2, label_rank1=False, chunk_rows=3),
+        dict(base, name="combined_sampled", num_classes=uneven * 2 + 1, margins=COMBINED,
+             sample_ratio=0.3, seed=3, scale=24.0),
+        dict(base, name="sgd_sampled", num_classes=uneven * 2, margins=ARCFACE, sample_ratio=0.5,
+             seed=4, optimizer="sgd", weight_decay=1e-3, batch=3, chunk_rows=2),
+    ]
+
+
+RUNS: dict[tuple[str, int], tuple[Path, list[dict]]] = {}
+
+
+def run_world(world_size: int, tmp_path_factory, tag: str = "head", cases_for=None,
+              native: bool = True, kernels: str = "composite", real: bool = False) -> tuple[Path, list[dict]]:
+    """Run the head worker once per (tag, world size) on ``cases_for(world_size)`` (default:
+    :func:`classifier_cases`), with the kernels ``kernels`` (``PADDLE_PFC_KERNELS``: composite, or fused with the
+    emulated kernels), with the native CPU kernels or Paddle's (``PADDLE_PFC_NATIVE``, composite
+    only); return its output folder and the cases. ``real``: on a GPU, where the fused kernels are
+    Paddle's (not emulated). The runs of :data:`HEAD_RUNS` of this world size whose test module is
+    collected and that are not made yet run in the same job."""
+    if (tag, world_size) not in RUNS:
+        runs = {tag: (cases_for, native, kernels, real)}
+        for other, (module, sizes, other_cases, other_native, other_kernels) in HEAD_RUNS.items():
+            # (not with a GPU run: the listed runs are the CPU ones)
+            if not real and module in COLLECTED and world_size in sizes and other not in runs \
+                    and (other, world_size) not in RUNS:
+                runs[other] = (other_cases, other_native, other_kernels, False)
+        root = tmp_path_factory.mktemp(f"head_w{world_size}")
+        specs = []
+        for name, (make, run_native, run_kernels, _) in runs.items():
+            (root / name).mkdir()
+            specs.append(dict(out=str(root / name), cases=(make or classifier_cases)(world_size),
+                              native="on" if run_native else "off", kernels=run_kernels))
+        (root / "runs.json").write_text(json.dumps(specs))
+        launch(WORKER, world_size, ["--runs", str(root / "runs.json")], root / "log")
+        for (name, (_, run_native, run_kernels, run_real)), spec in zip(runs.items(), specs):
+            for case in spec["cases"]:
+                for r in load_ranks(Path(spec["out"]), case["name"], world_size):
+                    assert str(r["kernels"]) == run_kernels
+                    assert bool(r["emulated"]) == (run_kernels == "fused" and not run_real)
+                    assert bool(r["native"]) == (run_native and run_kernels == "composite")
+            RUNS[(name, world_size)] = (Path(spec["out"]), spec["cases"])
+    return RUNS[(tag, world_size)]
+
+
+def load_ranks(out: Path, name: str, world_size: int) -> list[dict]:
+    return [dict(np.load(out / f"{name}.rank{r}.npz")) for r in range(world_size)]
+
+
+def fused_cases(world_size: int) -> list[dict]:
+    """:func:`classifier_cases` plus uneven shards whose ranks sample different numbers of centers, and
+    a crowded batch (more positives than ``num_sample`` on some rank)."""
+    base = classifier_cases(world_size)[0]
+    extra = []
+    if world_size > 1:
+        # 2 ranks: 19 / 18 classes, num_sample 11 / 10; 3 ranks: 13 / 12 / 12, num_sample 7 / 6 / 6.
+        classes, ratio = {2: (37, 0.58), 3: (37, 0.55)}[world_size]
+        extra.append(dict(base, name="uneven_num_sample", num_classes=classes, margins=COMBINED,
+                          sample_ratio=ratio, seed=5, chunk_rows=None))
+    extra.append(dict(base, name="crowded", num_classes=7 * world_size + 1, margins=ARCFACE, sample_ratio=0.2,
+                      seed=6, batch=6, chunk_rows=None))
+    return classifier_cases(world_size) + extra
+
+
+def check_case(case: dict, ranks: list[dict], world_size: int) -> list[float]:
+    """Every step against the float64 reference, from the state the ranks held before it; returns
+    the loss's relative error per checked step.
+
+    Tolerances default to float32's. A case that computes or stores in bfloat16 states its own
+    (``tolerance``): ``loss`` (relative), ``rtol`` / ``atol`` on the values, and ``step``: a fraction
+    of the step's largest change (of the parameter, or of the momentum's new gradient term) that is
+    added to ``atol``, because rounded operands perturb the gradient, not the value it is added to.
+    ``skipped_steps``: steps whose gradients are non-finite (loss scaling): nothing may change in
+    them, bit for bit, on any rank.
+    """
+    name = case["name"]
+    inputs, labels, _, backbone0 = case_data(case, world_size)
+    tol = case.get("tolerance", {})
+    loss_rtol, rtol, atol = tol.get("loss", 2e-5), tol.get("rtol", 1e-4), tol.get("atol", 2e-5)
+    step_tol = tol.get("step", 0.0)
+
+    def assert_step(got, expected, before, what):
+        """``got`` against ``expected`` = ``before`` + the reference's change."""
+        change = np.abs(expected - before).max()
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol + step_tol * change,
+                                   err_msg=f"{name} step {step} {what} (largest change {change:.3g})")
+    split = balanced_split(case["num_classes"], world_size)
+    assert [(int(r["class_start"]), int(r["num_local"])) for r in ranks] == split, name
+    # Start-up: the data-parallel parameter is rank 0's on every rank.
+    for r in ranks[1:]:
+        np.testing.assert_array_equal(r["backbone_after_startup"], ranks[0]["backbone_after_startup"])
+
+    centers0 = np.concatenate([r["shard_initial"] for r in ranks])  # as stored (bf16-rounded or not)
+    centers, backbone = centers0.astype(np.float64), backbone0.astype(np.float64)
+    velocity_c = np.zeros_like(centers)
+    velocity_b = np.zeros_like(backbone)
+    m1, m2, m3 = case["margins"]
+    momentum = case["momentum"] if case["optimizer"] == "momentum" else 0.0
+    loss_errors = []
+    previous_scale = case.get("loss_scaling", {}).get("init_loss_scaling") \
+        if isinstance(case.get("loss_scaling"), dict) else 2.0**16
+    for step in range(case["steps"]):
+        got_c = np.concatenate([r[f"shard_{step}"] for r in ranks])
+        previous = np.concatenate([r[f"shard_{step - 1}"] for r in ranks]) if step else centers0
+        if step in case.get("skipped_steps", ()):
+            check_skipped(case, ranks, step, previous, centers0, backbone0, previous_scale)
+            previous_scale /= 2
+            continue
+        # Every rank reports the same loss, bit for bit.
+        losses = [float(r[f"loss_{step}"]) for r in ranks]
+        assert len(set(losses)) == 1, (name, step, losses)
+        if case.get("loss_scaling"):
+            for r in ranks:
+                assert float(r[f"scale_{step}"][0]) == previous_scale, (name, step, "loss scale")
+        kept = kept_classes(case, ranks, split, labels[step], step)
+        features = inputs[step].astype(np.float64) @ backbone
+        loss, grad_f, grad_c = loss_and_grads(features, centers, labels[step], kept, m1, m2, m3, case["scale"])
+        np.testing.assert_allclose(losses[0], loss, rtol=loss_rtol, err_msg=f"{name} step {step} loss")
+        loss_errors.append(abs(losses[0] / loss - 1))
+        grad_b = inputs[step].astype(np.float64).T @ grad_f
+        new_c = centers.copy()
+        new_vc = velocity_c.copy()
+        new_c[kept], new_vc[kept] = momentum_step(centers[kept], grad_c[kept], velocity_c[kept], case["lr"],
+                                                  momentum, case["weight_decay"])
+        new_b, new_vb = momentum_step(backbone, grad_b, velocity_b, case["lr"], momentum, case["weight_decay"])
+        assert_step(got_c, new_c, centers, "centers")
+        for r in ranks:
+            assert_step(r[f"backbone_{step}"], new_b, backbone, "backbone")
+        # Rows that were not kept, and their momentum, are bit-identical to before the step.
+        untouched = np.setdiff1d(np.arange(case["num_classes"]), kept)
+        np.testing.assert_array_equal(got_c[untouched], previous[untouched])
+        if momentum:
+            got_v = np.concatenate([r[f"velocity_{step}"] for r in ranks])
+            assert_step(got_v[kept], new_vc[kept], momentum * velocity_c[kept], "center momentum")
+            for r in ranks:
+                assert_step(r[f"backbone_velocity_{step}"], new_vb, momentum * velocity_b, "backbone momentum")
+            prev_v = np.concatenate([r[f"velocity_{step - 1}"] for r in ranks]) if step else np.zeros_like(got_v)
+            np.testing.assert_array_equal(got_v[untouched], prev_v[untouched])
+        # Continue from what the ranks hold, so each step is checked on its own.
+        centers, backbone = got_c.astype(np.float64), ranks[0][f"backbone_{step}"].astype(np.float64)
+        if momentum:
+            velocity_c = np.concatenate([r[f"velocity_{step}"] for r in ranks]).astype(np.float64)
+            velocity_b = ranks[0][f"backbone_velocity_{step}"].astype(np.float64)
+    return loss_errors
+
+
+def check_skipped(case, ranks, step, previous, centers0, backbone0, previous_scale) -> None:
+    """A step with a non-finite gradient: no parameter or optimizer state moved, scale halved."""
+    name = case["name"]
+    assert all(not np.isfinite(float(r[f"loss_{step}"])) for r in ranks), (name, step, "loss is finite")
+    np.testing.assert_array_equal(np.concatenate([r[f"shard_{step}"] for r in ranks]), previous)
+    for r in ranks:
+        before_b = r[f"backbone_{step - 1}"] if step else backbone0
+        np.testing.assert_array_equal(r[f"backbone_{step}"], before_b, err_msg=f"{name} backbone moved")
+        before_vb = r[f"backbone_velocity_{step - 1}"] if step else np.zeros_like(before_b)
+        np.testing.assert_array_equal(r[f"backbone_velocity_{step}"], before_vb)
+        if f"velocity_{step}" in r:
+            before_v = r[f"velocity_{step - 1}"] if step else np.zeros_like(r[f"velocity_{step}"])
+            np.testing.assert_array_equal(r[f"velocity_{step}"], before_v, err_msg=f"{name} momentum moved")
+        if case.get("loss_scaling"):
+            assert float(r[f"scale_{step}"][0]) == previous_scale / 2, (name, step, "scale not halved")
+
+
+def kept_classes(case, ranks, split, step_labels, step) -> np.ndarray:
+    """Union of the ranks' kept centers (global ids), after checking the sampling contract."""
+    if case["sample_ratio"] >= 1.0:
+        return np.arange(case["num_classes"])
+    kept = []
+    for r, (start, count) in zip(ranks, split):
+        local = r[f"sampled_{step}"]
+        positives = np.unique(step_labels[(step_labels >= start) & (step_labels < start + count)]) - start
+        num_sample = int(r["num_sample"])
+        assert num_sample == max(1, int(case["sample_ratio"] * count))
+        if str(r.get("kernels", "composite")) == "fused":  # the kernel's order: positives first, ascending
+            np.testing.assert_array_equal(local[:len(positives)], positives)
+            assert len(np.unique(local)) == len(local), "kept centers are unique"
+        else:
+            assert np.all(np.diff(local) > 0), "kept centers are sorted and unique"
+        assert local.min() >= 0 and local.max() < count
+        assert np.isin(positives, local).all(), "every positive center is kept"
+        assert len(local) == max(num_sample, len(positives))
+        kept.append(local + start)
+    return np.sort(np.concatenate(kept))
+
+
+# bfloat16 keeps 8 significant bits: rounding moves a value by at most u = 2^-8 (0.4 %) relative.
+# Stated tolerances, against the float64 step taken from the state the ranks held before it:
+# * bfloat16 operands (dtype): loss within u relative; parameters and momentum within 4u (1.6 %) of
+#   the step's largest change (rounded operands perturb the gradient, not the value it moves).
+#   Measured on 1-3 ranks: loss <= 6.6e-4 relative, state <= 0.53 % of the largest change; another
+#   CPU sums in another order, so the bound leaves room for that.
+# * bfloat16 storage (center_dtype): the stored centers and momentum are also rounded once per step,
+#   so within u relative of that step's value on top of the above.
+U_BF16 = 2.0**-8
+
+
+BF16_OPERANDS = {"loss": U_BF16, "rtol": 0.0, "atol": 2e-5, "step": 4 * U_BF16}
+
+
+BF16_STORAGE = dict(BF16_OPERANDS, rtol=U_BF16)
+
+
+def mixed_cases(world_size: int) -> list[dict]:
+    classes = {1: 13, 2: 37, 3: 31}[world_size]
+    base = dict(batch=4, dim=16, in_dim=12, steps=2, lr=0.2, momentum=0.9, weight_decay=5e-4,
+                scale=16.0, optimizer="momentum", margins=ARCFACE)
+    return [
+        dict(base, name="bf16_operands", num_classes=classes * 2, sample_ratio=0.5, seed=11,
+             dtype="bfloat16", chunk_rows=3, tolerance=BF16_OPERANDS),
+        dict(base, name="bf16_storage", num_classes=classes * 2, sample_ratio=0.5, seed=12,
+             dtype="bfloat16", center_dtype="bfloat16", chunk_rows=2, tolerance=BF16_STORAGE,
+             margins=COMBINED),
+        dict(base, name="bf16_storage_f32_operands", num_classes=classes, sample_ratio=1.0, seed=13,
+             center_dtype="bfloat16", chunk_rows=4, tolerance=BF16_STORAGE),
+        dict(base, name="loss_scaled", num_classes=classes * 2, sample_ratio=0.5, seed=14,
+             chunk_rows=3, loss_scaling=True),
+        # Step 0: rank 0's first sample is inf, so every gradient on every rank is NaN: the step
+        # must change nothing and halve the scale; step 1 is an ordinary step from the same state.
+        dict(base, name="inf_skips_step", num_classes=classes * 2, sample_ratio=0.5, seed=15,
+             chunk_rows=3, loss_scaling={"init_loss_scaling": 1024.0}, inject_inf=[0, 0],
+             skipped_steps=[0], steps=3),
+    ]
+
+
+def mixed_fused_cases(world_size: int) -> list[dict]:
+    """:func:`mixed_cases` with the fused backend's step bound for bfloat16 operands (8u, see below)."""
+    cases = mixed_cases(world_size)
+    for case in cases:
+        if case.get("dtype") == "bfloat16":
+            case["tolerance"] = dict(case["tolerance"], step=8 * U_BF16)
+    return cases
+
+
+def nonfinite_cases(world_size: int) -> list[dict]:
+    classes = {1: 13, 2: 37, 3: 31}[world_size]
+    base = dict(batch=4, dim=16, in_dim=12, steps=3, lr=0.2, momentum=0.9, weight_decay=5e-4, scale=16.0,
+                optimizer="momentum", margins=ARCFACE, num_classes=classes * 2, sample_ratio=0.5, chunk_rows=3)
+    last_row = 4 * world_size - 1  # a sample of the last rank
+    return [
+        # float32, no loss scaling: the guard of minimize (skip_nonfinite, on by default).
+        dict(base, name="float32_inf_skips_step", seed=21, inject_inf=[1, last_row], skipped_steps=[1]),
+        # bfloat16 operands and center storage.
+        dict(base, name="bfloat16_inf_skips_step", seed=22, dtype="bfloat16", center_dtype="bfloat16",
+             tolerance=BF16_STORAGE, margins=COMBINED, inject_inf=[0, 0], skipped_steps=[0]),
+    ]
+
+
+def beyond_limit_cases(world_size: int) -> list[dict]:
+    """The last rank holds a center of tiny norm and the loss is scaled by 1e10 (see
+    test_center_gradient_beyond_the_limit_skips_the_step_on_every_rank)."""
+    classes = 5 * world_size
+    return [dict(batch=4, dim=16, in_dim=12, steps=1, lr=0.2, momentum=0.9, weight_decay=5e-4, scale=16.0,
+                 optimizer="momentum", margins=ARCFACE, num_classes=classes, sample_ratio=1.0, seed=31,
+                 tiny_center=classes - 1, loss_factor=1e10, name="beyond_limit")]
+
+#: The CPU runs of the head worker the test modules check, by tag: (test module, world sizes, cases,
+#: native kernels, kernels). The first :func:`run_world` of a world size makes every run of that size
+#: whose test module the session collected (:data:`COLLECTED`, filled by conftest.py) in the same job:
+#: one launch and one Paddle start-up per rank instead of one per run.
+HEAD_RUNS: dict[str, tuple] = {
+    "head": ("test_classifier", (1, 2, 3), classifier_cases, True, "composite"),
+    "fused": ("test_classifier", (1, 2, 3), fused_cases, True, "fused"),
+    "paddle_kernels": ("test_classifier", (1, 2), classifier_cases, False, "composite"),
+    "mixed_native1": ("test_mixed_precision", (1, 2, 3), mixed_cases, True, "composite"),
+    "mixed_native0": ("test_mixed_precision", (1,), mixed_cases, False, "composite"),
+    "mixed_fused": ("test_mixed_precision", (1, 2, 3), mixed_fused_cases, True, "fused"),
+    "nonfinite": ("test_reliability_nonfinite", (1, 2, 3), nonfinite_cases, True, "composite"),
+    "beyond": ("test_reliability_nonfinite", (2, 3), beyond_limit_cases, True, "composite"),
+}
+#: The basenames of the test modules this session collected.
+COLLECTED: set[str] = set()
