@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from paddle_pfc.utils.errors import UsageError
 from .checks import ConfigError, describe, unknown_key_msg, unknown_section_msg, validate
 from .schema import SCHEMA, Config
 
@@ -35,8 +36,8 @@ MAX_ALIASES = 100
 MAX_VALUES = 100_000
 
 
-class _TooManyAliases(yaml.YAMLError):
-    pass
+class _TooManyAliases(UsageError, yaml.YAMLError):
+    """More aliases than :data:`MAX_ALIASES` (raised while composing; reported naming the file)."""
 
 
 class _Loader(yaml.SafeLoader):
