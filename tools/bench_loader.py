@@ -41,7 +41,7 @@ def plain_loop(dataset: RecordDataset, batches: list[np.ndarray], flips: list[np
     for indices, flip in zip(batches, flips):
         out = np.empty((len(indices), 3, size, size), dtype=np.float32)
         for j, index in enumerate(indices.tolist()):
-            _, jpeg = unpack(dataset._read_payload(int(dataset.keys[index])))
+            _, jpeg = unpack(dataset._read_payload(dataset.key_of(index)))
             rgb = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)[:, :, ::-1]
             if flip[j]:
                 rgb = rgb[:, ::-1]

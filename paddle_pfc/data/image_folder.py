@@ -25,6 +25,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
+from paddle_pfc.utils.errors import InputDataError
 from paddle_pfc.utils.progress import Progress
 
 from ._image import SizeLike, as_size, fit_size, read_rgb
@@ -56,6 +57,10 @@ def parse_label_file(
             raw = f.read()
     except OSError as e:
         raise ValueError(f"{label_file}: cannot read label file ({e.strerror or e})") from e
+    nul = raw.find(b"\0")
+    if nul >= 0:  # no file name holds one: the file is binary or damaged
+        line = raw.count(b"\n", 0, nul) + 1
+        raise InputDataError(label_file, "a NUL byte (no path or label holds one)", f"line {line}")
     try:
         text = raw.decode("utf-8-sig")  # a byte-order mark (Windows editors) is not part of the first path
     except UnicodeDecodeError as e:

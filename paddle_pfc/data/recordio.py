@@ -22,17 +22,25 @@ of each identity's (contiguous) images. Header/identity records carry no image.
 """
 from __future__ import annotations
 
+import logging
 import math
 import numbers
+import operator
 import os
 import struct
+import time
 from collections import namedtuple
 from typing import Iterable, List, Optional, Tuple
 
 import numpy as np
 
+from paddle_pfc.utils.errors import BudgetError, InputDataError
+
 from ._image import SizeLike, as_size, decode_rgb, fit_size
-from ._text import ascii_int
+from .rec_index import read_idx_file, timed_index  # noqa: F401  (read_idx_file: also read from here)
+from .rec_labels import max_label
+
+_log = logging.getLogger("paddle_pfc.data")
 
 MAGIC = 0xCED7230A
 _MAGIC_BYTES = struct.pack("<I", MAGIC)
@@ -238,50 +246,6 @@ def _write_layout(w: RecordIOWriter, items: Iterable[Tuple[int, bytes]],
 
 
 # --------------------------------------------------------------------------- reader
-def _check_unique(keys: np.ndarray, offsets: np.ndarray, idx_path: str) -> None:
-    """A ``.idx`` lists each record once: no key and no offset twice."""
-    for values, what in ((keys, "key"), (offsets, "offset")):
-        unique, counts = np.unique(values, return_counts=True)
-        if unique.size < values.size:
-            value = unique[counts > 1][0]
-            first, second = (np.nonzero(values == value)[0][:2] + 1).tolist()
-            raise ValueError(f"{idx_path}: {what} {int(value)} appears in index entries {first} and {second}: "
-                             "a .idx lists each record once")
-
-
-def read_idx_file(idx_path: str) -> Tuple[np.ndarray, np.ndarray]:
-    """Parse a ``.idx`` file -> ``(keys int64 [K], offsets int64 [K])`` in file order."""
-    keys: List[int] = []
-    offs: List[int] = []
-    try:
-        with open(idx_path, "r", encoding="ascii", errors="strict") as f:
-            for lineno, line in enumerate(f, start=1):
-                s = line.strip()
-                if not s:
-                    continue
-                parts = s.split("\t")
-                if len(parts) != 2:
-                    parts = s.split()
-                try:
-                    if len(parts) != 2:
-                        raise ValueError
-                    k, o = ascii_int(parts[0]), ascii_int(parts[1])
-                    if o < 0:
-                        raise ValueError
-                except ValueError:
-                    raise ValueError(f"{idx_path}, line {lineno}: malformed index line {line.rstrip()!r} "
-                                     "(expected 'key<TAB>offset')") from None
-                keys.append(k)
-                offs.append(o)
-    except OSError as e:
-        raise ValueError(f"{idx_path}: cannot read index file ({e.strerror or e})") from e
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{idx_path}: index file is not ASCII text ({e})") from e
-    if not keys:
-        raise ValueError(f"{idx_path}: empty index file")
-    return np.asarray(keys, dtype=np.int64), np.asarray(offs, dtype=np.int64)
-
-
 class RecordDataset:
     """Random-access reader of an insightface ``train.rec`` / ``train.idx`` pair.
 
@@ -292,13 +256,18 @@ class RecordDataset:
     in arcface_torch's ``MXFaceDataset``).
 
     ``num_classes``: explicit value, else the header's identity count, else
-    ``max(label)+1`` from a scan of all record headers. A record whose label is
+    ``max(label)+1`` from one vectorized pass over all record headers
+    (:mod:`~paddle_pfc.data.rec_labels`). A record whose label is
     not an integer in ``[0, num_classes)`` raises ``ValueError`` naming the file,
     record key and offset; corrupt/truncated data raises ``ValueError`` naming
-    the file, record and offset. Picklable (file handle reopened lazily per process).
+    the file, record and offset. Picklable (file handle reopened lazily per process); the index
+    is numpy arrays (:mod:`~paddle_pfc.data.rec_index`), shared by forked loader workers.
 
-    Checked at construction (``ValueError``): a key or offset listed twice in the ``.idx``; bytes
-    after the last indexed record (a stale ``.idx``); a header whose images are not all indexed,
+    Checked at construction (``ValueError``; :class:`InputDataError` naming the ``.idx`` line for
+    the index): a malformed line, a key or offset listed twice or an offset past the ``.rec``'s end
+    in the ``.idx``; bytes after the last indexed record (a stale ``.idx``); a header announcing
+    more images or identities than the ``.idx`` lists (:class:`BudgetError`, before allocating),
+    whose images are not all indexed,
     whose identity range leaves keys unexplained, or whose first identity record holds an image;
     ``num_classes`` below the last image's label. Record 0 is a header only if it carries labels
     and no image (a multi-label image record at key 0 is an image). Index lines lost between two
@@ -318,34 +287,32 @@ class RecordDataset:
         if not os.path.isfile(self.rec_path):
             raise ValueError(f"{self.rec_path}: record file not found")
         self._file_size = os.path.getsize(self.rec_path)
-        all_keys, all_offs = read_idx_file(self.idx_path)
-        bad = np.nonzero(all_offs >= self._file_size)[0]
-        if bad.size:
-            j = int(bad[0])
-            raise ValueError(f"{self.idx_path}: key {int(all_keys[j])} points at offset {int(all_offs[j])} "
-                             f"beyond the end of {self.rec_path} ({self._file_size} bytes; truncated .rec?)")
-        _check_unique(all_keys, all_offs, self.idx_path)
-        self._offset_of = dict(zip(all_keys.tolist(), all_offs.tolist()))
+        keys, self._index = timed_index(self.idx_path, self.rec_path, self._file_size)
         self._fd = None
         self._pid = None
-        self._check_end_of_data(all_keys, all_offs)
+        self._check_end_of_data()
         self.header: Optional[IRHeader] = None
         self.header_num_classes: Optional[int] = None
-        keys = all_keys
-        if 0 in self._offset_of:
-            where = f"{self.rec_path} record 0 (offset {self._offset_of[0]})"
+        # The image keys in file order; None when they are _first_key, _first_key+1, ... (no array)
+        self._keys: Optional[np.ndarray] = None if self._index.in_order else keys
+        self._first_key, self._num_images = self._index.min_key, int(keys.size)
+        del keys
+        header_offset = self._index.offset(0)
+        if header_offset is not None:
+            where = f"{self.rec_path} record 0 (offset {header_offset})"
             h, body = unpack(self._read_payload(0), where)
             if h.flag > 0 and not body:  # a header carries no image; a multi-label image record does
-                keys = self._header_image_keys(h, all_keys, where)
-        self.keys = keys
+                self._keys = None  # the image keys are 1 .. label[0]-1: no array of them
+                self._first_key, self._num_images = 1, self._header_image_end(h, where) - 1
         if num_classes is not None:
             self.num_classes = int(num_classes)
             if self.header_num_classes is not None and self.header_num_classes > self.num_classes:
                 self._check_last_label()
         elif self.header_num_classes is not None:
             self.num_classes = int(self.header_num_classes)
+            _log.info("data: %d classes (header record of %s)", self.num_classes, self.rec_path)
         else:
-            self.num_classes = int(max(self.read_label(i, check=False) for i in range(len(self)))) + 1
+            self.num_classes = self._count_classes()
 
     # -- file access (lazy per process so the dataset can be sent to worker processes)
     def _fileno(self) -> int:
@@ -354,29 +321,32 @@ class RecordDataset:
             self._pid = os.getpid()
         return self._fd
 
+    def offset_of(self, key: int) -> Optional[int]:
+        """Byte offset of record ``key`` in the ``.rec`` (None if the ``.idx`` does not list it)."""
+        return self._index.offset(key)
+
     def _read_payload(self, key: int) -> bytes:
-        try:
-            off = self._offset_of[key]
-        except KeyError:
-            raise ValueError(f"{self.idx_path}: no record with key {key}") from None
+        off = self._index.offset(key)
+        if off is None:
+            raise InputDataError(self.idx_path, f"no record with key {key}")
         return read_record_at(self._fileno(), off, self._file_size, f"{self.rec_path}: record {key}")[0]
 
     # -- checks at construction: each costs a few reads, or a pass over the .idx's keys
-    def _check_end_of_data(self, all_keys: np.ndarray, all_offs: np.ndarray) -> None:
+    def _check_end_of_data(self) -> None:
         """The record at the highest offset must end where the file ends (else the ``.idx`` misses
         records: appended ones, or lost index lines at its end)."""
-        j = int(np.argmax(all_offs))
-        key, offset = int(all_keys[j]), int(all_offs[j])
+        key, offset = self._index.last_key, self._index.last_offset
         end = read_record_at(self._fileno(), offset, self._file_size, f"{self.rec_path}: record {key}")[1]
         if end < self._file_size:
             raise ValueError(f"{self.rec_path}: {self._file_size - end} bytes follow the last record that "
                              f"{self.idx_path} indexes (key {key} at offset {offset}): the .idx is stale or "
                              "incomplete (records appended, or index lines lost); rebuild it")
 
-    def _header_image_keys(self, h: IRHeader, all_keys: np.ndarray, where: str) -> np.ndarray:
-        """Image keys ``1 .. label[0]-1`` of an insightface header record ``h``, checked against the
-        ``.idx``: every announced image indexed, no key beyond the identity records, and the first
-        identity record without an image. Sets ``header`` and ``header_num_classes``."""
+    def _header_image_end(self, h: IRHeader, where: str) -> int:
+        """The end ``label[0]`` of the image keys ``1 .. label[0]-1`` of an insightface header record
+        ``h``, checked against the ``.idx``: no more images or identities than it lists (refused
+        before allocating), every announced image indexed, no key beyond the identity records, and the
+        first identity record without an image. Sets ``header`` and ``header_num_classes``."""
         if h.flag < 2:
             raise ValueError(f"{where}: header record has flag={h.flag}, expected >= 2 labels")
         end_img, id_end = float(h.label[0]), float(h.label[1])
@@ -384,29 +354,50 @@ class RecordDataset:
             raise ValueError(f"{where}: header labels [{end_img}, {id_end}] are not the key bounds "
                              "[first identity, end] of insightface's layout (2 <= first identity <= end)")
         end_img, id_end = int(end_img), int(id_end)
-        image_keys = np.arange(1, end_img, dtype=np.int64)
-        missing = np.setdiff1d(image_keys, all_keys)
-        if missing.size:
+        listed = self._index.size
+        for what, declared in (("images", end_img - 1), ("identities", id_end - end_img)):
+            if declared > listed:
+                raise BudgetError(self.rec_path, f"the number of {what} its header record announces", declared,
+                                  listed, entry="record 0",
+                                  hint=f"the entries of {self.idx_path}: the header does not describe this file")
+        missing, first_missing = self._index.missing_in(1, end_img)
+        if missing:
             raise ValueError(f"{where}: the header announces images 1..{end_img - 1}, but {self.idx_path} "
-                             f"lacks {missing.size} of them (first: key {int(missing[0])})")
-        extra = np.setdiff1d(all_keys, np.arange(0, id_end, dtype=np.int64))
-        if extra.size:
-            raise ValueError(f"{where}: {self.idx_path} holds {extra.size} key(s) beyond the header's images "
+                             f"lacks {missing} of them (first: key {first_missing})")
+        extra, first_extra = self._index.keys_outside(0, id_end)
+        if extra:
+            raise ValueError(f"{where}: {self.idx_path} holds {extra} key(s) beyond the header's images "
                              f"1..{end_img - 1} and identities {end_img}..{id_end - 1} (first: key "
-                             f"{int(extra[0])}): the header does not describe this file")
-        if end_img in self._offset_of:
+                             f"{first_extra}): the header does not describe this file")
+        if self._index.offset(end_img) is not None:
             _, body = unpack(self._read_payload(end_img), f"{self.rec_path}: record {end_img}")
             if body:
                 raise ValueError(f"{self.rec_path}: record {end_img}, the first identity record by the header, "
                                  f"holds an image ({len(body)} bytes): the header announces fewer images "
                                  "than the file holds")
         self.header, self.header_num_classes = h, id_end - end_img
-        return image_keys
+        return end_img
+
+    def _count_classes(self) -> int:
+        """``max(label) + 1`` over every image record (no header record to say it): one vectorized
+        pass over the records' headers, with a line saying what it found."""
+        started = time.perf_counter()
+        best = max_label(self.rec_path, len(self), self._offsets_of_samples, self._file_size,
+                         lambda i: self.read_label(i, check=False))
+        _log.info("data: %d classes (the largest label of %d records of %s, no header record) in %.1f s",
+                  best + 1, len(self), self.rec_path, time.perf_counter() - started)
+        return best + 1
+
+    def _offsets_of_samples(self, start: int, stop: int) -> np.ndarray:
+        """The ``.rec`` offsets of samples ``start .. stop-1``."""
+        if self._keys is None:
+            return self._index.offsets_of(np.arange(start, stop, dtype=np.int64) + self._first_key)
+        return self._index.offsets_of(self._keys[start:stop])
 
     def _check_last_label(self) -> None:
         """With fewer classes than the header's identities: the last image's label (the largest in
         insightface's layout, images sorted by identity) must be below ``num_classes``."""
-        key = int(self.keys[-1])
+        key = self.key_of(len(self) - 1)
         label = self.read_label(len(self) - 1, check=False)
         if label >= self.num_classes:
             raise ValueError(f"{self.rec_path}: num_classes={self.num_classes}, but the header lists "
@@ -428,10 +419,26 @@ class RecordDataset:
                 pass
 
     def __len__(self) -> int:
-        return int(self.keys.shape[0])
+        return self._num_images
+
+    @property
+    def keys(self) -> np.ndarray:
+        """The image records' keys in sample order (int64; made on each access for a range of keys)."""
+        if self._keys is None:
+            return np.arange(self._first_key, self._first_key + self._num_images, dtype=np.int64)
+        return self._keys
+
+    def key_of(self, index: int) -> int:
+        """The record key of sample ``index`` (negative counts from the end; IndexError outside)."""
+        index = operator.index(index)
+        if not -self._num_images <= index < self._num_images:
+            raise IndexError(f"sample {index} outside a dataset of {self._num_images}")
+        if self._keys is None:
+            return index % self._num_images + self._first_key
+        return int(self._keys[index])
 
     def _where(self, key: int) -> str:
-        return f"{self.rec_path}: record {key} (offset {self._offset_of.get(key)})"
+        return f"{self.rec_path}: record {key} (offset {self._index.offset(key)})"
 
     def _check_label(self, value: float, key: int, check: bool) -> int:
         lab = int(value) if math.isfinite(value) else -1
@@ -443,12 +450,12 @@ class RecordDataset:
 
     def read_label(self, index: int, check: bool = True) -> int:
         """Label of sample ``index`` (reads only the record, no image decode)."""
-        key = int(self.keys[index])
+        key = self.key_of(index)
         h, _ = unpack(self._read_payload(key), self._where(key))
         return self._check_label(header_class_label(h), key, check)
 
     def __getitem__(self, index: int) -> Tuple[np.ndarray, int]:
-        key = int(self.keys[index])
+        key = self.key_of(index)
         where = self._where(key)
         h, img = unpack(self._read_payload(key), where)
         label = self._check_label(header_class_label(h), key, True)

@@ -5,8 +5,13 @@ benchmarks (``tools/benchmark.py --mode e2e``), so that a benchmark is fed as tr
 """
 from __future__ import annotations
 
+import logging
+import time
+
 from paddle_pfc.data.loader import BatchLoader, DistributedBatchSampler, build_dataset
 from paddle_pfc.utils.errors import UsageError
+
+log = logging.getLogger("paddle_pfc.train")
 
 
 class DataSizeError(UsageError):
@@ -15,11 +20,18 @@ class DataSizeError(UsageError):
 
 def dataset_from_config(data_cfg, image_size: int):
     """The dataset of a config's ``data`` section (``kind``, ``root``, ``num_classes`` and the
-    kind's own settings), its images at ``image_size``."""
+    kind's own settings), its images at ``image_size``. Logs a line before (what is read) and one
+    after (what was found and how long it took); the dataset logs its own steps between."""
     d = data_cfg
     extra = {"synthetic": {"samples_per_class": d.samples_per_class, "seed": d.seed},
              "folder": {"skip_bad": d.skip_bad, "allow_outside_root": d.allow_outside_root}, "rec": {}}[d.kind]
-    return build_dataset(d.kind, d.root, d.num_classes, image_size, **extra)
+    where = f" at {d.root}" if d.root else ""
+    log.info("data: indexing the %s data%s", d.kind, where)
+    started = time.perf_counter()
+    dataset = build_dataset(d.kind, d.root, d.num_classes, image_size, **extra)
+    log.info("data: %d images of %d classes ready in %.1f s", len(dataset), dataset.num_classes,
+             time.perf_counter() - started)
+    return dataset
 
 
 def loader_from_config(data_cfg, dataset, batch_size: int, rank: int, world_size: int,

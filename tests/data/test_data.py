@@ -179,7 +179,7 @@ def test_rec_corrupt_and_truncated(tmp_path):
     ds = RecordDataset(tmp_path, image_size=None)
     assert len(ds) == 5 and ds.num_classes == 3
     data = bytearray(rec.read_bytes())
-    off2 = ds._offset_of[2]
+    off2 = ds.offset_of(2)
     # corrupt magic of record 2
     bad = bytearray(data)
     bad[off2:off2 + 4] = b"\0\0\0\0"
@@ -190,7 +190,7 @@ def test_rec_corrupt_and_truncated(tmp_path):
         ds[1]
     # truncated in the middle of record 2's payload; header record now beyond EOF
     rec.write_bytes(bytes(data[:off2 + 20]))
-    with pytest.raises(ValueError, match=r"train\.idx: key \d+ points at offset \d+ beyond the end of .*train\.rec"):
+    with pytest.raises(ValueError, match=r"train\.idx \(line \d+\): key \d+ points at offset \d+ beyond the end of .*train\.rec"):
         RecordDataset(tmp_path, image_size=None)
     # truncated payload of the last indexed record: found at construction
     idx_lines = (tmp_path / "train.idx").read_text().splitlines()
@@ -198,7 +198,7 @@ def test_rec_corrupt_and_truncated(tmp_path):
     with pytest.raises(ValueError, match=rf"train\.rec: record 2: truncated record at offset {off2}"):
         RecordDataset(tmp_path, image_size=None, num_classes=3)
     (tmp_path / "train.idx").write_text("1\t0\n2\tabc\n")
-    with pytest.raises(ValueError, match=r"train\.idx, line 2: malformed"):
+    with pytest.raises(ValueError, match=r"train\.idx \(line 2\): malformed"):
         RecordDataset(tmp_path)
 
 
@@ -278,7 +278,7 @@ def test_rec_stale_or_doubled_index(tmp_path):
     with pytest.raises(ValueError, match=rf"train\.idx: offset {key2_offset} appears in index entries 2 and 3"):
         RecordDataset(tmp_path)
     (tmp_path / "train.idx").write_text(good_idx.replace("2\t", "+2\t", 1))
-    with pytest.raises(ValueError, match=r"train\.idx, line \d+: malformed index line '\+2"):
+    with pytest.raises(ValueError, match=r"train\.idx \(line \d+\): malformed index line '\+2"):
         RecordDataset(tmp_path)
 
 

@@ -103,7 +103,8 @@ def test_validate_tool_refuses_a_payload_bin(tmp_path, capsys):
 def test_training_refuses_a_payload_validation_set_before_the_first_step(tmp_path):
     import paddle_pfc
     from paddle_pfc.engine.config import load_config
-    from paddle_pfc.engine.trainer import Trainer, ValidationSetError
+    from paddle_pfc.engine.trainer import Trainer
+    from paddle_pfc.engine.validator import ValidationSetError
 
     marker, path = tmp_path / "pwned", tmp_path / "evil.bin"
     write_payload_bin(path, marker)
@@ -121,7 +122,7 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 import zlib  # noqa: E402
 
-import crafted_pickles as cp  # noqa: E402
+from helpers import crafted_pickles as cp  # noqa: E402
 
 from paddle_pfc.evaluation.bin_set import MAX_IMAGE_PIXELS, decode_bin_image, load_bin  # noqa: E402
 from paddle_pfc.utils.errors import BudgetError, InputDataError  # noqa: E402
@@ -148,7 +149,8 @@ def test_read_bin_refuses_an_object_field_dtype(tmp_path):
 
 
 def test_validate_command_does_not_crash_on_an_object_field_dtype(tmp_path):
-    from paddle_pfc.deploy.export import export_backbone, random_state
+    from paddle_pfc.backbones.state import random_state
+    from paddle_pfc.deploy.export import export_backbone
 
     model = export_backbone("mobilefacenet", 32, 32, random_state("mobilefacenet", 32, 32), tmp_path / "model")
     for path in _object_field_bins(tmp_path):

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import crafted_pickles as cp
+from helpers import crafted_pickles as cp
 from paddle_pfc.interop.torch_reader import read_torch_state
 from paddle_pfc.utils.errors import BudgetError
 from paddle_pfc.utils.safe_pickle import MalformedPickleError

@@ -143,8 +143,8 @@ def test_pdparams_payload_refused(tmp_path):
 
 
 # ------------------------------------------------------------------------------ crafted files
-# Each file below declares something pickle.dumps never writes; see crafted_pickles.py.
-import crafted_pickles as cp  # noqa: E402
+# Each file below declares something pickle.dumps never writes; see tests/helpers/crafted_pickles.py.
+from helpers import crafted_pickles as cp  # noqa: E402
 
 from paddle_pfc.utils.decode_budget import LIMIT_ENV  # noqa: E402
 from paddle_pfc.utils.errors import BudgetError, InputDataError  # noqa: E402
