@@ -38,6 +38,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import stat
 import time
@@ -500,6 +501,19 @@ def write_meta(folder: Path, meta: dict, world_size: int, num_heads: int,
     _atomic_write_bytes(Path(folder) / "meta.json", json.dumps(meta, indent=1).encode())
 
 
+_PARTIAL = re.compile(r"step_\d+\.partial")
+_PARTIAL_ENTRY = re.compile(r"(centers|backbone\.npz|states\.npz|meta\.json|done\.rank\d+)(\.tmp)?")
+
+
+def stranger_in_partial(folder: Path) -> str | None:
+    """Why ``folder`` is not an unfinished checkpoint a save left (``step_N.partial`` holding only
+    what a save writes), or None."""
+    if folder.is_symlink() or not folder.is_dir() or not _PARTIAL.fullmatch(folder.name):
+        return f"{folder} is not an unfinished checkpoint folder (step_N.partial)"
+    odd = sorted(p.name for p in folder.iterdir() if not _PARTIAL_ENTRY.fullmatch(p.name))
+    return f"{folder} holds {odd[0]!r}, which no checkpoint save writes" if odd else None
+
+
 class CheckpointWriter:
     """Writes checkpoints of one training run (every rank holds one, with the same arguments)."""
 
@@ -510,7 +524,11 @@ class CheckpointWriter:
         if rank == 0:
             self.root.mkdir(parents=True, exist_ok=True)
             for stale in self.root.glob("step_*.partial"):  # left by a killed run
-                shutil.rmtree(stale, ignore_errors=True)
+                problem = stranger_in_partial(stale) or undeletable(stale)
+                if problem is None:
+                    shutil.rmtree(stale, ignore_errors=True)
+                else:
+                    logging.getLogger("paddle_pfc.train").warning("left %s as it is: %s", stale, problem)
 
     def save(self, target: CheckpointTarget, meta: dict) -> Path | None:
         """Write this rank's part of ``target`` (``meta``: its progress, ``meta["global_step"]``

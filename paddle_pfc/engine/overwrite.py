@@ -12,7 +12,6 @@ checkpoint the one resume auto takes.
 """
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 
@@ -22,8 +21,6 @@ from paddle_pfc.utils.errors import UsageError
 
 __all__ = ["OutputDirError", "planned_deletions", "delete_earlier_run"]
 
-_PARTIAL = re.compile(r"step_\d+\.partial")
-_PARTIAL_ENTRY = re.compile(r"(centers|backbone\.npz|states\.npz|meta\.json|done\.rank\d+)(\.tmp)?")
 
 
 class OutputDirError(UsageError, RuntimeError):
@@ -35,9 +32,8 @@ def _not_ours(folder: Path) -> str | None:
     """Why ``folder`` is not a checkpoint (or ``best/``) a run of ours wrote, or None."""
     if folder.is_symlink() or not folder.is_dir():
         return f"{folder} is not a folder (a symbolic link or a file)"
-    if _PARTIAL.fullmatch(folder.name):
-        odd = sorted(p.name for p in folder.iterdir() if not _PARTIAL_ENTRY.fullmatch(p.name))
-        return f"{folder} holds {odd[0]!r}, which no checkpoint save writes" if odd else None
+    if folder.name.endswith(".partial"):
+        return ckpt.stranger_in_partial(folder)
     try:
         ckpt.read_meta(folder)
     except ckpt.CheckpointError as exc:

@@ -122,3 +122,18 @@ def test_rotation_that_cannot_delete_a_checkpoint_warns_naming_it(out, immutable
             f"{root / 'step_000000002' / 'meta.json'} is immutable or append-only (lsattr); it stays") in done.stdout
     assert sorted(p.name for p in root.iterdir()) == ["latest", "step_000000002", "step_000000006"]
     ckpt.verify_checkpoint(root / "step_000000002")  # kept whole, not half deleted
+
+
+def test_a_run_leaves_an_unfinished_folder_holding_a_strangers_file(out):
+    """A run removes the ``step_N.partial`` folders a killed save left, but not one holding
+    something no save writes."""
+    root = out / "checkpoints"
+    (root / "step_000000010.partial").mkdir()
+    (root / "step_000000010.partial" / "photo.jpg").write_text("someone's file")
+    (root / "step_000000012.partial" / "centers").mkdir(parents=True)  # what a killed save leaves
+    done = train("-o", "train.max_steps=6", "-o", f"train.output_dir={out}", "--resume", "auto")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (root / "step_000000010.partial" / "photo.jpg").exists()
+    assert not (root / "step_000000012.partial").exists()
+    assert (f"left {root / 'step_000000010.partial'} as it is: {root / 'step_000000010.partial'} holds "
+            "'photo.jpg', which no checkpoint save writes") in done.stdout
