@@ -22,7 +22,6 @@ from paddle_pfc.utils.errors import UsageError
 __all__ = ["OutputDirError", "planned_deletions", "delete_earlier_run"]
 
 
-
 class OutputDirError(UsageError, RuntimeError):
     """An output folder a run may not use as asked: it holds an earlier run (and no --overwrite),
     or something --overwrite may not or cannot delete."""
@@ -74,5 +73,6 @@ def delete_earlier_run(plan: list[Path]) -> int:
                 target.unlink()
         except OSError as exc:
             raise OutputDirError(f"--overwrite could not delete {target} ({exc.strerror or exc}); "
-                                 f"{removed} earlier checkpoints were deleted, the rest are intact") from None
+                                 f"{removed} earlier checkpoints were deleted before it, it may be partly deleted, the "
+                                 "ones after it are intact") from None
     return removed

@@ -116,7 +116,8 @@ class Trainer:
         naming the file). A fresh run into a folder that holds checkpoints or a ``best/`` model is
         an :class:`OutputDirError` unless ``train.overwrite`` (then rank 0 deletes them, when each is
         a run's own and deletable: :mod:`~paddle_pfc.engine.overwrite`). An output folder that is,
-        holds or lies inside ``data.root`` is refused. A run that takes its backbone from ``model.pretrained`` is refused first when
+        holds or lies inside ``data.root`` is refused. A run that takes its backbone from
+        ``model.pretrained`` is refused first when
         that source lies where the run deletes or replaces files (:mod:`~paddle_pfc.engine.protect`).
         """
         root = self.output_dir / "checkpoints"
