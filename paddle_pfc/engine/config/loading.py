@@ -23,14 +23,33 @@ from typing import Any
 
 import yaml
 
+from paddle_pfc.utils.errors import UsageError
 from .checks import ConfigError, describe, unknown_key_msg, unknown_section_msg, validate
 from .schema import SCHEMA, Config
 
 BASE_KEY = "_base_"
 
 
+#: Aliases (``*name``) one YAML text may use, and values it may expand to: a config needs few; a
+#: "billion laughs" text nests aliases of aliases to expand a few lines into billions of values.
+MAX_ALIASES = 100
+MAX_VALUES = 100_000
+
+
+class _TooManyAliases(UsageError, yaml.YAMLError):
+    """More aliases than :data:`MAX_ALIASES` (raised while composing; reported naming the file)."""
+
+
 class _Loader(yaml.SafeLoader):
-    """SafeLoader + exponent floats without a dot (``5e-4``) + duplicate-key check."""
+    """SafeLoader + exponent floats without a dot (``5e-4``) + duplicate-key check + at most
+    :data:`MAX_ALIASES` aliases."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            self.aliases = getattr(self, "aliases", 0) + 1
+            if self.aliases > MAX_ALIASES:
+                raise _TooManyAliases(f"more than {MAX_ALIASES} aliases (*name); a config needs few")
+        return super().compose_node(parent, index)
 
     def construct_mapping(self, node, deep=False):
         if isinstance(node, yaml.MappingNode):
@@ -52,11 +71,37 @@ _Loader.add_implicit_resolver(
 )
 
 
+def _check_expansion(value: Any, source: str) -> None:
+    """``value`` (loaded YAML) must be a tree of at most :data:`MAX_VALUES` values once its aliases
+    are expanded, none holding itself; :class:`ConfigError` naming ``source`` otherwise."""
+    count, stack = 0, [(value, ())]
+    while stack:
+        item, ancestors = stack.pop()
+        count += 1
+        if count > MAX_VALUES:
+            raise ConfigError(f"{source}: expands to more than {MAX_VALUES:,} values (aliases of aliases: "
+                              "a YAML bomb?); a config holds far fewer")
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if id(child) in ancestors or child is item:
+                    raise ConfigError(f"{source}: a value that contains itself (a recursive alias)")
+                stack.append((child, (*ancestors, id(item))))
+            else:
+                count += 1
+
+
 def _yaml_load(text: str, source: str) -> Any:
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+        value = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+    except _TooManyAliases as e:
+        raise ConfigError(f"{source}: {e}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: nested too deeply to be a config") from None
     except yaml.YAMLError as e:
         raise ConfigError(f"{source}: invalid YAML: {e}") from None
+    _check_expansion(value, source)
+    return value
 
 
 def _merged(base: dict, delta: dict) -> dict:
