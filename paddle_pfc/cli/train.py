@@ -81,6 +81,14 @@ def _train(cfg) -> int:
     from paddle_pfc.utils.errors import InputDataError, RunDataError, UsageError
 
     job = _Job()
+    if cfg.data.kind != "synthetic":  # before the lock, the log or an error file is written into the folder
+        from paddle_pfc.engine.protect import SourceInOutputError, check_data_spared
+
+        try:
+            check_data_spared(cfg.train.output_dir, cfg.data.root)
+        except SourceInOutputError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     try:
         _start_and_train(cfg, job)
     except OutputDirLockedError as exc:  # the folder is another job's: nothing written into it, not even an error file

@@ -13,9 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers.checkpoint_runs import copy_run, make_trainer, reseal
 from launcher import REPO
 from paddle_pfc.engine import checkpoint as ckpt
-from test_checkpoint_safety import copy_run, make_trainer, reseal, run  # noqa: F401 - run: a fixture
+
 NEWEST, OLDER = "step_000000004", "step_000000002"
 
 
