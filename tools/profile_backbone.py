@@ -31,7 +31,6 @@ from pathlib import Path
 from paddle_pfc.cli.entry import run
 
 
-
 @functools.cache
 def _bench_backbone():
     """tools/bench_backbone.py as a module: the step is built in one place."""

@@ -19,9 +19,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli.help import HelpFormatter
-
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+
 from paddle_pfc.cli.help import HelpFormatter
 
 

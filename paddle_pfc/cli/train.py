@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from paddle_pfc.cli._outputs import check_output_dir
-from paddle_pfc.engine.config import ConfigError, add_config_args, config_from_args
 from paddle_pfc.cli.help import HelpFormatter
+from paddle_pfc.engine.config import ConfigError, add_config_args, config_from_args
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -6,8 +6,7 @@ Pure numpy / OpenCV; batches are numpy arrays fed to a Paddle static program:
 """
 from .image_folder import ImageFolderDataset, parse_label_file
 from .loader import BatchLoader, DistributedBatchSampler, build_dataset, flip_mask, load_batch
-from .recordio import (IRHeader, RecordDataset, RecordIOWriter, pack, read_idx_file, unpack,
-                       write_insightface_rec)
+from .recordio import IRHeader, RecordDataset, RecordIOWriter, pack, read_idx_file, unpack, write_insightface_rec
 from .synthetic import SyntheticFaces, make_verification_set, write_synthetic_rec
 
 __all__ = [

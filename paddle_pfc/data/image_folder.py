@@ -18,10 +18,8 @@ is set: a label file from elsewhere then cannot make a run read arbitrary files 
 from __future__ import annotations
 
 import logging
-
 import os
 import stat
-from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -36,12 +34,12 @@ _log = logging.getLogger("paddle_pfc.data")
 
 def parse_label_file(
     label_file: str,
-    root: Optional[str] = None,
-    num_classes: Optional[int] = None,
+    root: str | None = None,
+    num_classes: int | None = None,
     check_files: bool = True,
     skip_missing: bool = False,
     allow_outside_root: bool = False,
-) -> Tuple[List[Tuple[str, int]], List[Tuple[str, str]]]:
+) -> tuple[list[tuple[str, int]], list[tuple[str, str]]]:
     """Parse ``label_file`` strictly.
 
     Returns ``(samples, skipped)``: ``samples`` is a list of ``(absolute_path, label)``;
@@ -65,8 +63,8 @@ def parse_label_file(
         text = raw.decode("utf-8-sig")  # a byte-order mark (Windows editors) is not part of the first path
     except UnicodeDecodeError as e:
         raise ValueError(f"{label_file}: not UTF-8 text ({e})") from e
-    samples: List[Tuple[str, int]] = []
-    skipped: List[Tuple[str, str]] = []
+    samples: list[tuple[str, int]] = []
+    skipped: list[tuple[str, str]] = []
     line_of: dict = {}  # normalised path -> (line, label) of its first listing
     inside = None if allow_outside_root else _RootCheck(root)
     lines = text.splitlines()
@@ -109,7 +107,7 @@ class _RootCheck:
     def _inside(self, real: str) -> bool:
         return real == self.root or real.startswith(self.root.rstrip(os.sep) + os.sep)
 
-    def escape(self, rel: str, path: str) -> Tuple[Optional[str], Optional[bool]]:
+    def escape(self, rel: str, path: str) -> tuple[str | None, bool | None]:
         """``(how rel leaves the root or None, whether path is a regular file when known)``: the
         file's one ``lstat`` also answers the missing-file check."""
         if os.path.isabs(rel):
@@ -130,7 +128,7 @@ class _RootCheck:
         return None, stat.S_ISREG(mode)
 
 
-def _parse_line(line: str, lineno: int, label_file: str, num_classes: Optional[int]) -> Tuple[str, int] | None:
+def _parse_line(line: str, lineno: int, label_file: str, num_classes: int | None) -> tuple[str, int] | None:
     """``(relative path, label)`` of line ``lineno`` of ``label_file``, None for a blank line;
     ValueError naming the file and line otherwise."""
     s = line.strip()
@@ -172,7 +170,7 @@ class ImageFolderDataset:
     """
 
     def __init__(self, root: str, label_file: str = "label.txt", image_size: SizeLike = 112,
-                 num_classes: Optional[int] = None, skip_bad: bool = False, allow_outside_root: bool = False):
+                 num_classes: int | None = None, skip_bad: bool = False, allow_outside_root: bool = False):
         self.root = os.path.abspath(root)
         self.label_file = label_file if os.path.isabs(label_file) else os.path.join(self.root, label_file)
         self.image_size = as_size(image_size)
@@ -196,8 +194,8 @@ class ImageFolderDataset:
                          len(skipped) + len(samples), self.label_file)
         if not samples:
             raise ValueError(f"{self.label_file}: no usable samples")
-        self.samples: List[Tuple[str, int]] = samples
-        self.skipped: List[Tuple[str, str]] = skipped
+        self.samples: list[tuple[str, int]] = samples
+        self.skipped: list[tuple[str, str]] = skipped
         self.labels = np.asarray([lab for _, lab in samples], dtype=np.int64)
         self.num_classes = int(num_classes) if num_classes is not None else int(self.labels.max()) + 1
 
@@ -209,6 +207,6 @@ class ImageFolderDataset:
     def __len__(self) -> int:
         return len(self.samples)
 
-    def __getitem__(self, index: int) -> Tuple[np.ndarray, int]:
+    def __getitem__(self, index: int) -> tuple[np.ndarray, int]:
         path, label = self.samples[index]
         return fit_size(read_rgb(path), self.image_size), int(label)

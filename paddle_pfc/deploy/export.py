@@ -23,8 +23,8 @@ backbone states in :mod:`paddle_pfc.backbones.state`. The format's names (``META
 from __future__ import annotations
 
 import contextlib
-from pathlib import Path
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import paddle
@@ -33,9 +33,18 @@ from paddle_pfc.backbones import build_backbone
 from paddle_pfc.backbones.common import normalize_input_size
 from paddle_pfc.backbones.native_layers import native_inference
 from paddle_pfc.backbones.state import backbone_state_from_scope
-from paddle_pfc.deploy.model_format import (DTYPES, INPUT_NAME, LEGACY_MODEL_FILE, MODEL_FILE, ONNX_FILE,
-                                            TRAINING_STATE_FILE,
-                                            PARAMS_FILE, PathLike, export_meta, write_export_meta)
+from paddle_pfc.deploy.model_format import (
+    DTYPES,
+    INPUT_NAME,
+    LEGACY_MODEL_FILE,
+    MODEL_FILE,
+    ONNX_FILE,
+    PARAMS_FILE,
+    TRAINING_STATE_FILE,
+    PathLike,
+    export_meta,
+    write_export_meta,
+)
 from paddle_pfc.utils.atomic import write_bytes_atomic
 from paddle_pfc.utils.npz_state import state_bytes
 

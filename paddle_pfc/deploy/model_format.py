@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NamedTuple
 
 from paddle_pfc.utils.atomic import write_text_atomic

@@ -42,8 +42,9 @@ import re
 import shutil
 import stat
 import time
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Collection, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 

@@ -20,22 +20,21 @@ import paddle
 
 from paddle_pfc.data import ImageFolderDataset, RecordDataset
 from paddle_pfc.engine import checkpoint as ckpt
-from paddle_pfc.runtime.barrier import StoreBarrier
 from paddle_pfc.engine.builder import TrainPrograms, build_programs, check_supported
-from paddle_pfc.engine.callbacks import (Callback, Checkpointing, MetricsWriter, StepEnd, StepLogger,
-                                         TrainState)
+from paddle_pfc.engine.callbacks import Callback, Checkpointing, MetricsWriter, StepEnd, StepLogger, TrainState
 from paddle_pfc.engine.config import Config, describe_lr, dump_config, log_interval, resolve_lr
-from paddle_pfc.utils.errors import PfcError, UsageError
-from paddle_pfc.utils.launch_env import local_world_size
-from paddle_pfc.utils.paddle_compat import on_gpu
 from paddle_pfc.engine.input import dataset_from_config, loader_from_config
 from paddle_pfc.engine.memory import check_head_fits
 from paddle_pfc.engine.overwrite import OutputDirError, delete_earlier_run, planned_deletions
-from paddle_pfc.engine.protect import check_data_spared, check_sources_spared
 from paddle_pfc.engine.preemption import Preempted, PreemptionWatch
+from paddle_pfc.engine.protect import check_data_spared, check_sources_spared
 from paddle_pfc.engine.validator import Validator, load_validation_sets
 from paddle_pfc.head.registry import NONFINITE_PARTS
 from paddle_pfc.head.runner import run
+from paddle_pfc.runtime.barrier import StoreBarrier
+from paddle_pfc.utils.errors import PfcError
+from paddle_pfc.utils.launch_env import local_world_size
+from paddle_pfc.utils.paddle_compat import on_gpu
 
 __all__ = ["Trainer", "setup_logging", "OutputDirError", "NonFiniteTrainingError"]
 

@@ -12,7 +12,8 @@ The failure is Paddle's ``AssertOp`` error, which :func:`paddle_pfc.run` names
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import paddle
 

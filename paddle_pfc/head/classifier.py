@@ -7,7 +7,6 @@ import paddle
 
 from paddle_pfc.head import checks, geometry, registry, sampling
 from paddle_pfc.head.blocks import Block
-from paddle_pfc.kernels.collectives import CollectiveChain
 from paddle_pfc.head.dtypes import CPU_REFUSALS, DTYPE_BYTES
 from paddle_pfc.head.geometry import block_bounds, block_rows, class_split
 from paddle_pfc.head.margin import Margin
@@ -15,6 +14,7 @@ from paddle_pfc.head.margin_softmax import margin_softmax_loss
 from paddle_pfc.head.margin_softmax_fused import margin_softmax_loss_fused
 from paddle_pfc.head.sparse_update import create_velocity
 from paddle_pfc.kernels import choose_backend
+from paddle_pfc.kernels.collectives import CollectiveChain
 from paddle_pfc.utils import paddle_compat
 from paddle_pfc.utils.numbers import is_int
 

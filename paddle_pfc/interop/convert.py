@@ -18,8 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from paddle_pfc.interop.common import (SOURCE_NORMALIZATION, ConversionError, Converted, SourceTensors,
-                                       strip_prefix)
+from paddle_pfc.interop.common import SOURCE_NORMALIZATION, ConversionError, Converted, SourceTensors, strip_prefix
 
 __all__ = ["ConversionError", "Converted", "SourceTensors", "convert", "read_source", "detect_format",
            "SUPPORTED", "SOURCE_FORMATS"]

@@ -34,8 +34,18 @@ from typing import Any
 
 import numpy as np
 
-from paddle_pfc.interop.torch_tensors import (LazyStorage, LazyTensor, Tensor, decode_storage, decoded_nbytes,
-                                              itemsize, lazy_rebuild, rebuild_tensor, storage_pid, torch_globals)
+from paddle_pfc.interop.torch_tensors import (
+    LazyStorage,
+    LazyTensor,
+    Tensor,
+    decode_storage,
+    decoded_nbytes,
+    itemsize,
+    lazy_rebuild,
+    rebuild_tensor,
+    storage_pid,
+    torch_globals,
+)
 from paddle_pfc.utils.decode_budget import DecodeBudget, file_budget
 from paddle_pfc.utils.pickle_machine import PickleReader
 from paddle_pfc.utils.safe_pickle import MalformedPickleError, UnsafePickleError, restricted_load

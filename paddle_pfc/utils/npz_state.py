@@ -14,7 +14,7 @@ import io
 import os
 import re
 import zipfile
-from typing import Collection, Mapping
+from collections.abc import Collection, Mapping
 
 import numpy as np
 

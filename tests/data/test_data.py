@@ -13,13 +13,22 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from launcher import REPO
 
-from paddle_pfc.data import (BatchLoader, DistributedBatchSampler, ImageFolderDataset, RecordDataset,
-                             SyntheticFaces, build_dataset, flip_mask, make_verification_set, write_insightface_rec)
-from paddle_pfc.evaluation.bin_set import load_bin, read_bin, write_bin
-from paddle_pfc.data import recordio
+from launcher import REPO
+from paddle_pfc.data import (
+    BatchLoader,
+    DistributedBatchSampler,
+    ImageFolderDataset,
+    RecordDataset,
+    SyntheticFaces,
+    build_dataset,
+    flip_mask,
+    make_verification_set,
+    recordio,
+    write_insightface_rec,
+)
 from paddle_pfc.data.synthetic import _prototype
+from paddle_pfc.evaluation.bin_set import load_bin, read_bin, write_bin
 
 
 def _copy_folder(src: Path, dst: Path) -> Path:

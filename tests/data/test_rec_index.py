@@ -11,10 +11,17 @@ import sys
 import cv2
 import numpy as np
 import pytest
-from launcher import REPO
 
-from paddle_pfc.data import BatchLoader, DistributedBatchSampler, ImageFolderDataset, RecordDataset, recordio
-from paddle_pfc.data import rec_index, scale_rec
+from launcher import REPO
+from paddle_pfc.data import (
+    BatchLoader,
+    DistributedBatchSampler,
+    ImageFolderDataset,
+    RecordDataset,
+    rec_index,
+    recordio,
+    scale_rec,
+)
 from paddle_pfc.utils.errors import BudgetError, InputDataError
 
 

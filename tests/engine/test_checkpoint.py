@@ -9,12 +9,11 @@ import numpy as np
 import pytest
 
 import paddle_pfc
+from launcher import REPO
 from paddle_pfc.engine.checkpoint import CheckpointError, latest_checkpoint, reshard_rows
 from paddle_pfc.engine.config import load_config
 from paddle_pfc.engine.trainer import Trainer
 from paddle_pfc.utils.npz_state import load_state, state_bytes
-
-from launcher import REPO
 
 CONFIG = str(REPO / "tests" / "train_tiny.yaml")
 

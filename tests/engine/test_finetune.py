@@ -159,9 +159,9 @@ def test_frozen_backbone_and_resume_inside_the_freeze(pretrained):
 
 
 def test_mean_embedding_centers_against_reference_and_shards():
-    from paddle_pfc.head.geometry import class_split
     from paddle_pfc.data.synthetic import SyntheticFaces
     from paddle_pfc.engine.pretrained import class_indices, mean_embedding_centers
+    from paddle_pfc.head.geometry import class_split
 
     ds = SyntheticFaces(7, samples_per_class=5, image_size=16, seed=2)
     proj = np.random.default_rng(0).normal(size=(3 * 16 * 16, 6))

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers.head_runs import beyond_limit_cases, check_case, load_ranks, nonfinite_cases, run_world
 from launcher import REPO, launch
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.config import ConfigError, load_config
 from paddle_pfc.utils.npz_state import load_state
-from helpers.head_runs import beyond_limit_cases, check_case, load_ranks, nonfinite_cases, run_world
 from workers.head_worker import case_data
 
 TRAIN = REPO / "tools" / "train.py"

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from launcher import REPO, children, launch, start_launch, worker_logs, metrics_losses as losses
+from launcher import REPO, children, launch, start_launch, worker_logs
+from launcher import metrics_losses as losses
 from paddle_pfc.engine import checkpoint as ckpt
 
 TRAIN = REPO / "tools" / "train.py"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from launcher import REPO, launch
-from paddle_pfc.evaluation.bin_set import read_bin, write_bin
 from paddle_pfc.data.synthetic import make_verification_set
+from paddle_pfc.evaluation.bin_set import read_bin, write_bin
 
 TRAIN = REPO / "tools" / "train.py"
 CONFIG = REPO / "tests" / "train_tiny.yaml"

@@ -123,7 +123,6 @@ import sys  # noqa: E402
 import zlib  # noqa: E402
 
 from helpers import crafted_pickles as cp  # noqa: E402
-
 from paddle_pfc.evaluation.bin_set import MAX_IMAGE_PIXELS, decode_bin_image, load_bin  # noqa: E402
 from paddle_pfc.utils.errors import BudgetError, InputDataError  # noqa: E402
 from paddle_pfc.utils.safe_pickle import MalformedPickleError  # noqa: E402

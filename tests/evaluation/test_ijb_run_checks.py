@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers.ijb_set import SIZE, build_ijb
 from launcher import REPO
 from paddle_pfc.evaluation import ijb
-from helpers.ijb_set import SIZE, build_ijb
 
 # (x / 255 - 0.5) / 0.5 would be mean 127.5, std 127.5; x / 255 differs more from the default
 OTHER_NORMALIZATION = {"inside_model": False, "formula": "x / 255", "mean": 0.0, "std": 255.0}

@@ -13,7 +13,6 @@ import paddle_pfc
 from launcher import REPO, launch, worker_logs
 
 
-
 @pytest.fixture(autouse=True)
 def static_for_every_test(static_mode):
     yield

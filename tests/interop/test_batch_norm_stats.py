@@ -38,8 +38,8 @@ def _train_mode(converted, state, images: np.ndarray) -> np.ndarray:
 
 def test_folded_batch_norms_take_their_inputs_statistics(tmp_path):
     from paddle_pfc.deploy.export import EvalProgram
-    from paddle_pfc.interop.convert import convert
     from paddle_pfc.interop.batch_norm_stats import calibrate_identity_batch_norms, identity_batch_norms
+    from paddle_pfc.interop.convert import convert
 
     path = tmp_path / "mbf.onnx"
     onnx.save(GraphWriter(read_torch_state(FIXTURES / "mbf128_fp16.pt")).mobilefacenet(), path)

@@ -7,8 +7,8 @@ import paddle
 import pytest
 from paddle.autograd.ir_backward import grad as pir_grad
 
-from paddle_pfc.kernels import onednn_ops, native_ops
 from paddle_pfc.backbones.native_layers import DepthwiseConv2D, GroupedConv2D, PReLU
+from paddle_pfc.kernels import native_ops, onednn_ops
 
 
 def run_with_weight(startup, main, weight_name: str, weight: np.ndarray, feed: dict, fetch: list) -> list:

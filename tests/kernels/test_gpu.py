@@ -38,8 +38,8 @@ def test_real_and_emulated_kernels_agree(static_mode):
     positives, and the same loss, softmax and gradient up to float32 rounding."""
     import paddle
 
-    from paddle_pfc.kernels.collectives import CollectiveChain
     from paddle_pfc.kernels import fused_kernels
+    from paddle_pfc.kernels.collectives import CollectiveChain
 
     rng = np.random.default_rng(5)
     cos = np.tanh(rng.standard_normal((6, 11))).astype(np.float32)

@@ -14,9 +14,9 @@ import paddle
 import paddle_pfc
 from paddle_pfc.cli import entry
 from paddle_pfc.head.geometry import class_split
+from paddle_pfc.kernels import fused_kernels
 from paddle_pfc.kernels.collectives import CollectiveChain
 from paddle_pfc.runtime.distributed import current_place
-from paddle_pfc.kernels import fused_kernels
 
 
 def margin_case_data(case: dict):

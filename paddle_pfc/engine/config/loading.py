@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from paddle_pfc.utils.errors import UsageError
+
 from .checks import ConfigError, describe, unknown_key_msg, unknown_section_msg, validate
 from .schema import SCHEMA, Config
 
