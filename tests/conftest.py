@@ -154,7 +154,8 @@ def tiny_two_rank_run(tmp_path_factory) -> Path:
 
     out = tmp_path_factory.mktemp("tiny_two_ranks")
     launch(REPO / "tools" / "train.py", 2, ["-c", str(REPO / "tests" / "train_tiny.yaml"), "-o", "train.max_steps=12",
-                                            "-o", "train.checkpoint_every_steps=0", "-o", f"train.output_dir={out / 'run'}"],
+                                            "-o", "train.checkpoint_every_steps=0",
+                                            "-o", f"train.output_dir={out / 'run'}"],
            out / "log")
     return out / "run"
 

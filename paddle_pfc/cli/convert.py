@@ -14,7 +14,8 @@ first convolution, and ``export.json["source"]`` records the source, its normali
 converted. Checks: Paddle Inference vs the static eval program; an ONNX source also against
 onnxruntime running the source itself (same images, each with its own normalization); ``--format
 onnx`` as ``paddle-pfc-export``. A paddle_pfc checkpoint or state dict is exported with
-``paddle-pfc-export`` instead (a ``.pdparams`` given here is read as PLSC's). Exit status: 0 converted and checked, 1 a check failed, 2 the source
+``paddle-pfc-export`` instead (a ``.pdparams`` given here is read as PLSC's).
+Exit status: 0 converted and checked, 1 a check failed, 2 the source
 cannot be read or converted (``error: ...``).
 """
 from __future__ import annotations

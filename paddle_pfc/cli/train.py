@@ -137,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     the config, ``--pretrained``, ``--resume PATH``, an output folder that holds an earlier run or is
     in use by another job, a global batch larger than the data, class centers larger than the
     machine's memory, Paddle's global oneDNN mode on a CPU, a file that is not what its format says
-    (``config error: ...`` / ``error: ...`` on stderr); 143 stopped by SIGTERM with the current step checkpointed (rank 0 prints ``preempted at
+    (``config error: ...`` / ``error: ...`` on stderr);
+    143 stopped by SIGTERM with the current step checkpointed (rank 0 prints ``preempted at
     step N: ...``); any other error is reported per rank and raised."""
     parser = _parser()
     args = parser.parse_args(argv)

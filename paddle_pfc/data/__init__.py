@@ -1,4 +1,5 @@
-"""Data layer: image folders, MXNet RecordIO, synthetic identities, batch loading (.bin verification sets: paddle_pfc.evaluation.bin_set).
+"""Data layer: image folders, MXNet RecordIO, synthetic identities, batch loading
+(.bin verification sets: paddle_pfc.evaluation.bin_set).
 
 Pure numpy / OpenCV; batches are numpy arrays fed to a Paddle static program:
 ``images`` float32 ``[B, 3, H, W]`` RGB normalized ``(x - 127.5) / 128`` and

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Union
 
 import cv2
 import numpy as np
 
-SizeLike = Union[int, Sequence[int], None]
+SizeLike = int | Sequence[int] | None
 
 
 def as_size(image_size: SizeLike) -> tuple[int, int] | None:

@@ -17,7 +17,8 @@ neither reads PIR ``.json`` nor converts anything on a CPU build (measured, 3.3.
 
 Main entry points: :func:`export_backbone`, :class:`EvalProgram` (an in-memory
 eval program; also an ``embed_fn`` for :mod:`paddle_pfc.evaluation.validation`),
-backbone states in :mod:`paddle_pfc.backbones.state`. The format's names (``META_FILE``, :func:`read_export_meta`, ...) are in
+backbone states in :mod:`paddle_pfc.backbones.state`.
+The format's names (``META_FILE``, :func:`read_export_meta`, ...) are in
 :mod:`paddle_pfc.deploy.model_format`, ONNX in :mod:`paddle_pfc.deploy.onnx_export`.
 """
 from __future__ import annotations
@@ -277,7 +278,8 @@ def export_backbone(backbone_name: str, embedding_size: int, input_size: InputSi
     """Export a backbone with parameters ``state`` to ``out_dir`` (see the module doc).
 
     ``state``: ``{structured state_dict name: array}``, e.g. from
-    :func:`~paddle_pfc.backbones.state.backbone_state_from_scope` or ``paddle_pfc.engine.checkpoint.load_backbone_state``.
+    :func:`~paddle_pfc.backbones.state.backbone_state_from_scope` or
+    ``paddle_pfc.engine.checkpoint.load_backbone_state``.
     Strict matching (``ValueError`` naming missing / unexpected / wrongly-shaped keys).
     Returns ``Path(out_dir)``.
     ``fold_batch_norm``: see :meth:`EvalProgram.save` (float32 only).

@@ -37,8 +37,8 @@ from paddle_pfc.utils.atomic import write_text_atomic
 from paddle_pfc.utils.version import VERSION
 
 __all__ = [
-    "EXPORT_FORMAT", "EXPORT_VERSION", "NORMALIZATION", "FIELD_NORMALIZATION", "INPUT_NAME", "MODEL_FILE", "LEGACY_MODEL_FILE",
-    "PARAMS_FILE", "ONNX_FILE", "META_FILE", "DTYPES", "PathLike", "ModelFiles", "export_meta",
+    "EXPORT_FORMAT", "EXPORT_VERSION", "NORMALIZATION", "FIELD_NORMALIZATION", "INPUT_NAME", "MODEL_FILE",
+    "LEGACY_MODEL_FILE", "PARAMS_FILE", "ONNX_FILE", "META_FILE", "DTYPES", "PathLike", "ModelFiles", "export_meta",
     "write_export_meta", "read_export_meta", "program_file", "locate_model",
 ]
 

@@ -333,8 +333,8 @@ class Trainer:
             how_many = f"{s.bad_steps} consecutive steps skipped (train.max_bad_steps={limit})"
             if s.skipped_in_row != s.bad_steps:
                 how_many = (f"{s.skipped_in_row} consecutive steps skipped, the last {s.bad_steps} with the loss scale "
-                            f"at its floor of 1 or a non-finite loss (train.max_bad_steps={limit} counts only those: an "
-                            "overflow above the floor halves the scale)")
+                            f"at its floor of 1 or a non-finite loss (train.max_bad_steps={limit} counts only those: "
+                            "an overflow above the floor halves the scale)")
             raise NonFiniteTrainingError(
                 f"step {s.global_step + 1}: {how_many}, the last with inf/NaN in: {what}; nothing was updated by them "
                 "and the last checkpoint is intact. Lower train.lr, check the data, or raise train.max_bad_steps")

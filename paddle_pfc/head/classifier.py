@@ -124,7 +124,7 @@ class LargeScaleClassifier:
         self.class_start, self.num_local = class_split(num_classes, world_size, rank)
         self.num_sample = geometry.num_sample(self.num_local, self.sample_ratio)
         self.sampled = self.num_sample < self.num_local
-        self.name = name or "dist@fc@rank@%05d" % rank
+        self.name = name or f"dist@fc@rank@{rank:05d}"
         if any(head.name == self.name for head in registry.classifiers_of(paddle.static.default_main_program())):
             raise ValueError(f"this program already holds a LargeScaleClassifier named {self.name!r}: give each "
                              "head its own name= (heads of one name would share one center matrix)")

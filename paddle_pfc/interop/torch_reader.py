@@ -230,7 +230,8 @@ def read_torch_state(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """``{name: ndarray}`` of a torch state dict file (zip or legacy format; see the module doc).
 
     A nested ``{"state_dict": {...}}`` (or ``"model"``, or arcface_torch's training checkpoint
-    ``"state_dict_backbone"``: its classifier and optimizer states are not read) is unwrapped. ``UnsafePickleError`` for a
+    ``"state_dict_backbone"``: its classifier and optimizer states are not read) is unwrapped.
+    ``UnsafePickleError`` for a
     pickle naming anything outside the allow-list; ``MalformedPickleError`` naming ``path`` for a
     truncated or corrupt file or one that is not a state dict.
     """

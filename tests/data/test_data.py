@@ -199,7 +199,8 @@ def test_rec_corrupt_and_truncated(tmp_path):
         ds[1]
     # truncated in the middle of record 2's payload; header record now beyond EOF
     rec.write_bytes(bytes(data[:off2 + 20]))
-    with pytest.raises(ValueError, match=r"train\.idx \(line \d+\): key \d+ points at offset \d+ beyond the end of .*train\.rec"):
+    with pytest.raises(ValueError, match=r"train\.idx \(line \d+\): key \d+ points at offset \d+ "
+                                         r"beyond the end of .*train\.rec"):
         RecordDataset(tmp_path, image_size=None)
     # truncated payload of the last indexed record: found at construction
     idx_lines = (tmp_path / "train.idx").read_text().splitlines()
@@ -243,7 +244,8 @@ def test_rec_header_that_does_not_describe_the_file(tmp_path):
         RecordDataset(tmp_path)
     # an image key lost from the .idx between others
     _make_rec(tmp_path, [0, 0, 1, 1, 2, 2])
-    (tmp_path / "train.idx").write_text("\n".join(l for l in _idx_lines(tmp_path) if not l.startswith("4\t")) + "\n")
+    (tmp_path / "train.idx").write_text("\n".join(line for line in _idx_lines(tmp_path)
+                                                  if not line.startswith("4\t")) + "\n")
     with pytest.raises(ValueError, match=r"record 0 .*announces images 1\.\.6, but .*train\.idx lacks 1 of "
                                          r"them \(first: key 4\)"):
         RecordDataset(tmp_path)

@@ -74,7 +74,8 @@ def test_missing_unexpected_and_misshaped_tensors_are_named(saved, tmp_path):
         trainer.resume(str(ckpt))
     shutil.rmtree(ckpt)
     ckpt = copy_of(saved, tmp_path)
-    edit_state(ckpt / "backbone.npz", lambda d: d.__setitem__("layers.0.layers.0.weight", d["layers.0.layers.0.weight"][:1]))
+    edit_state(ckpt / "backbone.npz",
+               lambda d: d.__setitem__("layers.0.layers.0.weight", d["layers.0.layers.0.weight"][:1]))
     with pytest.raises(CheckpointError, match=r"'layers.0.layers.0.weight' has shape"):
         trainer.resume(str(ckpt))
     shutil.rmtree(ckpt)

@@ -81,7 +81,8 @@ def test_overwrite_refuses_folders_no_run_wrote_and_deletes_nothing(out, strange
     done = train("-o", "train.max_steps=2", "-o", f"train.output_dir={out}", "--overwrite")
     assert done.returncode == 2, done.stderr[-2000:]
     lines = [line for line in done.stderr.splitlines() if line.startswith("error:")]
-    assert len(lines) == 1 and "Traceback" not in done.stderr and f"--overwrite refused: {out / Path(stranger).parent}" in lines[0], done.stderr
+    assert (len(lines) == 1 and "Traceback" not in done.stderr
+            and f"--overwrite refused: {out / Path(stranger).parent}" in lines[0]), done.stderr
     assert "Nothing was deleted" in lines[0]
     assert [p for p in tree(out) if "error_rank" not in p and "lock" not in p] == \
         [p for p in before if "lock" not in p]

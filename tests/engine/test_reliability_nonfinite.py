@@ -77,7 +77,8 @@ def test_trainer_skips_counts_and_stops_on_nonfinite_steps_and_never_saves_them(
 def test_implausible_settings_are_refused_naming_the_key(override, key):
     with pytest.raises(ConfigError, match=re.escape(key)):
         load_config(None, ["data.num_classes=10", override])
-    load_config(None, ["data.num_classes=10", "loss.scale=64", "train.init_loss_scaling=65536"])  # insightface's values pass
+    # insightface's values pass
+    load_config(None, ["data.num_classes=10", "loss.scale=64", "train.init_loss_scaling=65536"])
 
 
 @pytest.mark.parametrize("loss_factor, skipped", [(1.0, False), (1e8, True)])

@@ -46,7 +46,8 @@ def test_objects_are_refused_on_writing_and_never_unpickled_on_reading(tmp_path)
     with pytest.raises(StateFileError, match="entry 'x' has dtype object"):
         state_bytes({"x": np.array([object()], dtype=object)})
     np.savez(tmp_path / "o.npz", x=np.array([{"a": 1}], dtype=object))  # np.savez pickles it
-    with pytest.raises(StateFileError, match=r"o\.npz: member 'x\.npy' holds objects \(dtype object\), which are never unpickled"):
+    with pytest.raises(StateFileError,
+                       match=r"o\.npz: member 'x\.npy' holds objects \(dtype object\), which are never unpickled"):
         load_state(tmp_path / "o.npz")
 
 

@@ -72,7 +72,8 @@ def run_sample(case, rank, world_size, kernels):
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, startup):
         label = paddle.static.data("label", [len(labels)], case.get("dtype", "int64"))
-        remapped, sampled = kernels.class_center_sample(label, num_local, num_samples, rank, CollectiveChain(world_size),
+        remapped, sampled = kernels.class_center_sample(label, num_local, num_samples, rank,
+                                                        CollectiveChain(world_size),
                                                         case.get("seed", 0) if case.get("fix_seed", False) else None)
     exe = paddle.static.Executor(current_place())
     exe.run(startup)
