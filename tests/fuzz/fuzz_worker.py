@@ -79,6 +79,28 @@ def _read_yaml(path: str) -> None:
     load_config(path)
 
 
+def _read_harness_check(path: str) -> None:
+    """Does what the file says (the harness's own test): ``read``, ``refuse``, ``raise``, ``allocate``,
+    ``segfault``, ``hang``."""
+    import ctypes
+    import signal
+
+    from paddle_pfc.utils.errors import InputDataError
+
+    action = open(path).read().strip()
+    if action == "refuse":
+        raise InputDataError(path, "refused on purpose")
+    if action == "raise":
+        raise KeyError("not a named refusal")
+    if action == "allocate":
+        bytearray(64 << 30)
+    if action == "segfault":
+        ctypes.string_at(0)
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if action == "hang":
+        time.sleep(3600)
+
+
 #: reader name -> (the modules to import before the limit is set, the read)
 READERS: dict[str, tuple[tuple[str, ...], Callable[[str], None]]] = {
     "bin": (("paddle_pfc.evaluation.bin_set",), _read_bin),
@@ -91,6 +113,7 @@ READERS: dict[str, tuple[tuple[str, ...], Callable[[str], None]]] = {
     "checkpoint": (("paddle_pfc.engine.pretrained", "paddle_pfc.engine.checkpoint",
                     "paddle_pfc.deploy.model_format"), _read_checkpoint),
     "yaml": (("paddle_pfc.engine.config.loading",), _read_yaml),
+    "harness-check": (("paddle_pfc.utils.errors",), _read_harness_check),
 }
 
 
@@ -103,20 +126,32 @@ def _address_space() -> int:
     return 0
 
 
+def _where(error: BaseException) -> str:
+    """``(at file:line, from the package's last frame)`` of where ``error`` was raised."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return ""
+    ours = [f for f in frames if f"{os.sep}paddle_pfc{os.sep}" in f.filename]
+    last = frames[-1]
+    where = f" (at {os.path.basename(last.filename)}:{last.lineno}"
+    if ours and ours[-1] is not last:
+        where += f", from {ours[-1].filename.split(os.sep + 'paddle_pfc' + os.sep)[-1]}:{ours[-1].lineno}"
+    return where + ")"
+
+
 def classify(error: BaseException | None, path: str) -> tuple[str, str]:
     """``(outcome, one-line description)`` of a read of ``path`` that raised ``error``."""
     if error is None:
         return "read", ""
     line = f"{type(error).__name__}: {error}".replace("\n", " ")[:500]
     if isinstance(error, MemoryError):
-        return "oom", line
+        return "oom", line + _where(error)
     from paddle_pfc.utils.errors import PfcError
 
     if isinstance(error, (PfcError, ValueError, OSError)) and not isinstance(error, UnicodeError):
         named = path in str(error) or os.path.basename(path.rstrip("/")) in str(error)
-        return ("refused" if named else "unnamed"), line
-    where = traceback.extract_tb(error.__traceback__)[-1]
-    return "traceback", f"{line} (at {os.path.basename(where.filename)}:{where.lineno})"
+        return ("refused", line) if named else ("unnamed", line + _where(error))
+    return "traceback", line + _where(error)
 
 
 def main(reader: str, listing: str, progress_file: str, extra: int) -> None:

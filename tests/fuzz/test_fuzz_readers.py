@@ -48,3 +48,16 @@ def test_fuzzed_inputs_are_read_or_refused_by_name(reader, count, tmp_path):
     assert not summary.findings, summary.line() + "".join(
         f"\n  {o.outcome}: {o.file}: {o.error}" for o in summary.findings)
     assert len(summary.outcomes) == count
+
+
+def test_harness_tells_each_outcome_and_resumes_after_a_death(tmp_path):
+    actions = ["read", "refuse", "raise", "allocate", "segfault", "read", "hang", "read"]
+    files = []
+    for index, action in enumerate(actions):
+        files.append(tmp_path / f"{index}-{action}")
+        files[-1].write_text(action)
+    summary = run_reader("harness-check", files, timeout=2.0)
+    assert [o.outcome for o in summary.outcomes] == ["read", "refused", "traceback", "oom", "crash", "read",
+                                                     "hang", "read"]
+    assert [o.file for o in summary.outcomes] == [str(f) for f in files]
+    assert "KeyError" in summary.outcomes[2].error and "SIGSEGV" in summary.outcomes[4].error
