@@ -6,8 +6,8 @@
 
 Prints, per reader: files tried, outcome counts, peak RSS, longest read, and every finding (an
 outcome other than read / refused) with its file; ``--findings`` keeps a copy of each such input.
-A development tool over the test suite's harness (tests/fuzz: its seeds come from the test
-fixtures); the package never imports it.
+A development tool over the test suite's harness (tests/helpers/fuzz: its seeds come from the
+test fixtures); the package never imports it.
 """
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ import tempfile
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1] / "tests"
-sys.path[:0] = [str(TESTS / "fuzz"), str(TESTS / "utils"), str(TESTS.parent)]
+sys.path[:0] = [str(TESTS), str(TESTS.parent)]
 
-from fuzz_cases import make_cases  # noqa: E402
-from fuzz_harness import TIMEOUT, run_reader  # noqa: E402
-from fuzz_worker import READERS  # noqa: E402
+from helpers.fuzz.cases import make_cases  # noqa: E402
+from helpers.fuzz.harness import TIMEOUT, run_reader  # noqa: E402
+from workers.fuzz_worker import READERS  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,10 +2,10 @@
 the file (an error of the package's family, or a ValueError naming it), never a crash, a hang, an
 allocation past the limit or another exception.
 
-A cross-cutting folder rather than one test per package layer: one harness (worker processes with
-an address-space limit and a timeout, :mod:`fuzz_harness`) and one case generator serve readers of
-five layers (utils, data, evaluation, interop, engine), and the suite is deselected as a whole with
-``-m "not fuzz"``. Each test runs a few dozen cases from a fixed seed; ``tools/fuzz_readers.py``
+A cross-cutting folder rather than one test per package layer: one harness (worker processes
+with an address-space limit and a timeout, :mod:`helpers.fuzz.harness`) and one case generator
+serve readers of five layers (utils, data, evaluation, interop, engine), and the suite is
+deselected as a whole with ``-m "not fuzz"``. Each test runs a few dozen cases from a fixed seed; ``tools/fuzz_readers.py``
 runs thousands. Readers whose findings belong to files being changed elsewhere are marked
 ``xfail(strict=False)`` with the finding (docs/reliability.md, "Fuzzing").
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from fuzz_cases import make_cases
-from fuzz_harness import run_reader
+from helpers.fuzz.cases import make_cases
+from helpers.fuzz.harness import run_reader
 
 pytestmark = pytest.mark.fuzz
 

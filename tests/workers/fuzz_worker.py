@@ -1,4 +1,4 @@
-"""Worker process of the reader fuzz harness (run as a script, never imported by tests).
+"""Worker process of the reader fuzz harness (helpers.fuzz.harness runs it as a script).
 
 ``python fuzz_worker.py READER LIST_FILE PROGRESS_FILE EXTRA_ADDRESS_SPACE`` reads the file paths of
 ``LIST_FILE``, one a line, and for each: writes the path to ``PROGRESS_FILE`` (so a death is attributed to it), reads
@@ -40,7 +40,7 @@ def _read_torch(path: str) -> None:
 
 
 def _read_onnx(path: str) -> None:
-    from paddle_pfc.interop import convert
+    from paddle_pfc.interop.convert import convert
 
     convert(path)
 
@@ -106,7 +106,7 @@ READERS: dict[str, tuple[tuple[str, ...], Callable[[str], None]]] = {
     "bin": (("paddle_pfc.evaluation.bin_set",), _read_bin),
     "pdparams": (("paddle_pfc.utils.pdparams",), _read_pdparams),
     "torch": (("paddle_pfc.interop.torch_reader",), _read_torch),
-    "onnx": (("paddle_pfc.interop", "paddle_pfc.interop.onnx_reader", "onnx", "paddle_pfc.backbones"), _read_onnx),
+    "onnx": (("paddle_pfc.interop.convert", "paddle_pfc.interop.onnx_reader", "onnx", "paddle_pfc.backbones"), _read_onnx),
     "rec": (("paddle_pfc.data.recordio",), _read_rec),
     "labels": (("paddle_pfc.data.image_folder",), _read_labels),
     "npz": (("paddle_pfc.utils.npz_state",), _read_npz),

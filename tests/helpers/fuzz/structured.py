@@ -18,9 +18,9 @@ import struct
 import zipfile
 import zlib
 
-import crafted_pickles as cp
+from helpers import crafted_pickles as cp
 
-from fuzz_mutations import BIG_NUMBERS, BIG_TEXT
+from helpers.fuzz.mutations import BIG_NUMBERS, BIG_TEXT
 
 PROTO4 = b"\x80\x04"
 

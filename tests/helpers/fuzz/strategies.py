@@ -11,8 +11,8 @@ import struct
 
 from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings, strategies as st
 
-import crafted_pickles as cp
-from fuzz_structured import PROTO4, long1
+from helpers import crafted_pickles as cp
+from helpers.fuzz.structured import PROTO4, long1
 
 
 @st.composite

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-TESTS = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parents[2]
 FIXTURES = TESTS / "interop" / "fixtures"
 
 

@@ -1,6 +1,6 @@
 """Runs a reader over many input files in worker subprocesses and classifies each outcome.
 
-:func:`run_reader` feeds the files to ``fuzz_worker.py`` (one process reads a batch; see its doc
+:func:`run_reader` feeds the files to ``tests/workers/fuzz_worker.py`` (one process reads a batch; see its doc
 for the outcomes it reports). What a worker cannot report itself is seen here: a death by a signal
 (``crash``), a death at the address-space limit (``oom``, a SIGKILL / SIGABRT after a failed
 allocation), no answer within ``timeout`` seconds (``hang``; the worker is killed). The file being
@@ -21,8 +21,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-WORKER = Path(__file__).with_name("fuzz_worker.py")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
+WORKER = REPO / "tests" / "workers" / "fuzz_worker.py"
 #: Address space a worker may take beyond what its imports took (an unbounded allocation fails).
 EXTRA_ADDRESS_SPACE = 2 << 30
 TIMEOUT = 20.0

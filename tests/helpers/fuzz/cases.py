@@ -1,6 +1,6 @@
-"""Fuzz cases of one reader: its seeds (:mod:`fuzz_seeds`) mutated byte-wise (:mod:`fuzz_mutations`) or
-replaced by a structured hostile file (:mod:`fuzz_structured`; for the pickle readers half of those
-drawn by hypothesis, :mod:`fuzz_strategies`), reproducibly from one seed.
+"""Fuzz cases of one reader: its seeds (:mod:`.seeds`) mutated byte-wise (:mod:`.mutations`) or
+replaced by a structured hostile file (:mod:`.structured`; for the pickle readers half of those
+drawn by hypothesis, :mod:`.strategies`), reproducibly from one seed.
 
 A case of a reader of several files (``rec``, ``labels``, ``checkpoint``) is a copy of the seed
 folder with one member mutated; a checkpoint member other than ``meta.json`` is mostly resealed
@@ -12,14 +12,14 @@ import random
 import shutil
 from pathlib import Path
 
-import crafted_pickles as cp
-import fuzz_structured as structured
-from fuzz_mutations import mutate
-from fuzz_seeds import reseal, write_seeds
+from helpers import crafted_pickles as cp
+from helpers.fuzz import structured
+from helpers.fuzz.mutations import mutate
+from helpers.fuzz.seeds import reseal, write_seeds
 
 SUFFIX = {"bin": ".bin", "pdparams": ".pdparams", "torch": ".pt", "onnx": ".onnx", "npz": ".npz", "yaml": ".yaml"}
 TEXT_MEMBERS = (".txt", ".idx", ".json", ".yaml")
-#: readers of pickles: how a hypothesis-drawn pickle is framed (fuzz_strategies.pickle_file)
+#: readers of pickles: how a hypothesis-drawn pickle is framed (strategies.pickle_file)
 PICKLE_WRAP = {"bin": "bin", "pdparams": "state", "torch": "state"}
 
 
@@ -79,7 +79,7 @@ def make_cases(reader: str, folder: Path, count: int, seed: int, share: float = 
     rng = random.Random(seed)
     drawn = None
     if reader in PICKLE_WRAP:
-        from fuzz_strategies import examples, pickle_file
+        from helpers.fuzz.strategies import examples, pickle_file
 
         drawn = iter(examples(pickle_file(PICKLE_WRAP[reader]), max(1, int(count * share)), seed))
     cases = []
