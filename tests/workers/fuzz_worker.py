@@ -11,6 +11,7 @@ what the imports took plus ``EXTRA_ADDRESS_SPACE`` bytes, so an unbounded alloca
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import resource
@@ -19,64 +20,6 @@ import time
 import traceback
 import warnings
 from typing import Callable
-
-
-def _read_bin(path: str) -> None:
-    from paddle_pfc.evaluation.bin_set import load_bin
-
-    load_bin(path, flip=False)
-
-
-def _read_pdparams(path: str) -> None:
-    from paddle_pfc.utils.pdparams import load_pdparams
-
-    load_pdparams(path)
-
-
-def _read_torch(path: str) -> None:
-    from paddle_pfc.interop.torch_reader import read_torch_state
-
-    read_torch_state(path)
-
-
-def _read_onnx(path: str) -> None:
-    from paddle_pfc.interop.convert import convert
-
-    convert(path)
-
-
-def _read_rec(folder: str) -> None:
-    from paddle_pfc.data.recordio import RecordDataset
-
-    dataset = RecordDataset(rec_path=os.path.join(folder, "train.rec"), image_size=None)
-    for index in range(min(len(dataset), 64)):
-        dataset[index]
-
-
-def _read_labels(folder: str) -> None:
-    from paddle_pfc.data.image_folder import ImageFolderDataset
-
-    dataset = ImageFolderDataset(folder, image_size=None)
-    for index in range(min(len(dataset), 64)):
-        dataset[index]
-
-
-def _read_npz(path: str) -> None:
-    from paddle_pfc.utils.npz_state import load_state
-
-    load_state(path)
-
-
-def _read_checkpoint(folder: str) -> None:
-    from paddle_pfc.engine.pretrained import read_pretrained
-
-    read_pretrained(folder)
-
-
-def _read_yaml(path: str) -> None:
-    from paddle_pfc.engine.config.loading import load_config
-
-    load_config(path)
 
 
 def _read_harness_check(path: str) -> None:
@@ -101,20 +44,40 @@ def _read_harness_check(path: str) -> None:
         time.sleep(3600)
 
 
-#: reader name -> (the modules to import before the limit is set, the read)
-READERS: dict[str, tuple[tuple[str, ...], Callable[[str], None]]] = {
-    "bin": (("paddle_pfc.evaluation.bin_set",), _read_bin),
-    "pdparams": (("paddle_pfc.utils.pdparams",), _read_pdparams),
-    "torch": (("paddle_pfc.interop.torch_reader",), _read_torch),
-    "onnx": (("paddle_pfc.interop.convert", "paddle_pfc.interop.onnx_reader", "onnx", "paddle_pfc.backbones"), _read_onnx),
-    "rec": (("paddle_pfc.data.recordio",), _read_rec),
-    "labels": (("paddle_pfc.data.image_folder",), _read_labels),
-    "npz": (("paddle_pfc.utils.npz_state",), _read_npz),
-    "checkpoint": (("paddle_pfc.engine.pretrained", "paddle_pfc.engine.checkpoint",
-                    "paddle_pfc.deploy.model_format"), _read_checkpoint),
-    "yaml": (("paddle_pfc.engine.config.loading",), _read_yaml),
-    "harness-check": (("paddle_pfc.utils.errors",), _read_harness_check),
+#: reader name -> (module, public entry point, keyword arguments, whether the result is a dataset whose
+#: first items are read too, other modules to import before the limit is set). The read is
+#: ``entry_point(path, **keyword_arguments)``; a path is a file or, for rec / labels / checkpoint, a folder.
+#: Paddle is imported first where a read imports it (so that it is not charged to the read's limit).
+READERS: dict[str, tuple[str, str, dict, bool, tuple[str, ...]]] = {
+    "bin": ("paddle_pfc.evaluation.bin_set", "load_bin", {"flip": False}, False, ()),
+    "pdparams": ("paddle_pfc.utils.pdparams", "load_pdparams", {}, False, ("paddle",)),
+    "torch": ("paddle_pfc.interop.torch_reader", "read_torch_state", {}, False, ()),
+    "onnx": ("paddle_pfc.interop.convert", "convert", {}, False,
+             ("paddle", "onnx", "paddle_pfc.interop.onnx_reader", "paddle_pfc.backbones")),
+    "rec": ("paddle_pfc.data.recordio", "RecordDataset", {"image_size": None}, True, ()),
+    "labels": ("paddle_pfc.data.image_folder", "ImageFolderDataset", {"image_size": None}, True, ()),
+    "npz": ("paddle_pfc.utils.npz_state", "load_state", {}, False, ()),
+    "checkpoint": ("paddle_pfc.engine.pretrained", "read_pretrained", {}, False,
+                   ("paddle", "paddle_pfc.engine.checkpoint", "paddle_pfc.deploy.model_format")),
+    "yaml": ("paddle_pfc.engine.config.loading", "load_config", {}, False, ()),
+    "harness-check": ("__main__", "_read_harness_check", {}, False, ("paddle_pfc.utils.errors",)),
 }
+#: items of a dataset read after it is built (each decodes an image)
+DATASET_ITEMS = 64
+
+
+def _reader(name: str) -> Callable[[str], None]:
+    """The read of reader ``name``, its modules imported."""
+    module, entry_point, kwargs, dataset, preload = READERS[name]
+    for other in preload:
+        importlib.import_module(other)
+    function = getattr(importlib.import_module(module), entry_point)
+
+    def read(path: str) -> None:
+        result = function(path, **kwargs)
+        for index in range(min(len(result), DATASET_ITEMS) if dataset else 0):
+            result[index]
+    return read
 
 
 def _address_space() -> int:
@@ -155,15 +118,10 @@ def classify(error: BaseException | None, path: str) -> tuple[str, str]:
 
 
 def main(reader: str, listing: str, progress_file: str, extra: int) -> None:
-    import importlib
-
-    modules, read = READERS[reader]
-    for module in modules:
-        importlib.import_module(module)
+    read = _reader(reader)
     limit = _address_space() + extra
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     warnings.simplefilter("ignore")
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))
     with open(listing) as paths:
         files = [line.rstrip("\n") for line in paths if line.strip()]
     for path in files:
