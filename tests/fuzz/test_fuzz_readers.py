@@ -5,8 +5,8 @@ allocation past the limit or another exception.
 A cross-cutting folder rather than one test per package layer: one harness (worker processes
 with an address-space limit and a timeout, :mod:`helpers.fuzz.harness`) and one case generator
 serve readers of five layers (utils, data, evaluation, interop, engine), and the suite is
-deselected as a whole with ``-m "not fuzz"``. Each test runs a few dozen cases from a fixed seed; ``tools/fuzz_readers.py``
-runs thousands. Readers whose findings belong to files being changed elsewhere are marked
+deselected as a whole with ``-m "not fuzz"``. Each test runs a few dozen cases from a fixed seed;
+``tools/fuzz_readers.py`` runs thousands. Readers whose findings belong to files being changed elsewhere are marked
 ``xfail(strict=False)`` with the finding (docs/reliability.md, "Fuzzing").
 """
 from __future__ import annotations

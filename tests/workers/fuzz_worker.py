@@ -19,7 +19,7 @@ import sys
 import time
 import traceback
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 
 def _read_harness_check(path: str) -> None:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import struct
 
-from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings, strategies as st
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
 
 from helpers import crafted_pickles as cp
 from helpers.fuzz.structured import PROTO4, long1

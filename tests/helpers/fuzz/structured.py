@@ -16,10 +16,8 @@ import io
 import random
 import struct
 import zipfile
-import zlib
 
 from helpers import crafted_pickles as cp
-
 from helpers.fuzz.mutations import BIG_NUMBERS, BIG_TEXT
 
 PROTO4 = b"\x80\x04"
