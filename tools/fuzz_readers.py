@@ -22,7 +22,9 @@ sys.path[:0] = [str(TESTS), str(TESTS.parent)]
 
 from helpers.fuzz.cases import make_cases  # noqa: E402
 from helpers.fuzz.harness import TIMEOUT, run_reader  # noqa: E402
-from workers.fuzz_worker import READERS  # noqa: E402
+from helpers.fuzz.seeds import WRITERS  # noqa: E402
+
+READERS = list(WRITERS)  # the readers with seeds (the worker also knows its own check reader)
 
 
 def main(argv: list[str] | None = None) -> int:
