@@ -57,6 +57,8 @@ LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 #: UTF-8 although flagged so, an unknown compression method, an encrypted member (RuntimeError).
 _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, zlib.error, UnicodeDecodeError,
                NotImplementedError, RuntimeError)
+
+
 def _flatten(obj: Any, source: str) -> dict[str, np.ndarray]:
     """``{name: array}`` of a (possibly nested, e.g. ``{"state_dict": ...}``) state dict."""
     if isinstance(obj, dict):
