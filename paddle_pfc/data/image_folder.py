@@ -31,6 +31,9 @@ from ._text import ascii_int
 
 _log = logging.getLogger("paddle_pfc.data")
 
+#: The largest label a line may hold (labels are int64 and index the classifier's classes).
+MAX_LABEL = 2**62
+
 
 def parse_label_file(
     label_file: str,
@@ -146,8 +149,8 @@ def _parse_line(line: str, lineno: int, label_file: str, num_classes: int | None
         label = ascii_int(lab)
     except ValueError:
         raise ValueError(f"{label_file}, line {lineno}: label {lab!r} is not an integer") from None
-    if label < 0 or (num_classes is not None and label >= num_classes):
-        rng = f"[0, {num_classes})" if num_classes is not None else "[0, inf)"
+    if label < 0 or label > MAX_LABEL or (num_classes is not None and label >= num_classes):
+        rng = f"[0, {num_classes})" if num_classes is not None else f"[0, {MAX_LABEL}]"
         raise ValueError(f"{label_file}, line {lineno}: label {label} outside {rng}")
     return rel, label
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -559,6 +560,13 @@ def test_build_dataset_and_label_range(small_folder, tmp_path):
     assert isinstance(ds, ImageFolderDataset) and len(ds) == 10
     with pytest.raises(ValueError, match=r"label\.txt, line 6: label 5 outside \[0, 5\)"):
         build_dataset("folder", str(small_folder), num_classes=5)
+    huge = tmp_path / "huge"
+    shutil.copytree(small_folder, huge)
+    lines = (huge / "label.txt").read_text().splitlines()
+    lines[2] = lines[2].rsplit("\t", 1)[0] + "\t99999999999999999999"  # beyond int64: was an OverflowError
+    (huge / "label.txt").write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"label\.txt, line 3: label 99999999999999999999 outside \[0, "):
+        build_dataset("folder", str(huge))
     syn = build_dataset("synthetic", None, num_classes=4, image_size=16, samples_per_class=3, seed=1)
     assert len(syn) == 12 and syn[11][1] == 3
     with pytest.raises(ValueError, match="unknown dataset kind"):

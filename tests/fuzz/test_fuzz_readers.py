@@ -6,8 +6,7 @@ A cross-cutting folder rather than one test per package layer: one harness (work
 with an address-space limit and a timeout, :mod:`helpers.fuzz.harness`) and one case generator
 serve readers of five layers (utils, data, evaluation, interop, engine), and the suite is
 deselected as a whole with ``-m "not fuzz"``. Each test runs a few dozen cases from a fixed seed;
-``tools/fuzz_readers.py`` runs thousands. Readers whose findings belong to files being changed elsewhere are marked
-``xfail(strict=False)`` with the finding (docs/reliability.md, "Fuzzing").
+``tools/fuzz_readers.py`` runs thousands (docs/reliability.md, "Fuzzing").
 """
 from __future__ import annotations
 
@@ -22,22 +21,16 @@ pytestmark = pytest.mark.fuzz
 TIMEOUT = 5.0
 
 
-def _xfail(finding: str):
-    return pytest.mark.xfail(strict=False, reason=f"known finding, fixed with its reader: {finding}")
-
-
 READERS = [
     ("bin", 40),
     ("pdparams", 40),
     ("torch", 40),
     ("onnx", 15),
     ("rec", 30),
-    pytest.param("labels", 30, marks=_xfail("a label beyond int64 raises OverflowError")),
+    ("labels", 30),
     ("npz", 30),
     ("checkpoint", 20),
-    pytest.param("yaml", 30, marks=_xfail("_base_: /dev/zero reads until memory runs out; a file that is not "
-                                          "UTF-8 raises UnicodeDecodeError; !!timestamp 'AAAA' raises PyYAML's "
-                                          "AttributeError; validation errors do not name the file")),
+    ("yaml", 30),
 ]
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -35,6 +36,8 @@ BASE_KEY = "_base_"
 #: "billion laughs" text nests aliases of aliases to expand a few lines into billions of values.
 MAX_ALIASES = 100
 MAX_VALUES = 100_000
+#: Bytes a config file may hold: the shipped recipes are ~2 KB.
+MAX_CONFIG_BYTES = 1 << 20
 
 
 class _TooManyAliases(UsageError, yaml.YAMLError):
@@ -101,6 +104,8 @@ def _yaml_load(text: str, source: str) -> Any:
         raise ConfigError(f"{source}: nested too deeply to be a config") from None
     except yaml.YAMLError as e:
         raise ConfigError(f"{source}: invalid YAML: {e}") from None
+    except (ValueError, TypeError, AttributeError, OverflowError) as e:  # a tag PyYAML cannot construct
+        raise ConfigError(f"{source}: invalid YAML: a value cannot be read ({type(e).__name__}: {e})") from None
     _check_expansion(value, source)
     return value
 
@@ -120,12 +125,21 @@ def _read_with_bases(path: str | os.PathLike, chain: tuple[str, ...]) -> Any:
     real = os.path.realpath(path)
     if real in chain:
         raise ConfigError(f"{path}: {BASE_KEY} cycle: " + " -> ".join([*chain, real]))
+    where = f"{chain[-1]}: {BASE_KEY}: " if chain else ""
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        with open(path, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise ConfigError(f"{where}{path}: not a regular file (a device, FIFO or folder is no config)")
+            data = fh.read(MAX_CONFIG_BYTES + 1)
     except OSError as e:
-        where = f"{chain[-1]}: {BASE_KEY}: " if chain else ""
         raise ConfigError(f"{where}{path}: cannot read config file ({e.strerror or e})") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{where}{path}: more than {MAX_CONFIG_BYTES:,} bytes; a config holds a few thousand")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{where}{path}: not UTF-8 text (byte {e.start})") from None
     raw = _yaml_load(text, str(path))
     if raw is None:
         return {}
@@ -218,7 +232,19 @@ def load_config(path: str | os.PathLike | None, overrides: Sequence[str] = ()) -
             violated cross-field rule; the message names every offending key.
     """
     raw: Any = read_config_file(path) if path is not None else {}
-    return config_from_dict(raw, overrides)
+    try:
+        return config_from_dict(raw, overrides)
+    except ConfigError as e:  # a problem of a key the file sets (not an override) names the file too
+        if path is None:
+            raise
+        overridden = {ov.split("=", 1)[0].strip() for ov in overrides if isinstance(ov, str)}
+        raise ConfigError([line if _key_of(line) in overridden or _key_of(line).split(".")[0] in overridden
+                           else f"{path}: {line}" for line in e.errors]) from None
+
+
+def _key_of(problem: str) -> str:
+    """The ``dotted.key`` a problem line of :class:`ConfigError` starts with."""
+    return problem.split(":", 1)[0].strip()
 
 
 def add_config_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
