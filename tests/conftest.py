@@ -21,6 +21,9 @@ def pytest_configure(config):
     # silent fallback of the default "auto"), and it happens once, before any rank is launched:
     # all of them, compiled side by side on a fresh checkout.
     os.environ.setdefault("PADDLE_PFC_NATIVE", "on")
+    from paddle_pfc.cli.quiet import quiet_paddle
+
+    quiet_paddle()  # Paddle's lines ("using custom operator only" per extension) kept out, as the commands do
     from paddle_pfc.kernels import extensions
 
     extensions.build_all()
