@@ -34,7 +34,7 @@ from importlib import import_module
 from typing import NoReturn
 
 COMMANDS = ("train", "export", "infer", "validate", "eval_ijb", "im2rec", "plan", "selfcheck", "convert",
-            "align")
+            "align", "launch")
 _EXTRACT_STACK = traceback.extract_stack
 
 
@@ -145,5 +145,10 @@ def _command(name: str) -> Callable[[], NoReturn]:
     return command
 
 
-train, export, infer, validate, eval_ijb, im2rec, plan, selfcheck, convert, align = (
+train, export, infer, validate, eval_ijb, im2rec, plan, selfcheck, convert, align, launch = (
     _command(name) for name in COMMANDS)
+
+if __name__ == "__main__":  # a rank of paddle-pfc-launch: python .../paddle_pfc/cli/entry.py COMMAND ARGS...
+    if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
+        del sys.path[0]  # this folder's modules are imported as paddle_pfc.cli.*, never by their bare names
+    _command(sys.argv.pop(1))()
