@@ -8,7 +8,8 @@ Usage (from the repo root)::
 ``--detector``: an SCRFD ONNX model with landmarks (insightface's ``scrfd_*_bnkps.onnx``, not
 shipped here; paddle_pfc.evaluation.face_detect). ``--landmarks FILE``: lines
 ``image x1 y1 ... x5 y5`` (paddle_pfc.data.photos). Each face is warped onto the ArcFace template
-(paddle_pfc.evaluation.face_align) and written as ``OUTPUT/<image name>.jpg`` (a photo's best
+(paddle_pfc.evaluation.face_align) and written as ``OUTPUT/<image name>.jpg`` (``<folder>_<image
+name>.jpg`` when names repeat; a photo's best
 face; ``--all-faces``: every face, ``<image name>_<k>.jpg``, best score first), and the five
 points of each photo's best face, in the photo's pixels, go to ``OUTPUT/landmarks.txt`` (the
 ``--landmarks`` format of paddle-pfc-im2rec and paddle-pfc-infer). A photo without a face is
@@ -60,10 +61,13 @@ def _faces(args: argparse.Namespace, detector, points: dict | None, path: str, r
 
 
 def _unique_names(paths: list[str]) -> list[str]:
-    """An output name per image: its file name without extension, with a number when it repeats."""
+    """An output name per image: its file name without extension; ``<folder>_<name>`` when names
+    repeat (``s1/1.pgm``, ``s2/1.pgm``: ``s1_1``, ``s2_1``), then a number if still needed."""
+    stems = [os.path.splitext(os.path.basename(path))[0] for path in paths]
+    if len(set(stems)) < len(stems):
+        stems = [f"{os.path.basename(os.path.dirname(os.path.abspath(path)))}_{stem}" for path, stem in zip(paths, stems)]
     names, seen = [], {}
-    for path in paths:
-        stem = os.path.splitext(os.path.basename(path))[0]
+    for stem in stems:
         seen[stem] = seen.get(stem, 0) + 1
         names.append(stem if seen[stem] == 1 else f"{stem}~{seen[stem]}")
     return names

@@ -114,3 +114,11 @@ def test_a_model_that_is_no_scrfd_is_refused_naming_it(tmp_path):
     (tmp_path / "junk.onnx").write_bytes(b"not a model")
     with pytest.raises(InputDataError, match=r"junk\.onnx: not a readable ONNX model"):
         FaceDetector(tmp_path / "junk.onnx")
+
+
+def test_crops_of_photos_with_the_same_name_get_their_folder_in_theirs():
+    from paddle_pfc.cli.align import _unique_names
+
+    assert _unique_names(["a/x.jpg", "b/y.png"]) == ["x", "y"]
+    assert _unique_names(["s1/1.pgm", "s2/1.pgm", "s2/2.pgm"]) == ["s1_1", "s2_1", "s2_2"]
+    assert _unique_names(["s1/1.pgm", "s1/1.png"]) == ["s1_1", "s1_1~2"]
