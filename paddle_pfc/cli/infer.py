@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     except USER_ERRORS as e:
         return usage_failure(e)
     if embedder.conversions.line():
-        print(embedder.conversions.line())
+        print(embedder.conversions.line(embedder.input_size))
     emb = l2_normalize(raw)
     sim = emb @ emb.T
     if args.compare:

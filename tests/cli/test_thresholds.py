@@ -92,3 +92,24 @@ def test_infer_without_a_threshold_says_how_to_get_one(tmp_path, model_and_set, 
     (tmp_path / "m" / "validation.json").write_text('{"threshold": 1.7, "threshold_kind": "cosine similarity"}')
     assert infer.main(["--model", str(bare), "--compare", paths[0], paths[1]]) == 2
     assert "validation.json: holds no cosine-similarity \"threshold\" in [-1, 1]" in capsys.readouterr().err
+
+
+def test_infer_aligns_on_landmarks(model_and_set, tmp_path, capsys):
+    from paddle_pfc.evaluation.face_align import ARCFACE_TEMPLATE, align_face
+
+    _, model, _ = model_and_set
+    rng = np.random.default_rng(3)
+    photo = cv2.GaussianBlur(rng.integers(0, 256, (150, 130, 3), dtype=np.uint8), (7, 7), 0)
+    cv2.imwrite(str(tmp_path / "photo.png"), photo)
+    points = ARCFACE_TEMPLATE * 1.1 + [5.0, 9.0]
+    (tmp_path / "points.txt").write_text("photo.png " + " ".join(repr(float(v)) for v in points.ravel()) + "\n")
+    assert infer.main(["--model", model, "--images", str(tmp_path / "photo.png"), "--landmarks",
+                       str(tmp_path / "points.txt")]) == 0
+    out = capsys.readouterr().out
+    crop = align_face(photo[:, :, ::-1], points)  # RGB, 112x112, then resized to the model's 32x32
+    raw = FaceEmbedder(model).embed([crop], normalize=False, flip=True)
+    assert f"norm {np.linalg.norm(raw[0]):.4f}" in out
+    assert "images: 1 resized to 32x32 (first: images[0] 112x112)" in out
+    assert infer.main(["--model", model, "--images", str(tmp_path / "photo.png"), str(tmp_path / "points.txt"),
+                       "--landmarks", str(tmp_path / "points.txt")]) == 2
+    assert "no line for " in capsys.readouterr().err
