@@ -5,8 +5,8 @@ The command lives in ``paddle_pfc/cli/align.py`` (options: ``--help``); installe
 ``paddle-pfc-align`` command.
 """
 
-from paddle_pfc.cli.entry import run
 from paddle_pfc.cli.align import main
+from paddle_pfc.cli.entry import run
 
 if __name__ == "__main__":
     run(main)

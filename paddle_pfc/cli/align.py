@@ -65,7 +65,8 @@ def _unique_names(paths: list[str]) -> list[str]:
     repeat (``s1/1.pgm``, ``s2/1.pgm``: ``s1_1``, ``s2_1``), then a number if still needed."""
     stems = [os.path.splitext(os.path.basename(path))[0] for path in paths]
     if len(set(stems)) < len(stems):
-        stems = [f"{os.path.basename(os.path.dirname(os.path.abspath(path)))}_{stem}" for path, stem in zip(paths, stems)]
+        stems = [f"{os.path.basename(os.path.dirname(os.path.abspath(path)))}_{stem}"
+                 for path, stem in zip(paths, stems)]
     names, seen = [], {}
     for stem in stems:
         seen[stem] = seen.get(stem, 0) + 1

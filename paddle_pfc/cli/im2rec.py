@@ -42,7 +42,7 @@ def _init(samples, options) -> None:
     _SAMPLES, _OPTIONS = samples, options
 
 
-def _load(path: str, conversions) -> "object":
+def _load(path: str, conversions):
     """The image at ``path`` as written: aligned on its landmarks (with --landmarks), converted by
     the policy; ``ValueError`` naming the file."""
     from paddle_pfc.data._image import read_rgb

@@ -55,7 +55,7 @@ def read_rgb(path: str) -> np.ndarray:
     return decode_rgb(data, path)
 
 
-def pad_to_aspect(img: np.ndarray, size: Tuple[int, int]) -> np.ndarray:
+def pad_to_aspect(img: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     """``img`` (HW or HWC) padded on both sides of its short direction with copies of its border
     row / column (centred) to the aspect ratio of ``size=(H, W)``; unchanged when it has it."""
     h, w = size

@@ -79,7 +79,7 @@ class Conversions:
             self.first.setdefault("resized", f"{name} {w}x{h}".strip())
         return fit_size(square, size)
 
-    def add(self, other: "Conversions") -> None:
+    def add(self, other: Conversions) -> None:
         """Fold the counts of ``other`` (e.g. a worker's) into these."""
         self.grey += other.grey
         self.padded += other.padded

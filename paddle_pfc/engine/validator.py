@@ -138,9 +138,9 @@ class Validator(Callback):
             with Progress(f"validate {name} (rank {self.rank}: {len(images)} of {total} images)",
                           total=len(images), unit="images", write=log, enabled=self.rank == 0) as progress:
                 if len(images):
-                    _, both, distinct = embed_distinct(self.programs.embed, images, self.cfg.validation.batch_size,
-                                                       on_batch=progress.update,
-                                                       on_distinct=lambda n: setattr(progress, "total", n))
+                    _, both, distinct = embed_distinct(
+                        self.programs.embed, images, self.cfg.validation.batch_size, on_batch=progress.update,
+                        on_distinct=lambda n: setattr(progress, "total", n))
                 else:
                     both, distinct = np.zeros((0, dim), np.float32), 0
             counts = [shard_range(total, r, world) for r in range(world)]

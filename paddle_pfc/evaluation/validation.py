@@ -29,8 +29,8 @@ import numpy as np
 
 from paddle_pfc.evaluation.verification import VerificationResult, evaluate_pairs
 
-__all__ = ["EmbedFn", "embed_pairs", "distinct_images", "embed_distinct", "embedded_line", "load_pairs", "load_bin_part", "shard_range", "evaluate_arrays",
-           "evaluate_embeddings", "evaluate_bin"]
+__all__ = ["EmbedFn", "embed_pairs", "distinct_images", "embed_distinct", "embedded_line", "load_pairs",
+           "load_bin_part", "shard_range", "evaluate_arrays", "evaluate_embeddings", "evaluate_bin"]
 
 EmbedFn = Callable[[np.ndarray], np.ndarray]
 
@@ -80,7 +80,7 @@ def embed_pairs(embed_fn: EmbedFn, images_nchw: np.ndarray, batch_size: int = 64
     return plain + flipped, np.concatenate([plain, flipped], axis=0)
 
 
-def distinct_images(images: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+def distinct_images(images: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(first, inverse)``: the index of the first occurrence of each distinct image of
     ``images`` (``[M, ...]``, compared by a hash of its bytes), in order, and for each image the
     position of its distinct image in ``first`` (``images[first][inverse]`` equals ``images``)."""
@@ -101,7 +101,7 @@ def distinct_images(images: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
 
 def embed_distinct(embed_fn: EmbedFn, images_nchw: np.ndarray, batch_size: int = 64,
                    on_batch: Callable[[int], None] | None = None,
-                   on_distinct: Callable[[int], None] | None = None) -> Tuple[np.ndarray, np.ndarray, int]:
+                   on_distinct: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """:func:`embed_pairs` embedding each distinct image once: ``(summed, plain_and_flipped,
     distinct count)``, the arrays as :func:`embed_pairs` returns them for every image.
     ``on_distinct(count)`` is called before the first batch (e.g. to size a progress line)."""
@@ -124,7 +124,8 @@ def embedded_line(distinct: int, total: int) -> str:
     return f"embedded {distinct:,} distinct images of {total:,}"
 
 
-def load_pairs(path: Union[str, os.PathLike], image_size=112, conversions=None) -> Tuple[np.ndarray, np.ndarray]:
+def load_pairs(path: Union[str, os.PathLike], image_size=112,
+               conversions=None) -> Tuple[np.ndarray, np.ndarray]:
     """The pairs of an insightface ``.bin`` set as arrays: ``(images float32 [2P, 3, H, W], issame bool [P])``
     (:func:`paddle_pfc.evaluation.bin_set.load_bin` without the flipped copy).
 

@@ -22,7 +22,8 @@ SIZE = 32
 def model_and_set(tmp_path_factory):
     """An export and a .bin of 12 pairs drawn from 6 images (grey and 92x112-shaped ones among them)."""
     folder = tmp_path_factory.mktemp("thresholds")
-    model = export_backbone("mobilefacenet", 16, SIZE, random_state("mobilefacenet", 16, SIZE, seed=5), folder / "model")
+    state = random_state("mobilefacenet", 16, SIZE, seed=5)
+    model = export_backbone("mobilefacenet", 16, SIZE, state, folder / "model")
     rng = np.random.default_rng(0)
     faces = [cv2.GaussianBlur(rng.integers(0, 256, (SIZE, SIZE, 3), dtype=np.uint8), (5, 5), 0) for _ in range(4)]
     faces.append(np.repeat(rng.integers(0, 256, (SIZE, SIZE, 1), dtype=np.uint8), 3, axis=2))  # grey
@@ -79,7 +80,8 @@ def test_infer_uses_the_recorded_threshold_and_flip_sums(model_and_set, capsys):
     assert infer.main(["--model", model, "--compare", paths[0], paths[5], "--threshold", "0.2", "--no-flip"]) == 0
     line = capsys.readouterr().out.strip().splitlines()[-1]
     plain = embedder.embed(rgb, flip=False)
-    assert f"cosine similarity {float(plain[0] @ plain[1]):.4f}" in line and "threshold 0.200 (--threshold; no flip)" in line
+    assert f"cosine similarity {float(plain[0] @ plain[1]):.4f}" in line
+    assert "threshold 0.200 (--threshold; no flip)" in line
 
 
 def test_infer_without_a_threshold_says_how_to_get_one(tmp_path, model_and_set, capsys):

@@ -53,7 +53,8 @@ def test_landmarks_file(tmp_path):
     for bad, message in (("a.jpg 1 2 3\n", r"points\.txt \(line 1\): expected an image path and 10 numbers"),
                          ("a.jpg 1 2 3 4 5 6 7 8 9 x\n", r"\(line 1\): a landmark is not a number"),
                          ("a.jpg 1 2 3 4 5 6 7 8 9 nan\n", r"\(line 1\): a landmark is not finite"),
-                         ("a.jpg " + "1 " * 10 + "\n./a.jpg " + "2 " * 10 + "\n", r"\(line 2\): .*a\.jpg is given twice")):
+                         ("a.jpg " + "1 " * 10 + "\n./a.jpg " + "2 " * 10 + "\n",
+                          r"\(line 2\): .*a\.jpg is given twice")):
         (tmp_path / "points.txt").write_text(bad)
         with pytest.raises(InputDataError, match=message):
             read_landmarks(tmp_path / "points.txt")
