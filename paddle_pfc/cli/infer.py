@@ -67,7 +67,7 @@ def resolve_threshold(args: argparse.Namespace) -> tuple[float, str]:
 
 
 def aligned_images(paths: list[str], landmarks_file: str) -> list:
-    """``(name, aligned RGB crop)`` of each of ``paths`` from its five points in ``landmarks_file``."""
+    """The aligned RGB crop of each of ``paths`` from its five points in ``landmarks_file``."""
     from paddle_pfc.data.photos import read_landmarks
     from paddle_pfc.deploy.inference import read_image
     from paddle_pfc.evaluation.face_align import align_face
@@ -91,10 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     from paddle_pfc.deploy.inference import FaceEmbedder, expand_image_paths, l2_normalize
 
     try:
-        threshold = resolve_threshold(args) if args.compare else None
         paths = expand_image_paths(args.images or args.compare)
-        images = aligned_images(paths, args.landmarks) if args.landmarks else paths
         embedder = FaceEmbedder(args.model, device=args.device, batch_size=args.batch_size)
+        threshold = resolve_threshold(args) if args.compare else None  # before any image is embedded
+        images = aligned_images(paths, args.landmarks) if args.landmarks else paths
         raw = embedder.embed(images, normalize=False, flip=args.flip)
     except USER_ERRORS as e:
         return usage_failure(e)
