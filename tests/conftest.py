@@ -15,6 +15,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "multirank: launches several ranks with paddle.distributed.launch (slow)")
     config.addinivalue_line("markers", "fuzz: feeds fuzzed files to the file readers in worker processes "
                                        "(tests/fuzz; deselect with -m 'not fuzz')")
+    config.addinivalue_line("markers", "quick: a representative subset of every layer, a few minutes on 2 cores "
+                                       "(pytest -m quick; listed in QUICK below)")
     config.addinivalue_line("markers", "gpu: needs a visible CUDA GPU (run them with pytest -m gpu); skipped "
                                        "with the reason otherwise")
     config.addinivalue_line("markers", "starts_early(start): the test's jobs, start(folder), are started before "
@@ -23,11 +25,41 @@ def pytest_configure(config):
     # silent fallback of the default "auto"), and it happens once, before any rank is launched:
     # all of them, compiled side by side on a fresh checkout.
     os.environ.setdefault("PADDLE_PFC_NATIVE", "on")
+    from paddle_pfc.cli.quiet import quiet_paddle
+
+    quiet_paddle()  # Paddle's lines ("using custom operator only" per extension) kept out, as the commands do
     from paddle_pfc.kernels import extensions
 
     extensions.build_all()
     for name in extensions.EXTENSIONS:
         extensions.load(name)
+
+
+#: The ``quick`` selection: whole modules (path under tests/) or single tests (``path::name``), one or
+#: two of each layer, the commands a user runs first included; nothing multi-rank.
+QUICK = (
+    "test_layers.py", "utils/test_errors.py", "utils/test_atomic.py", "utils/test_progress.py",
+    "utils/test_npz_state.py", "kernels/test_backend_warning.py",
+    "kernels/test_native_ops.py::test_block_softmax_and_its_gradient", "kernels/test_native_ops.py::test_row_norms",
+    "data/test_data.py", "data/test_photos.py", "head/test_reference.py", "head/test_bad_inputs.py",
+    "evaluation/test_verification.py", "evaluation/test_face_align.py", "evaluation/test_face_detect.py",
+    "evaluation/test_bin_safety.py", "deploy/test_onnx_quiet.py",
+    "deploy/test_export_infer.py::test_paddle_inference_equals_eval_program",
+    "deploy/test_export_infer.py::test_tools_validate_and_infer",
+    "engine/test_config.py", "engine/test_output_lock.py",
+    "cli/test_cli_arguments.py", "cli/test_command_help.py", "cli/test_failures.py", "cli/test_thresholds.py",
+    "cli/test_im2rec_photos.py", "cli/test_launch.py",
+    "cli/test_train_cli.py::test_trains_on_image_folder_and_recordio",
+    "cli/test_train_cli.py::test_bad_config_names_the_key_before_starting",
+)
+
+
+def _mark_quick(items) -> None:
+    for item in items:
+        path = Path(str(item.fspath)).relative_to(TESTS).as_posix()
+        name = item.originalname if hasattr(item, "originalname") else item.name
+        if (path in QUICK or f"{path}::{name}" in QUICK) and item.get_closest_marker("multirank") is None:
+            item.add_marker(pytest.mark.quick)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -39,6 +71,7 @@ def pytest_collection_modifyitems(config, items):
     from helpers import head_runs
 
     head_runs.COLLECTED.update(Path(str(item.fspath)).stem for item in items)
+    _mark_quick(items)
 
     compiled = paddle.is_compiled_with_cuda()
     count = paddle.device.cuda.device_count() if compiled else 0

@@ -33,7 +33,8 @@ from collections.abc import Callable, Iterator
 from importlib import import_module
 from typing import NoReturn
 
-COMMANDS = ("train", "export", "infer", "validate", "eval_ijb", "im2rec", "plan", "selfcheck", "convert")
+COMMANDS = ("train", "export", "infer", "validate", "eval_ijb", "im2rec", "plan", "selfcheck", "convert",
+            "align", "launch")
 _EXTRACT_STACK = traceback.extract_stack
 
 
@@ -144,4 +145,10 @@ def _command(name: str) -> Callable[[], NoReturn]:
     return command
 
 
-train, export, infer, validate, eval_ijb, im2rec, plan, selfcheck, convert = (_command(name) for name in COMMANDS)
+train, export, infer, validate, eval_ijb, im2rec, plan, selfcheck, convert, align, launch = (
+    _command(name) for name in COMMANDS)
+
+if __name__ == "__main__":  # a rank of paddle-pfc-launch: python .../paddle_pfc/cli/entry.py COMMAND ARGS...
+    if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
+        del sys.path[0]  # this folder's modules are imported as paddle_pfc.cli.*, never by their bare names
+    _command(sys.argv.pop(1))()

@@ -17,7 +17,9 @@ are checked: Paddle Inference vs the static eval program (unfolded, Paddle's ker
 and checks onnxruntime vs Paddle Inference. Each check is relative: max|a - b| / max|b| <= 1e-4
 (``paddle_pfc.deploy.parity``), else exit 1. Each step (build, save,
 each check) prints a line when it starts and one with its duration when it ends, so a long
-export (large backbone, paddle2onnx) is never silent.
+export (large backbone, paddle2onnx) is never silent. A ``--checkpoint`` folder's
+``validation.json`` (the threshold its validation chose: a run's ``best/``, or
+``paddle-pfc-validate --record``) is copied into the export, where paddle-pfc-infer reads it.
 """
 from __future__ import annotations
 
@@ -188,6 +190,23 @@ def check_export(out, prog, dtype: str, to_onnx: bool, opset: int, steps: Steps 
     return rc
 
 
+def _carry_threshold(checkpoint: str | None, out) -> None:
+    """Copy the checkpoint's threshold record into the export, and say which threshold it holds."""
+    from paddle_pfc.evaluation.threshold_record import RECORD_FILE, read_record, record_path
+
+    if not checkpoint or not (Path(checkpoint) / RECORD_FILE).is_file():
+        return
+    try:
+        threshold, where = read_record(checkpoint)
+    except ValueError as e:
+        print(f"note: threshold record not carried over: {e}")
+        return
+    import shutil
+
+    shutil.copyfile(Path(checkpoint) / RECORD_FILE, record_path(out))
+    print(f"threshold {threshold:.3f} (cosine) of {where} copied to {record_path(out)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 exported (and checked), 1 a check failed, 2 unreadable weights, checkpoint or
     config (``error: ...``); an incomplete architecture exits with its message (status 1)."""
@@ -213,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{prog.input_size[0]}x{prog.input_size[1]}, {args.dtype}) to {out}/"
           f"{{{prog.model_file}, {PARAMS_FILE}, {META_FILE}}}")
     print("model input: float32 NCHW RGB normalized (x - 127.5) / 128 (not inside the model)")
+    _carry_threshold(args.checkpoint, out)
     return check_export(out, prog, args.dtype, args.format == "onnx", args.opset, steps)
 
 

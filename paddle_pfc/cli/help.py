@@ -12,8 +12,8 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        if "default" in text or "%(default)" in text or action.default in (None, False, argparse.SUPPRESS) \
-                or action.default == []:
+        if "default" in text or "%(default)" in text or action.default is None or action.default is False \
+                or action.default in (argparse.SUPPRESS, []):  # "is": a default of 0 equals False
             return text
         if action.option_strings or action.nargs in (argparse.OPTIONAL, argparse.ZERO_OR_MORE):
             text += " (default: %(default)s)"

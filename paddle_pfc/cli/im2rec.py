@@ -3,12 +3,16 @@
 Usage (from the repo root)::
 
     python tools/im2rec.py --root DIR --output OUTDIR [--quality 95] [--image-size 112]
-                           [--num-classes C] [--skip-bad] [--workers 8]
+                           [--num-classes C] [--skip-bad] [--workers N] [--landmarks FILE]
 
 The output follows insightface's MS1M/Glint360K layout (images keys 1..N
 sorted by label, header record 0, one identity record per class) and a
 ``property`` file ``C,H,W`` when all images share one size.
-Images are decoded and re-encoded as JPEG at ``--quality``.
+Images are decoded and re-encoded as JPEG at ``--quality``, converted by the one policy of every
+command (paddle_pfc.data.photos: grey -> 3 equal channels; with ``--image-size``, non-square ->
+padded with its border to square, then resized), said in one line. ``--landmarks FILE`` (lines
+``image x1 y1 ... x5 y5``, see paddle_pfc.data.photos) first aligns each image on the ArcFace
+template (paddle_pfc.evaluation.face_align; 112x112, or ``--image-size S``).
 
 ``--workers N`` decodes and encodes in N processes (default: the CPU count, at most 8); the
 records are written in the same order, so the output is byte-identical to ``--workers 0``
@@ -38,22 +42,40 @@ def _init(samples, options) -> None:
     _SAMPLES, _OPTIONS = samples, options
 
 
-def convert(span: tuple[int, int]) -> list[tuple[int, bytes | None, tuple | str]]:
-    """``(label, jpeg, (h, w))`` of samples ``[start, stop)``; with skip_bad an unreadable image
-    gives ``(label, None, reason)``, the reason naming the file (else ``ValueError`` naming it)."""
-    from paddle_pfc.data._image import encode_jpeg, fit_size, read_rgb
+def _load(path: str, conversions):
+    """The image at ``path`` as written: aligned on its landmarks (with --landmarks), converted by
+    the policy; ``ValueError`` naming the file."""
+    from paddle_pfc.data._image import read_rgb
 
-    out = []
+    img, size, points = read_rgb(path), _OPTIONS["size"], _OPTIONS["landmarks"]
+    if points is not None:
+        from paddle_pfc.evaluation.face_align import align_face
+
+        found = points.get(os.path.realpath(path))
+        if found is None:
+            raise ValueError(f"{path}: no line of the --landmarks file names this image")
+        img = align_face(img, found, size[0] if size and size[0] == size[1] else 112)
+    return conversions.fit(img, size, path)
+
+
+def convert(span: tuple[int, int]) -> tuple[list[tuple[int, bytes | None, tuple | str]], object]:
+    """``([(label, jpeg, (h, w))], conversions)`` of samples ``[start, stop)``; with skip_bad an
+    unreadable image gives ``(label, None, reason)``, the reason naming the file (else
+    ``ValueError`` naming it)."""
+    from paddle_pfc.data._image import encode_jpeg
+    from paddle_pfc.data.photos import Conversions
+
+    out, conversions = [], Conversions()
     for path, label in _SAMPLES[span[0]:span[1]]:
         try:
-            img = fit_size(read_rgb(path), _OPTIONS["size"])
+            img = _load(path, conversions)
         except ValueError as e:
             if not _OPTIONS["skip_bad"]:
                 raise
             out.append((label, None, str(e)))
             continue
         out.append((label, encode_jpeg(img, _OPTIONS["quality"]), img.shape[:2]))
-    return out
+    return out, conversions
 
 
 def default_workers() -> int:
@@ -79,6 +101,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--workers", type=int, default=default_workers(),
                     help="decode/encode processes (0: in this process); output is identical")
     ap.add_argument("--progress-every", type=float, default=10.0, help="seconds between progress lines")
+    ap.add_argument("--landmarks", metavar="FILE",
+                    help="align each image on its five points in FILE first (lines: image x1 y1 ... x5 y5)")
     return ap
 
 
@@ -125,6 +149,9 @@ class _Tally:
     """What the written records held: image sizes, labels with an image, skipped-image reasons."""
 
     def __init__(self, skipped: list, progress: Progress) -> None:
+        from paddle_pfc.data.photos import Conversions
+
+        self.conversions = Conversions()
         self.sizes: set = set()
         self.written: set = set()
         self.bad = [f"{path}: {reason}" for path, reason in skipped]  # each skipped image, its path first
@@ -132,7 +159,8 @@ class _Tally:
 
     def items(self, results):
         """``(label, jpeg)`` of each encoded image in ``results``, noting sizes and skipped ones."""
-        for chunk in results:
+        for chunk, conversions in results:
+            self.conversions.add(conversions)
             for label, data, info in chunk:
                 self.progress.update(1)
                 if data is None:
@@ -148,7 +176,12 @@ def _encode_and_write(args: argparse.Namespace, ordered: list, size, num_classes
     files; the writer's summary. ``ValueError`` on a bad image (without --skip-bad)."""
     from paddle_pfc.data.recordio import write_insightface_rec
 
-    options = {"size": size, "quality": args.quality, "skip_bad": args.skip_bad}
+    landmarks = None
+    if args.landmarks:
+        from paddle_pfc.data.photos import read_landmarks
+
+        landmarks = read_landmarks(args.landmarks)
+    options = {"size": size, "quality": args.quality, "skip_bad": args.skip_bad, "landmarks": landmarks}
     spans = [(s, min(s + CHUNK, len(ordered))) for s in range(0, len(ordered), CHUNK)]
     pool = None
     try:
@@ -178,8 +211,11 @@ def _write_property(output: str, sizes: set, num_classes: int) -> None:
         os.remove(property_path)
 
 
-def _report(info: dict, tally: _Tally, workers: int, elapsed: float) -> None:
-    """Skipped images and empty classes on stderr, the summary line on stdout."""
+def _report(info: dict, tally: _Tally, workers: int, elapsed: float, size) -> None:
+    """Skipped images and empty classes on stderr, the conversions' line and the summary line on
+    stdout."""
+    if tally.conversions.line(size):
+        print(f"im2rec: {tally.conversions.line(size)}")
     for reason in tally.bad:
         print(f"im2rec: skipped {reason}", file=sys.stderr)
     empty = sorted(set(range(info["num_classes"])) - tally.written)
@@ -211,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         return usage_failure(e, "im2rec: error")
     progress.close()
     _write_property(args.output, tally.sizes, info["num_classes"])
-    _report(info, tally, args.workers, time.time() - t0)
+    _report(info, tally, args.workers, time.time() - t0, size)
     return 0
 
 

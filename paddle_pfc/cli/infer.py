@@ -3,16 +3,20 @@
 Usage (from the repo root)::
 
     python tools/infer.py --model DIR --images a.jpg b.jpg FOLDER ...
-    python tools/infer.py --model DIR --compare a.jpg b.jpg --threshold 0.3
+    python tools/infer.py --model DIR --compare a.jpg b.jpg [--threshold 0.3]
 
 ``--model``: an export directory (model.json + model.pdiparams + export.json) or a
-``.onnx`` file.  Images should be aligned face crops; other sizes are resized (with a
-warning), grayscale is converted to RGB.  ``--images`` prints, per image, the norm of
-its RAW embedding (before L2 normalization: the normalized norm is always 1; the raw
-norm is the "xnorm" quality signal of validation), then the cosine-similarity matrix
-of the L2-normalized embeddings.  ``--compare`` prints SAME if cosine similarity >=
-``--threshold`` else DIFFERENT.  validate.py reports a squared-L2 distance threshold t
-on unit vectors; the equivalent cosine threshold is 1 - t/2 (validate.py prints both).
+``.onnx`` file. Images are turned into the model's input as every command does
+(paddle_pfc.data.photos: grey -> 3 equal channels, non-square -> padded with its border to
+square, then resized; said in one line); they should be aligned face crops: ``--landmarks FILE``
+aligns them from five points each (paddle_pfc.evaluation.face_align). An embedding is
+emb(x) + emb(flipped x), as in validation (``--no-flip``: emb(x) alone).
+``--images`` prints, per image, the norm of its RAW embedding (before L2 normalization; the
+"xnorm" quality signal of validation), then the cosine-similarity matrix of the L2-normalized
+embeddings. ``--compare`` prints SAME if cosine similarity >= the threshold else DIFFERENT; the
+threshold is ``--threshold`` (a cosine similarity), else the one the model's validation recorded
+(``validation.json`` beside the model: paddle-pfc-validate --record, or a run's best/ carried
+by paddle-pfc-export), and the line says which and from where.
 """
 from __future__ import annotations
 
@@ -30,18 +34,53 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--images", nargs="+", help="image files and/or folders")
     what.add_argument("--compare", nargs=2, metavar=("A", "B"), help="two images to compare")
-    p.add_argument("--threshold", type=float, help="cosine-similarity threshold (required with --compare)")
+    p.add_argument("--threshold", type=float, help="cosine-similarity threshold of --compare (default: the one "
+                   "recorded by the model's validation, validation.json beside the model)")
     p.add_argument("--device", default="cpu", help="cpu | gpu | gpu:N")
     p.add_argument("--batch-size", type=int, default=64, help="images embedded at a time")
-    p.add_argument("--flip", action="store_true", help="embedding = emb(x) + emb(flipped x), as in validation")
+    p.add_argument("--no-flip", dest="flip", action="store_false",
+                   help="embedding = emb(x) alone (default: emb(x) + emb(flipped x), as validation computes it)")
+    p.add_argument("--landmarks", metavar="FILE",
+                   help="align each image from its five points in FILE (lines: image x1 y1 ... x5 y5)")
     args = p.parse_args(argv)
-    if args.compare and args.threshold is None:
-        p.error("--compare needs --threshold (cosine similarity; from validate.py: 1 - threshold/2)")
     if args.threshold is not None and not -1.0 <= args.threshold <= 1.0:  # also NaN
         p.error(f"--threshold {args.threshold}: a cosine similarity is in [-1, 1]")
     if args.batch_size < 1:
         p.error("--batch-size must be >= 1")
     return args
+
+
+def resolve_threshold(args: argparse.Namespace) -> tuple[float, str]:
+    """``(cosine threshold, where it came from)`` for ``--compare``: ``--threshold``, else the
+    model's validation record; :class:`UsageError` saying how to get one when there is none."""
+    from paddle_pfc.evaluation.threshold_record import HOW_TO_RECORD, read_record
+    from paddle_pfc.utils.errors import UsageError
+
+    if args.threshold is not None:
+        return args.threshold, "--threshold"
+    recorded = read_record(args.model)
+    if recorded is None:
+        raise UsageError(f"--compare needs a threshold and {args.model} has no validation record: give "
+                         f"--threshold COSINE, or {HOW_TO_RECORD}")
+    value, where = recorded
+    return value, f"recorded by validation in {where}"
+
+
+def aligned_images(paths: list[str], landmarks_file: str) -> list:
+    """The aligned RGB crop of each of ``paths`` from its five points in ``landmarks_file``."""
+    from paddle_pfc.data.photos import read_landmarks
+    from paddle_pfc.deploy.inference import read_image
+    from paddle_pfc.evaluation.face_align import align_face
+    from paddle_pfc.utils.errors import UsageError
+
+    points = read_landmarks(landmarks_file)
+    out = []
+    for path in paths:
+        key = os.path.realpath(path)
+        if key not in points:
+            raise UsageError(f"--landmarks {landmarks_file}: no line for {path}")
+        out.append(align_face(read_image(path), points[key]))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,16 +93,22 @@ def main(argv: list[str] | None = None) -> int:
     try:
         paths = expand_image_paths(args.images or args.compare)
         embedder = FaceEmbedder(args.model, device=args.device, batch_size=args.batch_size)
-        raw = embedder.embed(paths, normalize=False, flip=args.flip)
+        threshold = resolve_threshold(args) if args.compare else None  # before any image is embedded
+        images = aligned_images(paths, args.landmarks) if args.landmarks else paths
+        raw = embedder.embed(images, normalize=False, flip=args.flip)
     except USER_ERRORS as e:
         return usage_failure(e)
+    if embedder.conversions.line():
+        print(embedder.conversions.line(embedder.input_size))
     emb = l2_normalize(raw)
     sim = emb @ emb.T
     if args.compare:
         s = float(sim[0, 1])
-        verdict = "SAME" if s >= args.threshold else "DIFFERENT"
-        print(f"{verdict}: cosine similarity {s:.4f} {'>=' if s >= args.threshold else '<'} "
-              f"threshold {args.threshold:g}  ({paths[0]} vs {paths[1]})")
+        value, source = threshold
+        verdict = "SAME" if s >= value else "DIFFERENT"
+        print(f"{verdict}: cosine similarity {s:.4f} {'>=' if s >= value else '<'} "
+              f"threshold {value:.3f} ({source}; {'flip-summed' if args.flip else 'no flip'})  "
+              f"({paths[0]} vs {paths[1]})")
         if s > 0.9999 and os.path.realpath(paths[0]) != os.path.realpath(paths[1]):
             from paddle_pfc.evaluation.collapse import COLLAPSE_ADVICE
 

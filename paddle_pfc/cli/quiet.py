@@ -3,7 +3,9 @@
 By default (:func:`quiet_paddle`, called by :func:`paddle_pfc.cli.entry.run` before Paddle is
 imported): Paddle's C++ INFO and WARNING log lines (glog: ``GLOG_minloglevel=2``, unless the
 environment sets it), the ``UserWarning`` / ``DeprecationWarning`` raised inside Paddle's Python
-modules, and the INFO lines of its extension builder are not shown; errors still are.
+modules, the INFO lines of its extension builder and of its distributed setup ("distributed
+strategy initialized"; the "Modified FLAGS detected" banner: :mod:`paddle_pfc.runtime.distributed`)
+are not shown; errors still are.
 ``PADDLE_PFC_VERBOSE=1`` shows everything, and lets the commands print the full traceback of an
 error they otherwise state in one line (:func:`verbose`).
 """
@@ -13,14 +15,13 @@ import logging
 import os
 import warnings
 
-__all__ = ["VERBOSE_ENV", "verbose", "quiet_paddle"]
+from paddle_pfc.utils.launch_env import VERBOSE_ENV, verbose
 
-VERBOSE_ENV = "PADDLE_PFC_VERBOSE"
+__all__ = ["VERBOSE_ENV", "verbose", "quiet_paddle", "PADDLE_WARNINGS"]
 
-
-def verbose() -> bool:
-    """True when ``PADDLE_PFC_VERBOSE`` asks for Paddle's full logs and full tracebacks."""
-    return os.environ.get(VERBOSE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+#: ``PYTHONWARNINGS`` entries for processes that import Paddle before any of our code runs (the
+#: launcher): its extension builder's "No ccache found" at import.
+PADDLE_WARNINGS = "ignore::UserWarning:paddle.utils.cpp_extension.extension_utils"
 
 
 def quiet_paddle() -> None:
@@ -34,6 +35,8 @@ def quiet_paddle() -> None:
         warnings.filterwarnings("ignore", category=category, module=r"paddle(\.|$)")
     # "using custom operator only" per extension loaded; Paddle sets this logger's level at import
     logging.getLogger("utils.cpp_extension").addFilter(_warnings_and_above)
+    # fleet's INFO lines ("distributed strategy initialized")
+    logging.getLogger("paddle.distributed.fleet.utils.log_util").addFilter(_warnings_and_above)
 
 
 def _warnings_and_above(record: logging.LogRecord) -> bool:

@@ -333,6 +333,10 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["PADDLE_PFC_NATIVE"] = "auto"
         # (Paddle's extension loader prints a line on stdout even when the build is cached.)
         with contextlib.suppress(Exception), contextlib.redirect_stdout(sys.stderr):
+            from paddle_pfc.kernels import extensions
+            from paddle_pfc.utils.launch_env import local_world_size
+
+            extensions.build_all(local_world_size())  # every kernel a command uses: one compile, here
             native_available = native_ops.kernels() is not None
         if saved is None:
             os.environ.pop("PADDLE_PFC_NATIVE")

@@ -36,8 +36,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="fresh run into an output_dir with checkpoints: delete them and its best/ first "
                              "(train.overwrite=true); refused, deleting nothing, when --pretrained lies there")
     parser.add_argument("--pretrained", default=None,
-                        help="fine-tune from this backbone (checkpoint, best/ folder, export folder or "
-                             ".pdparams); same as -o model.pretrained=PATH")
+                        help="fine-tune from this backbone (checkpoint, best/ folder, export folder, "
+                             ".pdparams / .npz state, arcface_torch .pt / .pth, or .onnx); same as "
+                             "-o model.pretrained=PATH")
     return parser
 
 

@@ -6,10 +6,12 @@ Usage (from the repo root)::
     python tools/validate.py --checkpoint CKPT_DIR --bin lfw.bin
 
 Same protocol as validation during training (paddle_pfc.evaluation.validation): embedding =
-emb(image) + emb(flipped image), 10-fold accuracy on squared L2 distance of unit
-vectors, xnorm = mean raw-embedding norm.  Prints one table (set, pairs,
-accuracy +- std, threshold as squared distance and as cosine 1 - t/2, xnorm) and
-optionally writes it as JSON. ``--plot roc.png`` then draws the ROC of every set (log FAR axis,
+emb(image) + emb(flipped image), 10-fold accuracy, xnorm = mean raw-embedding norm; each distinct
+image of a set is embedded once. Prints one table (set, pairs, accuracy +- std, threshold as a
+cosine similarity of the L2-normalized embeddings -- what paddle-pfc-infer --threshold takes --,
+xnorm) and optionally writes it as JSON. ``--record`` writes the first set's threshold beside the
+model (``validation.json``; paddle_pfc.evaluation.threshold_record), where paddle-pfc-infer finds
+it. ``--plot roc.png`` then draws the ROC of every set (log FAR axis,
 TAR@FAR marks, AUC and accuracy) and its accuracy per fold into one PNG; a set holding one kind of
 pair has no ROC (said in the table, the JSON and the picture); a plotting error loses no result.
 An exported model is fed as its ``export.json`` says. Embedding prints a progress line (images/s,
@@ -45,6 +47,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--device", default="cpu", help="cpu | gpu | gpu:N (--model only)")
     p.add_argument("--plot", metavar="PNG", help="write the ROC curves and per-fold accuracies here")
     p.add_argument("--progress-every", type=float, default=10.0, help="seconds between progress lines")
+    p.add_argument("--record", action="store_true",
+                   help="write the first set's threshold beside the model (validation.json), the default "
+                   "threshold of paddle-pfc-infer for this model")
     args = p.parse_args(argv)
     if args.nrof_folds < 1:
         p.error("--nrof-folds must be >= 1")
@@ -77,11 +82,20 @@ def bin_problems(paths: list[str]) -> str | None:
 
 def evaluate_set(embed_fn: EmbedFn, path: str, name: str, input_size: tuple[int, int],
                  args: argparse.Namespace) -> tuple:
-    """(VerificationResult, flip-summed embeddings, issame) of one .bin set, with progress lines."""
-    from paddle_pfc.evaluation.validation import embed_pairs, load_pairs
+    """(VerificationResult, flip-summed embeddings, issame, distinct images) of one .bin set, with
+    progress lines and the count of distinct images embedded."""
+    import warnings
+
+    from paddle_pfc.data.photos import Conversions
+    from paddle_pfc.evaluation.validation import embed_distinct, embedded_line, load_pairs
     from paddle_pfc.evaluation.verification import evaluate_pairs
 
-    images, issame = load_pairs(path, input_size)
+    conversions = Conversions()
+    with warnings.catch_warnings():  # a set of one kind of pair: said by the table's "no ROC" note
+        warnings.simplefilter("ignore", UserWarning)
+        images, issame = load_pairs(path, input_size, conversions)
+    if conversions.line(input_size):
+        print(f"{name}: {conversions.line(input_size)}")
     progress = Progress(f"validate {name}", 2 * len(images), "images", every_seconds=args.progress_every,
                         write=print)
 
@@ -90,9 +104,12 @@ def evaluate_set(embed_fn: EmbedFn, path: str, name: str, input_size: tuple[int,
         progress.update(len(batch))
         return out
 
-    summed, both = embed_pairs(counted, images, args.batch_size)
+    summed, both, distinct = embed_distinct(counted, images, args.batch_size,
+                                            on_distinct=lambda n: setattr(progress, "total", 2 * n))
     progress.close()
-    return evaluate_pairs(summed, issame, args.nrof_folds, xnorm_embeddings=both), summed, issame
+    print(f"{name}: {embedded_line(distinct, len(images))}")
+    result = evaluate_pairs(summed, issame, args.nrof_folds, xnorm_embeddings=both)
+    return result, summed, issame, distinct
 
 
 def _renormalizer(mean: float, std: float) -> Callable[[Any], Any]:
@@ -141,16 +158,17 @@ class _Table:
         self.plotted: dict[str, dict] = {}
         self.notes: list[str] = []
 
-    def add(self, name: str, path: str, r, summed, issame, seconds: float, args: argparse.Namespace) -> None:
-        """Record one set's result ``r`` (and its curves with ``--plot``, a collapse warning)."""
+    def add(self, name: str, path: str, evaluated: tuple, seconds: float, args: argparse.Namespace) -> None:
+        """Record one set's ``(result, summed, issame, distinct)`` (and its curves with ``--plot``,
+        a collapse warning)."""
         from paddle_pfc.evaluation.collapse import collapse_note
         from paddle_pfc.evaluation.roc import no_roc_reason, verification_curves
-        from paddle_pfc.evaluation.validation import distance_to_cosine
 
+        r, summed, issame, distinct = evaluated
         result = {"path": os.path.abspath(path), "num_pairs": r.num_pairs,
                   "accuracy": r.accuracy, "accuracy_std": r.accuracy_std,
-                  "threshold": r.threshold, "cosine_threshold": distance_to_cosine(r.threshold),
-                  "xnorm": r.xnorm, "seconds": round(seconds, 3)}
+                  "threshold": r.cosine_threshold, "xnorm": r.xnorm,
+                  "images": 2 * r.num_pairs, "distinct_images": distinct, "seconds": round(seconds, 3)}
         self.results[name] = result
         reason = no_roc_reason(issame)
         if reason is not None:
@@ -165,11 +183,11 @@ class _Table:
             self.notes.append(f"warning: {name}: {note}")
             result["collapsed"] = True
         self.rows.append((name, str(r.num_pairs), f"{r.accuracy * 100:.2f} ± {r.accuracy_std * 100:.2f}",
-                          f"{r.threshold:.3f}", f"{distance_to_cosine(r.threshold):.3f}", f"{r.xnorm:.3f}"))
+                          f"{r.cosine_threshold:.3f}", f"{r.xnorm:.3f}"))
 
     def print_table(self, desc: str, input_size: tuple[int, int], nrof_folds: int) -> None:
         """The table, then the warnings and the sets without a ROC."""
-        header = ("set", "pairs", "accuracy % ± std", "threshold (dist²)", "cos threshold", "xnorm")
+        header = ("set", "pairs", "accuracy % ± std", "threshold (cosine)", "xnorm")
         widths = [max(len(h), *(len(row[i]) for row in self.rows)) for i, h in enumerate(header)]
         print(f"model: {desc}  (input {input_size[0]}x{input_size[1]}, flip-sum, {nrof_folds} folds)")
         print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
@@ -186,7 +204,7 @@ class _Table:
 def _write_json(path: str, desc: str, input_size: tuple[int, int], nrof_folds: int, results: dict) -> None:
     """Write the results of every set to ``path`` (its folder made) and say so."""
     payload = {"model": desc, "input_size": list(input_size), "nrof_folds": nrof_folds,
-               "flip": True, "sets": results}
+               "flip": True, "threshold_kind": "cosine similarity", "sets": results}
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         json.dump(payload, f, indent=2)
@@ -211,13 +229,19 @@ def main(argv: list[str] | None = None) -> int:
         name = os.path.splitext(os.path.basename(path))[0]
         t0 = time.time()
         try:
-            r, summed, issame = evaluate_set(embed_fn, path, name, input_size, args)
+            evaluated = evaluate_set(embed_fn, path, name, input_size, args)
         except USER_ERRORS as e:
             return usage_failure(e)
-        table.add(name, path, r, summed, issame, time.time() - t0, args)
+        table.add(name, path, evaluated, time.time() - t0, args)
     table.print_table(desc, input_size, args.nrof_folds)
     if args.json:
         _write_json(args.json, desc, input_size, args.nrof_folds, table.results)
+    if args.record:
+        from paddle_pfc.evaluation.threshold_record import write_record
+
+        name, first = next(iter(table.results.items()))
+        written = write_record(args.model or args.checkpoint, table.results)
+        print(f"recorded threshold {first['threshold']:.3f} (cosine, {name}) in {written}")
     if args.plot:
         from paddle_pfc.evaluation.roc import plot_verification
 

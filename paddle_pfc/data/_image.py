@@ -55,13 +55,36 @@ def read_rgb(path: str) -> np.ndarray:
     return decode_rgb(data, path)
 
 
+def pad_to_aspect(img: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """``img`` (HW or HWC) padded on both sides of its short direction with copies of its border
+    row / column (centred) to the aspect ratio of ``size=(H, W)``; unchanged when it has it."""
+    h, w = size
+    ih, iw = img.shape[:2]
+    if ih * w == iw * h:
+        return img
+    if ih * w > iw * h:  # too tall: widen
+        extra = int(round(ih * w / h)) - iw
+        pads = (0, 0, extra // 2, extra - extra // 2)
+    else:
+        extra = int(round(iw * h / w)) - ih
+        pads = (extra // 2, extra - extra // 2, 0, 0)
+    if extra <= 0:
+        return img
+    out = cv2.copyMakeBorder(img, *pads, borderType=cv2.BORDER_REPLICATE)
+    return out[:, :, None] if img.ndim == 3 and out.ndim == 2 else out
+
+
 def fit_size(img: np.ndarray, size: tuple[int, int] | None) -> np.ndarray:
-    """Resize ``img`` (HWC) to ``size=(H, W)`` if it differs (INTER_AREA when shrinking, else INTER_LINEAR)."""
+    """``img`` (HWC) at ``size=(H, W)``: padded with its border to that aspect ratio
+    (:func:`pad_to_aspect`, a face keeps its shape), then resized (INTER_AREA when shrinking,
+    else INTER_LINEAR); unchanged when it has that size. The one policy of every command
+    (:mod:`paddle_pfc.data.photos`)."""
     if size is None:
         return img
     h, w = size
     if img.shape[0] == h and img.shape[1] == w:
         return img
+    img = pad_to_aspect(img, (h, w))
     interp = cv2.INTER_AREA if (img.shape[0] > h and img.shape[1] > w) else cv2.INTER_LINEAR
     out = cv2.resize(img, (w, h), interpolation=interp)
     if out.ndim == 2:

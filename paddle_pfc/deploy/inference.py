@@ -19,10 +19,11 @@ L2-normalized float32 embeddings ``[n, D]`` (cosine similarity = dot product).
   range, e.g. raw 0..255 pixels, or not finite, are a ``ValueError``).
 
 Decoded / array images are converted to 3-channel RGB (grayscale is repeated
-over 3 channels, alpha is dropped), resized to the model's input size when
-they differ -- with a ``UserWarning`` naming the first such image, because a
-face-recognition model expects ALIGNED crops and a plain resize is no
-alignment -- and normalized as ``export.json`` says (``(x - 127.5) / 128``).
+over 3 channels, alpha is dropped), brought to the model's input size by the policy of every
+command (:mod:`paddle_pfc.data.photos`: padded with their border to square, then resized;
+counted in ``FaceEmbedder.conversions``, whose ``line()`` says it once -- a face-recognition
+model expects ALIGNED crops and a plain resize is no alignment) and normalized as
+``export.json`` says (``(x - 127.5) / 128``).
 
 Errors: a missing model file -> ``FileNotFoundError`` naming it; a corrupted
 one -> ``ValueError`` naming it; a missing image -> ``FileNotFoundError``, an
@@ -34,12 +35,12 @@ format: :mod:`paddle_pfc.deploy.model_format`); this module does not import the 
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from paddle_pfc.data._image import decode_rgb, fit_size
+from paddle_pfc.data._image import decode_rgb
+from paddle_pfc.data.photos import Conversions
 from paddle_pfc.deploy.model_format import PathLike
 from paddle_pfc.deploy.predictor import EmbeddingModel
 
@@ -114,6 +115,14 @@ class FaceEmbedder(EmbeddingModel):
     :class:`paddle_pfc.deploy.predictor.EmbeddingModel`'s; this class adds images.
     """
 
+    @property
+    def conversions(self) -> Conversions:
+        """What the images embedded so far needed (grey, not square, resized): see
+        :mod:`paddle_pfc.data.photos`."""
+        if "_conversions" not in self.__dict__:
+            self._conversions = Conversions()
+        return self._conversions
+
     def _normalize(self, rgb_batch: np.ndarray) -> np.ndarray:
         x = np.ascontiguousarray(rgb_batch.transpose(0, 3, 1, 2)).astype(np.float32)
         x -= self._mean
@@ -172,16 +181,9 @@ class FaceEmbedder(EmbeddingModel):
     def _preprocess_items(self, items) -> np.ndarray:
         h, w = self.input_size
         rgb = np.empty((len(items), h, w, 3), np.uint8)
-        resized = []
         for i, (name, item) in enumerate(items):
             img = read_image(item) if isinstance(item, (str, os.PathLike)) else _as_rgb(item, name)
-            if img.shape[:2] != (h, w):
-                resized.append(f"{name} ({img.shape[0]}x{img.shape[1]})")
-                img = fit_size(img, (h, w))
-            rgb[i] = img
-        if resized:
-            warnings.warn(f"FaceEmbedder: resized {len(resized)} image(s) to {h}x{w} (first: {resized[0]}); "
-                          "the model expects aligned face crops of that size", UserWarning, stacklevel=4)
+            rgb[i] = self.conversions.fit(img, (h, w), name)
         return self._normalize(rgb)
 
     def embed(self, images, normalize: bool = True, flip: bool = False) -> np.ndarray:

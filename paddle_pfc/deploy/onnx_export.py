@@ -18,7 +18,11 @@ float32 rounding as one whose embeddings stay near 1.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -33,10 +37,44 @@ from paddle_pfc.deploy.model_format import (
 )
 from paddle_pfc.deploy.parity import relative_difference
 from paddle_pfc.deploy.predictor import EmbeddingModel
+from paddle_pfc.utils.launch_env import verbose
 
 _AUTOINSTALL = "POLYGRAPHY_AUTOINSTALL_DEPS"
 
 __all__ = ["export_onnx", "check_onnx"]
+
+@contextlib.contextmanager
+def _output_kept(said: list[str]) -> Iterator[None]:
+    """Keep what the process writes to its stdout / stderr (file descriptors 1 and 2: C++ and
+    Python alike) while the block runs, appended to ``said`` at its end; nothing kept with
+    ``PADDLE_PFC_VERBOSE``."""
+    if verbose():
+        yield
+        return
+    import ctypes
+    import io
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    printed = io.StringIO()  # Python's prints, wherever sys.stdout / sys.stderr point
+    with tempfile.TemporaryFile() as kept:
+        try:
+            os.dup2(kept.fileno(), 1)
+            os.dup2(kept.fileno(), 2)
+            with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+                yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            ctypes.CDLL(None).fflush(None)  # C/C++ buffered output written before the descriptors return
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+            kept.seek(0)
+            said.append(kept.read().decode("utf-8", "replace") + printed.getvalue())
+
 
 def export_onnx(model_dir: PathLike, save_file: PathLike | None = None,
                 opset_version: int = 11) -> Path:
@@ -59,14 +97,17 @@ def export_onnx(model_dir: PathLike, save_file: PathLike | None = None,
     target = Path(save_file) if save_file is not None else model_dir / ONNX_FILE
     target.parent.mkdir(parents=True, exist_ok=True)
     autoinstall = os.environ.get(_AUTOINSTALL)
+    said: list[str] = []
     try:
-        # optimize_tool="None": no polygraphy, so nothing is pip-installed (see the module doc)
-        paddle2onnx.export(str(model), str(params), save_file=str(target),
-                           opset_version=opset_version, enable_onnx_checker=True,
-                           enable_optimize=False, optimize_tool="None")  # onnxruntime optimizes at load time
+        with _output_kept(said):  # paddle2onnx's banner lines; shown with an error
+            # optimize_tool="None": no polygraphy, so nothing is pip-installed (see the module doc)
+            paddle2onnx.export(str(model), str(params), save_file=str(target),
+                               opset_version=opset_version, enable_onnx_checker=True,
+                               enable_optimize=False, optimize_tool="None")  # onnxruntime optimizes at load time
     except Exception as e:  # noqa: BLE001 - paddle2onnx raises assorted errors
+        output = "".join(said).strip()
         raise RuntimeError(f"paddle2onnx {getattr(paddle2onnx, '__version__', '?')} could not "
-                           f"convert {model}: {e}") from e
+                           f"convert {model}: {e}" + (f"\npaddle2onnx said:\n{output}" if output else "")) from e
     finally:
         if autoinstall is None:
             os.environ.pop(_AUTOINSTALL, None)

@@ -181,18 +181,20 @@ class Trainer:
             self.total_steps = min(self.total_steps, t.max_steps)
 
     def _note_resized_images(self, size: int) -> None:
-        """A warning when the data's first image is not ``model.input_size`` square: every image is
-        then resized, and a plain resize is no face alignment."""
+        """One line when the data's first image is grey or not ``model.input_size`` square: every
+        image is converted by the one policy (:mod:`paddle_pfc.data.photos`)."""
         if not isinstance(self.dataset, (ImageFolderDataset, RecordDataset)):
             return  # synthetic faces are drawn at the input size
+        from paddle_pfc.data.photos import POLICY, describe
+
         wanted, self.dataset.image_size = self.dataset.image_size, None
         try:
-            height, width = self.dataset[0][0].shape[:2]
+            first = describe(self.dataset[0][0], (size, size))
         finally:
             self.dataset.image_size = wanted
-        if (height, width) != (size, size):
-            log.warning("data: the first image is %dx%d; images are resized to model.input_size %dx%d (a plain "
-                        "resize is no alignment: give aligned crops of that size)", height, width, size, size)
+        if first is not None:
+            log.warning("data: the first image is %s; every image is converted for model.input_size %dx%d "
+                        "(%s)", first, size, size, POLICY)
 
     def resume(self, path: str) -> None:
         """Load the checkpoint at ``path`` (strict: see :mod:`~paddle_pfc.engine.checkpoint`) and

@@ -5,8 +5,10 @@ synthetic one of ``validation.synthetic_pairs``) before the first step; each ran
 its share of the images. :class:`Validator` (a training callback) validates at
 ``validation.every_steps`` (0: each epoch's end), at the last step and, when the loop asks
 (:meth:`Validator.validate_untrained`), before a fresh run's first step: every rank embeds its
-share (with flips), the embeddings are gathered, every rank computes the same accuracy, and rank
-0 logs it and saves the backbone to ``output_dir/best`` when the mean accuracy improves.
+share (with flips; each distinct image of the share once), the embeddings are gathered, every rank
+computes the same accuracy, and rank 0 logs it (threshold as a cosine similarity) and saves the
+backbone to ``output_dir/best`` when the mean accuracy improves, with the validation's thresholds
+(``best/validation.json``, :mod:`paddle_pfc.evaluation.threshold_record`).
 """
 from __future__ import annotations
 
@@ -90,6 +92,7 @@ class Validator(Callback):
         self.output_dir, self.rank, self.world_size, self.sync = output_dir, rank, world_size, sync
         self.every = cfg.validation.every_steps
         self.history: list[tuple[int, dict[str, float]]] = []
+        self.last_results: dict[str, dict] = {}  # the last validation's numbers per set (best/validation.json)
 
     def validate_untrained(self) -> None:
         """Validate the model before its first step, for reference (nothing without sets)."""
@@ -125,20 +128,21 @@ class Validator(Callback):
         if not self.sets:
             return {}
         from paddle_pfc.evaluation.collapse import collapse_note
-        from paddle_pfc.evaluation.validation import embed_pairs, evaluate_embeddings, shard_range
+        from paddle_pfc.evaluation.validation import embed_distinct, embedded_line, evaluate_embeddings, shard_range
 
         self._share_bn_statistics()
         dim, world, step = self.cfg.model.embedding_size, self.world_size, self.state.global_step
-        results = {}
+        results, self.last_results = {}, {}
         for name, (path, images, issame, total) in self.sets.items():
             started = time.perf_counter()
             with Progress(f"validate {name} (rank {self.rank}: {len(images)} of {total} images)",
                           total=len(images), unit="images", write=log, enabled=self.rank == 0) as progress:
                 if len(images):
-                    _, both = embed_pairs(self.programs.embed, images, self.cfg.validation.batch_size,
-                                          on_batch=progress.update)
+                    _, both, distinct = embed_distinct(
+                        self.programs.embed, images, self.cfg.validation.batch_size, on_batch=progress.update,
+                        on_distinct=lambda n: setattr(progress, "total", n))
                 else:
-                    both = np.zeros((0, dim), np.float32)
+                    both, distinct = np.zeros((0, dim), np.float32), 0
             counts = [shard_range(total, r, world) for r in range(world)]
             rows = max(stop - start for start, stop in counts)
             local = np.zeros((rows, 2 * dim), np.float32)
@@ -150,9 +154,12 @@ class Validator(Callback):
             result = evaluate_embeddings(full[:, :dim], full[:, dim:], issame,
                                          nrof_folds=self.cfg.validation.nrof_folds)
             results[name] = result.accuracy
-            log.info("[%s][%d] accuracy %.5f +- %.5f  threshold %.3f  xnorm %.3f  (%.1f s on %d ranks)",
-                     name, step, result.accuracy, result.accuracy_std, result.threshold,
-                     result.xnorm, time.perf_counter() - started, world)
+            self.last_results[name] = {"path": os.path.abspath(path), "num_pairs": result.num_pairs,
+                                       "accuracy": result.accuracy, "threshold": result.cosine_threshold}
+            log.info("[%s][%d] accuracy %.5f +- %.5f  threshold %.3f (cosine)  xnorm %.3f  (%.1f s on %d ranks; "
+                     "rank %d %s)", name, step, result.accuracy, result.accuracy_std, result.cosine_threshold,
+                     result.xnorm, time.perf_counter() - started, world, self.rank,
+                     embedded_line(distinct, len(images)))
             self.metrics.add(step, **{f"val/{name}": result.accuracy})
             note = collapse_note(full[:, :dim] + full[:, dim:], result.accuracy)
             if note and self.rank == 0:
@@ -173,4 +180,7 @@ class Validator(Callback):
             (best / stale).unlink(missing_ok=True)
         ckpt.write_meta(best, dict(checkpoint_meta(self.cfg, self.state), accuracy=results), self.world_size,
                         num_heads=len(self.programs.heads), files=files)
+        from paddle_pfc.evaluation.threshold_record import write_record
+
+        write_record(best, self.last_results)
         log.info("best model (mean accuracy %.5f) saved to %s", self.state.best_accuracy, best)

@@ -136,10 +136,11 @@ def write_bin(path: str, bins: Sequence[bytes], issame: Sequence[bool]) -> None:
         pickle.dump((bins, issame), f, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def load_bin(path: str, image_size: SizeLike = 112, flip: bool = True) -> VerificationSet:
+def load_bin(path: str, image_size: SizeLike = 112, flip: bool = True, conversions=None) -> VerificationSet:
     """Decode a ``.bin`` set into normalized arrays (see :class:`VerificationSet`).
 
-    Images are decoded to RGB and resized to ``image_size`` when different.
+    Images are decoded to RGB and brought to ``image_size`` when different (the policy of
+    :mod:`paddle_pfc.data.photos`; counted in ``conversions``, a ``Conversions``, when given).
     An undecodable image raises ``ValueError`` naming the file and image index; a set whose
     pairs are all same-identity (or all different) warns that its accuracy means nothing.
     Memory: ``2P*3*H*W*4`` bytes per copy (LFW at 112: ~1.8 GB with ``flip``).
@@ -149,8 +150,10 @@ def load_bin(path: str, image_size: SizeLike = 112, flip: bool = True) -> Verifi
     if all(issame) or not any(issame):
         warnings.warn(f"{path}: all {len(issame)} pairs are {'same' if issame[0] else 'different'}-identity "
                       "pairs: its accuracy does not measure verification (a threshold that accepts "
-                      "or rejects everything scores 1.0)", stacklevel=2)
-    first = fit_size(decode_bin_image(bins[0], path, 0), size)
+                      "or rejects every pair is right on all of them)", stacklevel=2)
+    fit = fit_size if conversions is None else (lambda img, to: conversions.fit(img, to, f"{path}[{i}]"))
+    i = 0
+    first = fit(decode_bin_image(bins[0], path, 0), size)
     h, w = first.shape[:2]
     images = np.empty((len(bins), 3, h, w), dtype=np.float32)
     chunk = 256
@@ -158,7 +161,7 @@ def load_bin(path: str, image_size: SizeLike = 112, flip: bool = True) -> Verifi
     for start in range(0, len(bins), chunk):
         stop = min(start + chunk, len(bins))
         for i in range(start, stop):
-            img = first if i == 0 else fit_size(decode_bin_image(bins[i], path, i), size or (h, w))
+            img = first if i == 0 else fit(decode_bin_image(bins[i], path, i), size or (h, w))
             buf[i - start] = img
         images[start:stop] = normalize_nchw(buf[: stop - start])
     flipped = np.ascontiguousarray(images[:, :, :, ::-1]) if flip else None

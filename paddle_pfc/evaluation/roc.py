@@ -128,6 +128,9 @@ def _draw_roc(ax, curves: Mapping[str, tuple[np.ndarray, np.ndarray]], fars: Seq
         label = f"{name}: AUC {auc(fpr, tpr):.4f}"
         if notes and name in notes:
             label += f", {notes[name]}"
+        step = float(np.min(fpr[fpr > 0])) if np.any(fpr > 0) else None  # 1 / impostor pairs
+        if step is not None and any(far < step for far in shown):
+            label += f", FAR resolution {step:.1e}: marks below it are its nearest point"
         line, = ax.plot(*_log_path(fpr, tpr, lo), linewidth=1.8, label=label)
         marks = tar_at_far(fpr, tpr, shown)
         ax.plot(list(marks), list(marks.values()), "o", color=line.get_color(), markersize=5)
@@ -171,8 +174,10 @@ def plot_verification(path: str | os.PathLike, sets: Mapping[str, Mapping], mode
         top.set_title(title, fontsize=10)
     missing = [f"{n}: no ROC, {v['no_roc']}" for n, v in sets.items() if v.get("fpr") is None]
     if missing:
-        top.text(0.02, 0.98, "\n".join(missing), transform=top.transAxes, va="top", fontsize=8, color="firebrick",
-                 wrap=True)
+        import textwrap
+
+        lines = [part for note in missing for part in textwrap.wrap(note, 100)]  # inside the plot's width
+        top.text(0.02, 0.98, "\n".join(lines), transform=top.transAxes, va="top", fontsize=8, color="firebrick")
     accs = [a for v in sets.values() for a in v["fold_accuracies"]]
     low = max(0.0, math.floor(min(accs) * 20) / 20 - 0.05) if accs else 0.0
     x = 0

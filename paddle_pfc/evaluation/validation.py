@@ -12,7 +12,10 @@ THE one implementation used by validation during training and by
   flipped embeddings taken individually, before summing (as insightface).
 * Accuracy / threshold come from :func:`paddle_pfc.evaluation.verification.evaluate_pairs`
   (10-fold protocol on squared L2 distance of unit vectors; a distance
-  threshold ``t`` equals a cosine-similarity threshold ``1 - t / 2``).
+  threshold ``t`` equals a cosine-similarity threshold ``1 - t / 2``, which is what
+  the commands report: ``VerificationResult.cosine_threshold``).
+* Each distinct image (same decoded pixels) is embedded once (:func:`distinct_images`):
+  a set whose pairs reuse images costs one embedding per image, not per pair member.
 
 For repeated validation (every N steps) load the set once with
 :func:`load_pairs` and call :func:`evaluate_arrays`.
@@ -26,8 +29,8 @@ import numpy as np
 
 from paddle_pfc.evaluation.verification import VerificationResult, evaluate_pairs
 
-__all__ = ["EmbedFn", "embed_pairs", "load_pairs", "load_bin_part", "shard_range", "evaluate_arrays",
-           "evaluate_embeddings", "evaluate_bin", "distance_to_cosine"]
+__all__ = ["EmbedFn", "embed_pairs", "distinct_images", "embed_distinct", "embedded_line", "load_pairs",
+           "load_bin_part", "shard_range", "evaluate_arrays", "evaluate_embeddings", "evaluate_bin"]
 
 EmbedFn = Callable[[np.ndarray], np.ndarray]
 
@@ -77,12 +80,58 @@ def embed_pairs(embed_fn: EmbedFn, images_nchw: np.ndarray, batch_size: int = 64
     return plain + flipped, np.concatenate([plain, flipped], axis=0)
 
 
-def load_pairs(path: str | os.PathLike, image_size=112) -> tuple[np.ndarray, np.ndarray]:
+def distinct_images(images: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, inverse)``: the index of the first occurrence of each distinct image of
+    ``images`` (``[M, ...]``, compared by a hash of its bytes), in order, and for each image the
+    position of its distinct image in ``first`` (``images[first][inverse]`` equals ``images``)."""
+    import hashlib
+
+    seen: dict[bytes, int] = {}
+    first: list[int] = []
+    inverse = np.empty(len(images), np.int64)
+    for i in range(len(images)):
+        key = hashlib.blake2b(np.ascontiguousarray(images[i]).tobytes(), digest_size=16).digest()
+        slot = seen.get(key)
+        if slot is None:
+            slot = seen[key] = len(first)
+            first.append(i)
+        inverse[i] = slot
+    return np.asarray(first, np.int64), inverse
+
+
+def embed_distinct(embed_fn: EmbedFn, images_nchw: np.ndarray, batch_size: int = 64,
+                   on_batch: Callable[[int], None] | None = None,
+                   on_distinct: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`embed_pairs` embedding each distinct image once: ``(summed, plain_and_flipped,
+    distinct count)``, the arrays as :func:`embed_pairs` returns them for every image.
+    ``on_distinct(count)`` is called before the first batch (e.g. to size a progress line)."""
+    images = np.asarray(images_nchw)
+    first, inverse = distinct_images(images)
+    if on_distinct is not None:
+        on_distinct(len(first))
+    if len(first) == len(images):
+        summed, both = embed_pairs(embed_fn, images, batch_size, on_batch)
+        return summed, both, len(first)
+    summed, both = embed_pairs(embed_fn, images[first], batch_size, on_batch)
+    plain, flipped = both[:len(first)][inverse], both[len(first):][inverse]
+    return summed[inverse], np.concatenate([plain, flipped], axis=0), len(first)
+
+
+def embedded_line(distinct: int, total: int) -> str:
+    """``embedded 200 distinct images of 3,600`` (or ``embedded 3,600 images``)."""
+    if distinct == total:
+        return f"embedded {total:,} images"
+    return f"embedded {distinct:,} distinct images of {total:,}"
+
+
+def load_pairs(path: str | os.PathLike, image_size=112,
+               conversions=None) -> tuple[np.ndarray, np.ndarray]:
     """The pairs of an insightface ``.bin`` set as arrays: ``(images float32 [2P, 3, H, W], issame bool [P])``
     (:func:`paddle_pfc.evaluation.bin_set.load_bin` without the flipped copy).
 
-    Images are decoded to RGB, resized to ``image_size`` (int or ``(H, W)``) when
-    they differ, and normalized ``(x - 127.5) / 128``.  Pair ``k`` is images
+    Images are decoded to RGB, brought to ``image_size`` (int or ``(H, W)``) when
+    they differ (:mod:`paddle_pfc.data.photos`; counted in ``conversions`` when given), and
+    normalized ``(x - 127.5) / 128``.  Pair ``k`` is images
     ``2k, 2k+1``.  Uses the data layer's reader (:mod:`paddle_pfc.evaluation.bin_set`);
     ``ValueError`` naming the file for unreadable / malformed sets (``UnsafePickleError``, a
     ``ValueError``, for a pickle that asks for more than the format holds; nothing of it runs).
@@ -92,7 +141,7 @@ def load_pairs(path: str | os.PathLike, image_size=112) -> tuple[np.ndarray, np.
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: verification .bin file not found")
-    vs = load_bin(path, image_size, flip=False)
+    vs = load_bin(path, image_size, flip=False, conversions=conversions)
     return vs.images, np.asarray(vs.issame, dtype=bool)
 
 
@@ -147,7 +196,7 @@ def evaluate_arrays(embed_fn: EmbedFn, images_nchw: np.ndarray, issame: Sequence
                     batch_size: int = 64, nrof_folds: int = 10) -> VerificationResult:
     """Verification result of already loaded pairs (see :func:`load_pairs`): the images embedded
     here, then :func:`evaluate_embeddings` (the one protocol, as validation during training)."""
-    _, both = embed_pairs(embed_fn, images_nchw, batch_size)
+    _, both, _ = embed_distinct(embed_fn, images_nchw, batch_size)
     count = len(both) // 2
     return evaluate_embeddings(both[:count], both[count:], issame, nrof_folds)
 
@@ -159,8 +208,3 @@ def evaluate_bin(embed_fn: EmbedFn, bin_path: str | os.PathLike, image_size=112,
     images, issame = load_pairs(bin_path, image_size)
     return evaluate_arrays(embed_fn, images, issame, batch_size, nrof_folds)
 
-
-def distance_to_cosine(threshold: float) -> float:
-    """Convert a squared-L2 distance threshold on unit vectors (what
-    :class:`VerificationResult` reports) to the equivalent cosine-similarity threshold."""
-    return 1.0 - float(threshold) / 2.0

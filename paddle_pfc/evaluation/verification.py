@@ -38,7 +38,7 @@ class VerificationResult:
 
     accuracy: mean test-fold accuracy in [0, 1]; accuracy_std: population std of
     the fold accuracies; threshold: mean of the per-fold best squared-L2
-    thresholds; xnorm: mean L2 norm of the un-normalised embeddings;
+    thresholds (see ``cosine_threshold``); xnorm: mean L2 norm of the un-normalised embeddings;
     num_pairs: P.
     """
 
@@ -47,6 +47,12 @@ class VerificationResult:
     threshold: float
     xnorm: float
     num_pairs: int
+
+    @property
+    def cosine_threshold(self) -> float:
+        """``threshold`` as a cosine similarity of the unit vectors (``1 - threshold / 2``): what
+        the commands report and ``paddle-pfc-infer --threshold`` takes; "same" above it."""
+        return 1.0 - self.threshold / 2.0
 
 
 def kfold_splits(n: int, n_splits: int) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -66,6 +66,9 @@ def requested(kernels: str | None) -> tuple[str, str]:
     return value, ENV
 
 
+_WARNED_EMULATED: set[str] = set()
+
+
 def choose_backend(kernels: str | None, gpu: bool) -> Backend:
     """The backend of a head on this device (``gpu``: the program runs on a CUDA GPU)."""
     from paddle_pfc.kernels import native_ops
@@ -75,7 +78,8 @@ def choose_backend(kernels: str | None, gpu: bool) -> Backend:
     if choice == "auto":
         choice = "fused" if gpu else "composite"
     emulated = choice == "fused" and not gpu
-    if emulated:
+    if emulated and source not in _WARNED_EMULATED:  # once a process: a command may build several heads
+        _WARNED_EMULATED.add(source)
         _log.warning("paddle_pfc: %s=fused on a machine without a GPU: the fused GPU path runs with "
                      "emulated class_center_sample / margin_cross_entropy (paddle_pfc.kernels.emulated)",
                      source)

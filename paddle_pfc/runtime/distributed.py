@@ -10,7 +10,7 @@ import paddle
 
 from paddle_pfc.kernels.collectives import CollectiveChain
 from paddle_pfc.runtime.process import configure_process
-from paddle_pfc.utils.launch_env import env_int
+from paddle_pfc.utils.launch_env import env_int, verbose
 from paddle_pfc.utils.store_socket import master_endpoint, set_no_delay, wait_until_listening
 
 _state: dict[str, int] = {}
@@ -96,7 +96,7 @@ def _init_parallel_env(rank: int, timeout: float) -> None:
     endpoint = master_endpoint()
     if endpoint is not None and rank != 0:
         wait_until_listening(*endpoint, timeout)
-    paddle.distributed.init_parallel_env()
+    _without_flags_banner(paddle.distributed.init_parallel_env)
     if endpoint is not None:
         set_no_delay(endpoint[1])
 
@@ -135,3 +135,19 @@ def all_gather_rows(x, executor: paddle.static.Executor, world_size: int):
         _gather_programs[key] = (program, out)
     program, out = _gather_programs[key]
     return executor.run(program, feed={"pfc_gather_rows": x}, fetch_list=[out])[0]
+
+
+def _without_flags_banner(call) -> None:
+    """``call()`` without Paddle's "Modified FLAGS detected" banner on stderr (every rank prints
+    it; the flags are ours), unless ``PADDLE_PFC_VERBOSE`` asks for Paddle's full output."""
+    from paddle.distributed import parallel
+
+    banner = getattr(parallel, "_print_modified_flags", None)
+    if banner is None or verbose():
+        call()
+        return
+    parallel._print_modified_flags = lambda flags: None
+    try:
+        call()
+    finally:
+        parallel._print_modified_flags = banner

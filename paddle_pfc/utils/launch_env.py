@@ -1,7 +1,15 @@
-"""What ``paddle.distributed.launch`` tells a rank through its environment."""
+"""What ``paddle.distributed.launch`` tells a rank through its environment, and whether the user
+asked for Paddle's full output (``PADDLE_PFC_VERBOSE``)."""
 from __future__ import annotations
 
 import os
+
+VERBOSE_ENV = "PADDLE_PFC_VERBOSE"
+
+
+def verbose() -> bool:
+    """True when ``PADDLE_PFC_VERBOSE`` asks for Paddle's full logs and full tracebacks."""
+    return os.environ.get(VERBOSE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def env_int(*names: str, default: int) -> int:

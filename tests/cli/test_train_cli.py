@@ -26,7 +26,8 @@ def test_trains_on_image_folder_and_recordio(small_folder, small_lfw, tmp_path):
                    "-o", f"train.output_dir={tmp_path / 'folder'}")
     assert folder.returncode == 0, folder.stdout[-2000:] + folder.stderr[-2000:]
     assert "[lfw][3] accuracy" in folder.stdout
-    assert "data: the first image is 112x112; images are resized to model.input_size 32x32" in folder.stdout
+    assert ("data: the first image is 112x112 (width x height): resized to 32x32; every image is converted for "
+            "model.input_size 32x32 (grey -> 3 equal channels") in folder.stdout
     rec_dir = tmp_path / "rec"
     conv = subprocess.run([sys.executable, "tools/im2rec.py", "--root", str(small_folder), "--output", str(rec_dir)],
                           cwd=REPO, capture_output=True, text=True, timeout=120)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import warnings
 
 import cv2
 import numpy as np
@@ -191,10 +192,14 @@ def test_grayscale_and_resize(embedder, images, tmp_path):
     np.testing.assert_allclose(embedder.embed(str(tmp_path / "gray.png")), ref, atol=1e-6)
     big = cv2.resize(rgb[1], (64, 48))
     cv2.imwrite(str(tmp_path / "big.png"), cv2.cvtColor(big, cv2.COLOR_RGB2BGR))
-    with pytest.warns(UserWarning, match="big.png"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said in the conversions' line, not as a Python warning
         got = embedder.embed(str(tmp_path / "big.png"))
-    expected = embedder.embed([cv2.resize(big, (SIZE, SIZE), interpolation=cv2.INTER_AREA)])
+    squared = cv2.copyMakeBorder(big, 8, 8, 0, 0, cv2.BORDER_REPLICATE)  # 64x48 (WxH) padded to 64x64
+    expected = embedder.embed([cv2.resize(squared, (SIZE, SIZE), interpolation=cv2.INTER_AREA)])
     np.testing.assert_allclose(got, expected, atol=1e-6)
+    line = embedder.conversions.line((SIZE, SIZE))
+    assert "1 not square (first: " in line and "big.png 64x48" in line and " resized to 32x32 (first: " in line, line
     with pytest.raises(ValueError, match=r"\[n, 3, 32, 32\]"):
         embedder.embed(np.zeros((1, 3, 16, 16), np.float32))
 

@@ -62,7 +62,7 @@ def test_two_rank_validation_equals_one_rank_validation_of_the_checkpoint(two_ra
     assert proc.returncode == 0, proc.stderr[-2000:]
     expected = json.loads(reference.read_text())["sets"]["pairs"]
     assert got[1] == expected["accuracy"]
-    assert f"threshold {expected['threshold']:.3f}  xnorm {expected['xnorm']:.3f}" in log
+    assert f"threshold {expected['threshold']:.3f} (cosine)  xnorm {expected['xnorm']:.3f}" in log
 
 
 def test_wrong_verification_path_fails_before_the_first_step_naming_it(tmp_path):

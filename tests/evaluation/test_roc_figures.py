@@ -72,6 +72,12 @@ def test_bin_verification_picture_shows_accuracy_and_a_collapsed_model(tmp_path)
     assert "onnxruntime:model.onnx" in words
     assert "agedb_30: AUC 0.5000, accuracy 50.00%" in words and "lfw: AUC 0.8889, accuracy 83.33%" in words
     assert "same_only: no ROC, all 4 pairs are genuine" in words
+    # 3 impostor pairs: FAR steps of 1/3, so the mark at FAR 0.1 is the nearest point, said in the legend
+    assert "lfw: AUC 0.8889, accuracy 83.33%, FAR resolution 3.3e-01: marks below it are its nearest point" in words
+    long_reason = "all 4 pairs are genuine (same identity): a ROC needs both genuine and impostor pairs " * 2
+    fig = roc.plot_verification(tmp_path / "w.png", {"same_only": dict(sets["same_only"], no_roc=long_reason)}, "m")
+    note = next(t.get_text() for t in fig.axes[0].texts)
+    assert max(len(line) for line in note.splitlines()) <= 100 and note.replace("\n", " ").startswith("same_only")
     collapsed = next(line for line in roc_ax.get_lines() if line.get_label().startswith("agedb_30"))
     np.testing.assert_allclose(collapsed.get_ydata(), collapsed.get_xdata(), atol=1e-12)  # on the chance line
     heights = [p.get_height() for p in fold_ax.patches]

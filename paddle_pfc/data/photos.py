@@ -1,0 +1,144 @@
+"""Real photos as model input: one policy for every command, said once.
+
+Every command that reads images (``paddle-pfc-im2rec``, training, ``paddle-pfc-validate``,
+``paddle-pfc-infer``) turns an image into the model's input the same way:
+
+* grey (one channel, or three equal ones) -> three equal RGB channels;
+* not the model's aspect ratio (square) -> padded on both sides of its short direction with
+  copies of its border row / column, centred, so the face keeps its shape
+  (:func:`paddle_pfc.data._image.pad_to_aspect`);
+* then resized to the input size.
+
+A plain resize is no face alignment: the models expect crops aligned on five landmarks
+(:mod:`paddle_pfc.evaluation.face_align`); ``--landmarks FILE`` (:func:`read_landmarks`) or a
+face detector (``paddle-pfc-align``) gives them. :class:`Conversions` counts what a command
+converted and gives the one line it prints (sizes as width x height).
+
+Landmarks file: one line per image, ``PATH x1 y1 x2 y2 x3 y3 x4 y4 x5 y5`` (left eye, right
+eye, nose tip, left and right mouth corners, pixels), fields separated by white space (the path
+may hold spaces: the last ten fields are the numbers); a relative PATH is relative to the
+file's folder; empty lines and lines starting with ``#`` are skipped.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from paddle_pfc.data._image import fit_size, pad_to_aspect
+from paddle_pfc.utils.errors import InputDataError
+
+__all__ = ["Conversions", "is_grey", "describe", "read_landmarks", "POLICY"]
+
+POLICY = ("grey -> 3 equal channels, non-square -> padded with its border to square, then resized; "
+          "a resize is no alignment: give aligned crops (--landmarks FILE, or paddle-pfc-align with a face detector)")
+
+
+def is_grey(img: np.ndarray) -> bool:
+    """True for a one-channel image or one whose three channels are equal."""
+    if img.ndim == 2 or img.shape[2] == 1:
+        return True
+    return bool(np.array_equal(img[:, :, 0], img[:, :, 1]) and np.array_equal(img[:, :, 1], img[:, :, 2]))
+
+
+def describe(img: np.ndarray, size: tuple[int, int]) -> str | None:
+    """What the policy does to ``img`` at ``size=(H, W)`` (``grey, 92x112 (width x height):
+    padded to square, resized to 112x112``), or None when it is used as it is."""
+    h, w = img.shape[:2]
+    facts = ["grey"] if is_grey(img) else []
+    if (h, w) != tuple(size):
+        square = pad_to_aspect(img[:, :, :1] if img.ndim == 3 else img, size).shape[:2]
+        steps = (["padded with its border to square"] if square != (h, w) else []) + \
+            ([f"resized to {size[1]}x{size[0]}"] if square != tuple(size) else [])
+        facts.append(f"{w}x{h} (width x height): {', '.join(steps)}")
+    return ", ".join(facts) or None
+
+
+class Conversions:
+    """Counts the images a command converted (see the module doc) and gives its one line."""
+
+    def __init__(self) -> None:
+        self.grey = self.padded = self.resized = 0
+        self.first: dict[str, str] = {}
+
+    def fit(self, img: np.ndarray, size: tuple[int, int] | None, name: str = "") -> np.ndarray:
+        """``img`` (RGB HWC uint8) converted to ``size=(H, W)`` by the policy, counted."""
+        if is_grey(img):
+            self.grey += 1
+            self.first.setdefault("grey", name)
+        if size is None or img.shape[:2] == tuple(size):
+            return img
+        h, w = img.shape[:2]
+        square = pad_to_aspect(img, size)
+        if square.shape[:2] != (h, w):
+            self.padded += 1
+            self.first.setdefault("padded", f"{name} {w}x{h}".strip())
+        if square.shape[:2] != tuple(size):
+            self.resized += 1
+            self.first.setdefault("resized", f"{name} {w}x{h}".strip())
+        return fit_size(square, size)
+
+    def add(self, other: Conversions) -> None:
+        """Fold the counts of ``other`` (e.g. a worker's) into these."""
+        self.grey += other.grey
+        self.padded += other.padded
+        self.resized += other.resized
+        for key, value in other.first.items():
+            self.first.setdefault(key, value)
+
+    def line(self, size: tuple[int, int] | None = None) -> str | None:
+        """``images: 400 grey (first: a.pgm), 400 non-square (first: a.pgm 92x112), ...`` with the
+        policy, or None when nothing was converted."""
+        parts = []
+        if self.grey:
+            parts.append(f"{self.grey:,} grey (first: {self.first['grey']})")
+        if self.padded:
+            parts.append(f"{self.padded:,} not square (first: {self.first['padded']})")
+        if self.resized:
+            at = f" to {size[1]}x{size[0]}" if size else ""
+            parts.append(f"{self.resized:,} resized{at} (first: {self.first['resized']})")
+        if not parts:
+            return None
+        return f"images: {', '.join(parts)}; policy: {POLICY}"
+
+
+def _landmark_line(line: str, lineno: int, path: str, folder: str) -> tuple[str, np.ndarray] | None:
+    text = line.strip()
+    if not text or text.startswith("#"):
+        return None
+    fields = text.split()
+    if len(fields) < 11:
+        raise InputDataError(path, f"expected an image path and 10 numbers, got {len(fields)} fields",
+                             entry=f"line {lineno}")
+    try:
+        values = [float(v) for v in fields[-10:]]
+    except ValueError as e:
+        raise InputDataError(path, f"a landmark is not a number ({e})", entry=f"line {lineno}") from e
+    if not all(math.isfinite(v) for v in values):
+        raise InputDataError(path, "a landmark is not finite", entry=f"line {lineno}")
+    image = " ".join(fields[:-10])
+    image = image if os.path.isabs(image) else os.path.join(folder, image)
+    return os.path.realpath(image), np.asarray(values, np.float64).reshape(5, 2)
+
+
+def read_landmarks(path: str | os.PathLike) -> dict[str, np.ndarray]:
+    """``{real path of the image: [5, 2] points}`` of a landmarks file (module doc);
+    :class:`InputDataError` naming the file and line for a line that is not one, or an image
+    given twice."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.readlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputDataError(path, f"cannot read the landmarks file ({e})") from e
+    folder = os.path.dirname(os.path.abspath(path))
+    points: dict[str, np.ndarray] = {}
+    for lineno, line in enumerate(lines, 1):
+        parsed = _landmark_line(line, lineno, path, folder)
+        if parsed is None:
+            continue
+        if parsed[0] in points:
+            raise InputDataError(path, f"{parsed[0]} is given twice", entry=f"line {lineno}")
+        points[parsed[0]] = parsed[1]
+    return points

@@ -1,0 +1,60 @@
+"""The one policy for real photos (grey, not square, resized) and the landmarks file."""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from paddle_pfc.data._image import fit_size, pad_to_aspect
+from paddle_pfc.data.photos import Conversions, describe, is_grey, read_landmarks
+from paddle_pfc.utils.errors import InputDataError
+
+
+def test_a_tall_image_is_padded_with_its_border_columns_then_resized():
+    img = np.arange(112 * 92 * 3, dtype=np.int64).reshape(112, 92, 3).astype(np.uint8)  # ORL's 92x112 (WxH)
+    square = pad_to_aspect(img, (112, 112))
+    assert square.shape == (112, 112, 3)
+    np.testing.assert_array_equal(square[:, 10:102], img)
+    np.testing.assert_array_equal(square[:, :10], np.repeat(img[:, :1], 10, axis=1))
+    np.testing.assert_array_equal(square[:, 102:], np.repeat(img[:, -1:], 10, axis=1))
+    np.testing.assert_array_equal(fit_size(img, (112, 112)), square)
+    wide = np.zeros((40, 60, 3), np.uint8)
+    wide[0], wide[-1] = 7, 9
+    out = fit_size(wide, (30, 30))  # 60x40 -> 60x60 (10 rows of each border) -> 30x30
+    np.testing.assert_array_equal(out, cv2.resize(pad_to_aspect(wide, (1, 1)), (30, 30), interpolation=cv2.INTER_AREA))
+    assert pad_to_aspect(wide, (1, 1))[:11].max() == 7 and pad_to_aspect(wide, (1, 1))[-11:].min() == 9
+
+
+def test_conversions_count_and_say_it_in_one_line():
+    seen = Conversions()
+    grey = np.full((112, 92, 3), 80, np.uint8)
+    colour = np.zeros((112, 112, 3), np.uint8)
+    colour[..., 0] = 1
+    for name, img in (("a.pgm", grey), ("b.jpg", colour), ("c.pgm", grey)):
+        seen.fit(img, (112, 112), name)
+    assert (seen.grey, seen.padded, seen.resized) == (2, 2, 0)
+    line = seen.line((112, 112))
+    assert line.startswith("images: 2 grey (first: a.pgm), 2 not square (first: a.pgm 92x112); policy: grey -> 3 "
+                           "equal channels, non-square -> padded with its border to square, then resized")
+    assert Conversions().line() is None
+    assert describe(grey, (112, 112)) == "grey, 92x112 (width x height): padded with its border to square"
+    assert describe(np.zeros((250, 250, 3), np.uint8), (112, 112)).endswith(": resized to 112x112")
+    assert describe(colour, (112, 112)) is None
+    assert is_grey(np.zeros((4, 4), np.uint8)) and not is_grey(colour)
+
+
+def test_landmarks_file(tmp_path):
+    (tmp_path / "faces").mkdir()
+    text = "# image x1 y1 ... x5 y5\n\nfaces/a b.jpg 1 2 3 4 5 6 7 8 9 10\n" + f"{tmp_path}/c.jpg " + "0 " * 10 + "\n"
+    (tmp_path / "points.txt").write_text(text)
+    points = read_landmarks(tmp_path / "points.txt")
+    np.testing.assert_array_equal(points[str(tmp_path / "faces" / "a b.jpg")], np.arange(1, 11).reshape(5, 2))
+    assert set(points) == {str(tmp_path / "faces" / "a b.jpg"), str(tmp_path / "c.jpg")}
+    for bad, message in (("a.jpg 1 2 3\n", r"points\.txt \(line 1\): expected an image path and 10 numbers"),
+                         ("a.jpg 1 2 3 4 5 6 7 8 9 x\n", r"\(line 1\): a landmark is not a number"),
+                         ("a.jpg 1 2 3 4 5 6 7 8 9 nan\n", r"\(line 1\): a landmark is not finite"),
+                         ("a.jpg " + "1 " * 10 + "\n./a.jpg " + "2 " * 10 + "\n",
+                          r"\(line 2\): .*a\.jpg is given twice")):
+        (tmp_path / "points.txt").write_text(bad)
+        with pytest.raises(InputDataError, match=message):
+            read_landmarks(tmp_path / "points.txt")

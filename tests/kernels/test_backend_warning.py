@@ -1,0 +1,15 @@
+"""kernels=fused without a GPU is said once a process, however many heads a command builds."""
+from __future__ import annotations
+
+import logging
+
+import paddle_pfc.kernels as kernels
+
+
+def test_emulated_fused_kernels_warn_once(monkeypatch, caplog):
+    monkeypatch.setattr(kernels, "_WARNED_EMULATED", set())
+    with caplog.at_level(logging.WARNING):
+        for _ in range(3):
+            assert kernels.choose_backend("fused", gpu=False).emulated
+    said = [r for r in caplog.records if "fused on a machine without a GPU" in r.getMessage()]
+    assert len(said) == 1
