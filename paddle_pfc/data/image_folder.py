@@ -43,6 +43,7 @@ from ._image import SizeLike, as_size, fit_size, read_rgb
 from .label_blocks import BLOCK_BYTES, BOM, parse_block, parse_line  # noqa: F401  (parse_line: the reference)
 from .label_checks import FolderResolver, folder_groups, irregular, span_hashes
 from .label_list import ImageList
+from .rec_index import _release_free_heap
 
 _log = logging.getLogger("paddle_pfc.data")
 
@@ -71,6 +72,7 @@ def parse_label_file(
     check = len(labels) <= FILE_CHECK_LIMIT if check_files == "auto" else bool(check_files)
     items = ImageList(root, label_file, paths, offsets, labels, lines, check, allow_outside_root)
     _check_paths(items, allow_outside_root)
+    _release_free_heap()
     skipped: list[tuple[str, str]] = []
     if check:
         items, skipped = _check_files(items, skip_missing, allow_outside_root)
@@ -136,10 +138,7 @@ def _check_paths(items: ImageList, allow_outside_root: bool) -> None:
 
 def _folder_escapes(items: ImageList, odd: np.ndarray) -> list[tuple[int, str]]:
     """``(index, message)`` of the first path whose folder resolves outside the root, if any."""
-    regular = np.ones(len(items), bool)
-    regular[odd] = False
-    reps, collided = folder_groups(items.paths, items.offsets, np.flatnonzero(regular))
-    del regular
+    reps, collided = folder_groups(items.paths, items.offsets, odd)
     resolver = FolderResolver(items.root)
     for i in np.sort(reps).tolist():
         folder = os.path.dirname(items.rel_of(i))

@@ -16,13 +16,20 @@ import numpy as np
 
 _BASE = np.uint64(0x9E3779B97F4A7C15)
 _BASE_INVERSE = np.uint64(pow(0x9E3779B97F4A7C15, -1, 1 << 64))
-_CHUNK = 1 << 23
+_CHUNK = 1 << 20
+
+
+_powers_cache: dict[int, np.ndarray] = {}
 
 
 def _powers(n: int, base: np.uint64) -> np.ndarray:
-    out = np.full(n, base, np.uint64)
-    out[0] = 1
-    return np.cumprod(out)
+    """``base ** k`` (mod 2^64) for ``k < n``, kept for the next call."""
+    held = _powers_cache.get(int(base))
+    if held is None or held.size < n:
+        held = np.full(n, base, np.uint64)
+        held[0] = 1
+        _powers_cache[int(base)] = held = np.cumprod(held)
+    return held
 
 
 def span_hashes(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -37,7 +44,8 @@ def span_hashes(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nda
             m = min(n, max(k + 1, int(np.searchsorted(ends, lo + _CHUNK, side="right"))))
             hi = int(ends[m - 1])
             if pw.size < hi - lo + 1:
-                pw, ipw = _powers(max(_CHUNK, hi - lo) + 1, _BASE), _powers(max(_CHUNK, hi - lo) + 1, _BASE_INVERSE)
+                size = max(_CHUNK, hi - lo) + 1
+                pw, ipw = _powers(size, _BASE), _powers(size, _BASE_INVERSE)
             sums = np.zeros(hi - lo + 1, np.uint64)
             np.cumsum(buf[lo:hi].astype(np.uint64) * pw[:hi - lo], out=sums[1:])
             s, e = starts[k:m] - lo, ends[k:m] - lo
@@ -46,29 +54,38 @@ def span_hashes(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nda
     return out
 
 
+def _chunks(offsets: np.ndarray, nbytes: int = _CHUNK):
+    """``(i, j)`` ranges of paths holding at most ``nbytes`` bytes (at least one path each)."""
+    i, n = 0, offsets.size - 1
+    while i < n:
+        j = min(n, max(i + 1, int(np.searchsorted(offsets, offsets[i] + nbytes, side="right")) - 1))
+        yield i, j
+        i = j
+
+
 def irregular(buf: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Indices of the paths not in normal relative form (absolute ones among them)."""
-    n = offsets.size - 1
-    if n == 0 or buf.size == 0:
-        return np.flatnonzero(offsets[1:] == offsets[:-1])
-    slash, dot = buf == 47, buf == 46
-    odd = np.flatnonzero(slash[:-1] & (dot[1:] | slash[1:]))  # '/.' or '//'
-    owners = np.searchsorted(offsets, odd, side="right") - 1
-    starts, ends = offsets[:-1], offsets[1:]
-    empty = ends == starts
-    first = buf[np.minimum(starts, buf.size - 1)]
-    last = buf[np.maximum(ends - 1, 0)]
-    edge = np.flatnonzero(empty | (first == 47) | (first == 46) | (last == 47))
-    return np.union1d(owners, edge)
+    found = [np.flatnonzero(offsets[1:] == offsets[:-1])]
+    for i, j in _chunks(offsets):
+        lo, hi = int(offsets[i]), int(offsets[j])
+        seg = buf[lo:hi]
+        slash, dot = seg == 47, seg == 46
+        odd = np.flatnonzero(slash[:-1] & (dot[1:] | slash[1:])) + lo  # '/.' or '//'
+        found.append(np.searchsorted(offsets, odd, side="right") - 1)
+        starts, ends = offsets[i:j], offsets[i + 1:j + 1]
+        full = ends > starts
+        first, last = buf[starts[full]], buf[ends[full] - 1]
+        found.append(np.arange(i, j)[full][(first == 47) | (first == 46) | (last == 47)])
+    return np.unique(np.concatenate(found))
 
 
-def folder_ends(buf: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """The position of each path's last ``/`` (its start when it has none)."""
-    pos = np.where(buf == 47, np.arange(buf.size, dtype=np.int64), -1)
-    last = np.maximum.accumulate(pos) if pos.size else pos
-    ends = offsets[1:] - 1
-    found = last[np.maximum(ends, 0)] if last.size else np.full(ends.size, -1)
-    return np.maximum(found, offsets[:-1])
+def folder_ends(buf: np.ndarray, offsets: np.ndarray, i: int, j: int) -> np.ndarray:
+    """The position of the last ``/`` of paths ``i .. j-1`` (a path's start when it has none)."""
+    lo, hi = int(offsets[i]), int(offsets[j])
+    if hi == lo:
+        return offsets[i:j].copy()
+    last = np.maximum.accumulate(np.where(buf[lo:hi] == 47, np.arange(lo, hi, dtype=np.int64), -1))
+    return np.maximum(last[np.maximum(offsets[i + 1:j + 1] - 1 - lo, 0)], offsets[i:j])
 
 
 def same_spans(buf: np.ndarray, a: np.ndarray, b: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -88,25 +105,38 @@ def same_spans(buf: np.ndarray, a: np.ndarray, b: np.ndarray, lengths: np.ndarra
     return same
 
 
-def folder_groups(buf: np.ndarray, offsets: np.ndarray, regular: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(representatives, others)`` among the ``regular`` path indices (increasing): one path of
-    each distinct folder, and the paths whose folder bytes differ from their hash group's
-    representative (a hash collision: each is checked alone)."""
-    if regular.size == 0:
-        return regular, regular
-    starts = offsets[:-1][regular]
-    cut = folder_ends(buf, offsets)[regular]
-    hashes = span_hashes(buf, starts, cut)
-    run_start = np.ones(hashes.size, bool)
-    run_start[1:] = hashes[1:] != hashes[:-1]  # a folder's images are usually listed together
+def folder_groups(buf: np.ndarray, offsets: np.ndarray, odd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(representatives, others)`` of the paths but the ``odd`` ones: the first path of each
+    distinct folder (by hash), and the paths whose folder bytes differ from their hash group's
+    representative (a hash collision: each is checked alone). Holds 14 bytes a path."""
+    n = offsets.size - 1
+    hashes, lengths = np.empty(n, np.uint64), np.empty(n, np.int32)
+    for i, j in _chunks(offsets):
+        cut = folder_ends(buf, offsets, i, j)
+        hashes[i:j], lengths[i:j] = span_hashes(buf, offsets[i:j], cut), cut - offsets[i:j]
+    alone = np.zeros(n, bool)
+    alone[odd] = True
+    run_start = alone.copy()  # a folder's images are usually listed together: one run each
+    run_start[0] = True
+    run_start[1:] |= (hashes[1:] != hashes[:-1]) | alone[:-1]
     runs = np.flatnonzero(run_start)
-    _, first_run, group = np.unique(hashes[runs], return_index=True, return_inverse=True)
-    del hashes
-    first = runs[first_run]
-    rep = first[group.reshape(-1)][np.cumsum(run_start) - 1]
-    lengths = cut - starts
-    same = (lengths == lengths[rep]) & same_spans(buf, starts, starts[rep], np.minimum(lengths, lengths[rep]))
-    return regular[first], regular[~same]
+    del run_start
+    grouped = ~alone[runs]
+    _, first, group = np.unique(hashes[runs[grouped]], return_index=True, return_inverse=True)
+    del hashes, alone
+    reps = runs[grouped][first]
+    rep_of_run = np.full(runs.size, -1, np.int64)
+    rep_of_run[grouped] = reps[group.reshape(-1)]
+    others = []
+    for i, j in _chunks(offsets, _CHUNK * 8):
+        index = np.arange(i, j)
+        rep = rep_of_run[np.searchsorted(runs, index, side="right") - 1]
+        check = (rep >= 0) & (rep != index)
+        index, rep = index[check], rep[check]
+        size = lengths[index]
+        same = (size == lengths[rep]) & same_spans(buf, offsets[index], offsets[rep], np.minimum(size, lengths[rep]))
+        others.append(index[~same])
+    return reps, np.concatenate(others) if others else np.empty(0, np.int64)
 
 
 class FolderResolver:
