@@ -7,7 +7,8 @@
 Writes, per size, a ``.rec`` / ``.idx`` pair (:mod:`paddle_pfc.data.scale_rec`): ``small`` (10,000
 images / 100 ids) and ``ms1mv3`` (5,179,510 / 93,431) in insightface's layout over a sparse
 ``.rec``; ``webface42m`` (42,474,557 / 2,059,906) without a header record (its keys pass 2^24,
-beyond float32 header labels), every record header written (the class count reads them all).
+beyond float32 header labels), every record header written (the class count reads them all);
+``webface10m`` (10,000,000 / 484,981, its images per identity) likewise, for machines short of memory.
 Then, in a fresh process per size, builds the :class:`~paddle_pfc.data.RecordDataset` and reads a
 few batches with ``--workers`` loader workers, and prints one JSON line per size: build time (wall
 and CPU), peak RSS and its growth per record, and each worker's RSS / PSS / private memory.
@@ -36,7 +37,7 @@ from paddle_pfc.data.image_folder import FILE_CHECK_LIMIT
 from paddle_pfc.utils.cpu import cpu_summary
 
 SIZES = {"small": (10_000, 100, "sparse"), "ms1mv3": (5_179_510, 93_431, "sparse"),
-         "webface42m": (42_474_557, 2_059_906, "packed")}
+         "webface10m": (10_000_000, 484_981, "packed"), "webface42m": (42_474_557, 2_059_906, "packed")}
 
 
 def _measured(root: str, workers: int, batch_size: int, batches: int, kind: str, out) -> None:

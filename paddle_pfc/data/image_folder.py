@@ -41,7 +41,7 @@ from paddle_pfc.utils.progress import Progress
 
 from ._image import SizeLike, as_size, fit_size, read_rgb
 from .label_blocks import BLOCK_BYTES, BOM, parse_block, parse_line  # noqa: F401  (parse_line: the reference)
-from .label_checks import FolderResolver, folder_groups, irregular, span_hashes
+from .label_checks import FolderResolver, folder_groups, irregular, release_powers, span_hashes
 from .label_list import ImageList
 from .rec_index import _release_free_heap
 
@@ -72,6 +72,7 @@ def parse_label_file(
     check = len(labels) <= FILE_CHECK_LIMIT if check_files == "auto" else bool(check_files)
     items = ImageList(root, label_file, paths, offsets, labels, lines, check, allow_outside_root)
     _check_paths(items, allow_outside_root)
+    release_powers()
     _release_free_heap()
     skipped: list[tuple[str, str]] = []
     if check:

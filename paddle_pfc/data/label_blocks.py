@@ -51,39 +51,56 @@ def _plain(data: bytes) -> bool:
     return not any(c in data for c in _UNICODE_SPACE)
 
 
+_SPACE = np.zeros(256, bool)
+_SPACE[[9, 13, 32]] = True
+_DIGIT = np.zeros(256, bool)
+_DIGIT[48:58] = True
+
+
+def _walk(a: np.ndarray, at: np.ndarray, limit: np.ndarray, table: np.ndarray, step: int,
+          most: int = 1 << 30) -> np.ndarray:
+    """Move each position ``at`` in ``a`` by ``step`` while the byte it passes over is in ``table``, not past
+    ``limit`` and at most ``most`` times (vectorized over lines; one pass a byte moved)."""
+    at = at.copy()
+    look = -1 if step < 0 else 0
+    for _ in range(most):
+        move = np.flatnonzero((at != limit) & table[a[at + look]])
+        if move.size == 0:
+            break
+        at[move] += step
+    return at
+
+
 def _fast_block(data: bytes, first_line: int, num_classes: int | None) -> Parsed | None:
     """Numpy parse of a plain block; None when a line is not ``path<ws>digits`` or a label is out of range."""
     a = np.frombuffer(data, np.uint8)
-    pos = np.arange(a.size, dtype=np.int32)
-    ws = (a == 32) | (a == 9) | (a == 13) | (a == 10)
-    last_solid = np.maximum.accumulate(np.where(ws, -1, pos))
-    next_solid = np.minimum.accumulate(np.where(ws, np.int32(a.size), pos)[::-1])[::-1]
     breaks = np.flatnonzero(a == 10)
     starts = np.concatenate(([0], breaks[:-1] + 1))
-    ends = last_solid[breaks] + 1
+    ends = _walk(a, breaks, starts, _SPACE, -1)  # trailing spaces, tabs, the '\r' of '\r\n'
     full = ends > starts
     starts, ends = starts[full], ends[full]
-    begins = next_solid[starts]
-    digit = (a >= 48) & (a <= 57)
-    label_starts = np.maximum.accumulate(np.where(digit, -1, pos))[ends - 1].astype(np.int64) + 1
+    if ends.size == 0:
+        return None
+    begins = _walk(a, starts, ends, _SPACE, 1)
+    label_starts = _walk(a, ends, begins, _DIGIT, -1, _MAX_DIGITS + 1)
     lengths = ends - label_starts
     if not ((lengths >= 1) & (lengths <= _MAX_DIGITS) & (label_starts > begins)).all():
         return None
-    if not ((a[label_starts - 1] == 32) | (a[label_starts - 1] == 9)).all():
+    if not _SPACE[a[label_starts - 1]].all():
         return None  # '-1', 'x1', '1_0' ... : the line-by-line parse names them
-    path_ends = last_solid[label_starts - 1] + 1
-    tabs = np.concatenate(([0], np.cumsum(a == 9)))
-    if (tabs[path_ends] != tabs[begins]).any():
-        return None
+    path_ends = _walk(a, label_starts, begins, _SPACE, -1)
     width = int(lengths.max())
     cols = ends[:, None] - width + np.arange(width)
     values = np.where(cols >= label_starts[:, None], a[np.maximum(cols, 0)].astype(np.int64) - 48, 0)
     labels = values @ (10 ** np.arange(width - 1, -1, -1, dtype=np.int64))
     if num_classes is not None and (labels >= num_classes).any():
         return None
-    mark = np.zeros(a.size + 1, np.int8)
-    mark[begins], mark[path_ends] = 1, -1
-    paths = a[np.cumsum(mark[:-1]) > 0]
+    mark = np.zeros(a.size, np.int8)
+    mark[begins] = 1
+    mark[path_ends] -= 1
+    paths = a[np.cumsum(mark, dtype=np.int8).view(bool)]
+    if (paths == 9).any():
+        return None  # a tab inside a path: 'path<TAB>label<TAB>extra'
     lines = first_line + np.flatnonzero(full)
     return Parsed(paths, np.cumsum(path_ends - begins), labels, lines, breaks.size)
 

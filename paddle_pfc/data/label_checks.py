@@ -32,6 +32,11 @@ def _powers(n: int, base: np.uint64) -> np.ndarray:
     return held
 
 
+def release_powers() -> None:
+    """Drop the powers :func:`span_hashes` keeps between calls (16 MB)."""
+    _powers_cache.clear()
+
+
 def span_hashes(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """A 64-bit hash of ``buf[starts[k]:ends[k]]`` for each ``k`` (spans in buffer order, not
     overlapping), computed a chunk of spans at a time."""
