@@ -85,7 +85,9 @@ def _read_entries(label_file: str, num_classes: int | None) -> tuple[np.ndarray,
     try:
         size = os.path.getsize(label_file)
         with open(label_file, "rb") as f:
-            breaks = sum(block.count(b"\n") for block in iter(lambda: f.read(BLOCK_BYTES), b""))
+            breaks, last = 0, b"\n"
+            for block in iter(lambda: f.read(BLOCK_BYTES), b""):
+                breaks, last = breaks + block.count(b"\n"), block[-1:]
             f.seek(0)
             _log.info("data: indexing %s (%.1f MB)", label_file, size / 1e6)
             most = breaks + 1
@@ -93,7 +95,7 @@ def _read_entries(label_file: str, num_classes: int | None) -> tuple[np.ndarray,
             labels, lines = np.empty(most, np.int64), np.empty(most, np.int32 if most < (1 << 31) else np.int64)
             used = count = 0
             line_no, rest = 1, b""
-            with Progress(f"index {label_file}", breaks + 1, "lines", write=_log) as bar:
+            with Progress(f"index {label_file}", breaks + (last != b"\n"), "lines", write=_log) as bar:
                 while True:
                     block = f.read(BLOCK_BYTES)
                     if line_no == 1 and not rest and block.startswith(BOM):
@@ -141,12 +143,15 @@ def _folder_escapes(items: ImageList, odd: np.ndarray) -> list[tuple[int, str]]:
     """``(index, message)`` of the first path whose folder resolves outside the root, if any."""
     reps, collided = folder_groups(items.paths, items.offsets, odd)
     resolver = FolderResolver(items.root)
-    for i in np.sort(reps).tolist():
-        folder = os.path.dirname(items.rel_of(i))
-        real = resolver.real(folder) if folder else resolver.root
-        if not resolver.inside(real):
-            how = f"resolves to {os.path.join(real, os.path.basename(items.rel_of(i)))}"
-            return [(i, _escape_message(items, i, how))] + _singly(items, collided, odd, i)
+    reps = np.sort(reps)
+    for start in range(0, reps.size, 1 << 16):
+        chunk = reps[start:start + (1 << 16)]
+        for i, rel in zip(chunk.tolist(), items.rels_of(chunk)):
+            folder, _, name = rel.rpartition("/")
+            real = resolver.real(folder) if folder else resolver.root
+            if not resolver.inside(real):
+                how = f"resolves to {os.path.join(real, name)}"
+                return [(i, _escape_message(items, i, how))] + _singly(items, collided, odd, i)
     return _singly(items, collided, odd, len(items))
 
 

@@ -53,6 +53,17 @@ class ImageList(Sequence):
     def rel_of(self, i: int) -> str:
         return self.rel_bytes(i).decode("utf-8")
 
+    def rels_of(self, indices: np.ndarray) -> list[str]:
+        """The relative paths of entries ``indices``, decoded in one pass."""
+        indices = np.asarray(indices, np.int64)
+        starts, lengths = self.offsets[indices], self.offsets[indices + 1] - self.offsets[indices]
+        total = int(lengths.sum())
+        shift = np.repeat(np.arange(indices.size), lengths)  # one separator before each later path
+        source = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths) + np.repeat(starts, lengths)
+        out = np.full(total + indices.size, 10, np.uint8)
+        out[np.arange(total) + shift] = self.paths[source]
+        return out.tobytes().decode("utf-8").split("\n")[:indices.size]
+
     def path_of(self, i: int) -> str:
         """``os.path.join(root, relative path)`` of entry ``i``."""
         return os.path.join(self.root, self.rel_of(i))
