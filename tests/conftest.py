@@ -13,6 +13,8 @@ sys.path.insert(0, str(TESTS))
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "multirank: launches several ranks with paddle.distributed.launch (slow)")
+    config.addinivalue_line("markers", "fuzz: feeds fuzzed files to the file readers in worker processes "
+                                       "(tests/fuzz; deselect with -m 'not fuzz')")
     config.addinivalue_line("markers", "gpu: needs a visible CUDA GPU (run them with pytest -m gpu); skipped "
                                        "with the reason otherwise")
     config.addinivalue_line("markers", "starts_early(start): the test's jobs, start(folder), are started before "
@@ -154,7 +156,8 @@ def tiny_two_rank_run(tmp_path_factory) -> Path:
 
     out = tmp_path_factory.mktemp("tiny_two_ranks")
     launch(REPO / "tools" / "train.py", 2, ["-c", str(REPO / "tests" / "train_tiny.yaml"), "-o", "train.max_steps=12",
-                                            "-o", "train.checkpoint_every_steps=0", "-o", f"train.output_dir={out / 'run'}"],
+                                            "-o", "train.checkpoint_every_steps=0",
+                                            "-o", f"train.output_dir={out / 'run'}"],
            out / "log")
     return out / "run"
 

@@ -1,4 +1,5 @@
-"""Start a worker script on N local ranks with ``paddle.distributed.launch`` (gloo on CPU); one rank with plain python."""
+"""Start a worker script on N local ranks with ``paddle.distributed.launch`` (gloo on CPU); one rank with
+plain python."""
 from __future__ import annotations
 
 import os

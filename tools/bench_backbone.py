@@ -214,12 +214,12 @@ def _conv_shapes(backbone: str, batch: int) -> list[tuple[tuple, int]]:
 def _conv_bench(args) -> None:
     import numpy as np
     import paddle
+    from paddle.autograd.ir_backward import grad as pir_grad
 
     import paddle_pfc
-    from paddle.autograd.ir_backward import grad as pir_grad
     from paddle_pfc.backbones.native_layers import Conv2D
-    from paddle_pfc.utils.cpu import cpu_summary
     from paddle_pfc.kernels import onednn_ops
+    from paddle_pfc.utils.cpu import cpu_summary
 
     paddle_pfc.configure_process()
     if onednn_ops.kernels() is None:

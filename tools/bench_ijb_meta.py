@@ -84,8 +84,8 @@ def measure(root: Path) -> dict:
     protocol = ijb.read_protocol(root)
     seconds = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"read_seconds": round(seconds, 2), "peak_rss_mib": round(peak, 1), "rss_after_imports_mib": round(before, 1),
-            "faces": len(protocol.images), "pairs": len(protocol.pairs),
+    return {"read_seconds": round(seconds, 2), "peak_rss_mib": round(peak, 1),
+            "rss_after_imports_mib": round(before, 1), "faces": len(protocol.images), "pairs": len(protocol.pairs),
             "genuine": int(np.count_nonzero(protocol.labels)), "reader": ijb.__file__}
 
 

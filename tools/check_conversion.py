@@ -170,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
             check_torch(args, name, images, work, rows)
         if args.plsc and name in ("r50", "r100", "mbf"):
             check_plsc(args, name, images, work, rows)
-    print(f"\n{'model':6} {'source':15} {'converted, run by':32} {'reference':13} {'min cosine':>12} {'max rel err':>12}")
+    print(f"\n{'model':6} {'source':15} {'converted, run by':32} {'reference':13} "
+          f"{'min cosine':>12} {'max rel err':>12}")
     failed = False
     for name, source, how, ref, cos, rel in rows:
         ok = cos >= SOURCE_COSINE and rel <= SOURCE_RTOL

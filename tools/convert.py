@@ -5,8 +5,8 @@ The command lives in ``paddle_pfc/cli/convert.py`` (options: ``--help``); instal
 ``paddle-pfc-convert`` command.
 """
 
-from paddle_pfc.cli.entry import run
 from paddle_pfc.cli.convert import main
+from paddle_pfc.cli.entry import run
 
 if __name__ == "__main__":
     run(main)

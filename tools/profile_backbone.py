@@ -31,7 +31,6 @@ from pathlib import Path
 from paddle_pfc.cli.entry import run
 
 
-
 @functools.cache
 def _bench_backbone():
     """tools/bench_backbone.py as a module: the step is built in one place."""
@@ -73,7 +72,8 @@ def _profile_torch(args) -> dict:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    step = _bench_backbone().torch_step(args.backbone, args.batch_size, args.insightface, args.threads, args.classes, args.sample_ratio)
+    step = _bench_backbone().torch_step(args.backbone, args.batch_size, args.insightface, args.threads, args.classes,
+                                        args.sample_ratio)
     for _ in range(args.warmup):
         step()
     with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -113,7 +113,8 @@ def report(label: str, figures: dict, top: int) -> list[str]:
         lines.append(f"  {seconds * 1e3:9.1f} ms {calls:7.1f}x {100 * seconds / step:5.1f} %  {name}")
     rest = sum(seconds for _, (seconds, _) in ranked[top:])
     outside = step - sum(seconds for _, (seconds, _) in ranked)
-    lines.append(f"  {rest * 1e3:9.1f} ms          {100 * rest / step:5.1f} %  the other {max(len(ranked) - top, 0)} ops")
+    lines.append(f"  {rest * 1e3:9.1f} ms          {100 * rest / step:5.1f} %  "
+                 f"the other {max(len(ranked) - top, 0)} ops")
     lines.append(f"  {outside * 1e3:9.1f} ms          {100 * outside / step:5.1f} %  outside any op")
     return lines
 
@@ -125,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--classes", type=int, default=0, help="whole step with the head (this many classes); 0 = backbone")
     p.add_argument("--sample-ratio", type=float, default=0.1)
     p.add_argument("--bf16", action="store_true", help="paddle_pfc's convolutions in bfloat16 (train.amp=bf16)")
-    p.add_argument("--insightface", default=None, help="local checkout of deepinsight/insightface: also profile the peer")
+    p.add_argument("--insightface", default=None,
+                   help="local checkout of deepinsight/insightface: also profile the peer")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--steps", type=int, default=3)
     p.add_argument("--warmup", type=int, default=3)

@@ -36,9 +36,20 @@ import paddle
 from paddle import nn
 
 from paddle_pfc.backbones.common import BN_EPSILON, BN_MOMENTUM, check_head_args, check_spatial, normalize_input_size
-from .native_layers import (BatchNorm2D, Conv2D, DepthwiseConv2D, GroupedConv2D, PReLU, channels_last,
-                            channels_last_ready, conv_batch_norm, takes_bfloat16, to_channels_first,
-                            to_channels_last)
+
+from .native_layers import (
+    BatchNorm2D,
+    Conv2D,
+    DepthwiseConv2D,
+    GroupedConv2D,
+    PReLU,
+    channels_last,
+    channels_last_ready,
+    conv_batch_norm,
+    takes_bfloat16,
+    to_channels_first,
+    to_channels_last,
+)
 
 __all__ = ["MobileFaceNet", "mobilefacenet", "HEADS"]
 

@@ -12,7 +12,8 @@ within :func:`native_inference`) they call
 kernel otherwise; grouped ones with few channels a group to the native kernel, oneDNN having
 no direct kernel for them; on channels-last tensors grouped ones and the depthwise ones oneDNN
 runs on generic code, strided or global, to :func:`~paddle_pfc.kernels.native_ops.depthwise_conv2d`;
-norms in eval mode to :func:`~paddle_pfc.kernels.native_ops.batch_norm_inference`). :func:`batch_norm_prelu` runs a batch norm and the PReLU after it as
+norms in eval mode to :func:`~paddle_pfc.kernels.native_ops.batch_norm_inference`).
+:func:`batch_norm_prelu` runs a batch norm and the PReLU after it as
 one native op; with bfloat16 convolutions (:func:`use_bfloat16_convolutions`), the tensors
 between a convolution that multiplies in bfloat16 and a norm that only it feeds or reads (:func:`conv_batch_norm`,
 ``bfloat16_output``) are bfloat16, as under torch's autocast. Paddle 3.3's CPU PReLU and
@@ -178,8 +179,8 @@ def batch_norm_prelu(norm: nn.BatchNorm2D, prelu: nn.PReLU | None, x, bfloat16_o
         paddle_compat.check_batch_norm_input(norm, x)
         mean, variance, momentum, epsilon = paddle_compat.batch_norm_state(norm)
         return native_ops.batch_norm(x, norm.weight, norm.bias, mean, variance, momentum,
-                                     epsilon, None if prelu is None else paddle_compat.prelu_weight(prelu), bfloat16_output,
-                                     channels_last=in_channels_last())
+                                     epsilon, None if prelu is None else paddle_compat.prelu_weight(prelu),
+                                     bfloat16_output, channels_last=in_channels_last())
     if prelu is not None and in_channels_last():  # a PReLU that cannot fuse (one slope) follows the norm
         return prelu(batch_norm_prelu(norm, None, x))
     _refuse_channels_last(norm)
@@ -340,7 +341,8 @@ def use_bfloat16_convolutions(model: nn.Layer) -> int:
     multiply in bfloat16 in the training programs built after this call: bfloat16 operands, float32
     accumulation; weights, their gradients, the optimizer and the residual stream stay float32, the
     activations between such a convolution and a native batch norm bfloat16 (their gradients too;
-    bfloat16 has float32's range, so no loss scaling is needed). Returns how many layers it set; raises RuntimeError naming the
+    bfloat16 has float32's range, so no loss scaling is needed).
+    Returns how many layers it set; raises RuntimeError naming the
     reason when this CPU or build cannot (:func:`paddle_pfc.kernels.onednn_ops.bfloat16_unsupported`)."""
     reason = onednn_ops.bfloat16_unsupported()
     if reason is not None:

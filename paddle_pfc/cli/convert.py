@@ -14,17 +14,23 @@ first convolution, and ``export.json["source"]`` records the source, its normali
 converted. Checks: Paddle Inference vs the static eval program; an ONNX source also against
 onnxruntime running the source itself (same images, each with its own normalization); ``--format
 onnx`` as ``paddle-pfc-export``. A paddle_pfc checkpoint or state dict is exported with
-``paddle-pfc-export`` instead (a ``.pdparams`` given here is read as PLSC's). Exit status: 0 converted and checked, 1 a check failed, 2 the source
+``paddle-pfc-export`` instead (a ``.pdparams`` given here is read as PLSC's).
+Exit status: 0 converted and checked, 1 a check failed, 2 the source
 cannot be read or converted (``error: ...``).
 """
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 
-from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli._outputs import check_output_dir
+from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli.help import HelpFormatter
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=HelpFormatter)
@@ -41,6 +47,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--opset", type=int, default=11, help="ONNX opset version")
     args = p.parse_args(argv)
     check_output_dir(p, "--output", args.output)
+    if args.output.rstrip("/\\").lower().endswith(".onnx"):
+        p.error(f"--output {args.output}: a folder (it receives model.json, model.pdiparams, export.json and, "
+                "with --format onnx, model.onnx); give a folder name not ending in .onnx")
     return args
 
 
@@ -76,7 +85,7 @@ def compare_with_onnx_source(source_path: str, prog, seed: int = 1) -> tuple[flo
 def _onnx_nodes(path: str) -> list:
     import onnx
 
-    return list(onnx.load(path).graph.node)
+    return list(onnx.load(path, load_external_data=False).graph.node)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,19 +113,42 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {src['batch_norm']}")
     print(f"  source normalization {src['normalization']['formula']}: folded into the first convolution; "
           "the model takes (x - 127.5) / 128")
-    out = prog.save(args.output)
-    meta = read_export_meta(out)
-    meta["source"] = src
-    write_export_meta(out, meta)
-    print(f"wrote {out}")
-    rc = check_export(out, prog, "float32", to_onnx=args.format == "onnx", opset=args.opset)
-    if src["format"] == "onnx":
-        cos, rel = compare_with_onnx_source(args.source, prog)
-        ok = cos >= SOURCE_COSINE and rel <= SOURCE_RTOL
-        print(f"converted vs onnxruntime on the source: min cosine {cos:.8f}, max relative error {rel:.3g} "
-              f"({'OK' if ok else 'FAILED'}, cosine >= {SOURCE_COSINE}, relative <= {SOURCE_RTOL:g})")
-        rc |= 0 if ok else 1
-    return rc
+    staging = _staging_folder(args.output)
+    try:
+        out = prog.save(str(staging))
+        meta = read_export_meta(out)
+        meta["source"] = src
+        write_export_meta(out, meta)
+        rc = check_export(out, prog, "float32", to_onnx=args.format == "onnx", opset=args.opset)
+        if src["format"] == "onnx":
+            cos, rel = compare_with_onnx_source(args.source, prog)
+            ok = cos >= SOURCE_COSINE and rel <= SOURCE_RTOL
+            print(f"converted vs onnxruntime on the source: min cosine {cos:.8f}, max relative error {rel:.3g} "
+                  f"({'OK' if ok else 'FAILED'}, cosine >= {SOURCE_COSINE}, relative <= {SOURCE_RTOL:g})")
+            rc |= 0 if ok else 1
+        if rc == 0:
+            _publish(staging, Path(args.output))
+            print(f"wrote {args.output}")
+        else:
+            print(f"error: a check failed; nothing was written to {args.output}", file=sys.stderr)
+        return rc
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _staging_folder(output: str) -> Path:
+    """An empty folder beside ``output`` that the conversion is written into and checked in."""
+    target = Path(output).absolute()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
+
+
+def _publish(staging: Path, output: Path) -> None:
+    """Move the checked files of ``staging`` into ``output`` (created, or an existing folder whose
+    files of the same names are replaced)."""
+    output.mkdir(parents=True, exist_ok=True)
+    for item in staging.iterdir():
+        os.replace(item, output / item.name)
 
 
 if __name__ == "__main__":

@@ -26,10 +26,10 @@ import sys
 from collections.abc import Callable
 from typing import NamedTuple
 
-from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli._outputs import check_output_dir, draw_figure
-from paddle_pfc.utils.progress import Progress
+from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli.help import HelpFormatter
+from paddle_pfc.utils.progress import Progress
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

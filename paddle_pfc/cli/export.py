@@ -25,11 +25,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli._outputs import check_output_dir
+from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli.help import HelpFormatter
 from paddle_pfc.utils.progress import Progress
-
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -24,8 +24,8 @@ import sys
 import time
 
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
-from paddle_pfc.utils.progress import Progress
 from paddle_pfc.cli.help import HelpFormatter
+from paddle_pfc.utils.progress import Progress
 
 CHUNK = 64  # images per task handed to a worker
 

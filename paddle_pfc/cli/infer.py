@@ -19,9 +19,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli.help import HelpFormatter
-
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -71,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"collapsed to one embedding for every face, which paddle-pfc-validate on a .bin shows; "
                   f"{COLLAPSE_ADVICE}")
         return 0
-    print(f"{embedder.backend}{' (oneDNN)' if embedder.onednn else ''} model, input {embedder.input_size[0]}x{embedder.input_size[1]}, "
+    print(f"{embedder.backend}{' (oneDNN)' if embedder.onednn else ''} model, "
+          f"input {embedder.input_size[0]}x{embedder.input_size[1]}, "
           f"embedding {raw.shape[1]}; norm = L2 norm of the raw embedding (before normalization)")
     width = max(len(p) for p in paths)
     for i, p in enumerate(paths):

@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+
 from paddle_pfc.cli.help import HelpFormatter
 
 
@@ -290,7 +291,8 @@ def assess(initial, steps, world_size: int, storage_u: float = 0.0) -> tuple[flo
         got_c = np.concatenate([a["shard"] for a in after])
         got_v = np.concatenate([a["velocity"] for a in after])
         errors = [abs(after[0]["loss"] / loss - 1.0)]
-        for got, expected, start, u in ((got_c, new_c, centers, storage_u), (got_v, new_v, MOMENTUM * velocity, storage_u),
+        for got, expected, start, u in ((got_c, new_c, centers, storage_u),
+                                        (got_v, new_v, MOMENTUM * velocity, storage_u),
                                         (after[0]["backbone"], new_b, backbone, 0.0),
                                         (after[0]["backbone_velocity"], new_bv, MOMENTUM * bvel, 0.0)):
             # Deviation beyond one rounding of the stored value (2-byte storage), over the step's
@@ -350,8 +352,8 @@ def main(argv: list[str] | None = None) -> int:
             err, note = float("inf"), f"{type(error).__name__}: {str(error).strip().splitlines()[0][:160]}"
         ok = np.isfinite(err) and err <= spec.tolerance and not note
         results.append(ok)
-        lines.append(f"{'PASS' if ok else 'FAIL'}  {spec.name:<38} max_rel_err {err:9.2e}  tolerance {spec.tolerance:.1e}"
-                     + (f"  ({note})" if note else ""))
+        lines.append(f"{'PASS' if ok else 'FAIL'}  {spec.name:<38} max_rel_err {err:9.2e}  "
+                     f"tolerance {spec.tolerance:.1e}" + (f"  ({note})" if note else ""))
     lines.append(f"selfcheck: {'all ' + str(len(results)) + ' backends PASS' if all(results) else 'FAIL'} "
                  f"({time.time() - began:.1f} s)")
     if rank == 0:

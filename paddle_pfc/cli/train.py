@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from paddle_pfc.cli._outputs import check_output_dir
-from paddle_pfc.engine.config import ConfigError, add_config_args, config_from_args
 from paddle_pfc.cli.help import HelpFormatter
+from paddle_pfc.engine.config import ConfigError, add_config_args, config_from_args
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -81,6 +81,14 @@ def _train(cfg) -> int:
     from paddle_pfc.utils.errors import InputDataError, RunDataError, UsageError
 
     job = _Job()
+    if cfg.data.kind != "synthetic":  # before the lock, the log or an error file is written into the folder
+        from paddle_pfc.engine.protect import SourceInOutputError, check_data_spared
+
+        try:
+            check_data_spared(cfg.train.output_dir, cfg.data.root)
+        except SourceInOutputError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     try:
         _start_and_train(cfg, job)
     except OutputDirLockedError as exc:  # the folder is another job's: nothing written into it, not even an error file
@@ -129,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     the config, ``--pretrained``, ``--resume PATH``, an output folder that holds an earlier run or is
     in use by another job, a global batch larger than the data, class centers larger than the
     machine's memory, Paddle's global oneDNN mode on a CPU, a file that is not what its format says
-    (``config error: ...`` / ``error: ...`` on stderr); 143 stopped by SIGTERM with the current step checkpointed (rank 0 prints ``preempted at
+    (``config error: ...`` / ``error: ...`` on stderr);
+    143 stopped by SIGTERM with the current step checkpointed (rank 0 prints ``preempted at
     step N: ...``); any other error is reported per rank and raised."""
     parser = _parser()
     args = parser.parse_args(argv)

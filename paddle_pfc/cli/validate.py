@@ -25,10 +25,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli._outputs import IMAGE_SUFFIXES, check_output_file, draw_figure
-from paddle_pfc.utils.progress import Progress
+from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli.help import HelpFormatter
+from paddle_pfc.utils.progress import Progress
 
 EmbedFn = Callable[[Any], Any]  # normalized float32 NCHW batch -> raw embeddings [n, D]
 

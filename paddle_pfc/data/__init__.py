@@ -1,4 +1,5 @@
-"""Data layer: image folders, MXNet RecordIO, synthetic identities, batch loading (.bin verification sets: paddle_pfc.evaluation.bin_set).
+"""Data layer: image folders, MXNet RecordIO, synthetic identities, batch loading
+(.bin verification sets: paddle_pfc.evaluation.bin_set).
 
 Pure numpy / OpenCV; batches are numpy arrays fed to a Paddle static program:
 ``images`` float32 ``[B, 3, H, W]`` RGB normalized ``(x - 127.5) / 128`` and
@@ -6,8 +7,7 @@ Pure numpy / OpenCV; batches are numpy arrays fed to a Paddle static program:
 """
 from .image_folder import ImageFolderDataset, parse_label_file
 from .loader import BatchLoader, DistributedBatchSampler, build_dataset, flip_mask, load_batch
-from .recordio import (IRHeader, RecordDataset, RecordIOWriter, pack, read_idx_file, unpack,
-                       write_insightface_rec)
+from .recordio import IRHeader, RecordDataset, RecordIOWriter, pack, read_idx_file, unpack, write_insightface_rec
 from .synthetic import SyntheticFaces, make_verification_set, write_synthetic_rec
 
 __all__ = [

@@ -1,15 +1,15 @@
 """Shared image helpers (decode, resize, normalize). Pure numpy / cv2."""
 from __future__ import annotations
 
-from typing import Sequence, Tuple, Union
+from collections.abc import Sequence
 
 import cv2
 import numpy as np
 
-SizeLike = Union[int, Sequence[int], None]
+SizeLike = int | Sequence[int] | None
 
 
-def as_size(image_size: SizeLike) -> Tuple[int, int] | None:
+def as_size(image_size: SizeLike) -> tuple[int, int] | None:
     """Normalize ``image_size`` (int ``S`` or ``(H, W)`` or ``None``) to ``(H, W)`` or ``None``."""
     if image_size is None:
         return None
@@ -55,7 +55,7 @@ def read_rgb(path: str) -> np.ndarray:
     return decode_rgb(data, path)
 
 
-def fit_size(img: np.ndarray, size: Tuple[int, int] | None) -> np.ndarray:
+def fit_size(img: np.ndarray, size: tuple[int, int] | None) -> np.ndarray:
     """Resize ``img`` (HWC) to ``size=(H, W)`` if it differs (INTER_AREA when shrinking, else INTER_LINEAR)."""
     if size is None:
         return img

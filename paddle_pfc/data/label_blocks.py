@@ -17,7 +17,9 @@ from ._text import ascii_int
 
 BLOCK_BYTES = 1 << 21
 BOM = b"\xef\xbb\xbf"
-_MAX_DIGITS = 18
+_MAX_DIGITS = 18  # below MAX_LABEL: the vectorized parse needs no range check beyond num_classes
+#: The largest label a line may hold (labels are int64 and index the classifier's classes).
+MAX_LABEL = 2**62
 _ODD_BREAKS = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")  # splitlines/split take these
 _UNICODE_SPACE = (b"\xc2\x85", b"\xc2\xa0", b"\xe1\x9a\x80", b"\xe2\x80", b"\xe2\x81\x9f", b"\xe3\x80\x80")
 
@@ -145,8 +147,7 @@ def parse_line(line: str, lineno: int, label_file: str, num_classes: int | None)
         label = ascii_int(lab)
     except ValueError:
         raise InputDataError(f"{label_file}, line {lineno}: label {lab!r} is not an integer") from None
-    limit = num_classes if num_classes is not None else 1 << 63
-    if label < 0 or label >= limit:
-        rng = f"[0, {num_classes})" if num_classes is not None else "[0, 2^63)"
+    if label < 0 or label > MAX_LABEL or (num_classes is not None and label >= num_classes):
+        rng = f"[0, {num_classes})" if num_classes is not None else f"[0, {MAX_LABEL}]"
         raise InputDataError(f"{label_file}, line {lineno}: label {label} outside {rng}")
     return rel, label

@@ -13,8 +13,8 @@ import ctypes
 import math
 import multiprocessing as mp
 import weakref
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from typing import Iterator, Optional, Tuple
 
 import numpy as np
 
@@ -116,7 +116,7 @@ def decode_batch_into(dataset, indices: np.ndarray, flips: np.ndarray, out: np.n
     return labels
 
 
-def load_batch(dataset, indices: np.ndarray, flips: np.ndarray, image_size) -> Tuple[np.ndarray, np.ndarray]:
+def load_batch(dataset, indices: np.ndarray, flips: np.ndarray, image_size) -> tuple[np.ndarray, np.ndarray]:
     """Decode ``dataset[indices]`` -> ``(float32 [B, 3, H, W] normalized, int64 [B])``."""
     h, w = image_size
     imgs = np.empty((len(indices), h, w, 3), dtype=np.uint8)
@@ -129,7 +129,7 @@ _WORKER_DATASET = None
 _WORKER_SLOTS: np.ndarray | None = None
 
 
-def _slots_view(shared, slot_shape: Tuple[int, int, int, int]) -> np.ndarray:
+def _slots_view(shared, slot_shape: tuple[int, int, int, int]) -> np.ndarray:
     """``shared`` (a ``RawArray`` of bytes) as uint8 ``[slots, B, H, W, 3]``."""
     return np.frombuffer(shared, dtype=np.uint8).reshape(-1, *slot_shape)
 
@@ -191,8 +191,8 @@ class BatchLoader:
     """
 
     def __init__(self, dataset, sampler: DistributedBatchSampler, image_size: SizeLike = 112, num_workers: int = 0,
-                 flip: bool = True, seed: int = 0, prefetch: int = 2, mp_context: Optional[str] = None,
-                 timeout: Optional[float] = None):
+                 flip: bool = True, seed: int = 0, prefetch: int = 2, mp_context: str | None = None,
+                 timeout: float | None = None):
         self.dataset, self.sampler = dataset, sampler
         self.image_size = as_size(image_size)
         if self.image_size is None:
@@ -239,7 +239,7 @@ class BatchLoader:
             self._finalizer = weakref.finalize(self, _shutdown_executor, self._executor)
         return self._executor
 
-    def epoch(self, epoch: int, start_step: int = 0) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+    def epoch(self, epoch: int, start_step: int = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Batches of ``epoch`` from step ``start_step`` (see class docstring)."""
         batches = self.sampler.batches(epoch, start_step)
         if self.num_workers <= 0:
@@ -249,7 +249,7 @@ class BatchLoader:
         ex = self._get_executor()
         pending: collections.deque = collections.deque()  # (future, slot, batch size, step), oldest first
 
-        def finished() -> Tuple[np.ndarray, np.ndarray]:
+        def finished() -> tuple[np.ndarray, np.ndarray]:
             future, slot, size, step = pending.popleft()
             try:
                 labels = future.result(self.timeout)
@@ -311,7 +311,7 @@ class BatchLoader:
 
 
 # --------------------------------------------------------------------------- factory
-def build_dataset(kind: str, root: Optional[str] = None, num_classes: Optional[int] = None,
+def build_dataset(kind: str, root: str | None = None, num_classes: int | None = None,
                   image_size: SizeLike = 112, **kwargs):
     """Create a dataset: ``kind`` in ``folder`` | ``rec`` | ``synthetic``.
 

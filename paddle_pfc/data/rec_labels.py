@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import mmap
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

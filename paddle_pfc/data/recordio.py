@@ -30,7 +30,7 @@ import os
 import struct
 import time
 from collections import namedtuple
-from typing import Iterable, List, Optional, Tuple
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -68,7 +68,7 @@ def pack(header: IRHeader, payload: bytes) -> bytes:
     return head + label.tobytes() + bytes(payload)
 
 
-def unpack(record: bytes, where: str = "record") -> Tuple[IRHeader, bytes]:
+def unpack(record: bytes, where: str = "record") -> tuple[IRHeader, bytes]:
     """Inverse of :func:`pack`: ``(IRHeader, payload)``; label is a float (flag 0) or float32 array."""
     if len(record) < _IR_SIZE:
         raise ValueError(f"{where}: record of {len(record)} bytes is shorter than the {_IR_SIZE}-byte IRHeader")
@@ -112,13 +112,13 @@ def frame_record(buf: bytes) -> bytes:
     return b"".join(out)
 
 
-def read_record_at(fd: int, offset: int, file_size: int, path: str) -> Tuple[bytes, int]:
+def read_record_at(fd: int, offset: int, file_size: int, path: str) -> tuple[bytes, int]:
     """Read the (possibly multi-part) record starting at ``offset`` of open file ``fd``.
 
     Returns ``(payload, next_offset)``. Raises ``ValueError`` naming ``path`` and
     the offset for a bad magic, a truncated header/payload, or a broken part chain.
     """
-    parts: List[bytes] = []
+    parts: list[bytes] = []
     pos = offset
     first = True
     while True:
@@ -181,7 +181,7 @@ class RecordIOWriter:
         self.close()
 
 
-def write_insightface_rec(out_dir: str, items: Iterable[Tuple[int, bytes]], num_classes: Optional[int] = None,
+def write_insightface_rec(out_dir: str, items: Iterable[tuple[int, bytes]], num_classes: int | None = None,
                           prefix: str = "train", presorted: bool = False) -> dict:
     """Write ``(label, jpeg_bytes)`` items as ``{prefix}.rec/.idx`` in insightface's layout.
 
@@ -213,8 +213,8 @@ def write_insightface_rec(out_dir: str, items: Iterable[Tuple[int, bytes]], num_
     return {"num_images": n, "num_classes": C, "rec": rec_path, "idx": idx_path}
 
 
-def _write_layout(w: RecordIOWriter, items: Iterable[Tuple[int, bytes]],
-                  num_classes: Optional[int]) -> Tuple[int, int]:
+def _write_layout(w: RecordIOWriter, items: Iterable[tuple[int, bytes]],
+                  num_classes: int | None) -> tuple[int, int]:
     """Write the images (keys 1..N), the header (key 0) and the identity records to ``w``; ``(N, C)``."""
     ranges = {}  # label -> [first_key, end_key)
     n = 0
@@ -274,8 +274,8 @@ class RecordDataset:
     records are found only when that key is read.
     """
 
-    def __init__(self, root: Optional[str] = None, rec_path: Optional[str] = None, idx_path: Optional[str] = None,
-                 image_size: SizeLike = 112, num_classes: Optional[int] = None):
+    def __init__(self, root: str | None = None, rec_path: str | None = None, idx_path: str | None = None,
+                 image_size: SizeLike = 112, num_classes: int | None = None):
         if rec_path is None:
             if root is None:
                 raise ValueError("RecordDataset: give root or rec_path")
@@ -291,10 +291,10 @@ class RecordDataset:
         self._fd = None
         self._pid = None
         self._check_end_of_data()
-        self.header: Optional[IRHeader] = None
-        self.header_num_classes: Optional[int] = None
+        self.header: IRHeader | None = None
+        self.header_num_classes: int | None = None
         # The image keys in file order; None when they are _first_key, _first_key+1, ... (no array)
-        self._keys: Optional[np.ndarray] = None if self._index.in_order else keys
+        self._keys: np.ndarray | None = None if self._index.in_order else keys
         self._first_key, self._num_images = self._index.min_key, int(keys.size)
         del keys
         header_offset = self._index.offset(0)
@@ -321,7 +321,7 @@ class RecordDataset:
             self._pid = os.getpid()
         return self._fd
 
-    def offset_of(self, key: int) -> Optional[int]:
+    def offset_of(self, key: int) -> int | None:
         """Byte offset of record ``key`` in the ``.rec`` (None if the ``.idx`` does not list it)."""
         return self._index.offset(key)
 
@@ -454,7 +454,7 @@ class RecordDataset:
         h, _ = unpack(self._read_payload(key), self._where(key))
         return self._check_label(header_class_label(h), key, check)
 
-    def __getitem__(self, index: int) -> Tuple[np.ndarray, int]:
+    def __getitem__(self, index: int) -> tuple[np.ndarray, int]:
         key = self.key_of(index)
         where = self._where(key)
         h, img = unpack(self._read_payload(key), where)

@@ -7,7 +7,6 @@ each worker's memory from ``/proc/<pid>/smaps_rollup`` (Linux).
 """
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np

@@ -15,7 +15,6 @@ stream 0; verification identities (:func:`make_verification_set`) use stream
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import List, Tuple
 
 import cv2
 import numpy as np
@@ -88,7 +87,7 @@ def _noise_bank(min_size: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=8)
-def _grid(h: int, w: int) -> Tuple[np.ndarray, np.ndarray]:
+def _grid(h: int, w: int) -> tuple[np.ndarray, np.ndarray]:
     ys = np.linspace(-1, 1, h, dtype=np.float32)
     xs = np.linspace(-1, 1, w, dtype=np.float32)
     ys.setflags(write=False)
@@ -177,7 +176,7 @@ class SyntheticFaces:
         h, w = self.image_size
         return _prototype(self.seed, _TRAIN_STREAM, int(cls), h, w, self.num_blobs)
 
-    def __getitem__(self, index: int) -> Tuple[np.ndarray, int]:
+    def __getitem__(self, index: int) -> tuple[np.ndarray, int]:
         index = int(index)
         if not 0 <= index < len(self):
             raise IndexError(f"SyntheticFaces index {index} out of range [0, {len(self)})")
@@ -188,7 +187,7 @@ class SyntheticFaces:
 
 def make_verification_set(num_identities: int, num_pairs: int, image_size: SizeLike = 112, seed: int = 0,
                           num_blobs: int = 8, noise: float = 0.06, hardness: float = 1.0, quality: int = 95
-                          ) -> Tuple[List[bytes], List[bool]]:
+                          ) -> tuple[list[bytes], list[bool]]:
     """Verification pairs over ``num_identities`` identities disjoint from training ones.
 
     Returns ``(bins, issame)``: ``bins`` = ``2 * num_pairs`` JPEG byte strings
@@ -205,7 +204,7 @@ def make_verification_set(num_identities: int, num_pairs: int, image_size: SizeL
     n_same = (num_pairs + 1) // 2
     issame = np.array([True] * n_same + [False] * (num_pairs - n_same))
     rng.shuffle(issame)
-    bins: List[bytes] = []
+    bins: list[bytes] = []
     for k, same in enumerate(issame.tolist()):
         a = int(rng.integers(num_identities))
         b = a if same else int((a + rng.integers(1, num_identities)) % num_identities)

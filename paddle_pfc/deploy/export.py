@@ -17,14 +17,15 @@ neither reads PIR ``.json`` nor converts anything on a CPU build (measured, 3.3.
 
 Main entry points: :func:`export_backbone`, :class:`EvalProgram` (an in-memory
 eval program; also an ``embed_fn`` for :mod:`paddle_pfc.evaluation.validation`),
-backbone states in :mod:`paddle_pfc.backbones.state`. The format's names (``META_FILE``, :func:`read_export_meta`, ...) are in
+backbone states in :mod:`paddle_pfc.backbones.state`.
+The format's names (``META_FILE``, :func:`read_export_meta`, ...) are in
 :mod:`paddle_pfc.deploy.model_format`, ONNX in :mod:`paddle_pfc.deploy.onnx_export`.
 """
 from __future__ import annotations
 
 import contextlib
-from pathlib import Path
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import paddle
@@ -33,9 +34,18 @@ from paddle_pfc.backbones import build_backbone
 from paddle_pfc.backbones.common import normalize_input_size
 from paddle_pfc.backbones.native_layers import native_inference
 from paddle_pfc.backbones.state import backbone_state_from_scope
-from paddle_pfc.deploy.model_format import (DTYPES, INPUT_NAME, LEGACY_MODEL_FILE, MODEL_FILE, ONNX_FILE,
-                                            TRAINING_STATE_FILE,
-                                            PARAMS_FILE, PathLike, export_meta, write_export_meta)
+from paddle_pfc.deploy.model_format import (
+    DTYPES,
+    INPUT_NAME,
+    LEGACY_MODEL_FILE,
+    MODEL_FILE,
+    ONNX_FILE,
+    PARAMS_FILE,
+    TRAINING_STATE_FILE,
+    PathLike,
+    export_meta,
+    write_export_meta,
+)
 from paddle_pfc.utils.atomic import write_bytes_atomic
 from paddle_pfc.utils.npz_state import state_bytes
 
@@ -268,7 +278,8 @@ def export_backbone(backbone_name: str, embedding_size: int, input_size: InputSi
     """Export a backbone with parameters ``state`` to ``out_dir`` (see the module doc).
 
     ``state``: ``{structured state_dict name: array}``, e.g. from
-    :func:`~paddle_pfc.backbones.state.backbone_state_from_scope` or ``paddle_pfc.engine.checkpoint.load_backbone_state``.
+    :func:`~paddle_pfc.backbones.state.backbone_state_from_scope` or
+    ``paddle_pfc.engine.checkpoint.load_backbone_state``.
     Strict matching (``ValueError`` naming missing / unexpected / wrongly-shaped keys).
     Returns ``Path(out_dir)``.
     ``fold_batch_norm``: see :meth:`EvalProgram.save` (float32 only).

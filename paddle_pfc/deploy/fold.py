@@ -23,7 +23,7 @@ the same function up to float32 rounding; the folded values are computed in floa
 """
 from __future__ import annotations
 
-from typing import Dict, Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -42,7 +42,7 @@ class _Folder:
 
     # ------------------------------------------------------------------ values
     @staticmethod
-    def param_name(value) -> Optional[str]:
+    def param_name(value) -> str | None:
         if value is None or not value.initialized():
             return None
         op = value.get_defining_op()
@@ -115,7 +115,7 @@ class _Folder:
         self.block.remove_op(op)
         return kind
 
-    def _linear_fold(self, source, a: np.ndarray) -> Optional[str]:
+    def _linear_fold(self, source, a: np.ndarray) -> str | None:
         """Scale the weight of ``matmul(h, W) [+ bias]`` producing the norm's input by ``a``:
         "bias" / "no bias" (whether an ``add`` of a bias follows), None when it is no such layer."""
         matmul, kind = source, "no bias"
@@ -175,7 +175,7 @@ class _Folder:
                 self.block.remove_op(op)
 
 
-def fold_batch_norms(program, startup, scope, place, outputs: Sequence = ()) -> tuple[Dict[str, int], list]:
+def fold_batch_norms(program, startup, scope, place, outputs: Sequence = ()) -> tuple[dict[str, int], list]:
     """Fold every eval-mode batch norm of ``program`` (a PIR program whose parameter values live
     in ``scope``) as the module doc says, in place; new parameters are declared in ``startup``
     and set in ``scope``. ``outputs``: values of the program to fetch later (a norm's output is

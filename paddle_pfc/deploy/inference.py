@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Iterable, List, Sequence, Tuple, Union
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -56,7 +56,7 @@ def l2_normalize(x: np.ndarray) -> np.ndarray:
     return x / norms
 
 
-def expand_image_paths(paths: Union[PathLike, Sequence[PathLike]]) -> List[str]:
+def expand_image_paths(paths: PathLike | Sequence[PathLike]) -> list[str]:
     """Files as given, folders replaced by their image files (extensions
     ``IMAGE_EXTENSIONS``, case-insensitive, non-recursive, sorted by name).
     ``FileNotFoundError`` for a path that does not exist, ``ValueError`` for a folder with no image."""
@@ -120,7 +120,7 @@ class FaceEmbedder(EmbeddingModel):
         x *= 1.0 / self._std
         return x
 
-    def _items(self, images) -> List[Tuple[str, object]]:
+    def _items(self, images) -> list[tuple[str, object]]:
         """(name, path-or-array) per image."""
         if isinstance(images, (str, os.PathLike)):
             return [(p, p) for p in expand_image_paths(images)]

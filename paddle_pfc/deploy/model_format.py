@@ -29,16 +29,16 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NamedTuple
 
 from paddle_pfc.utils.atomic import write_text_atomic
 from paddle_pfc.utils.version import VERSION
 
 __all__ = [
-    "EXPORT_FORMAT", "EXPORT_VERSION", "NORMALIZATION", "FIELD_NORMALIZATION", "INPUT_NAME", "MODEL_FILE", "LEGACY_MODEL_FILE",
-    "PARAMS_FILE", "ONNX_FILE", "META_FILE", "DTYPES", "PathLike", "ModelFiles", "export_meta",
+    "EXPORT_FORMAT", "EXPORT_VERSION", "NORMALIZATION", "FIELD_NORMALIZATION", "INPUT_NAME", "MODEL_FILE",
+    "LEGACY_MODEL_FILE", "PARAMS_FILE", "ONNX_FILE", "META_FILE", "DTYPES", "PathLike", "ModelFiles", "export_meta",
     "write_export_meta", "read_export_meta", "program_file", "locate_model",
 ]
 

@@ -20,12 +20,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 
-from paddle_pfc.deploy.model_format import (ONNX_FILE, PARAMS_FILE, PathLike, program_file, read_export_meta,
-                                            write_export_meta)
+from paddle_pfc.deploy.model_format import (
+    ONNX_FILE,
+    PARAMS_FILE,
+    PathLike,
+    program_file,
+    read_export_meta,
+    write_export_meta,
+)
 from paddle_pfc.deploy.parity import relative_difference
 from paddle_pfc.deploy.predictor import EmbeddingModel
 
@@ -33,7 +38,7 @@ _AUTOINSTALL = "POLYGRAPHY_AUTOINSTALL_DEPS"
 
 __all__ = ["export_onnx", "check_onnx"]
 
-def export_onnx(model_dir: PathLike, save_file: Optional[PathLike] = None,
+def export_onnx(model_dir: PathLike, save_file: PathLike | None = None,
                 opset_version: int = 11) -> Path:
     """Convert the Paddle model in ``model_dir`` to ONNX with paddle2onnx (>= 2.0, which reads
     Paddle 3 PIR ``.json`` programs).  Same input/output contract; default file
@@ -78,7 +83,7 @@ def export_onnx(model_dir: PathLike, save_file: Optional[PathLike] = None,
     return target
 
 
-def check_onnx(model_dir: PathLike, onnx_file: Optional[PathLike] = None, batch: int = 4,
+def check_onnx(model_dir: PathLike, onnx_file: PathLike | None = None, batch: int = 4,
                seed: int = 0) -> float:
     """:func:`paddle_pfc.deploy.parity.relative_difference` of onnxruntime's raw embeddings to
     Paddle Inference's, of the model in ``model_dir`` on a random normalized batch (CPU); the

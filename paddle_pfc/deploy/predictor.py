@@ -19,12 +19,10 @@ import json
 import os
 import warnings
 from pathlib import Path
-from typing import Optional, Tuple
 
 import numpy as np
 
-from paddle_pfc.deploy.model_format import (FIELD_NORMALIZATION, META_FILE, PathLike, locate_model,
-                                            read_export_meta)
+from paddle_pfc.deploy.model_format import FIELD_NORMALIZATION, META_FILE, PathLike, locate_model, read_export_meta
 
 __all__ = ["EmbeddingModel"]
 
@@ -48,7 +46,7 @@ class EmbeddingModel:
     """
 
     def __init__(self, model: PathLike, device: str = "cpu", batch_size: int = 64,
-                 num_threads: Optional[int] = None, input_size=None, *, onednn: Optional[bool] = None,
+                 num_threads: int | None = None, input_size=None, *, onednn: bool | None = None,
                  ir_optim: bool = True):
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
@@ -81,7 +79,7 @@ class EmbeddingModel:
                 raise FileNotFoundError(f"{f}: model file not found")
         if json_file.suffix.lower() == ".json":
             try:
-                with open(json_file, "r", encoding="utf-8") as fh:
+                with open(json_file, encoding="utf-8") as fh:
                     json.load(fh)
             except (OSError, UnicodeDecodeError, ValueError) as e:
                 raise ValueError(f"{json_file}: corrupted model program (not valid JSON: {e})") from e
@@ -156,7 +154,7 @@ class EmbeddingModel:
         else:
             raise ValueError(f"{self.model_dir / META_FILE} not found and the input size cannot be "
                              "read from the model: pass input_size=")
-        self.input_size: Tuple[int, int] = (int(size[0]), int(size[1]))
+        self.input_size: tuple[int, int] = (int(size[0]), int(size[1]))
         norm = meta.get("normalization", FIELD_NORMALIZATION)
         if self.meta is None:  # a model of the field (paddle_pfc's exports always write export.json)
             warnings.warn(f"{self.model_dir / META_FILE} not found: assuming RGB input normalized "

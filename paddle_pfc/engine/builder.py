@@ -10,8 +10,8 @@ checkpoint keys, do not depend on what the process built before) and ``paddle.se
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import paddle
@@ -20,17 +20,17 @@ from paddle_pfc.backbones import bind_parameters, build_backbone
 from paddle_pfc.backbones.native_layers import native_inference, use_bfloat16_convolutions
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.config import Config, ConfigError
-from paddle_pfc.runtime.distributed import current_place
-from paddle_pfc.utils.launch_env import local_world_size
-from paddle_pfc.utils.paddle_compat import learning_rate_value, on_gpu
 from paddle_pfc.engine.lr import WarmupDecay, build_schedule
-from paddle_pfc.head.dtypes import CPU_REFUSALS
 from paddle_pfc.head.classifier import LargeScaleClassifier
+from paddle_pfc.head.dtypes import CPU_REFUSALS
 from paddle_pfc.head.loss_scaling import LossScaling
 from paddle_pfc.head.optimizer import minimize
 from paddle_pfc.head.registry import nonfinite_flags
 from paddle_pfc.head.startup_log import center_initialisation
 from paddle_pfc.kernels import extensions
+from paddle_pfc.runtime.distributed import current_place
+from paddle_pfc.utils.launch_env import local_world_size
+from paddle_pfc.utils.paddle_compat import learning_rate_value, on_gpu
 
 #: ``train.amp`` -> (Paddle AMP level, dtype).
 AMP_LEVELS = {"bf16": ("O1", "bfloat16"), "fp16_o1": ("O1", "float16"), "fp16_o2": ("O2", "float16")}

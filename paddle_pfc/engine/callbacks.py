@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.config import Config

@@ -36,17 +36,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+import re
 import shutil
+import stat
 import time
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
 from paddle_pfc.head.dtypes import HOST_DTYPES, convert
 from paddle_pfc.head.geometry import class_split
 from paddle_pfc.utils.atomic import atomic_write
+from paddle_pfc.utils.deletable import undeletable
 from paddle_pfc.utils.errors import PfcError
 from paddle_pfc.utils.npz_state import StateFileError, load_state, state_bytes
 from paddle_pfc.utils.safe_pickle import ARRAY_GLOBALS, MalformedPickleError, UnsafePickleError, load_file
@@ -60,6 +65,9 @@ LEGACY_BACKBONE_FILE, LEGACY_STATES_FILE = "backbone.pdparams", "states.pdstates
 #: Largest BatchNorm running variance a loaded checkpoint may hold. A trained face backbone's are
 #: O(1e-3..1e3); a variance of 1e10 (activations of std 1e5) means a diverged or damaged model.
 MAX_BN_VARIANCE = 1e10
+#: Largest meta.json (or shard split record) read; one holds progress, the config and checksums.
+MAX_META_BYTES = 16 << 20
+MAX_POINTER_BYTES = 4096
 
 
 class CheckpointTarget(Protocol):
@@ -198,14 +206,49 @@ def _save_npy(path: str | Path, value: np.ndarray) -> dict:
     return _atomic_write(Path(path), lambda f: np.save(f, value, allow_pickle=False))
 
 
-def _file_record(path: Path) -> dict:
-    """``{"sha256", "bytes"}`` of the file at ``path`` as it is on disk."""
+def _file_record(path: Path, limit: int | None = None) -> dict:
+    """``{"sha256", "bytes"}`` of the file at ``path`` as it is on disk; with ``limit``, hashing
+    stops after ``limit + 1`` bytes (the size then shows the file is longer than expected)."""
     digest, size = hashlib.sha256(), 0
     with open(path, "rb") as f:
-        while chunk := f.read(1 << 22):
+        while chunk := f.read(1 << 22 if limit is None else min(1 << 22, limit + 1 - size)):
             digest.update(chunk)
             size += len(chunk)
     return {"sha256": digest.hexdigest(), "bytes": size}
+
+
+def regular_file(path: Path, folder: Path) -> int:
+    """The size of ``path``, a regular file of the checkpoint ``folder`` (a symbolic link counts
+    only when it resolves to a regular file inside ``folder``); :class:`CheckpointError` naming it
+    for a device, FIFO, folder or a link out of the checkpoint, before any byte of it is read."""
+    path = Path(path)
+    try:
+        if path.is_symlink():
+            real, inside = Path(os.path.realpath(path)), Path(os.path.realpath(folder))
+            if inside not in real.parents:
+                raise CheckpointError(f"checkpoint file {path} is a symbolic link to {real}, outside the "
+                                      f"checkpoint {folder}")
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise CheckpointError(f"checkpoint file missing: {path}") from None
+    except OSError as exc:
+        raise CheckpointError(f"checkpoint file {path} is unreadable: {exc.strerror or exc}") from exc
+    if not stat.S_ISREG(info.st_mode):
+        raise CheckpointError(f"checkpoint file {path} is not a regular file (a device, FIFO or folder)")
+    return info.st_size
+
+
+def _read_small(path: Path, folder: Path, limit: int) -> str:
+    """The text of ``path``, a regular file of ``folder`` (:func:`regular_file`) of at most
+    ``limit`` bytes (meta.json, a shard's split record, the ``latest`` pointer)."""
+    size = regular_file(path, folder)
+    if size > limit:
+        raise CheckpointError(f"checkpoint file {path} is {size:,} bytes, over the limit of {limit:,} for "
+                              "this file (not one the checkpoint was written with)")
+    try:
+        return Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CheckpointError(f"checkpoint file {path} is unreadable: {exc}") from exc
 
 
 class _FileCheck:
@@ -221,16 +264,18 @@ class _FileCheck:
 
     def __call__(self, path: Path) -> Path:
         rel = Path(path).relative_to(self.folder).as_posix()
-        if not Path(path).exists():
-            raise CheckpointError(f"checkpoint file missing: {path}")
+        size = regular_file(path, self.folder)
         if not self.enabled or self.records is None or rel in self._done:
             return path
         record = self.records.get(rel)
         if not isinstance(record, dict) or "sha256" not in record or "bytes" not in record:
             raise CheckpointError(f"checkpoint file {path} has no checksum in {self.folder / 'meta.json'} "
                                   "(a file the checkpoint was not written with)")
+        if not isinstance(record["bytes"], int) or size != record["bytes"]:
+            raise CheckpointError(f"checkpoint file {path} is damaged: {size} bytes, meta.json records "
+                                  f"{record['bytes']} (truncated or overwritten)")
         try:
-            found = _file_record(Path(path))
+            found = _file_record(Path(path), limit=size)
         except OSError as exc:
             raise CheckpointError(f"checkpoint file {path} is unreadable: {exc.strerror or exc}") from exc
         if found["bytes"] != record["bytes"]:
@@ -252,8 +297,10 @@ class _FileCheck:
             self(self.folder / rel)
 
 
-def _read_state(check: _FileCheck, meta: dict, part: str) -> dict[str, np.ndarray]:
-    """``{name: ndarray}`` of a checkpoint's ``part`` ("backbone" or "states"), verified."""
+def _read_state(check: _FileCheck, meta: dict, part: str,
+                expected: Collection[str] | None = None) -> dict[str, np.ndarray]:
+    """``{name: ndarray}`` of a checkpoint's ``part`` ("backbone" or "states"), verified; with
+    ``expected``, an ``.npz`` entry of another name is refused before it is read."""
     folder = check.folder
     if meta.get("format") == FORMAT_V1:
         path = check(folder / (LEGACY_BACKBONE_FILE if part == "backbone" else LEGACY_STATES_FILE))
@@ -269,7 +316,7 @@ def _read_state(check: _FileCheck, meta: dict, part: str) -> dict[str, np.ndarra
         return state
     path = check(folder / (BACKBONE_FILE if part == "backbone" else STATES_FILE))
     try:
-        return load_state(path)
+        return load_state(path, expected)
     except StateFileError as exc:
         raise CheckpointError(f"checkpoint file {path} is unreadable: {exc}") from exc
 
@@ -327,7 +374,10 @@ def latest_checkpoint(root: str | Path) -> Path | None:
         return None
     pointer = Path(root) / LATEST
     if pointer.exists():
-        named = Path(root) / pointer.read_text().strip()
+        try:
+            named = Path(root) / _read_small(pointer, Path(root), MAX_POINTER_BYTES).strip()
+        except CheckpointError:
+            named = None  # a damaged pointer: the highest recorded step decides
         for step, folder in done:
             if folder == named and step >= done[-1][0]:
                 return folder
@@ -366,9 +416,7 @@ def resolve_checkpoint(path: str | Path) -> Path:
 def read_meta(path: str | Path) -> dict:
     meta_path = Path(path) / "meta.json"
     try:
-        meta = json.loads(meta_path.read_text())
-    except FileNotFoundError:
-        raise CheckpointError(f"checkpoint file missing: {meta_path}") from None
+        meta = json.loads(_read_small(meta_path, Path(path), MAX_META_BYTES))
     except json.JSONDecodeError as exc:
         raise CheckpointError(f"checkpoint file {meta_path} is corrupt: {exc}") from exc
     if not isinstance(meta, dict):
@@ -376,6 +424,17 @@ def read_meta(path: str | Path) -> dict:
     if meta.get("format") not in (FORMAT, FORMAT_V1):
         raise CheckpointError(f"{meta_path}: format {meta.get('format')!r}, expected {FORMAT!r}")
     return meta
+
+
+def _check_splits(path: Path, meta: dict) -> None:
+    """Every head's center shards partition the recorded classes (:func:`saved_split`)."""
+    try:
+        heads, world_size, num_classes = (int(meta[k]) for k in ("num_heads", "world_size", "num_classes"))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CheckpointError(f"{path / 'meta.json'}: num_heads, world_size and num_classes must be "
+                              f"recorded counts ({type(exc).__name__}: {exc})") from exc
+    for index in range(heads):
+        saved_split(path, index, world_size, num_classes)
 
 
 def verify_checkpoint(path: str | Path) -> dict:
@@ -388,10 +447,13 @@ def verify_checkpoint(path: str | Path) -> dict:
     check = _FileCheck(path, meta)
     if check.records is not None:
         check.check_all()
+        _check_splits(path, meta)
         return meta
     for part in ("backbone", "states"):
         _read_state(check, meta, part)
+    _check_splits(path, meta)
     for shard in sorted((path / "centers").glob("*.npy")):
+        regular_file(shard, path)
         try:
             np.load(shard, mmap_mode="r", allow_pickle=False)
         except (ValueError, OSError, EOFError) as exc:
@@ -440,6 +502,19 @@ def write_meta(folder: Path, meta: dict, world_size: int, num_heads: int,
     _atomic_write_bytes(Path(folder) / "meta.json", json.dumps(meta, indent=1).encode())
 
 
+_PARTIAL = re.compile(r"step_\d+\.partial")
+_PARTIAL_ENTRY = re.compile(r"(centers|backbone\.npz|states\.npz|meta\.json|done\.rank\d+)(\.tmp)?")
+
+
+def stranger_in_partial(folder: Path) -> str | None:
+    """Why ``folder`` is not an unfinished checkpoint a save left (``step_N.partial`` holding only
+    what a save writes), or None."""
+    if folder.is_symlink() or not folder.is_dir() or not _PARTIAL.fullmatch(folder.name):
+        return f"{folder} is not an unfinished checkpoint folder (step_N.partial)"
+    odd = sorted(p.name for p in folder.iterdir() if not _PARTIAL_ENTRY.fullmatch(p.name))
+    return f"{folder} holds {odd[0]!r}, which no checkpoint save writes" if odd else None
+
+
 class CheckpointWriter:
     """Writes checkpoints of one training run (every rank holds one, with the same arguments)."""
 
@@ -450,7 +525,11 @@ class CheckpointWriter:
         if rank == 0:
             self.root.mkdir(parents=True, exist_ok=True)
             for stale in self.root.glob("step_*.partial"):  # left by a killed run
-                shutil.rmtree(stale, ignore_errors=True)
+                problem = stranger_in_partial(stale) or undeletable(stale)
+                if problem is None:
+                    shutil.rmtree(stale, ignore_errors=True)
+                else:
+                    logging.getLogger("paddle_pfc.train").warning("left %s as it is: %s", stale, problem)
 
     def save(self, target: CheckpointTarget, meta: dict) -> Path | None:
         """Write this rank's part of ``target`` (``meta``: its progress, ``meta["global_step"]``
@@ -508,20 +587,16 @@ class CheckpointWriter:
         """Keep the ``keep`` complete checkpoints with the highest recorded steps (never ``newest``)."""
         done = [folder for _, folder in complete_checkpoints(self.root) if folder != newest]
         for old in done[:max(0, len(done) - (self.keep - 1))]:
-            shutil.rmtree(old, ignore_errors=True)
-
-
-def remove_checkpoints(root: str | Path) -> int:
-    """Delete every checkpoint folder (complete or partial) and the ``latest`` pointer under
-    ``root``; the number of folders removed (for a fresh run asked to overwrite)."""
-    root = Path(root)
-    removed = 0
-    for folder in root.glob("step_*"):
-        if folder.is_dir():
-            shutil.rmtree(folder)
-            removed += 1
-    (root / LATEST).unlink(missing_ok=True)
-    return removed
+            problem = undeletable(old)
+            try:
+                if problem is None:
+                    shutil.rmtree(old)
+            except OSError as exc:
+                problem = f"{exc.strerror or exc}: {exc.filename}"
+            if problem:
+                logging.getLogger("paddle_pfc.train").warning(
+                    "checkpoint rotation (train.keep_checkpoints=%d) could not delete %s: %s; it stays",
+                    self.keep, old, problem)
 
 
 # ------------------------------------------------------------------------------------- loading
@@ -568,23 +643,59 @@ def _present(path: Path, check: Callable[[Path], None] | None) -> Path:
     return path
 
 
-def reshard_rows(path: Path, head_index: int, kind: str, saved_world_size: int, start: int, count: int,
-                 width: int, center_dtype: str = "float32",
-                 check: Callable[[Path], Path] | None = None) -> np.ndarray:
-    """Rows ``[start, start+count)`` of the full center matrix, read from any saved split and
-    returned in the host form of ``center_dtype`` (saved rows of another dtype are converted).
-    ``check(file)`` is called on each file before it is read (the checksum check of
-    :func:`load_checkpoint`)."""
-    path = Path(path)
-    out = np.empty((count, width), dtype=HOST_DTYPES[center_dtype])
-    filled = 0
+def _is_count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def saved_split(path: Path, head_index: int, saved_world_size: int, num_classes: int | None = None,
+                check: Callable[[Path], Path] | None = None) -> list[tuple[int, int]]:
+    """``[(class_start, num_local)]`` of each saved rank's shard of head ``head_index``, as its
+    ``head<i>.rank<r>.json`` records it. The shards must partition the classes exactly: ranks in
+    order, each starting where the one before ends, from 0 to ``num_classes`` (when given; the
+    checkpoint's recorded class count). :class:`CheckpointError` names the file and the ranges of
+    a gap, an overlap or a shard past the end."""
+    split = []
     for r in range(saved_world_size):
         info_path = _present(path / "centers" / f"head{head_index}.rank{r}.json", check)
+        text = _read_small(info_path, path, MAX_META_BYTES)
         try:
-            info = json.loads(info_path.read_text())
-            lo, hi = max(start, info["class_start"]), min(start + count, info["class_start"] + info["num_local"])
+            info = json.loads(text)
+            first, count = info["class_start"], info["num_local"]
         except (ValueError, KeyError, TypeError) as exc:
             raise CheckpointError(f"checkpoint file {info_path} is corrupt: {type(exc).__name__}: {exc}") from exc
+        if not _is_count(first) or not _is_count(count):
+            raise CheckpointError(f"checkpoint file {info_path} is corrupt: class_start {first!r} and num_local "
+                                  f"{count!r} are not counts")
+        expected = split[-1][0] + split[-1][1] if split else 0
+        if first != expected:
+            what = "overlaps" if first < expected else "leaves a gap after"
+            raise CheckpointError(f"checkpoint file {info_path}: shard classes [{first}, {first + count}) "
+                                  f"{what} classes [0, {expected}) of the ranks before it; the center shards "
+                                  "must partition the classes exactly")
+        split.append((first, count))
+    total = split[-1][0] + split[-1][1] if split else 0
+    if num_classes is not None and total != num_classes:
+        raise CheckpointError(f"checkpoint {path}: the center shards of head{head_index} hold classes [0, {total}), "
+                              f"meta.json records {num_classes} classes; the shards must partition them exactly")
+    return split
+
+
+def reshard_rows(path: Path, head_index: int, kind: str, saved_world_size: int, start: int, count: int,
+                 width: int, center_dtype: str = "float32",
+                 check: Callable[[Path], Path] | None = None, num_classes: int | None = None) -> np.ndarray:
+    """Rows ``[start, start+count)`` of the full center matrix, read from any saved split (which
+    must partition the ``num_classes`` classes exactly: :func:`saved_split`) and returned in the
+    host form of ``center_dtype`` (saved rows of another dtype are converted). ``check(file)`` is
+    called on each file before it is read (the checksum check of :func:`load_checkpoint`)."""
+    path = Path(path)
+    split = saved_split(path, head_index, saved_world_size, num_classes, check)
+    total = split[-1][0] + split[-1][1] if split else 0
+    if start < 0 or start + count > total:
+        raise CheckpointError(f"checkpoint centers of head{head_index} do not cover classes "
+                              f"[{start}, {start + count}): its shards hold [0, {total})")
+    out = np.empty((count, width), dtype=HOST_DTYPES[center_dtype])
+    for r, (first, num_local) in enumerate(split):
+        lo, hi = max(start, first), min(start + count, first + num_local)
         if lo >= hi:
             continue
         shard_path = _present(path / "centers" / f"head{head_index}.{kind}.rank{r}.npy", check)
@@ -592,19 +703,14 @@ def reshard_rows(path: Path, head_index: int, kind: str, saved_world_size: int, 
             shard = np.load(shard_path, mmap_mode="r", allow_pickle=False)
         except (ValueError, OSError, EOFError) as exc:  # truncated, or not an .npy
             raise CheckpointError(f"checkpoint file {shard_path} is unreadable: {exc}") from exc
-        if shard.shape != (info["num_local"], width):
-            raise CheckpointError(f"{shard_path}: shape {list(shard.shape)}, expected "
-                                  f"{[info['num_local'], width]}")
-        rows = convert(shard[lo - info["class_start"]:hi - info["class_start"]], center_dtype)
+        if shard.shape != (num_local, width):
+            raise CheckpointError(f"{shard_path}: shape {list(shard.shape)}, expected {[num_local, width]}")
+        rows = convert(shard[lo - first:hi - first], center_dtype)
         bad = count_nonfinite(rows, bfloat16_bits=True)
         if bad:
             raise CheckpointError(f"checkpoint file {shard_path}: class centers ({kind}) of classes "
                                   f"[{lo}, {hi}) hold {bad} inf/NaN values")
         out[lo - start:hi - start] = rows
-        filled += hi - lo
-    if filled != count:
-        raise CheckpointError(f"checkpoint centers of head{head_index} do not cover classes "
-                              f"[{start}, {start + count})")
     return out
 
 
@@ -623,7 +729,7 @@ def load_checkpoint(path: str | Path, target: CheckpointTarget, expect: dict, ve
         _check_same(key, meta.get(key), value)
     _check_same("number of classifiers", meta.get("num_heads"), len(heads))
     check = _FileCheck(path, meta, enabled=verify)
-    backbone = _read_state(check, meta, "backbone")
+    backbone = _read_state(check, meta, "backbone", expected=set(target.backbone_names))
     check_loaded_state(path, backbone, "backbone")
     states = _read_state(check, meta, "states")
     check_loaded_state(path, states, "optimizer state")
@@ -633,6 +739,6 @@ def load_checkpoint(path: str | Path, target: CheckpointTarget, expect: dict, ve
         start, count = class_split(head.num_classes, head.world_size, head.rank)
         for kind, name in center_tensors(head):
             rows = reshard_rows(path, index, kind, meta["world_size"], start, count, head.embedding_size,
-                                head.center_dtype, check)
+                                head.center_dtype, check, num_classes=head.num_classes)
             write_tensor(scope, name, rows, place)
     return meta

@@ -11,10 +11,9 @@ import os
 import sys
 import time
 import traceback
-
-from paddle_pfc.utils.atomic import write_text_atomic
 from pathlib import Path
 
+from paddle_pfc.utils.atomic import write_text_atomic
 
 #: How Paddle 3.3 reports a collective that failed because a peer died or timed out.
 _PEER_FAILURE_MARKS = ("std::exception", "gloo", "Connection closed by peer", "Timed out")

@@ -32,7 +32,8 @@ def check_head_fits(num_classes: int, embedding_size: int, world_size: int, samp
                     available: int | None = None, warn: bool = True) -> planner.MemoryPlan:
     """The head's :func:`~paddle_pfc.head.planner.plan` per rank (``batch_size`` per rank, Momentum,
     the malloc mode of ``$PADDLE_PFC_MALLOC``), checked against ``available`` bytes (default
-    :func:`available_memory`) shared by the ``local_ranks`` ranks of this machine. Raises :class:`HeadMemoryError` when their centers and
+    :func:`available_memory`) shared by the ``local_ranks`` ranks of this machine.
+    Raises :class:`HeadMemoryError` when their centers and
     momentum alone exceed it (exact sizes), or their planned step peak exceeds it by more than
     :data:`PLAN_MARGIN`: the run cannot fit. Logs a warning (when ``warn``) when the planned peak
     exceeds it by less (the backbone comes on top of the plan). Returns the plan."""
@@ -44,7 +45,8 @@ def check_head_fits(num_classes: int, embedding_size: int, world_size: int, samp
         return plan
     command = (f"paddle-pfc-plan --num-classes {num_classes} --embedding-size {embedding_size} --world-size "
                f"{world_size} --sample-ratio {sample_ratio:g} --batch-size {batch_size} --center-dtype "
-               f"{center_dtype} --compute-dtype {compute_dtype} --malloc {malloc} --memory {available / local_ranks / _GIB:.1f}GiB")
+               f"{center_dtype} --compute-dtype {compute_dtype} --malloc {malloc} "
+               f"--memory {available / local_ranks / _GIB:.1f}GiB")
     check_state_fits(plan.centers + plan.momentum, local_ranks,
                      f"{num_classes:,} classes x {embedding_size} over {world_size} rank(s) are {plan.num_local:,} "
                      f"centers a rank, whose {center_dtype} values and momentum", available,
@@ -62,5 +64,6 @@ def check_head_fits(num_classes: int, embedding_size: int, world_size: int, samp
     if peak > available and warn:
         log.warning("the head's planned peak is %.2f GiB for %s (%.2f GiB a rank), more than the %.2f GiB "
                     "available: the kernel may kill the run (SIGKILL, no message) once the step allocates "
-                    "it. `%s` plans it", peak / _GIB, ranks_phrase(local_ranks), plan.total / _GIB, available / _GIB, command)
+                    "it. `%s` plans it", peak / _GIB, ranks_phrase(local_ranks), plan.total / _GIB,
+                    available / _GIB, command)
     return plan

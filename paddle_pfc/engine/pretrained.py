@@ -34,9 +34,9 @@ naming it). Nothing happens at import.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -350,8 +350,8 @@ def init_from_pretrained(cfg, programs, dataset, rank: int) -> None:
     :class:`~paddle_pfc.engine.builder.TrainPrograms`) and, with ``classifier.center_init:
     mean_embedding``, this rank's centers from its classes' mean embeddings in ``dataset`` (for a
     fresh run: a resumed one takes everything from its checkpoint)."""
-    from paddle_pfc.utils.progress import Progress
     from paddle_pfc.head.dtypes import convert
+    from paddle_pfc.utils.progress import Progress
 
     pre = load_into_scope(cfg.model.pretrained, cfg.model, programs)
     log.info("backbone initialised from %s (%s)", pre.source, pre.kind)

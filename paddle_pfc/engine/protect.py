@@ -16,7 +16,7 @@ from pathlib import Path
 
 from paddle_pfc.utils.errors import UsageError
 
-__all__ = ["SourceInOutputError", "deleted_by_run", "check_sources_spared"]
+__all__ = ["SourceInOutputError", "deleted_by_run", "check_sources_spared", "check_data_spared"]
 
 
 class SourceInOutputError(UsageError):
@@ -62,3 +62,17 @@ def check_sources_spared(output_dir: str | os.PathLike, pretrained: str | os.Pat
         raise SourceInOutputError(
             f"train.output_dir {output_dir} is (or lies inside) model.pretrained {pretrained}: the run would "
             f"write over the model it starts from. Nothing was deleted; {way_out}")
+
+
+def check_data_spared(output_dir: str | os.PathLike, data_root: str | os.PathLike | None) -> None:
+    """Raise :class:`SourceInOutputError` when ``output_dir`` is ``data_root``, lies inside it or
+    holds it: a run's ``checkpoints/`` and ``best/`` would become identities of an image folder,
+    and ``--overwrite`` would delete an identity named ``best``."""
+    if not data_root:
+        return
+    data, out = _real(data_root), _real(output_dir)
+    if _inside(out, data) or _inside(data, out):
+        raise SourceInOutputError(
+            f"train.output_dir {output_dir} is, holds or lies inside data.root {data_root}: the run writes "
+            "checkpoints/ and best/ there (and --overwrite deletes them). Nothing was deleted; give a "
+            "train.output_dir outside the data")

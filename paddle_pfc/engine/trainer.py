@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import math
-import shutil
 import sys
 from pathlib import Path
 
@@ -21,29 +20,25 @@ import paddle
 
 from paddle_pfc.data import ImageFolderDataset, RecordDataset
 from paddle_pfc.engine import checkpoint as ckpt
-from paddle_pfc.runtime.barrier import StoreBarrier
 from paddle_pfc.engine.builder import TrainPrograms, build_programs, check_supported
-from paddle_pfc.engine.callbacks import (Callback, Checkpointing, MetricsWriter, StepEnd, StepLogger,
-                                         TrainState)
+from paddle_pfc.engine.callbacks import Callback, Checkpointing, MetricsWriter, StepEnd, StepLogger, TrainState
 from paddle_pfc.engine.config import Config, describe_lr, dump_config, log_interval, resolve_lr
-from paddle_pfc.utils.errors import PfcError, UsageError
-from paddle_pfc.utils.launch_env import local_world_size
-from paddle_pfc.utils.paddle_compat import on_gpu
 from paddle_pfc.engine.input import dataset_from_config, loader_from_config
 from paddle_pfc.engine.memory import check_head_fits
-from paddle_pfc.engine.protect import check_sources_spared
+from paddle_pfc.engine.overwrite import OutputDirError, delete_earlier_run, planned_deletions
 from paddle_pfc.engine.preemption import Preempted, PreemptionWatch
+from paddle_pfc.engine.protect import check_data_spared, check_sources_spared
 from paddle_pfc.engine.validator import Validator, load_validation_sets
 from paddle_pfc.head.registry import NONFINITE_PARTS
 from paddle_pfc.head.runner import run
+from paddle_pfc.runtime.barrier import StoreBarrier
+from paddle_pfc.utils.errors import PfcError
+from paddle_pfc.utils.launch_env import local_world_size
+from paddle_pfc.utils.paddle_compat import on_gpu
 
 __all__ = ["Trainer", "setup_logging", "OutputDirError", "NonFiniteTrainingError"]
 
 log = logging.getLogger("paddle_pfc.train")
-
-
-class OutputDirError(UsageError, RuntimeError):
-    """A fresh run was pointed at an output folder that already holds checkpoints."""
 
 
 class NonFiniteTrainingError(PfcError, FloatingPointError):
@@ -118,12 +113,16 @@ class Trainer:
         damaged file, is skipped with a warning naming it and what is wrong. A checkpoint named
         by path must pass the same check (:class:`~paddle_pfc.engine.checkpoint.CheckpointError`
         naming the file). A fresh run into a folder that holds checkpoints or a ``best/`` model is
-        an :class:`OutputDirError` unless ``train.overwrite`` (then rank 0
-        deletes them). A run that takes its backbone from ``model.pretrained`` is refused first when
+        an :class:`OutputDirError` unless ``train.overwrite`` (then rank 0 deletes them, when each is
+        a run's own and deletable: :mod:`~paddle_pfc.engine.overwrite`). An output folder that is,
+        holds or lies inside ``data.root`` is refused. A run that takes its backbone from
+        ``model.pretrained`` is refused first when
         that source lies where the run deletes or replaces files (:mod:`~paddle_pfc.engine.protect`).
         """
         root = self.output_dir / "checkpoints"
         resume = self.cfg.train.resume
+        if self.cfg.data.kind != "synthetic":
+            check_data_spared(self.output_dir, self.cfg.data.root)
         newest = ckpt.latest_checkpoint(root)
         if not resume or (resume == "auto" and newest is None):  # the run starts from model.pretrained
             check_sources_spared(self.output_dir, self.cfg.model.pretrained)
@@ -159,10 +158,10 @@ class Trainer:
                     f"{self.output_dir} already holds an earlier run's {found}. To continue that run, add "
                     "--resume auto (or -o train.resume=auto); to start over and delete them, add "
                     "--overwrite (-o train.overwrite=true); or choose another train.output_dir")
+            plan = planned_deletions(self.output_dir)  # every rank: each refuses alike, nothing deleted
             self.sync("output folder checked")
             if self.rank == 0:
-                removed = ckpt.remove_checkpoints(root)
-                shutil.rmtree(best, ignore_errors=True)
+                removed = delete_earlier_run(plan)
                 log.warning("train.overwrite: deleted %d checkpoints and the best model of an earlier run "
                             "in %s", removed, self.output_dir)
             self.sync("old checkpoints deleted")
@@ -334,8 +333,8 @@ class Trainer:
             how_many = f"{s.bad_steps} consecutive steps skipped (train.max_bad_steps={limit})"
             if s.skipped_in_row != s.bad_steps:
                 how_many = (f"{s.skipped_in_row} consecutive steps skipped, the last {s.bad_steps} with the loss scale "
-                            f"at its floor of 1 or a non-finite loss (train.max_bad_steps={limit} counts only those: an "
-                            "overflow above the floor halves the scale)")
+                            f"at its floor of 1 or a non-finite loss (train.max_bad_steps={limit} counts only those: "
+                            "an overflow above the floor halves the scale)")
             raise NonFiniteTrainingError(
                 f"step {s.global_step + 1}: {how_many}, the last with inf/NaN in: {what}; nothing was updated by them "
                 "and the last checkpoint is intact. Lower train.lr, check the data, or raise train.max_bad_steps")

@@ -13,8 +13,8 @@ from __future__ import annotations
 import logging
 import os
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import pickle
 import warnings
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,11 +40,11 @@ class VerificationSet(NamedTuple):
     ``flipped`` the same images flipped horizontally (or ``None``);
     ``issame`` bool [P] (pair k = images 2k, 2k+1)."""
     images: np.ndarray
-    flipped: Optional[np.ndarray]
+    flipped: np.ndarray | None
     issame: np.ndarray
 
 
-def read_bin(path: str) -> Tuple[List[bytes], List[bool]]:
+def read_bin(path: str) -> tuple[list[bytes], list[bool]]:
     """Read the raw content of a ``.bin``: ``(bins as list of bytes, issame as list of bool)``.
 
     Raises ``ValueError`` naming ``path`` for unreadable or malformed content: its subclasses
@@ -71,7 +72,7 @@ def read_bin(path: str) -> Tuple[List[bytes], List[bool]]:
     return bins, [bool(v) for v in issame_arr.tolist()]
 
 
-def _encoded_images(path: str, bins: object) -> List[bytes]:
+def _encoded_images(path: str, bins: object) -> list[bytes]:
     """``bins`` as a list of ``bytes`` (each ``bytes``, ``bytearray`` or a uint8 array)."""
     if not isinstance(bins, (list, tuple)):
         raise ValueError(f"{path}: malformed bins/issame lists (the images are a {type(bins).__name__}, not a list)")

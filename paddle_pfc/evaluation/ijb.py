@@ -24,9 +24,9 @@ Image order for embedding (and for sharding over ranks) is the order of ``P_face
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable, Sequence
 
 import numpy as np
 

@@ -20,7 +20,7 @@ For repeated validation (every N steps) load the set once with
 from __future__ import annotations
 
 import os
-from typing import Callable, Sequence, Tuple, Union
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -43,7 +43,7 @@ def _call_embed(embed_fn: EmbedFn, batch: np.ndarray, expected_dim: int | None) 
 
 
 def embed_pairs(embed_fn: EmbedFn, images_nchw: np.ndarray, batch_size: int = 64,
-                on_batch: Callable[[int], None] | None = None) -> Tuple[np.ndarray, np.ndarray]:
+                on_batch: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Embed ``images_nchw`` (float32 ``[M, 3, H, W]``, normalized) with flip test-time augmentation.
 
     Runs ``embed_fn`` on batches of at most ``batch_size`` images and on their
@@ -77,7 +77,7 @@ def embed_pairs(embed_fn: EmbedFn, images_nchw: np.ndarray, batch_size: int = 64
     return plain + flipped, np.concatenate([plain, flipped], axis=0)
 
 
-def load_pairs(path: Union[str, os.PathLike], image_size=112) -> Tuple[np.ndarray, np.ndarray]:
+def load_pairs(path: str | os.PathLike, image_size=112) -> tuple[np.ndarray, np.ndarray]:
     """The pairs of an insightface ``.bin`` set as arrays: ``(images float32 [2P, 3, H, W], issame bool [P])``
     (:func:`paddle_pfc.evaluation.bin_set.load_bin` without the flipped copy).
 
@@ -96,7 +96,7 @@ def load_pairs(path: Union[str, os.PathLike], image_size=112) -> Tuple[np.ndarra
     return vs.images, np.asarray(vs.issame, dtype=bool)
 
 
-def shard_range(count: int, rank: int, world_size: int) -> Tuple[int, int]:
+def shard_range(count: int, rank: int, world_size: int) -> tuple[int, int]:
     """``[start, stop)`` of rank ``rank``'s contiguous share of ``count`` items (the first
     ``count % world_size`` ranks get one more)."""
     base, extra = divmod(count, world_size)
@@ -104,8 +104,8 @@ def shard_range(count: int, rank: int, world_size: int) -> Tuple[int, int]:
     return start, start + base + (1 if rank < extra else 0)
 
 
-def load_bin_part(path: Union[str, os.PathLike], image_size=112, rank: int = 0,
-                  world_size: int = 1) -> Tuple[np.ndarray, np.ndarray, int]:
+def load_bin_part(path: str | os.PathLike, image_size=112, rank: int = 0,
+                  world_size: int = 1) -> tuple[np.ndarray, np.ndarray, int]:
     """Open and check a ``.bin`` set and decode only rank ``rank``'s share of its images
     (``shard_range(2P, rank, world_size)``).
 
@@ -152,7 +152,7 @@ def evaluate_arrays(embed_fn: EmbedFn, images_nchw: np.ndarray, issame: Sequence
     return evaluate_embeddings(both[:count], both[count:], issame, nrof_folds)
 
 
-def evaluate_bin(embed_fn: EmbedFn, bin_path: Union[str, os.PathLike], image_size=112,
+def evaluate_bin(embed_fn: EmbedFn, bin_path: str | os.PathLike, image_size=112,
                  batch_size: int = 64, nrof_folds: int = 10) -> VerificationResult:
     """Load ``bin_path`` and evaluate ``embed_fn`` on it (flip-summed embeddings,
     insightface ``xnorm``, ``nrof_folds``-fold accuracy)."""

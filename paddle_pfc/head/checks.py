@@ -2,7 +2,8 @@
 
 A bare ``Assert`` has no output: Paddle's multi-thread executor (its default, and always on GPU)
 may run it after, or alongside, the ops it guards (docs/performance.md), and on several ranks
-the all-gathers of unequal batches could start first. So each checked value passes through a ``cond`` whose failing branch raises
+the all-gathers of unequal batches could start first.
+So each checked value passes through a ``cond`` whose failing branch raises
 the assert, and the head reads the value ``cond`` returns: nothing downstream runs before the
 check has passed, in any executor mode. Every check that a collective follows is made on values
 every rank holds (gathered), and the head's next collective is ordered after the check, so all
@@ -12,7 +13,8 @@ The failure is Paddle's ``AssertOp`` error, which :func:`paddle_pfc.run` names
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import paddle
 

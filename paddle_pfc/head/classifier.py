@@ -7,7 +7,6 @@ import paddle
 
 from paddle_pfc.head import checks, geometry, registry, sampling
 from paddle_pfc.head.blocks import Block
-from paddle_pfc.kernels.collectives import CollectiveChain
 from paddle_pfc.head.dtypes import CPU_REFUSALS, DTYPE_BYTES
 from paddle_pfc.head.geometry import block_bounds, block_rows, class_split
 from paddle_pfc.head.margin import Margin
@@ -15,6 +14,7 @@ from paddle_pfc.head.margin_softmax import margin_softmax_loss
 from paddle_pfc.head.margin_softmax_fused import margin_softmax_loss_fused
 from paddle_pfc.head.sparse_update import create_velocity
 from paddle_pfc.kernels import choose_backend
+from paddle_pfc.kernels.collectives import CollectiveChain
 from paddle_pfc.utils import paddle_compat
 from paddle_pfc.utils.numbers import is_int
 
@@ -124,7 +124,7 @@ class LargeScaleClassifier:
         self.class_start, self.num_local = class_split(num_classes, world_size, rank)
         self.num_sample = geometry.num_sample(self.num_local, self.sample_ratio)
         self.sampled = self.num_sample < self.num_local
-        self.name = name or "dist@fc@rank@%05d" % rank
+        self.name = name or f"dist@fc@rank@{rank:05d}"
         if any(head.name == self.name for head in registry.classifiers_of(paddle.static.default_main_program())):
             raise ValueError(f"this program already holds a LargeScaleClassifier named {self.name!r}: give each "
                              "head its own name= (heads of one name would share one center matrix)")

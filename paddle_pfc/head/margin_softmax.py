@@ -36,9 +36,9 @@ from dataclasses import dataclass
 import paddle
 
 from paddle_pfc.head.blocks import Block
-from paddle_pfc.kernels.collectives import CollectiveChain, zero_depending_on
 from paddle_pfc.head.margin import Margin
 from paddle_pfc.kernels.blockwise import PaddleBlockOps
+from paddle_pfc.kernels.collectives import CollectiveChain, zero_depending_on
 
 
 def as_float32_operand(x: paddle.pir.Value, dtype: str) -> paddle.pir.Value:

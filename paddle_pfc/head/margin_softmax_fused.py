@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import paddle
 
-from paddle_pfc.kernels.collectives import CollectiveChain
 from paddle_pfc.head.margin import Margin
 from paddle_pfc.head.margin_softmax import as_float32_operand
+from paddle_pfc.kernels.collectives import CollectiveChain
 from paddle_pfc.kernels.fused import FusedKernels
 from paddle_pfc.utils import paddle_compat
 

@@ -43,7 +43,7 @@ class CenterUpdateRule:
     rescale_grad: float
 
     @classmethod
-    def from_optimizer(cls, optimizer: paddle.optimizer.Optimizer) -> "CenterUpdateRule":
+    def from_optimizer(cls, optimizer: paddle.optimizer.Optimizer) -> CenterUpdateRule:
         """Read the rule; other optimizers and L1 decay raise ValueError (naming them)."""
         if isinstance(optimizer, paddle.optimizer.Momentum):
             momentum, nesterov, rescale_grad, method, coeff = paddle_compat.momentum_settings(optimizer)

@@ -13,7 +13,7 @@ normalises by batch statistics close to ``m`` and ``v``, so training starts from
 """
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 

@@ -2,8 +2,8 @@
 a source file, and the converted result."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 

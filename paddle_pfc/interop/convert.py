@@ -18,8 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from paddle_pfc.interop.common import (SOURCE_NORMALIZATION, ConversionError, Converted, SourceTensors,
-                                       strip_prefix)
+from paddle_pfc.interop.common import SOURCE_NORMALIZATION, ConversionError, Converted, SourceTensors, strip_prefix
 
 __all__ = ["ConversionError", "Converted", "SourceTensors", "convert", "read_source", "detect_format",
            "SUPPORTED", "SOURCE_FORMATS"]
@@ -94,6 +93,16 @@ def _describe_unsupported(tensors: dict, path: str) -> str:
     return f"{path}: found {what}; supported: {SUPPORTED}"
 
 
+def _sha256(path: str | os.PathLike) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def convert(path: str | os.PathLike, backbone: str | None = None, source_format: str = "auto",
             embedding_size: int | None = None, input_size=None) -> Converted:
     """Read ``path`` and map it onto a paddle_pfc backbone (see the module doc)."""
@@ -133,7 +142,7 @@ def convert(path: str | os.PathLike, backbone: str | None = None, source_format:
             raise ConversionError(f"{source.path}: input size {list(size)}, but {list(given)} was given")
     if source.format != "onnx":
         state, ignored = map_state(source, name, dim, size, first_conv)
-    info = {"format": source.format, "file": os.path.abspath(source.path),
+    info = {"format": source.format, "file": os.path.basename(source.path), "sha256": _sha256(source.path),
             "normalization": dict(SOURCE_NORMALIZATION),
             "converted": "source input scale (x - 127.5) / 127.5 folded into the first convolution "
                          "(weights x 128/127.5): the model takes paddle_pfc's (x - 127.5) / 128",

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from paddle_pfc.interop.common import INPUT_SCALE, ConversionError, SourceTensors
+from paddle_pfc.interop.onnx_external import load_external_data
 
 __all__ = ["read_onnx", "map_onnx", "OnnxMapped"]
 
@@ -55,27 +56,37 @@ def read_onnx(path: str | os.PathLike) -> SourceTensors:
         raise ConversionError(f"{path}: reading ONNX models needs the onnx package "
                               "(pip install 'paddle_pfc[onnx]')") from error
     try:
-        model = onnx.load(path)
+        model = onnx.load(path, load_external_data=False)
     except Exception as error:  # noqa: BLE001 - protobuf raises assorted errors for a damaged file
         raise ConversionError(f"{path}: not a readable ONNX model ({type(error).__name__}: {error}); "
                               "truncated or corrupt?") from error
+    load_external_data(model, path)
     if not model.graph.node:
         raise ConversionError(f"{path}: an ONNX file without a graph (truncated or not a model)")
     return SourceTensors(path, "onnx", "onnx", {"__graph__": model})
 
 
+def _to_array(tensor: Any, path: str) -> np.ndarray:
+    """``tensor`` as an array; dims that disagree with its data are an error naming it."""
+    from onnx import numpy_helper
+
+    try:
+        return numpy_helper.to_array(tensor)
+    except (ValueError, TypeError, KeyError) as error:
+        raise ConversionError(f"{path} (tensor {tensor.name!r}): dims {list(tensor.dims)} do not match its "
+                              f"data ({error})") from None
+
+
 class _Graph:
     def __init__(self, model: Any, path: str) -> None:
-        from onnx import numpy_helper
-
         self.path = path
         graph = model.graph
-        self.consts: dict[str, np.ndarray] = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+        self.consts: dict[str, np.ndarray] = {t.name: _to_array(t, path) for t in graph.initializer}
         for node in graph.node:
             if node.op_type == "Constant":
                 for attr in node.attribute:
                     if attr.name == "value":
-                        self.consts[node.output[0]] = numpy_helper.to_array(attr.t)
+                        self.consts[node.output[0]] = _to_array(attr.t, path)
         unsupported = sorted({n.op_type for n in graph.node} - _SUPPORTED_OPS)
         if unsupported:
             raise ConversionError(f"{path}: found ONNX ops {', '.join(unsupported)}, which no supported "

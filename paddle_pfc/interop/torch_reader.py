@@ -34,8 +34,18 @@ from typing import Any
 
 import numpy as np
 
-from paddle_pfc.interop.torch_tensors import (LazyStorage, LazyTensor, Tensor, decode_storage, decoded_nbytes,
-                                              itemsize, lazy_rebuild, rebuild_tensor, storage_pid, torch_globals)
+from paddle_pfc.interop.torch_tensors import (
+    LazyStorage,
+    LazyTensor,
+    Tensor,
+    decode_storage,
+    decoded_nbytes,
+    itemsize,
+    lazy_rebuild,
+    rebuild_tensor,
+    storage_pid,
+    torch_globals,
+)
 from paddle_pfc.utils.decode_budget import DecodeBudget, file_budget
 from paddle_pfc.utils.pickle_machine import PickleReader
 from paddle_pfc.utils.safe_pickle import MalformedPickleError, UnsafePickleError, restricted_load
@@ -43,6 +53,12 @@ from paddle_pfc.utils.safe_pickle import MalformedPickleError, UnsafePickleError
 __all__ = ["read_torch_state", "is_torch_zip", "is_torch_legacy", "LEGACY_MAGIC"]
 
 LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+#: What ``zipfile`` raises for a damaged archive: a bad header or CRC, a member name that is not
+#: UTF-8 although flagged so, an unknown compression method, an encrypted member (RuntimeError).
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, zlib.error, UnicodeDecodeError,
+               NotImplementedError, RuntimeError)
+
+
 def _flatten(obj: Any, source: str) -> dict[str, np.ndarray]:
     """``{name: array}`` of a (possibly nested, e.g. ``{"state_dict": ...}``) state dict."""
     if isinstance(obj, dict):
@@ -70,7 +86,7 @@ def is_torch_zip(path: str | os.PathLike) -> bool:
     try:
         with zipfile.ZipFile(path) as zf:
             return any(n.endswith("data.pkl") for n in zf.namelist())
-    except (zipfile.BadZipFile, OSError):
+    except _ZIP_ERRORS:
         return False
 
 
@@ -103,7 +119,7 @@ def _zip_storages(zf: zipfile.ZipFile, root: str, path: str, budget: DecodeBudge
         budget.charge(decoded_nbytes(info.file_size, dtype), f"storage {key}")
         try:
             raw = zf.read(info)
-        except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as error:
+        except _ZIP_ERRORS as error:
             raise MalformedPickleError(path, f"cannot be read ({error}); truncated or corrupt file",
                                        f"storage {key}") from error
         loaded[key] = decode_storage(raw, dtype, big_endian, path, key)
@@ -114,7 +130,7 @@ def _zip_storages(zf: zipfile.ZipFile, root: str, path: str, budget: DecodeBudge
 def _read_zip(path: str) -> dict[str, np.ndarray]:
     try:
         zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, EOFError) as error:
+    except _ZIP_ERRORS as error:
         raise MalformedPickleError(path, f"not a readable torch zip file ({error}); truncated or "
                                    "corrupt?") from error
     budget = file_budget(path)
@@ -126,15 +142,15 @@ def _read_zip(path: str) -> dict[str, np.ndarray]:
                                        "not a torch.save file")
         root = pickles[0][: -len("data.pkl")]
         big_endian = False
-        if root + "byteorder" in names:
-            with zf.open(root + "byteorder") as member:  # 16 bytes at most, however large it inflates
-                big_endian = member.read(16).strip() == b"big"
         try:
+            if root + "byteorder" in names:
+                with zf.open(root + "byteorder") as member:  # 16 bytes at most, however large it inflates
+                    big_endian = member.read(16).strip() == b"big"
             budget.charge(zf.getinfo(pickles[0]).file_size, "data.pkl")
             data = zf.read(pickles[0])
-        except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as error:
-            raise MalformedPickleError(path, f"data.pkl cannot be read ({error}); truncated or corrupt "
-                                       "file") from error
+        except _ZIP_ERRORS as error:
+            raise MalformedPickleError(path, f"byteorder or data.pkl cannot be read ({type(error).__name__}: "
+                                       f"{error}); truncated or corrupt file") from error
         obj = restricted_load(data, source=path, allowed=torch_globals(rebuild_tensor), budget=budget,
                               persistent_load=_zip_storages(zf, root, path, budget, big_endian),
                               encoding="utf-8")
@@ -220,7 +236,8 @@ def read_torch_state(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """``{name: ndarray}`` of a torch state dict file (zip or legacy format; see the module doc).
 
     A nested ``{"state_dict": {...}}`` (or ``"model"``, or arcface_torch's training checkpoint
-    ``"state_dict_backbone"``: its classifier and optimizer states are not read) is unwrapped. ``UnsafePickleError`` for a
+    ``"state_dict_backbone"``: its classifier and optimizer states are not read) is unwrapped.
+    ``UnsafePickleError`` for a
     pickle naming anything outside the allow-list; ``MalformedPickleError`` naming ``path`` for a
     truncated or corrupt file or one that is not a state dict.
     """

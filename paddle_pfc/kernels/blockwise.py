@@ -18,8 +18,8 @@ from typing import Protocol
 import paddle
 from paddle import _C_ops
 
-from paddle_pfc.kernels.collectives import zero_depending_on
 from paddle_pfc.kernels import native_ops, onednn_ops
+from paddle_pfc.kernels.collectives import zero_depending_on
 
 NORM_EPS = 1e-12
 Value = paddle.pir.Value

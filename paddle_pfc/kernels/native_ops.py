@@ -3,7 +3,8 @@ backbone ops whose Paddle CPU kernels are slow (``csrc/backbone_ops.cc``, ``csrc
 ``csrc/depthwise_ops.cc``).
 
 Paddle's CPU element-wise and reduction kernels run far below memory speed on [c, D] blocks
-(docs/performance.md), and the head does several such passes per block. One-pass kernels replace them (the head reaches them through
+(docs/performance.md), and the head does several such passes per block.
+One-pass kernels replace them (the head reaches them through
 :class:`~paddle_pfc.kernels.blockwise.NativeBlockOps`):
 
 * :func:`inverse_row_norm` — the centers' inverse norms (replaces a norm, a clip, a division);

@@ -14,7 +14,8 @@ stubs of its headers, so the headers of that release are vendored in ``csrc/thir
 so the process keeps one oneDNN.
 
 Built by :mod:`paddle_pfc.kernels.native_build` like :mod:`paddle_pfc.kernels.native_ops` (same
-``PADDLE_PFC_NATIVE`` switch: ``auto`` falls back to Paddle's ``conv2d`` with one warning if the build or the oneDNN check fails, ``on`` raises,
+``PADDLE_PFC_NATIVE`` switch: ``auto`` falls back to Paddle's ``conv2d``
+with one warning if the build or the oneDNN check fails, ``on`` raises,
 ``off`` never builds), once per source, Paddle version and CPU under ``$PADDLE_PFC_BUILD_DIR`` or
 ``~/.cache/paddle_pfc``.
 
@@ -157,7 +158,8 @@ def conv2d(x, weight, stride: tuple[int, int], padding: tuple[int, int], bf16: b
     """Convolution of float32 ``x`` [N, C, H, W] with ``weight`` [O, C / groups, kh, kw] (no
     dilation, no bias, zero padding ``padding`` = (ph, pw) on both sides; ``groups`` divides C and
     O, ``groups = C = O`` is a depthwise convolution):
-    ``out[n, o, oh, ow] = sum_{c in o's group, i, j} weight[o, c mod C/groups, i, j] * x[n, c, oh*sh - ph + i, ow*sw - pw + j]``,
+    ``out[n, o, oh, ow] = sum_{c in o's group, i, j} weight[o, c mod C/groups, i, j] *
+    x[n, c, oh*sh - ph + i, ow*sw - pw + j]``,
     differentiable in ``weight`` and, unless ``x.stop_gradient`` (images), in ``x``. oneDNN's
     direct algorithm (no Winograd); only the summation order differs from Paddle's ``conv2d``.
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import codecs
 import collections
 import pickletools
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from paddle_pfc.utils.decode_budget import DecodeBudget
 from paddle_pfc.utils.pickle_result import Decoded, MalformedPickleError, UnsafePickleError, check_result
@@ -46,10 +47,10 @@ class PickleGlobal:
 class Pending:
     """A value a handler builds in two steps (``REDUCE`` then ``BUILD``)."""
 
-    def build(self, reader: "PickleReader", state: Any) -> None:
+    def build(self, reader: PickleReader, state: Any) -> None:
         raise reader.malformed(f"BUILD on a {type(self).__name__}")
 
-    def value(self, reader: "PickleReader") -> Any:
+    def value(self, reader: PickleReader) -> Any:
         raise NotImplementedError
 
 

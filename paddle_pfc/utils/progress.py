@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Callable
+from collections.abc import Callable
 
 _default_log = logging.getLogger("paddle_pfc.utils.progress")
 
@@ -48,7 +48,7 @@ class Progress:
         self.lines: list[str] = []  # what was reported (kept for callers that summarise)
         self._closed = False
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -23,8 +23,15 @@ import numpy as np
 
 from paddle_pfc.utils.decode_budget import DecodeBudget, file_budget
 from paddle_pfc.utils.errors import InputDataError
-from paddle_pfc.utils.pickle_machine import (LARGE_BYTES, Allowed, MalformedPickleError, Pending, PickleGlobal,
-                                             PickleReader, UnsafePickleError)
+from paddle_pfc.utils.pickle_machine import (
+    LARGE_BYTES,
+    Allowed,
+    MalformedPickleError,
+    Pending,
+    PickleGlobal,
+    PickleReader,
+    UnsafePickleError,
+)
 
 __all__ = ["UnsafePickleError", "MalformedPickleError", "CONTAINER_GLOBALS", "NUMPY_GLOBALS", "ARRAY_GLOBALS",
            "restricted_load", "load_file", "PickleReader"]

@@ -7,8 +7,7 @@ import numpy as np
 import paddle
 import pytest
 
-from paddle_pfc.backbones import (BACKBONES, bind_parameters, build_backbone,
-                                  count_parameters)
+from paddle_pfc.backbones import BACKBONES, bind_parameters, build_backbone, count_parameters
 from paddle_pfc.backbones.state import random_state
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")

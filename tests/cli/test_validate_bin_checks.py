@@ -8,8 +8,8 @@ from launcher import REPO, launch_env
 
 
 def run_validate(tmp_path, *bins: str) -> subprocess.CompletedProcess:
-    from paddle_pfc.data.synthetic import make_verification_set
     from paddle_pfc.backbones.state import random_state
+    from paddle_pfc.data.synthetic import make_verification_set
     from paddle_pfc.deploy.export import export_backbone
     from paddle_pfc.evaluation.bin_set import write_bin
 

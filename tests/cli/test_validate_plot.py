@@ -13,10 +13,10 @@ from launcher import REPO
 
 
 def test_validate_plot_and_progress(tmp_path):
-    from paddle_pfc.evaluation.bin_set import write_bin
-    from paddle_pfc.data.synthetic import make_verification_set
     from paddle_pfc.backbones.state import random_state
+    from paddle_pfc.data.synthetic import make_verification_set
     from paddle_pfc.deploy.export import export_backbone
+    from paddle_pfc.evaluation.bin_set import write_bin
 
     bins, issame = make_verification_set(6, 60, 32, seed=1)
     write_bin(str(tmp_path / "syn.bin"), bins, issame)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -13,13 +14,22 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from launcher import REPO
 
-from paddle_pfc.data import (BatchLoader, DistributedBatchSampler, ImageFolderDataset, RecordDataset,
-                             SyntheticFaces, build_dataset, flip_mask, make_verification_set, write_insightface_rec)
-from paddle_pfc.evaluation.bin_set import load_bin, read_bin, write_bin
-from paddle_pfc.data import recordio
+from launcher import REPO
+from paddle_pfc.data import (
+    BatchLoader,
+    DistributedBatchSampler,
+    ImageFolderDataset,
+    RecordDataset,
+    SyntheticFaces,
+    build_dataset,
+    flip_mask,
+    make_verification_set,
+    recordio,
+    write_insightface_rec,
+)
 from paddle_pfc.data.synthetic import _prototype
+from paddle_pfc.evaluation.bin_set import load_bin, read_bin, write_bin
 
 
 def _copy_folder(src: Path, dst: Path) -> Path:
@@ -190,7 +200,8 @@ def test_rec_corrupt_and_truncated(tmp_path):
         ds[1]
     # truncated in the middle of record 2's payload; header record now beyond EOF
     rec.write_bytes(bytes(data[:off2 + 20]))
-    with pytest.raises(ValueError, match=r"train\.idx \(line \d+\): key \d+ points at offset \d+ beyond the end of .*train\.rec"):
+    with pytest.raises(ValueError, match=r"train\.idx \(line \d+\): key \d+ points at offset \d+ "
+                                         r"beyond the end of .*train\.rec"):
         RecordDataset(tmp_path, image_size=None)
     # truncated payload of the last indexed record: found at construction
     idx_lines = (tmp_path / "train.idx").read_text().splitlines()
@@ -234,7 +245,8 @@ def test_rec_header_that_does_not_describe_the_file(tmp_path):
         RecordDataset(tmp_path)
     # an image key lost from the .idx between others
     _make_rec(tmp_path, [0, 0, 1, 1, 2, 2])
-    (tmp_path / "train.idx").write_text("\n".join(l for l in _idx_lines(tmp_path) if not l.startswith("4\t")) + "\n")
+    (tmp_path / "train.idx").write_text("\n".join(line for line in _idx_lines(tmp_path)
+                                                  if not line.startswith("4\t")) + "\n")
     with pytest.raises(ValueError, match=r"record 0 .*announces images 1\.\.6, but .*train\.idx lacks 1 of "
                                          r"them \(first: key 4\)"):
         RecordDataset(tmp_path)
@@ -548,6 +560,13 @@ def test_build_dataset_and_label_range(small_folder, tmp_path):
     assert isinstance(ds, ImageFolderDataset) and len(ds) == 10
     with pytest.raises(ValueError, match=r"label\.txt, line 6: label 5 outside \[0, 5\)"):
         build_dataset("folder", str(small_folder), num_classes=5)
+    huge = tmp_path / "huge"
+    shutil.copytree(small_folder, huge)
+    lines = (huge / "label.txt").read_text().splitlines()
+    lines[2] = lines[2].rsplit("\t", 1)[0] + "\t99999999999999999999"  # beyond int64: was an OverflowError
+    (huge / "label.txt").write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"label\.txt, line 3: label 99999999999999999999 outside \[0, "):
+        build_dataset("folder", str(huge))
     syn = build_dataset("synthetic", None, num_classes=4, image_size=16, samples_per_class=3, seed=1)
     assert len(syn) == 12 and syn[11][1] == 3
     with pytest.raises(ValueError, match="unknown dataset kind"):

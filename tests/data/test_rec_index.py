@@ -11,10 +11,17 @@ import sys
 import cv2
 import numpy as np
 import pytest
-from launcher import REPO
 
-from paddle_pfc.data import BatchLoader, DistributedBatchSampler, ImageFolderDataset, RecordDataset, recordio
-from paddle_pfc.data import rec_index, scale_rec
+from launcher import REPO
+from paddle_pfc.data import (
+    BatchLoader,
+    DistributedBatchSampler,
+    ImageFolderDataset,
+    RecordDataset,
+    rec_index,
+    recordio,
+    scale_rec,
+)
 from paddle_pfc.utils.errors import BudgetError, InputDataError
 
 
@@ -239,7 +246,8 @@ def test_keys_in_order_with_an_offset_listed_twice(tmp_path):
         offsets = [writer.write_idx(key, recordio.pack(recordio.IRHeader(0, 0.0, key, 0), _jpeg(key)))
                    for key in range(3)]
     (tmp_path / "train.idx").write_text(f"0\t{offsets[2]}\n1\t{offsets[1]}\n2\t{offsets[2]}\n")
-    with pytest.raises(InputDataError, match=rf"offset {offsets[2]} appears in index entries 1 and 3 \(lines 1 and 3\)"):
+    with pytest.raises(InputDataError,
+                       match=rf"offset {offsets[2]} appears in index entries 1 and 3 \(lines 1 and 3\)"):
         RecordDataset(tmp_path)
     (tmp_path / "train.idx").write_text(f"0\t{offsets[2]}\n1\t{offsets[1]}\n2\t{offsets[0]}\n")
     dataset = RecordDataset(tmp_path, image_size=None)  # records in another order than their keys

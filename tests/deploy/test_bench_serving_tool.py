@@ -25,9 +25,9 @@ def _tool():
 
 @needs_onnx
 def test_flops_of_a_conv_and_a_matmul(tmp_path):
+    import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
-    import numpy as np
 
     conv_w = numpy_helper.from_array(np.zeros((4, 3, 3, 3), np.float32), "w")  # 3 -> 4 channels, 3x3
     conv_g = numpy_helper.from_array(np.zeros((4, 2, 3, 3), np.float32), "wg")  # 4 -> 4, 2 groups, stride 2

@@ -8,14 +8,14 @@ import shutil
 import cv2
 import numpy as np
 import pytest
-from launcher import REPO
 
-from paddle_pfc.evaluation import validation as evaluation
+from launcher import REPO
 from paddle_pfc.backbones.state import backbone_state_from_scope, load_state_file, random_state
 from paddle_pfc.deploy.export import EvalProgram, export_backbone
+from paddle_pfc.deploy.inference import FaceEmbedder
 from paddle_pfc.deploy.model_format import read_export_meta
 from paddle_pfc.deploy.onnx_export import check_onnx, export_onnx
-from paddle_pfc.deploy.inference import FaceEmbedder
+from paddle_pfc.evaluation import validation as evaluation
 
 SIZE, EMB = 32, 64
 

@@ -6,8 +6,8 @@ import importlib.util
 import numpy as np
 import pytest
 
-from paddle_pfc.cli import export as export_cli
 from paddle_pfc.backbones.state import random_state
+from paddle_pfc.cli import export as export_cli
 from paddle_pfc.deploy.parity import agreement, relative_difference
 
 needs_onnx = pytest.mark.skipif(not all(importlib.util.find_spec(m) for m in ("paddle2onnx", "onnxruntime")),

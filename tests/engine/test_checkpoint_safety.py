@@ -17,14 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import paddle_pfc
+from helpers.checkpoint_runs import CONFIG, copy_run, make_trainer, reseal
 from launcher import REPO
 from paddle_pfc.engine import checkpoint as ckpt
-from paddle_pfc.engine.config import load_config
-from paddle_pfc.engine.trainer import Trainer
 from paddle_pfc.utils.npz_state import load_state, state_bytes
 
-CONFIG = str(REPO / "tests" / "train_tiny.yaml")
 REFUSED = "refused to load: the pickle asks for posix.system"
 
 
@@ -36,34 +33,6 @@ class _System:
 
     def __reduce__(self):
         return (os.system, (f"touch {self.marker}",))
-
-
-def make_trainer(out: Path, *overrides: str) -> Trainer:
-    paddle_pfc.init_distributed()
-    return Trainer(load_config(CONFIG, [f"train.output_dir={out}", *overrides]), 0, 1)
-
-
-@pytest.fixture(scope="module")
-def run(tmp_path_factory) -> Path:
-    """A tiny run's output folder with checkpoints at steps 2 and 4."""
-    out = tmp_path_factory.mktemp("ckpt_safety") / "run"
-    make_trainer(out, "train.max_steps=4", "train.checkpoint_every_steps=2").train()
-    assert [s for s, _ in ckpt.complete_checkpoints(out / "checkpoints")] == [2, 4]
-    return out
-
-
-def copy_run(run: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "run"
-    shutil.copytree(run, target)
-    return target
-
-
-def reseal(folder: Path, name: str) -> None:
-    """Record the current checksum of ``folder/name`` in meta.json (an edit made to look genuine)."""
-    meta = json.loads((folder / "meta.json").read_text())
-    path = folder / name
-    meta["files"][name] = {"sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "bytes": path.stat().st_size}
-    (folder / "meta.json").write_text(json.dumps(meta))
 
 
 def as_format1(source: Path, target: Path, payload: str | None = None, marker: Path | None = None) -> Path:

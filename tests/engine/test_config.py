@@ -5,13 +5,22 @@ import pickle
 
 import pytest
 import yaml
-from launcher import REPO
 
-from paddle_pfc.engine.config import schema as config_mod
+from launcher import REPO
 from paddle_pfc.engine.config import (
-    BACKBONES, Config, ConfigError, add_config_args, config_from_args, config_from_dict,
-    default_config_dict, dump_config, load_config, resolve_lr, resolve_validation_sets,
+    BACKBONES,
+    Config,
+    ConfigError,
+    add_config_args,
+    config_from_args,
+    config_from_dict,
+    default_config_dict,
+    dump_config,
+    load_config,
+    resolve_lr,
+    resolve_validation_sets,
 )
+from paddle_pfc.engine.config import schema as config_mod
 
 CONFIG_DIR = REPO / "configs"
 SHIPPED = sorted(CONFIG_DIR.glob("*.yaml"))

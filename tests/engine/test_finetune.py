@@ -48,7 +48,8 @@ def pretrained(tmp_path_factory):
     train(tmp, "pre", "train.max_steps=48", "train.checkpoint_every_steps=0")
     ckpt = tmp / "runs" / "pre" / "checkpoints"
     export = tmp / "export"
-    proc = subprocess.run([sys.executable, str(REPO / "tools" / "export.py"), "--checkpoint", str(ckpt / "step_000000048"),
+    proc = subprocess.run([sys.executable, str(REPO / "tools" / "export.py"),
+                           "--checkpoint", str(ckpt / "step_000000048"),
                            "--out", str(export)], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "export: step 3/3 checking Paddle Inference" in proc.stdout and "export: 3/3 (100%)" in proc.stdout
@@ -112,7 +113,8 @@ def test_config_rules():
 
 def test_wrong_pretrained_is_a_clear_cli_error(pretrained, tmp_path):
     _, ckpt, _ = pretrained
-    proc = subprocess.run([sys.executable, str(REPO / "tools" / "train.py"), "-c", str(CONFIG), "--pretrained", str(ckpt),
+    proc = subprocess.run([sys.executable, str(REPO / "tools" / "train.py"), "-c", str(CONFIG),
+                           "--pretrained", str(ckpt),
                            "-o", "model.embedding_size=64", "-o", f"train.output_dir={tmp_path}"],
                           cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2, proc.stderr[-2000:]
@@ -159,9 +161,9 @@ def test_frozen_backbone_and_resume_inside_the_freeze(pretrained):
 
 
 def test_mean_embedding_centers_against_reference_and_shards():
-    from paddle_pfc.head.geometry import class_split
     from paddle_pfc.data.synthetic import SyntheticFaces
     from paddle_pfc.engine.pretrained import class_indices, mean_embedding_centers
+    from paddle_pfc.head.geometry import class_split
 
     ds = SyntheticFaces(7, samples_per_class=5, image_size=16, seed=2)
     proj = np.random.default_rng(0).normal(size=(3 * 16 * 16, 6))

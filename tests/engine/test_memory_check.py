@@ -14,7 +14,8 @@ from paddle_pfc.engine.memory import check_head_fits
 from paddle_pfc.head.host_memory import HeadMemoryError, available_memory
 
 GIB = 2**30
-MEMINFO = "MemTotal:       24000000 kB\nMemFree:         1000 kB\nMemAvailable:   20000000 kB\nSwapFree:        1000000 kB\n"
+MEMINFO = ("MemTotal:       24000000 kB\nMemFree:         1000 kB\n"
+           "MemAvailable:   20000000 kB\nSwapFree:        1000000 kB\n")
 
 
 def test_available_memory_is_memavailable_plus_swap_within_the_cgroup(tmp_path):
@@ -69,7 +70,8 @@ def test_planned_peak_beyond_the_margin_is_an_error_and_within_it_a_warning(capl
 
 def test_training_a_head_larger_than_the_machine_stops_at_once_naming_it(tmp_path):
     out = tmp_path / "run"
-    proc = subprocess.run([sys.executable, str(REPO / "tools" / "train.py"), "-c", str(REPO / "configs" / "demo_cpu.yaml"),
+    proc = subprocess.run([sys.executable, str(REPO / "tools" / "train.py"),
+                           "-c", str(REPO / "configs" / "demo_cpu.yaml"),
                            "-o", f"train.output_dir={out}", "-o", "data.num_classes=1000000000000"],
                           cwd=REPO, capture_output=True, text=True, timeout=300)
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]

@@ -115,7 +115,8 @@ def test_second_job_into_a_running_jobs_folder_is_refused_and_the_first_finishes
         refusals = [(tmp_path / "log_second" / f"workerlog.{r}").read_text() for r in range(2)]
         for rank, text in enumerate(refusals):
             assert (f"error: [rank {rank}] train.output_dir {run} is in use by another training job: "
-                    f"pid {holder['pid']} on host {holder['host']}, started {holder['started']}, command: ") in text, text
+                    f"pid {holder['pid']} on host {holder['host']}, "
+                    f"started {holder['started']}, command: ") in text, text
         assert first.wait(timeout=300) == 0, worker_logs(tmp_path / "log_first")
     finally:
         if first.poll() is None:

@@ -9,9 +9,9 @@ import os
 import numpy as np
 import pytest
 
-from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.data._image import encode_jpeg
 from paddle_pfc.data.image_folder import ImageFolderDataset
+from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.errors import error_summary, report_error
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from launcher import REPO, start_launch, worker_logs, metrics_losses as losses
+from launcher import REPO, start_launch, worker_logs
+from launcher import metrics_losses as losses
 
 TRAIN = REPO / "tools" / "train.py"
 CONFIG = REPO / "tests" / "train_tiny.yaml"

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers.head_runs import beyond_limit_cases, check_case, load_ranks, nonfinite_cases, run_world
 from launcher import REPO, launch
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.config import ConfigError, load_config
 from paddle_pfc.utils.npz_state import load_state
-from helpers.head_runs import beyond_limit_cases, check_case, load_ranks, nonfinite_cases, run_world
 from workers.head_worker import case_data
 
 TRAIN = REPO / "tools" / "train.py"
@@ -77,7 +77,8 @@ def test_trainer_skips_counts_and_stops_on_nonfinite_steps_and_never_saves_them(
 def test_implausible_settings_are_refused_naming_the_key(override, key):
     with pytest.raises(ConfigError, match=re.escape(key)):
         load_config(None, ["data.num_classes=10", override])
-    load_config(None, ["data.num_classes=10", "loss.scale=64", "train.init_loss_scaling=65536"])  # insightface's values pass
+    # insightface's values pass
+    load_config(None, ["data.num_classes=10", "loss.scale=64", "train.init_loss_scaling=65536"])
 
 
 @pytest.mark.parametrize("loss_factor, skipped", [(1.0, False), (1e8, True)])

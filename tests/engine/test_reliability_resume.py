@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from launcher import REPO, children, launch, start_launch, worker_logs, metrics_losses as losses
+from launcher import REPO, children, launch, start_launch, worker_logs
+from launcher import metrics_losses as losses
 from paddle_pfc.engine import checkpoint as ckpt
 
 TRAIN = REPO / "tools" / "train.py"
@@ -85,4 +86,11 @@ def test_newest_checkpoint_is_found_by_recorded_step_not_by_name_or_stale_pointe
     assert [s for s, _ in complete] == [8, 40] and [f.name for f, _ in unreadable] == ["step_000000060"]
     assert "is corrupt" in unreadable[0][1]
     assert ckpt.latest_checkpoint(root) == root / "step_000000040"
-    assert ckpt.remove_checkpoints(root) == 4 and ckpt.latest_checkpoint(root) is None
+    from paddle_pfc.engine.overwrite import OutputDirError, delete_earlier_run, planned_deletions
+
+    with pytest.raises(OutputDirError, match=r"step_000000060 has no meta\.json of a paddle_pfc checkpoint"):
+        planned_deletions(tmp_path)  # --overwrite deletes only what a run wrote
+    (root / "step_000000060" / "meta.json").unlink()
+    (root / "step_000000060").rmdir()
+    assert delete_earlier_run(planned_deletions(tmp_path)) == 3 and ckpt.latest_checkpoint(root) is None
+    assert sorted(p.name for p in root.iterdir()) == ["zzz_not_a_checkpoint"]

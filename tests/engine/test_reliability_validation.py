@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from launcher import REPO, launch
-from paddle_pfc.evaluation.bin_set import read_bin, write_bin
 from paddle_pfc.data.synthetic import make_verification_set
+from paddle_pfc.evaluation.bin_set import read_bin, write_bin
 
 TRAIN = REPO / "tools" / "train.py"
 CONFIG = REPO / "tests" / "train_tiny.yaml"
@@ -55,7 +55,8 @@ def test_two_rank_validation_equals_one_rank_validation_of_the_checkpoint(two_ra
     got = validations(out, "pairs")
     assert sorted(got) == [0, 1]
     reference = out.parent / "reference.json"
-    proc = subprocess.run([sys.executable, "tools/validate.py", "--checkpoint", str(out / "checkpoints" / "step_000000001"),
+    proc = subprocess.run([sys.executable, "tools/validate.py",
+                           "--checkpoint", str(out / "checkpoints" / "step_000000001"),
                            "--bin", str(bin_path), "--batch-size", "32", "--json", str(reference)],
                           cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -51,7 +51,8 @@ def write_payload_bin(path, marker, kind=_System, where="bins") -> None:
 def test_read_bin_refuses_a_payload_and_runs_nothing(tmp_path, kind, global_name, where):
     marker, path = tmp_path / "pwned", tmp_path / "evil.bin"
     write_payload_bin(path, marker, kind, where)
-    with pytest.raises(UnsafePickleError, match=re.escape(f"{path}: refused to load: the pickle asks for {global_name}")):
+    with pytest.raises(UnsafePickleError,
+                       match=re.escape(f"{path}: refused to load: the pickle asks for {global_name}")):
         read_bin(str(path))
     assert not marker.exists()
     pickle.loads(path.read_bytes())  # the file is a working payload: plain pickle runs it
@@ -123,7 +124,6 @@ import sys  # noqa: E402
 import zlib  # noqa: E402
 
 from helpers import crafted_pickles as cp  # noqa: E402
-
 from paddle_pfc.evaluation.bin_set import MAX_IMAGE_PIXELS, decode_bin_image, load_bin  # noqa: E402
 from paddle_pfc.utils.errors import BudgetError, InputDataError  # noqa: E402
 from paddle_pfc.utils.safe_pickle import MalformedPickleError  # noqa: E402

@@ -59,10 +59,10 @@ def test_validate_and_infer_commands_warn_on_a_collapsed_model(tmp_path, capsys)
     """A mobilefacenet whose last batch norm has zero scale maps every face to its bias: the
     validate command says so under its table; a random (healthy) one does not; infer --compare of
     two different images warns too."""
+    from paddle_pfc.backbones.state import random_state
     from paddle_pfc.cli import export, infer, validate
     from paddle_pfc.data._image import encode_jpeg
     from paddle_pfc.data.synthetic import SyntheticFaces, make_verification_set
-    from paddle_pfc.backbones.state import random_state
     from paddle_pfc.evaluation.bin_set import write_bin
 
     size, dim = 32, 16

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers.ijb_set import SIZE, build_ijb
 from launcher import REPO
 from paddle_pfc.evaluation import ijb
-from helpers.ijb_set import SIZE, build_ijb
 
 # (x / 255 - 0.5) / 0.5 would be mean 127.5, std 127.5; x / 255 differs more from the default
 OTHER_NORMALIZATION = {"inside_model": False, "formula": "x / 255", "mean": 0.0, "std": 255.0}
@@ -120,7 +120,8 @@ def test_merge_parts_checks_each_part(tmp_path):
         start, stop = ijb.shard(10, r, 2)
         ijb.write_part(ijb.rank_part_path(tmp_path, r), feats[start:stop], start, stop, r, tag)
     np.testing.assert_array_equal(ijb.merge_parts(tmp_path, tag, 10, timeout=0), feats)
-    with pytest.raises(ijb.IJBError, match=r"rank0.npz: a stale part of another run \(run id run-b, model model-1; this run is run-c"):
+    with pytest.raises(ijb.IJBError, match=r"rank0.npz: a stale part of another run "
+                                           r"\(run id run-b, model model-1; this run is run-c"):
         ijb.merge_parts(tmp_path, ijb.PartTag("run-c", "model-1", "ijbc faces=10", 2), 10, timeout=0)
     ijb.write_part(ijb.rank_part_path(tmp_path, 1), feats[5:], 4, 10, 1, tag)  # wrong share
     with pytest.raises(ijb.IJBError, match=r"rank1.npz: holds rank 1 of 2, faces \[4, 10\)"):

@@ -13,9 +13,9 @@ from launcher import REPO
 
 
 def test_validate_uses_export_json_normalization(tmp_path):
+    from paddle_pfc.backbones.state import random_state
     from paddle_pfc.data._image import decode_rgb
     from paddle_pfc.data.synthetic import make_verification_set
-    from paddle_pfc.backbones.state import random_state
     from paddle_pfc.deploy.export import export_backbone
     from paddle_pfc.deploy.inference import FaceEmbedder
     from paddle_pfc.evaluation.bin_set import write_bin

@@ -10,8 +10,8 @@ from launcher import REPO
 
 
 def test_one_class_bin_writes_json_and_says_why_no_roc(tmp_path):
-    from paddle_pfc.data.synthetic import make_verification_set
     from paddle_pfc.backbones.state import random_state
+    from paddle_pfc.data.synthetic import make_verification_set
     from paddle_pfc.deploy.export import export_backbone
     from paddle_pfc.evaluation.bin_set import write_bin
 

@@ -13,7 +13,6 @@ import paddle_pfc
 from launcher import REPO, launch, worker_logs
 
 
-
 @pytest.fixture(autouse=True)
 def static_for_every_test(static_mode):
     yield
@@ -204,7 +203,8 @@ def test_label_batch_other_than_the_feature_batch_is_named_before_any_collective
     weight_before = np.array(paddle.static.global_scope().find_var(head.weight.name).get_tensor())
     with pytest.raises(paddle_pfc.BatchSizeError, match=r"6 labels \('labels'\) for 8 rows of 'images', which its "
                                                         r"feature is computed from: feed one label per sample"):
-        paddle_pfc.run(exe, main, feed={"images": images, "labels": np.arange(6)}, fetch_list=[head.output_dict["loss"]])
+        paddle_pfc.run(exe, main, feed={"images": images, "labels": np.arange(6)},
+                       fetch_list=[head.output_dict["loss"]])
     np.testing.assert_array_equal(
         np.array(paddle.static.global_scope().find_var(head.weight.name).get_tensor()), weight_before)
     loss, = paddle_pfc.run(exe, main, feed={"images": images, "labels": np.arange(8)},

@@ -9,7 +9,6 @@ import pytest
 import paddle_pfc
 from helpers.head_runs import check_case, load_ranks, mixed_cases, mixed_fused_cases, run_world
 
-
 #: Relative loss error that tells bfloat16-rounded operands from float32 ones (see below).
 ROUNDED_LOSS_ERROR = 1e-6
 
@@ -143,11 +142,10 @@ def test_bf16_training_program_as_a_bfloat16_cpu_builds_it(static_mode, monkeypa
     can). Every training convolution multiplies in bfloat16 and hands bfloat16 activations to the
     native batch norms, the head's three products are bfloat16 products, and the validation
     program stays float32."""
+    from launcher import REPO
     from paddle_pfc.engine.builder import build_programs, check_supported
     from paddle_pfc.engine.config import load_config
     from paddle_pfc.kernels import onednn_ops
-
-    from launcher import REPO
 
     monkeypatch.setattr(onednn_ops, "bfloat16_unsupported", lambda: None)
     monkeypatch.setenv("PADDLE_PFC_NATIVE", "on")

@@ -6,11 +6,10 @@ import sys
 
 import pytest
 
+from launcher import REPO
 from paddle_pfc.head import planner
 from paddle_pfc.head.geometry import block_bounds, block_rows
 from paddle_pfc.head.planner import PROCESS_OVERHEAD, max_classes, parse_bytes, plan
-
-from launcher import REPO
 
 
 def test_small_case_by_hand():

@@ -3,7 +3,6 @@ import logging
 
 import numpy as np
 import paddle
-import pytest
 
 import paddle_pfc
 from paddle_pfc.head.dtypes import from_float32

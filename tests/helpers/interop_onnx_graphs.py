@@ -95,7 +95,8 @@ class GraphWriter:
         return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
 
 
-def fc_head(tensors: dict[str, np.ndarray], embedding_size: int, cells: int = 49, seed: int = 0) -> dict[str, np.ndarray]:
+def fc_head(tensors: dict[str, np.ndarray], embedding_size: int, cells: int = 49,
+            seed: int = 0) -> dict[str, np.ndarray]:
     """``tensors`` (an arcface_torch MobileFaceNet) with its GDC head replaced by random tensors of
     insightface w600k_mbf's head, under torch's names: ConvBlock(512 -> 64) at ``features.layers.0``,
     Linear(64 * cells -> embedding, bias) at ``features.layers.2``, BatchNorm1d at ``features.layers.3``."""

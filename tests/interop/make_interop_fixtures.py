@@ -81,7 +81,8 @@ def main() -> int:
     torch.save(tensors, OUT / "tensors_zip.pt")
     torch.save(tensors, OUT / "tensors_legacy.pt", _use_new_zipfile_serialization=False)
     np.savez(OUT / "tensors_expected.npz",
-             **{k: (v.detach().float() if v.dtype == torch.bfloat16 else v.detach()).numpy() for k, v in tensors.items()})
+             **{k: (v.detach().float() if v.dtype == torch.bfloat16 else v.detach()).numpy()
+                for k, v in tensors.items()})
     print(f"wrote {OUT} with torch {torch.__version__}")
     return 0
 

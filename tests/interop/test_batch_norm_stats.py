@@ -38,8 +38,8 @@ def _train_mode(converted, state, images: np.ndarray) -> np.ndarray:
 
 def test_folded_batch_norms_take_their_inputs_statistics(tmp_path):
     from paddle_pfc.deploy.export import EvalProgram
-    from paddle_pfc.interop.convert import convert
     from paddle_pfc.interop.batch_norm_stats import calibrate_identity_batch_norms, identity_batch_norms
+    from paddle_pfc.interop.convert import convert
 
     path = tmp_path / "mbf.onnx"
     onnx.save(GraphWriter(read_torch_state(FIXTURES / "mbf128_fp16.pt")).mobilefacenet(), path)
@@ -52,7 +52,8 @@ def test_folded_batch_norms_take_their_inputs_statistics(tmp_path):
     images = ((images - 127.5) / 128).transpose(0, 3, 1, 2).copy()
 
     state, changed = calibrate_identity_batch_norms(converted.state, converted.backbone, converted.embedding_size,
-                                                    converted.input_size, lambda: (images[i:i + 5] for i in (0, 5, 10, 15)))
+                                                    converted.input_size,
+                                                    lambda: (images[i:i + 5] for i in (0, 5, 10, 15)))
     assert changed == 49 and identity_batch_norms(state) == []
     before = EvalProgram(converted.backbone, converted.embedding_size, converted.input_size, converted.state)(images)
     after = EvalProgram(converted.backbone, converted.embedding_size, converted.input_size, state)(images)

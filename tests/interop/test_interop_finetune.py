@@ -77,7 +77,8 @@ def test_finetune_from_a_converted_model(tiny_onnx, tmp_path):
     converted = convert(tiny_onnx)
     assert (converted.backbone, converted.embedding_size, converted.input_size) == ("mobilefacenet", 32, (32, 32))
     pre = read_pretrained(tiny_onnx)
-    assert pre.kind == "converted onnx" and (pre.backbone, pre.embedding_size, pre.input_size) == ("mobilefacenet", 32, 32)
+    assert (pre.kind == "converted onnx"
+            and (pre.backbone, pre.embedding_size, pre.input_size) == ("mobilefacenet", 32, 32))
 
     def run(name: str, *overrides: str) -> dict:
         out = tmp_path / name

@@ -183,7 +183,8 @@ def test_pretrained_reads_a_torch_file_and_refuses_others(tmp_path):
     from paddle_pfc.engine.pretrained import PretrainedError, read_pretrained
 
     pre = read_pretrained(MBF)
-    assert pre.kind == "converted torch" and (pre.backbone, pre.embedding_size, pre.input_size) == ("mobilefacenet", 128, 112)
+    assert (pre.kind == "converted torch"
+            and (pre.backbone, pre.embedding_size, pre.input_size) == ("mobilefacenet", 128, 112))
     with pytest.raises(PretrainedError, match=r"tensors_zip\.pt: found .*supported"):
         read_pretrained(FIXTURES / "tensors_zip.pt")
     marker = tmp_path / "pwned"

@@ -106,3 +106,33 @@ def test_convert_command_reports_one_line_and_exits_2(tmp_path, capsys):
     assert main([str(path), "--output", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {path}") and "a stride of 0" in err and err.count("\n") == 1
+
+
+def _damaged_zip(kind: str) -> bytes:
+    """torch's zip fixture with one damage zipfile itself raises on (found by tests/fuzz)."""
+    data = bytearray((FIXTURES / "tensors_zip.pt").read_bytes())
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as zf:
+        info = zf.getinfo("tensors_zip/byteorder")
+    central = data.index(b"tensors_zip/byteorder", data.index(b"PK\x01\x02")) - 46
+    if kind == "crc":  # the member's bytes changed, its recorded CRC-32 not
+        name_length, extra_length = struct.unpack("<HH", data[info.header_offset + 26:info.header_offset + 30])
+        start = info.header_offset + 30 + name_length + extra_length
+        assert data[start:start + len(b"little")] == b"little"
+        data[start:start + len(b"little")] = b"big\0\0\0"
+    elif kind == "local header":  # its local header's signature damaged
+        data[info.header_offset:info.header_offset + 4] = b"PK\0\0"
+    else:  # its name flagged UTF-8 in the central directory, but not UTF-8
+        data[central + 8] |= 0x08
+        data[central + 46:central + 46 + 4] = b"\xff\xff\xff\xff"
+    return bytes(data)
+
+
+@pytest.mark.parametrize("kind, problem", [
+    ("crc", r"byteorder or data.pkl cannot be read \(BadZipFile: Bad CRC-32"),
+    ("local header", r"byteorder or data.pkl cannot be read \(BadZipFile: Bad magic number"),
+    ("name", r"not a readable torch zip file \(.*utf-8"),
+])
+def test_zip_damage_zipfile_raises_on_is_refused_naming_the_file(tmp_path, kind, problem):
+    path = _write(tmp_path, "damaged.pt", _damaged_zip(kind))
+    with pytest.raises(MalformedPickleError, match=re.escape(str(path)) + ".*" + problem):
+        read_torch_state(path)

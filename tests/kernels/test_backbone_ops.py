@@ -7,8 +7,8 @@ import paddle
 import pytest
 from paddle.autograd.ir_backward import grad as pir_grad
 
-from paddle_pfc.kernels import onednn_ops, native_ops
 from paddle_pfc.backbones.native_layers import DepthwiseConv2D, GroupedConv2D, PReLU
+from paddle_pfc.kernels import native_ops, onednn_ops
 
 
 def run_with_weight(startup, main, weight_name: str, weight: np.ndarray, feed: dict, fetch: list) -> list:
@@ -100,7 +100,8 @@ def _grouped_reference(x, w, stride, pad, groups):
             channel = oc // group_out * group_in + b
             for i in range(kh):
                 for j in range(kw):
-                    window = xp[:, channel, i:i + stride[0] * (oh - 1) + 1:stride[0], j:j + stride[1] * (ow - 1) + 1:stride[1]]
+                    window = xp[:, channel, i:i + stride[0] * (oh - 1) + 1:stride[0],
+                                j:j + stride[1] * (ow - 1) + 1:stride[1]]
                     out[:, oc] += w[oc, b, i, j] * window
     return out
 
@@ -289,7 +290,8 @@ def test_backbone_bfloat16_step_keeps_activations_bfloat16(build, static_mode, m
     assert sum("bfloat16" in dtype_in.lower() for dtype_in, _ in norms) >= 2, norms
     assert sum("bfloat16" in dtype_out.lower() for _, dtype_out in norms) >= 2, norms
     for name in ("native_layers", "iresnet", "mobilefacenet"):
-        monkeypatch.setattr(importlib.import_module(f"paddle_pfc.backbones.{name}"), "takes_bfloat16", lambda conv: False)
+        monkeypatch.setattr(importlib.import_module(f"paddle_pfc.backbones.{name}"), "takes_bfloat16",
+                            lambda conv: False)
     norms, products_only = _backbone_gradients(build, "on", monkeypatch, bf16=True)
     assert not any("bfloat16" in dtype.lower() for pair in norms for dtype in pair), norms
     typical = float(np.median([np.abs(w).max() for w in want]))

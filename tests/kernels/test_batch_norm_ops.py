@@ -10,8 +10,14 @@ import paddle
 import pytest
 from paddle.autograd.ir_backward import grad as pir_grad
 
-from paddle_pfc.backbones.native_layers import (BatchNorm2D, PReLU, batch_norm_prelu, channels_last,
-                                                to_channels_first, to_channels_last)
+from paddle_pfc.backbones.native_layers import (
+    BatchNorm2D,
+    PReLU,
+    batch_norm_prelu,
+    channels_last,
+    to_channels_first,
+    to_channels_last,
+)
 from reference import round_bfloat16 as _bfloat16
 
 MOMENTUM, EPSILON = 0.9, 1e-5

@@ -9,7 +9,6 @@ import pytest
 from paddle.autograd.ir_backward import grad as pir_grad
 
 from paddle_pfc.kernels import native_build, native_ops
-
 from reference import round_bfloat16
 
 pytestmark = pytest.mark.skipif(native_build.mode() == "off", reason="PADDLE_PFC_NATIVE=off")

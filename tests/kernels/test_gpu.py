@@ -38,8 +38,8 @@ def test_real_and_emulated_kernels_agree(static_mode):
     positives, and the same loss, softmax and gradient up to float32 rounding."""
     import paddle
 
-    from paddle_pfc.kernels.collectives import CollectiveChain
     from paddle_pfc.kernels import fused_kernels
+    from paddle_pfc.kernels.collectives import CollectiveChain
 
     rng = np.random.default_rng(5)
     cos = np.tanh(rng.standard_normal((6, 11))).astype(np.float32)
@@ -52,7 +52,8 @@ def test_real_and_emulated_kernels_agree(static_mode):
             logits = paddle.static.data("logits", [6, 11], "float32")
             logits.stop_gradient = False
             label = paddle.static.data("label", [6], "int64")
-            softmax, loss = kernels.margin_cross_entropy(logits, label, 0, SimpleNamespace(m1=0.9, m2=0.4, m3=0.15, s=32.0),
+            softmax, loss = kernels.margin_cross_entropy(logits, label, 0,
+                                                         SimpleNamespace(m1=0.9, m2=0.4, m3=0.15, s=32.0),
                                                          CollectiveChain(1), return_softmax=True)
             (grad,) = paddle.static.gradients([paddle.sum(loss)], [logits])
             remapped, sampled = kernels.class_center_sample(label, 11, 4, 0, CollectiveChain(1), seed=7)

@@ -5,9 +5,9 @@ import numpy as np
 import paddle
 import pytest
 
-from paddle_pfc.kernels.collectives import zero_depending_on
-from paddle_pfc.kernels import extensions, native_build, native_ops
 from paddle_pfc.head.dtypes import from_float32, to_float32
+from paddle_pfc.kernels import extensions, native_build, native_ops
+from paddle_pfc.kernels.collectives import zero_depending_on
 
 RNG = np.random.default_rng(7)
 needs_mkl = pytest.mark.skipif(native_ops.blas_library() is None, reason="this Paddle wheel ships no MKL")

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from paddle.utils.cpp_extension.extension_utils import find_paddle_includes
 
-from paddle_pfc.utils.cpu import cpu_info
 from paddle_pfc.kernels import native_ops, onednn_ops
+from paddle_pfc.utils.cpu import cpu_info
 
 #: GCC's -march name -> what it enables that the sources' branches look at.
 TARGETS = {

@@ -93,8 +93,8 @@ def _run_conv(x, weight, up, stride, pad, native: bool, bf16: bool = False, grou
         if native:
             if channels_last:
                 operand = onednn_ops.to_channels_last(operand)
-            out = onednn_ops.conv2d(operand, layer.weight, stride, pad, bf16=bf16, groups=groups, bf16_output=bf16_output,
-                                    channels_last=channels_last)
+            out = onednn_ops.conv2d(operand, layer.weight, stride, pad, bf16=bf16, groups=groups,
+                                    bf16_output=bf16_output, channels_last=channels_last)
             if channels_last:
                 assert list(out.shape)[-1] == weight.shape[0], out.shape
                 out = onednn_ops.to_channels_first(out)
@@ -137,7 +137,8 @@ GROUPED_CASES = [  # x shape, out channels, kernel, stride, padding, groups
 @pytest.mark.parametrize("channels_last", [False, True])
 @pytest.mark.parametrize("shape, out_c, kernel, stride, pad, groups",
                          [(*case, 1) for case in CASES] + GROUPED_CASES,
-                         ids=[f"dense{i}" for i in range(len(CASES))] + [f"grouped{i}" for i in range(len(GROUPED_CASES))])
+                         ids=[f"dense{i}" for i in range(len(CASES))]
+                         + [f"grouped{i}" for i in range(len(GROUPED_CASES))])
 def test_conv_matches_paddle_and_float64(shape, out_c, kernel, stride, pad, groups, channels_last, static_mode):
     """NCHW, or NHWC tensors (``channels_last``: oneDNN's kernels on them as they are)."""
     rng = np.random.default_rng(shape[1] * 31 + out_c + kernel[1])

@@ -30,4 +30,5 @@ def test_a_checkout_without_arcface_torch_is_a_usage_error(tmp_path):
     assert f"no partial_fc_v2.py, losses.py under {tmp_path / 'recognition' / 'arcface_torch'}" in proc.stderr
     proc = _bench("--insightface", str(tmp_path / "elsewhere"))  # backbone only: backbones/ is what it needs
     assert proc.returncode == 2, proc.stderr[-2000:]
-    assert "no backbones/__init__.py" in proc.stderr and "a checkout of github.com/deepinsight/insightface" in proc.stderr
+    assert ("no backbones/__init__.py" in proc.stderr
+            and "a checkout of github.com/deepinsight/insightface" in proc.stderr)

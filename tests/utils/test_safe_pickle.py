@@ -3,9 +3,9 @@ is refused and runs nothing."""
 from __future__ import annotations
 
 import collections
-import re
 import os
 import pickle
+import re
 import subprocess
 import sys
 
@@ -13,8 +13,13 @@ import numpy as np
 import pytest
 
 from paddle_pfc.utils.pdparams import load_pdparams
-from paddle_pfc.utils.safe_pickle import (ARRAY_GLOBALS, MalformedPickleError, UnsafePickleError,
-                                          load_file, restricted_load)
+from paddle_pfc.utils.safe_pickle import (
+    ARRAY_GLOBALS,
+    MalformedPickleError,
+    UnsafePickleError,
+    load_file,
+    restricted_load,
+)
 
 
 class _Payload:
@@ -145,7 +150,6 @@ def test_pdparams_payload_refused(tmp_path):
 # ------------------------------------------------------------------------------ crafted files
 # Each file below declares something pickle.dumps never writes; see tests/helpers/crafted_pickles.py.
 from helpers import crafted_pickles as cp  # noqa: E402
-
 from paddle_pfc.utils.decode_budget import LIMIT_ENV  # noqa: E402
 from paddle_pfc.utils.errors import BudgetError, InputDataError  # noqa: E402
 

@@ -14,9 +14,9 @@ import paddle
 import paddle_pfc
 from paddle_pfc.cli import entry
 from paddle_pfc.head.geometry import class_split
+from paddle_pfc.kernels import fused_kernels
 from paddle_pfc.kernels.collectives import CollectiveChain
 from paddle_pfc.runtime.distributed import current_place
-from paddle_pfc.kernels import fused_kernels
 
 
 def margin_case_data(case: dict):
@@ -72,7 +72,8 @@ def run_sample(case, rank, world_size, kernels):
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, startup):
         label = paddle.static.data("label", [len(labels)], case.get("dtype", "int64"))
-        remapped, sampled = kernels.class_center_sample(label, num_local, num_samples, rank, CollectiveChain(world_size),
+        remapped, sampled = kernels.class_center_sample(label, num_local, num_samples, rank,
+                                                        CollectiveChain(world_size),
                                                         case.get("seed", 0) if case.get("fix_seed", False) else None)
     exe = paddle.static.Executor(current_place())
     exe.run(startup)

@@ -11,8 +11,8 @@ import paddle
 
 import paddle_pfc
 from paddle_pfc.cli import entry
-from paddle_pfc.runtime.distributed import current_place
 from paddle_pfc.head.dtypes import convert, to_float32
+from paddle_pfc.runtime.distributed import current_place
 
 
 def case_data(case: dict, world_size: int):

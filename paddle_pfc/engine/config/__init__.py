@@ -18,12 +18,34 @@ populated (defaults filled in, ``data.image_size`` defaulted to ``model.input_si
 ``config_from_dict(cfg.to_dict())`` round-trips. Importing this package does not import Paddle.
 """
 from .checks import ConfigError
-from .loading import (add_config_args, config_from_args, config_from_dict, default_config_dict,
-                      dump_config, load_config, read_config_file)
+from .loading import (
+                      add_config_args,
+                      config_from_args,
+                      config_from_dict,
+                      default_config_dict,
+                      dump_config,
+                      load_config,
+                      read_config_file,
+)
 from .resolve import describe_lr, log_interval, resolve_lr, resolve_validation_sets
-from .schema import (AMP_MODES, BACKBONES, DATA_KINDS, DTYPES, LR_SCHEDULES, SCHEMA, SECTIONS,
-                     ClassifierConfig, Config, DataConfig, Field, LossConfig, ModelConfig, TrainConfig,
-                     ValidationConfig, ValSet)
+from .schema import (
+                      AMP_MODES,
+                      BACKBONES,
+                      DATA_KINDS,
+                      DTYPES,
+                      LR_SCHEDULES,
+                      SCHEMA,
+                      SECTIONS,
+                      ClassifierConfig,
+                      Config,
+                      DataConfig,
+                      Field,
+                      LossConfig,
+                      ModelConfig,
+                      TrainConfig,
+                      ValidationConfig,
+                      ValSet,
+)
 
 __all__ = [
     "BACKBONES", "DTYPES", "AMP_MODES", "DATA_KINDS", "LR_SCHEDULES", "SCHEMA", "SECTIONS",

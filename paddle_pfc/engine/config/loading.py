@@ -18,10 +18,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import yaml
+
+from paddle_pfc.utils.errors import UsageError
 
 from .checks import ConfigError, describe, unknown_key_msg, unknown_section_msg, validate
 from .schema import SCHEMA, Config
@@ -29,8 +32,28 @@ from .schema import SCHEMA, Config
 BASE_KEY = "_base_"
 
 
+#: Aliases (``*name``) one YAML text may use, and values it may expand to: a config needs few; a
+#: "billion laughs" text nests aliases of aliases to expand a few lines into billions of values.
+MAX_ALIASES = 100
+MAX_VALUES = 100_000
+#: Bytes a config file may hold: the shipped recipes are ~2 KB.
+MAX_CONFIG_BYTES = 1 << 20
+
+
+class _TooManyAliases(UsageError, yaml.YAMLError):
+    """More aliases than :data:`MAX_ALIASES` (raised while composing; reported naming the file)."""
+
+
 class _Loader(yaml.SafeLoader):
-    """SafeLoader + exponent floats without a dot (``5e-4``) + duplicate-key check."""
+    """SafeLoader + exponent floats without a dot (``5e-4``) + duplicate-key check + at most
+    :data:`MAX_ALIASES` aliases."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            self.aliases = getattr(self, "aliases", 0) + 1
+            if self.aliases > MAX_ALIASES:
+                raise _TooManyAliases(f"more than {MAX_ALIASES} aliases (*name); a config needs few")
+        return super().compose_node(parent, index)
 
     def construct_mapping(self, node, deep=False):
         if isinstance(node, yaml.MappingNode):
@@ -52,11 +75,39 @@ _Loader.add_implicit_resolver(
 )
 
 
+def _check_expansion(value: Any, source: str) -> None:
+    """``value`` (loaded YAML) must be a tree of at most :data:`MAX_VALUES` values once its aliases
+    are expanded, none holding itself; :class:`ConfigError` naming ``source`` otherwise."""
+    count, stack = 0, [(value, ())]
+    while stack:
+        item, ancestors = stack.pop()
+        count += 1
+        if count > MAX_VALUES:
+            raise ConfigError(f"{source}: expands to more than {MAX_VALUES:,} values (aliases of aliases: "
+                              "a YAML bomb?); a config holds far fewer")
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if id(child) in ancestors or child is item:
+                    raise ConfigError(f"{source}: a value that contains itself (a recursive alias)")
+                stack.append((child, (*ancestors, id(item))))
+            else:
+                count += 1
+
+
 def _yaml_load(text: str, source: str) -> Any:
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+        value = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+    except _TooManyAliases as e:
+        raise ConfigError(f"{source}: {e}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: nested too deeply to be a config") from None
     except yaml.YAMLError as e:
         raise ConfigError(f"{source}: invalid YAML: {e}") from None
+    except (ValueError, TypeError, AttributeError, OverflowError) as e:  # a tag PyYAML cannot construct
+        raise ConfigError(f"{source}: invalid YAML: a value cannot be read ({type(e).__name__}: {e})") from None
+    _check_expansion(value, source)
+    return value
 
 
 def _merged(base: dict, delta: dict) -> dict:
@@ -74,12 +125,21 @@ def _read_with_bases(path: str | os.PathLike, chain: tuple[str, ...]) -> Any:
     real = os.path.realpath(path)
     if real in chain:
         raise ConfigError(f"{path}: {BASE_KEY} cycle: " + " -> ".join([*chain, real]))
+    where = f"{chain[-1]}: {BASE_KEY}: " if chain else ""
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        with open(path, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise ConfigError(f"{where}{path}: not a regular file (a device, FIFO or folder is no config)")
+            data = fh.read(MAX_CONFIG_BYTES + 1)
     except OSError as e:
-        where = f"{chain[-1]}: {BASE_KEY}: " if chain else ""
         raise ConfigError(f"{where}{path}: cannot read config file ({e.strerror or e})") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{where}{path}: more than {MAX_CONFIG_BYTES:,} bytes; a config holds a few thousand")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{where}{path}: not UTF-8 text (byte {e.start})") from None
     raw = _yaml_load(text, str(path))
     if raw is None:
         return {}
@@ -172,7 +232,19 @@ def load_config(path: str | os.PathLike | None, overrides: Sequence[str] = ()) -
             violated cross-field rule; the message names every offending key.
     """
     raw: Any = read_config_file(path) if path is not None else {}
-    return config_from_dict(raw, overrides)
+    try:
+        return config_from_dict(raw, overrides)
+    except ConfigError as e:  # a problem of a key the file sets (not an override) names the file too
+        if path is None:
+            raise
+        overridden = {ov.split("=", 1)[0].strip() for ov in overrides if isinstance(ov, str)}
+        raise ConfigError([line if _key_of(line) in overridden or _key_of(line).split(".")[0] in overridden
+                           else f"{path}: {line}" for line in e.errors]) from None
+
+
+def _key_of(problem: str) -> str:
+    """The ``dotted.key`` a problem line of :class:`ConfigError` starts with."""
+    return problem.split(":", 1)[0].strip()
 
 
 def add_config_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
