@@ -115,6 +115,8 @@ def folder_groups(buf: np.ndarray, offsets: np.ndarray, odd: np.ndarray) -> tupl
     distinct folder (by hash), and the paths whose folder bytes differ from their hash group's
     representative (a hash collision: each is checked alone). Holds 14 bytes a path."""
     n = offsets.size - 1
+    if n == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
     hashes, lengths = np.empty(n, np.uint64), np.empty(n, np.int32)
     for i, j in _chunks(offsets):
         cut = folder_ends(buf, offsets, i, j)

@@ -53,6 +53,14 @@ def test_block_parse_equals_the_line_by_line_parse(tmp_path, monkeypatch, block)
     assert pickle.loads(pickle.dumps(items))[2999] == items[2999]
 
 
+@pytest.mark.parametrize("content", [b"", b"\n\n  \r\n", label_blocks.BOM])
+def test_a_label_file_without_entries(tmp_path, content):
+    (tmp_path / "label.txt").write_bytes(content)
+    assert len(parse_label_file(str(tmp_path / "label.txt"))[0]) == 0
+    with pytest.raises(ValueError, match="label.txt: no usable samples"):
+        ImageFolderDataset(tmp_path)
+
+
 def test_the_vectorized_block_takes_what_the_line_by_line_parse_takes():
     """Both block parsers on the same plain block (one is the other's fallback)."""
     data = b"".join(varied_lines(500, seed=1)).replace(b"caf\xc3\xa9", b"cafe")
