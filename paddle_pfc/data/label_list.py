@@ -73,7 +73,7 @@ class ImageList(Sequence):
         i = range(len(self))[i]
         return int(self.lines[i]) if self.lines is not None else i + 1
 
-    def take(self, keep: np.ndarray) -> "ImageList":
+    def take(self, keep: np.ndarray) -> ImageList:
         """The entries where ``keep`` (bool, one per entry) holds."""
         lengths = np.diff(self.offsets)[keep]
         byte_keep = np.repeat(keep, np.diff(self.offsets))

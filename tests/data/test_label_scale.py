@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paddle_pfc.data import BatchLoader, DistributedBatchSampler, ImageFolderDataset
-from paddle_pfc.data import image_folder, label_blocks, label_checks
+from helpers.loader_batches import assert_workers_read_as_inline
+from paddle_pfc.data import ImageFolderDataset, image_folder, label_blocks, label_checks
 from paddle_pfc.data.image_folder import parse_label_file
 
 
@@ -31,7 +31,7 @@ def varied_lines(n: int, seed: int = 0) -> list[bytes]:
     rng = np.random.default_rng(seed)
     lines = []
     for i in range(n):
-        folder = ["id_%05d" % (i // 7), "with space %d" % (i // 11), "caf\u00e9 %d" % (i // 13), "./d%d" % (i % 3)][i % 4]
+        folder = [f"id_{i // 7:05d}", f"with space {i // 11}", f"caf\u00e9 {i // 13}", f"./d{i % 3}"][i % 4]
         sep = [b"\t", b" ", b"  \t ", b"\t\t"][int(rng.integers(4))]
         end = [b"\n", b"\r\n", b" \n", b"\t\r\n"][int(rng.integers(4))]
         lead = b"  " if i % 97 == 5 else b""
@@ -167,7 +167,7 @@ def test_files_beyond_the_limit_are_checked_when_read(tmp_path, monkeypatch):
     ds = ImageFolderDataset(root, image_size=None)
     assert len(ds) == 14 and not ds.samples.files_checked
     assert ds[6][0][0, 0, 0] == 60 and ds[12][0][0, 0, 0] == 10  # a symlink inside the root reads
-    with pytest.raises(ValueError, match=re.escape(f"label.txt, line 8: image file 'p1/im 7.png' not found")):
+    with pytest.raises(ValueError, match=re.escape("label.txt, line 8: image file 'p1/im 7.png' not found")):
         ds[7]
     with pytest.raises(ValueError, match=f"line 14: image 'p0/leak.png' is a symlink to {tmp_path / 'secret.png'}"):
         ds[13]
@@ -175,13 +175,5 @@ def test_files_beyond_the_limit_are_checked_when_read(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("context", ["fork", "spawn"])
 def test_loader_workers_read_the_images_of_the_main_process(tmp_path, context):
-    ds = ImageFolderDataset(make_folder(tmp_path / "f", 24), image_size=8)
-    sampler = DistributedBatchSampler(len(ds), 4, seed=3)
-    with BatchLoader(ds, sampler, 8, num_workers=0, seed=1) as inline:
-        expected = list(inline.epoch(0))
-    with BatchLoader(ds, sampler, 8, num_workers=2, seed=1, mp_context=context) as loader:
-        got = list(loader.epoch(0))
-    assert len(got) == len(expected) == 6
-    for (images, labels), (ref_images, ref_labels) in zip(got, expected):
-        np.testing.assert_array_equal(images, ref_images)
-        np.testing.assert_array_equal(labels, ref_labels)
+    dataset = ImageFolderDataset(make_folder(tmp_path / "f", 24), image_size=8)
+    assert_workers_read_as_inline(dataset, 8, batches=6, contexts=(context,))
