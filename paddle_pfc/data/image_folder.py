@@ -40,13 +40,15 @@ from paddle_pfc.utils.errors import InputDataError
 from paddle_pfc.utils.progress import Progress
 
 from ._image import SizeLike, as_size, fit_size, read_rgb
-from .label_blocks import BLOCK_BYTES, BOM, MAX_LABEL, parse_block  # noqa: F401  (MAX_LABEL: callers import it from here)
+from .label_blocks import MAX_LABEL  # noqa: F401  (callers import it from here)
+from .label_blocks import BLOCK_BYTES, BOM, parse_block
 from .label_checks import FolderResolver, folder_groups, irregular, release_powers, span_hashes
 from .label_list import ImageList
 from .rec_index import _release_free_heap
 
 _log = logging.getLogger("paddle_pfc.data")
 
+#: Up to this many images, ``check_files="auto"`` checks every image file at start-up.
 FILE_CHECK_LIMIT = 1_000_000
 
 
