@@ -40,8 +40,12 @@ from paddle_pfc.utils.errors import InputDataError
 from paddle_pfc.utils.progress import Progress
 
 from ._image import SizeLike, as_size, fit_size, read_rgb
-from .label_blocks import MAX_LABEL  # noqa: F401  (callers import it from here)
-from .label_blocks import BLOCK_BYTES, BOM, parse_block
+from .label_blocks import (
+    BLOCK_BYTES,
+    BOM,
+    MAX_LABEL,  # noqa: F401  (callers import it from here)
+    parse_block,
+)
 from .label_checks import FolderResolver, folder_groups, irregular, release_powers, span_hashes
 from .label_list import ImageList
 from .rec_index import _release_free_heap
