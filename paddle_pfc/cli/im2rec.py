@@ -141,7 +141,7 @@ def _read_samples(args: argparse.Namespace) -> tuple[list, list]:
                                         allow_outside_root=args.allow_outside_root)
     if not samples:
         raise ValueError(f"{label_file}: no usable samples")
-    order = np.argsort(np.array([lab for _, lab in samples]), kind="stable")
+    order = np.argsort(samples.labels, kind="stable")
     return [samples[i] for i in order], skipped
 
 

@@ -1,8 +1,9 @@
-"""What a :class:`RecordDataset` costs at scale: build time, peak memory, and its loader workers' memory.
+"""What a :class:`RecordDataset` or an :class:`ImageFolderDataset` costs at scale: build time, peak
+memory, and its loader workers' memory.
 
 :func:`measure` runs in a process of its own (its peak RSS is the process's): it builds the dataset,
-then reads ``batches`` batches with ``workers`` loader worker processes and reads each worker's
-memory from ``/proc/<pid>/smaps_rollup`` (Linux).
+then reads ``batches`` batches (none: no loader) with ``workers`` loader worker processes and reads
+each worker's memory from ``/proc/<pid>/smaps_rollup`` (Linux).
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import time
 
 import numpy as np
 
+from .image_folder import ImageFolderDataset
 from .loader import BatchLoader, DistributedBatchSampler
 from .recordio import RecordDataset
 
@@ -45,21 +47,24 @@ def peak_rss() -> int:
     raise OSError("/proc/self/status has no VmHWM line")
 
 
-def measure(root: str, workers: int, batch_size: int, batches: int) -> dict:
-    """Build the dataset at ``root`` and read ``batches`` batches with ``workers`` workers."""
+def measure(root: str, workers: int, batch_size: int, batches: int, kind: str = "rec") -> dict:
+    """Build the dataset (``kind``: ``rec`` or ``folder``) at ``root`` and read ``batches`` batches
+    with ``workers`` workers."""
     before = memory_of()["rss"]
     started = time.perf_counter(), time.process_time()
-    dataset = RecordDataset(root, image_size=112)
+    dataset = RecordDataset(root, image_size=112) if kind == "rec" else ImageFolderDataset(root, image_size=112)
     build_s, build_cpu_s = time.perf_counter() - started[0], time.process_time() - started[1]
     peak = peak_rss()
     after = memory_of()["rss"]
-    sampler = DistributedBatchSampler(len(dataset), batch_size, seed=SEED)
-    with BatchLoader(dataset, sampler, 112, num_workers=workers, seed=SEED) as loader:
-        for step, (images, labels) in enumerate(loader.epoch(0)):
-            if step + 1 == batches:
-                break
-        processes = list((getattr(loader._executor, "_processes", None) or {}).values())
-        worker_memory = [memory_of(p.pid) for p in processes]
+    worker_memory = []
+    if batches:
+        sampler = DistributedBatchSampler(len(dataset), batch_size, seed=SEED)
+        with BatchLoader(dataset, sampler, 112, num_workers=workers, seed=SEED) as loader:
+            for step, (images, labels) in enumerate(loader.epoch(0)):
+                if step + 1 == batches:
+                    break
+            processes = list((getattr(loader._executor, "_processes", None) or {}).values())
+            worker_memory = [memory_of(p.pid) for p in processes]
     return {"records": len(dataset), "classes": dataset.num_classes, "build_s": round(build_s, 2),
             "build_cpu_s": round(build_cpu_s, 2), "rss_before": before, "rss_after_build": after,
             "peak_rss": peak, "peak_bytes_per_record": round((peak - before) / len(dataset), 1),

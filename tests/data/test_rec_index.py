@@ -12,10 +12,9 @@ import cv2
 import numpy as np
 import pytest
 
+from helpers.loader_batches import assert_workers_read_as_inline
 from launcher import REPO
 from paddle_pfc.data import (
-    BatchLoader,
-    DistributedBatchSampler,
     ImageFolderDataset,
     RecordDataset,
     rec_index,
@@ -186,17 +185,7 @@ def test_dataset_returns_what_the_records_hold(im2rec_dir, small_folder):
 
 def test_loader_workers_read_the_images_of_the_main_process(tmp_path):
     _write_rec(tmp_path, [i // 3 for i in range(24)])
-    dataset = RecordDataset(tmp_path, image_size=8)
-    sampler = DistributedBatchSampler(len(dataset), 4, seed=3)
-    with BatchLoader(dataset, sampler, 8, num_workers=0, seed=1) as inline:
-        expected = list(inline.epoch(0))
-    for context in ("fork", "spawn"):
-        with BatchLoader(dataset, sampler, 8, num_workers=2, seed=1, mp_context=context) as loader:
-            got = list(loader.epoch(0))
-        assert len(got) == len(expected) == 6
-        for (images, labels), (ref_images, ref_labels) in zip(got, expected):
-            np.testing.assert_array_equal(images, ref_images)
-            np.testing.assert_array_equal(labels, ref_labels)
+    assert_workers_read_as_inline(RecordDataset(tmp_path, image_size=8), 8, batches=6)
 
 
 @pytest.mark.parametrize("layout", ["sparse", "packed"])
