@@ -33,7 +33,8 @@ from collections.abc import Callable, Iterator
 from importlib import import_module
 from typing import NoReturn
 
-COMMANDS = ("train", "export", "infer", "validate", "eval_ijb", "im2rec", "plan", "selfcheck", "convert")
+COMMANDS = ("train", "export", "infer", "validate", "eval_ijb", "im2rec", "plan", "selfcheck", "convert",
+            "pairs")
 _EXTRACT_STACK = traceback.extract_stack
 
 
@@ -144,4 +145,4 @@ def _command(name: str) -> Callable[[], NoReturn]:
     return command
 
 
-train, export, infer, validate, eval_ijb, im2rec, plan, selfcheck, convert = (_command(name) for name in COMMANDS)
+train, export, infer, validate, eval_ijb, im2rec, plan, selfcheck, convert, pairs = (_command(name) for name in COMMANDS)

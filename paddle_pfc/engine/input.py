@@ -18,7 +18,8 @@ def dataset_from_config(data_cfg, image_size: int):
     kind's own settings), its images at ``image_size``."""
     d = data_cfg
     extra = {"synthetic": {"samples_per_class": d.samples_per_class, "seed": d.seed},
-             "folder": {"skip_bad": d.skip_bad, "allow_outside_root": d.allow_outside_root}, "rec": {}}[d.kind]
+             "folder": {"skip_bad": d.skip_bad, "allow_outside_root": d.allow_outside_root,
+                        "label_file": d.label_file}, "rec": {}}[d.kind]
     return build_dataset(d.kind, d.root, d.num_classes, image_size, **extra)
 
 

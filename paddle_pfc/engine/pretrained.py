@@ -198,7 +198,9 @@ def read_pretrained(path: str | Path) -> Pretrained:
     if path.is_file():
         return _from_file(path)
     if not path.is_dir():
-        raise PretrainedError(f"pretrained {path}: no such file or folder")
+        from paddle_pfc.engine.preflight import missing_pretrained_message
+
+        raise PretrainedError(missing_pretrained_message(path))
     try:
         export_meta = read_export_meta(path)
     except ValueError as exc:

@@ -1,0 +1,92 @@
+"""The files a training run names, checked before anything is written: a run refused for a
+missing input leaves no output folder behind. Each message names what is missing and the command
+that makes it."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from paddle_pfc.utils.errors import UsageError
+
+#: What writes the held-out pairs and the training identities' label file.
+PAIRS_COMMAND = "python tools/pairs.py --root YOUR_IMAGE_FOLDER"
+
+
+def missing_best_reason(path: str | os.PathLike) -> tuple[str, Path] | None:
+    """For a missing ``RUN/best`` of a run that has ``RUN/checkpoints``: ``(why best/ is missing,
+    the checkpoints folder to use instead)``; else None. ``best/`` is written only by a validation."""
+    best = Path(path)
+    run = best.parent
+    if best.name != "best" or best.exists() or not (run / "checkpoints").is_dir():
+        return None
+    why = "the run validated nothing (validation.sets: [])"
+    config = run / "config.yaml"
+    if config.is_file():
+        import yaml
+
+        try:
+            sets = (yaml.safe_load(config.read_text()) or {}).get("validation", {}).get("sets")
+        except (yaml.YAMLError, AttributeError):
+            sets = None
+        if sets:
+            why = "no validation of the run has finished yet (validation.every_steps, or each epoch's end)"
+    return why, run / "checkpoints"
+
+
+def missing_pretrained_message(path: str | os.PathLike) -> str:
+    """Why ``model.pretrained`` ``path`` (which does not exist) is missing and what to give instead."""
+    reason = missing_best_reason(path)
+    if reason is not None:
+        why, checkpoints = reason
+        return (f"pretrained {path}: no best/ in {Path(path).parent}, because {why}. Fine-tune from its newest "
+                f"checkpoint (--pretrained {checkpoints}), or re-run that training with validation.sets "
+                f"(the recipes validate on data.root/pairs.bin, which {PAIRS_COMMAND} writes)")
+    run = Path(path).parent if Path(path).name in ("best", "checkpoints") else None
+    if run is not None and not (run / "checkpoints").is_dir():
+        return (f"pretrained {path}: not found: no training run in {run} (no checkpoints/); train it first "
+                "(python tools/train.py -c configs/train_small.yaml ...), or give --pretrained a checkpoint, an "
+                "export or a public model (docs/pretrained_models.md)")
+    return (f"pretrained {path}: no such file or folder (a checkpoint, a run's best/, an export or a public "
+            "model: docs/finetuning.md)")
+
+
+def _starts_fresh(cfg) -> bool:
+    """True when the run takes its backbone from ``model.pretrained`` (no checkpoint to resume)."""
+    resume = cfg.train.resume
+    if resume in (None, ""):
+        return True
+    return resume == "auto" and not any((Path(cfg.train.output_dir) / "checkpoints").glob("step_*"))
+
+
+def _missing_data(cfg) -> str | None:
+    """The data a ``folder`` / ``rec`` config names, when missing: what is missing and what makes it."""
+    d = cfg.data
+    if d.kind in ("folder", "rec") and d.root is not None and not Path(d.root).expanduser().is_dir():
+        return f"data.root {d.root}: no such folder"
+    if d.kind == "folder":
+        label = Path(d.root).expanduser() / d.label_file
+        if not label.is_file():
+            return (f"data.label_file {label}: not found. {PAIRS_COMMAND} writes train_label.txt (the identities "
+                    "it does not hold out for validation); -o data.label_file=label.txt trains on every identity")
+    if d.kind == "rec" and not (Path(d.root).expanduser() / "train.rec").is_file():
+        return (f"data.root {d.root}: no train.rec. python tools/im2rec.py --root YOUR_IMAGE_FOLDER --label-file "
+                f"train_label.txt --output {d.root} writes it (docs/your_own_data.md)")
+    return None
+
+
+def check_run_inputs(cfg) -> None:
+    """``UsageError`` naming the first missing input of ``cfg``: its data, its ``model.pretrained``
+    (when the run starts from it), a ``validation.sets`` file."""
+    missing = _missing_data(cfg)
+    if missing is not None:
+        raise UsageError(missing)
+    pretrained = cfg.model.pretrained
+    if pretrained and _starts_fresh(cfg) and not Path(pretrained).expanduser().exists():
+        raise UsageError(missing_pretrained_message(pretrained))
+    from paddle_pfc.engine.config import resolve_validation_sets
+
+    for name, path in resolve_validation_sets(cfg):
+        if not os.path.isfile(path):
+            raise UsageError(f"validation.sets {name!r}: {path} not found. {PAIRS_COMMAND} writes pairs.bin "
+                             "(pairs of identities held out of training; tools/im2rec.py copies it next to "
+                             "train.rec); -o validation.sets=[] trains without validation (and without best/)")
