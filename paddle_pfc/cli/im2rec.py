@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     copied = _copy_pairs(args.root, args.output)
     _report(info, tally, args.workers, time.time() - t0)
     if copied:
-        print(f"im2rec: copied the held-out pairs {os.path.join(args.root, 'pairs.bin')} to {copied}")
+        print(f"im2rec: copied the verification pairs {os.path.join(args.root, 'pairs.bin')} to {copied}")
     return 0
 
 

@@ -94,11 +94,17 @@ def train_label_text(groups: dict[int, list[str]], train: list[int], root: str) 
     return "\n".join(lines) + "\n"
 
 
+def shown(path: str) -> str:
+    """``path`` relative to the current folder when it lies inside it, else absolute."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith(os.pardir) else relative
+
+
 def _next_commands(args: argparse.Namespace, num_classes: int) -> list[str]:
     """The commands that train on the split, as they run from the current folder."""
-    root = shlex.quote(os.path.relpath(args.root))
+    root = shlex.quote(shown(args.root))
     label = shlex.quote(os.path.relpath(args.train_label, args.root))
-    rec = shlex.quote(os.path.relpath(args.root.rstrip(os.sep) + "_rec"))
+    rec = shlex.quote(shown(args.root.rstrip(os.sep) + "_rec"))
     return [f"python tools/im2rec.py --root {root} --label-file {label} --output {rec}",
             f"python tools/train.py -c configs/train_small.yaml -o data.root={rec} -o data.num_classes={num_classes}",
             f"  (or straight from the folder: -o data.kind=folder -o data.root={root} -o data.label_file={label})"]
@@ -134,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         info = write_split(args)
     except USER_ERRORS as e:
         return usage_failure(e, "pairs: error")
-    train_label, pairs_bin = os.path.relpath(args.train_label), os.path.relpath(args.bin)
+    train_label, pairs_bin = shown(args.train_label), shown(args.bin)
     print(f"pairs: training: {info['train_ids']} identities, {info['train_images']} images -> {train_label} "
           f"(labels 0..{info['train_ids'] - 1})")
     print(f"pairs: held out: {info['heldout_ids']} identities, {info['heldout_images']} images -> {pairs_bin} "
