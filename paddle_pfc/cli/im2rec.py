@@ -115,6 +115,9 @@ def _read_samples(args: argparse.Namespace) -> tuple[list, list]:
 
     root = os.path.abspath(args.root)
     label_file = args.label_file if os.path.isabs(args.label_file) else os.path.join(root, args.label_file)
+    if os.path.isdir(root) and not os.path.exists(label_file) and os.path.basename(label_file) == "train_label.txt":
+        raise ValueError(f"{label_file}: not found (python tools/pairs.py --root {args.root} writes it: the "
+                         "identities it does not hold out for validation)")
     samples, skipped = parse_label_file(label_file, root, args.num_classes, check_files=True,
                                         skip_missing=args.skip_bad,
                                         allow_outside_root=args.allow_outside_root)

@@ -33,21 +33,29 @@ def missing_best_reason(path: str | os.PathLike) -> tuple[str, Path] | None:
     return why, run / "checkpoints"
 
 
-def missing_pretrained_message(path: str | os.PathLike) -> str:
-    """Why ``model.pretrained`` ``path`` (which does not exist) is missing and what to give instead."""
+def missing_model_reason(path: str | os.PathLike) -> str:
+    """Why the model folder or file ``path`` (which does not exist) is missing and what to give
+    instead: a run's ``best/`` that no validation wrote, a run that has not trained."""
     reason = missing_best_reason(path)
     if reason is not None:
         why, checkpoints = reason
-        return (f"pretrained {path}: no best/ in {Path(path).parent}, because {why}. Fine-tune from its newest "
-                f"checkpoint (--pretrained {checkpoints}), or re-run that training with validation.sets "
-                f"(the recipes validate on data.root/pairs.bin, which {PAIRS_COMMAND} writes)")
+        return (f"no best/ in {Path(path).parent}, because {why}. Use its newest checkpoint, {checkpoints}, or "
+                "re-run that training with validation.sets (the recipes validate on data.root/pairs.bin, "
+                f"which {PAIRS_COMMAND} writes)")
     run = Path(path).parent if Path(path).name in ("best", "checkpoints") else None
     if run is not None and not (run / "checkpoints").is_dir():
-        return (f"pretrained {path}: not found: no training run in {run} (no checkpoints/); train it first "
-                "(python tools/train.py -c configs/train_small.yaml ...), or give --pretrained a checkpoint, an "
-                "export or a public model (docs/pretrained_models.md)")
-    return (f"pretrained {path}: no such file or folder (a checkpoint, a run's best/, an export or a public "
-            "model: docs/finetuning.md)")
+        return (f"not found: no training run in {run} (no checkpoints/); train one there first "
+                f"(python tools/train.py -c CONFIG ... -o train.output_dir={run})")
+    return "no such file or folder"
+
+
+def missing_pretrained_message(path: str | os.PathLike) -> str:
+    """``model.pretrained`` ``path`` does not exist: why, and what to give instead."""
+    reason = missing_model_reason(path)
+    if reason == "no such file or folder" or reason.startswith("not found"):
+        reason += (" (--pretrained takes a checkpoint, a run's best/, an export or a public model: "
+                   "docs/finetuning.md)")
+    return f"pretrained {path}: {reason}"
 
 
 def _starts_fresh(cfg) -> bool:
@@ -76,13 +84,21 @@ def _missing_data(cfg) -> str | None:
 
 def check_run_inputs(cfg) -> None:
     """``UsageError`` naming the first missing input of ``cfg``: its data, its ``model.pretrained``
-    (when the run starts from it), a ``validation.sets`` file."""
+    (when the run starts from it: missing, or of another architecture than ``cfg.model``), a
+    ``validation.sets`` file."""
     missing = _missing_data(cfg)
     if missing is not None:
         raise UsageError(missing)
     pretrained = cfg.model.pretrained
-    if pretrained and _starts_fresh(cfg) and not Path(pretrained).expanduser().exists():
-        raise UsageError(missing_pretrained_message(pretrained))
+    if pretrained and _starts_fresh(cfg):
+        source = Path(pretrained).expanduser()
+        if not source.exists():
+            raise UsageError(missing_pretrained_message(pretrained))
+        if not (source / "export.json").is_file():  # an export is checked by running it: at the first step
+            from paddle_pfc.engine.pretrained import check_architecture, read_pretrained_early
+
+            m = cfg.model
+            check_architecture(read_pretrained_early(source), m.backbone, m.embedding_size, m.input_size)
     from paddle_pfc.engine.config import resolve_validation_sets
 
     for name, path in resolve_validation_sets(cfg):

@@ -37,7 +37,7 @@ def test_pretrained_best_of_a_run_that_validated_nothing(tmp_path, capsys):
     assert train(tmp_path, "finetune_small.yaml", "--pretrained", str(run / "best"), "-o", f"data.root={data}") == 2
     err = capsys.readouterr().err
     assert f"no best/ in {run}, because the run validated nothing" in err
-    assert f"--pretrained {run / 'checkpoints'}" in err and "validation.sets" in err
+    assert f"Use its newest checkpoint, {run / 'checkpoints'}" in err and "validation.sets" in err
     assert not (tmp_path / "out").exists()  # no output skeleton left behind
 
 
@@ -46,7 +46,7 @@ def test_pretrained_best_of_no_run(tmp_path, capsys):
     assert train(tmp_path, "finetune_small.yaml", "--pretrained", str(tmp_path / "nowhere" / "best"),
                  "-o", f"data.root={data}") == 2
     err = capsys.readouterr().err
-    assert "no training run in" in err and "tools/train.py -c configs/train_small.yaml" in err
+    assert f"no training run in {tmp_path / 'nowhere'}" in err and f"train.output_dir={tmp_path / 'nowhere'}" in err
     assert not (tmp_path / "out").exists()
 
 
@@ -76,3 +76,11 @@ def test_the_small_recipes_validate_on_the_held_out_pairs(recipe):
     cfg = load_config(str(CONFIGS / recipe), ["data.root=my_faces_rec"])
     assert resolve_validation_sets(cfg) == [("heldout", "my_faces_rec/pairs.bin")]
     assert cfg.data.label_file == "train_label.txt"
+
+
+def test_export_of_a_missing_best_names_the_checkpoints(tmp_path):
+    from paddle_pfc.cli.export import explain_missing_best
+
+    run = unvalidated_run(tmp_path / "run")
+    with pytest.raises(ValueError, match=f"the run validated nothing.*--checkpoint {run / 'checkpoints'}"):
+        explain_missing_best(str(run / "best"))
