@@ -237,13 +237,13 @@ def check_architecture(pre: Pretrained, backbone: str, embedding_size: int, inpu
     src = pre.source
     if pre.backbone is not None and pre.backbone != backbone:
         raise PretrainedError(f"pretrained {src} is a {pre.backbone} backbone, this run's "
-                              f"model.backbone is {backbone}")
+                              f"model.backbone is {backbone} (-o model.backbone={pre.backbone})")
     if pre.embedding_size is not None and int(pre.embedding_size) != int(embedding_size):
-        raise PretrainedError(f"pretrained {src} has embedding size {pre.embedding_size}, this run's "
-                              f"model.embedding_size is {embedding_size}")
+        raise PretrainedError(f"pretrained {src} has embedding size {pre.embedding_size}, this run's model."
+                              f"embedding_size is {embedding_size} (-o model.embedding_size={pre.embedding_size})")
     if pre.input_size is not None and int(pre.input_size) != int(input_size):
         raise PretrainedError(f"pretrained {src} was trained at input size {pre.input_size}, this "
-                              f"run's model.input_size is {input_size}")
+                              f"run's model.input_size is {input_size} (-o model.input_size={pre.input_size})")
 
 
 def check_pretrained(pre: Pretrained, backbone: str, embedding_size: int, input_size: int,
