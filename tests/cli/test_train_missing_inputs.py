@@ -84,3 +84,29 @@ def test_export_of_a_missing_best_names_the_checkpoints(tmp_path):
     run = unvalidated_run(tmp_path / "run")
     with pytest.raises(ValueError, match=f"the run validated nothing.*--checkpoint {run / 'checkpoints'}"):
         explain_missing_best(str(run / "best"))
+
+
+def run_tiny(tmp_path: Path, *options: str) -> str:
+    """tools/train.py on tests/train_tiny.yaml for 4 steps; its stdout (the log)."""
+    import subprocess
+    import sys
+
+    repo = CONFIGS.parent
+    proc = subprocess.run([sys.executable, str(repo / "tools" / "train.py"), "-c", str(repo / "tests" / "train_tiny.yaml"),
+                           "-o", "train.max_steps=4", "-o", f"train.output_dir={tmp_path / 'run'}", *options],
+                          cwd=repo, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def test_a_run_without_validation_names_its_model_at_the_end(tmp_path):
+    last = run_tiny(tmp_path).strip().splitlines()[-1]
+    checkpoints = tmp_path / "run" / "checkpoints"
+    assert "no validation set (validation.sets: []), so no best/" in last
+    assert f"--checkpoint {checkpoints}" in last and f"--pretrained {checkpoints}" in last
+
+
+def test_a_best_that_is_the_starting_model_is_said(tmp_path):
+    """lr 0 trains nothing: no validation beats step 0's, and the last line says best/ is that model."""
+    last = run_tiny(tmp_path, "-o", "validation.synthetic_pairs=40", "-o", "train.lr=1e-12").strip().splitlines()[-1]
+    assert "no validation beat the model as it started (step 0" in last and "UNCHANGED starting model" in last
