@@ -116,10 +116,12 @@ class Validator(Callback):
                      "checkpoint. Export it: python tools/export.py --checkpoint %s --out MODEL; fine-tune from "
                      "it: --pretrained %s", checkpoints, checkpoints)
         elif self.best_step == 0 and len(self.history) > 1:
+            advice = ("the pretrained model scores better on these identities than the fine-tuned one: keep it, "
+                      "or fine-tune with a lower train.lr" if self.cfg.model.pretrained else
+                      "train longer or on more data")
             log.warning("no validation beat the model as it started (step 0, mean accuracy %.5f): best/ holds "
-                        "the UNCHANGED starting model, not a trained one. The trained model is the newest "
-                        "checkpoint, %s (more steps, a lower train.lr, or more data may help)",
-                        self.state.best_accuracy, checkpoints)
+                        "the UNCHANGED starting model, not a trained one; the trained model is the newest "
+                        "checkpoint, %s (%s)", self.state.best_accuracy, checkpoints, advice)
         elif self.best_step is not None:
             log.info("best model: step %d, mean accuracy %.5f on the validation sets, in %s",
                      self.best_step, self.state.best_accuracy, self.output_dir / "best")
