@@ -64,7 +64,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def explain_missing_best(path: str) -> None:
     """A missing ``RUN/best`` of a training run that has checkpoints is explained (``ValueError``):
     ``best/`` is written only by a validation, and the newest checkpoint is what to export instead."""
-    from paddle_pfc.engine.preflight import missing_best_reason
+    from paddle_pfc.engine.run_folder import missing_best_reason
 
     reason = missing_best_reason(path)
     if reason is not None:

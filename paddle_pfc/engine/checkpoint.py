@@ -358,7 +358,7 @@ def resolve_checkpoint(path: str | Path) -> Path:
     if (path / "meta.json").exists():
         return path
     if not path.exists():
-        from paddle_pfc.engine.preflight import missing_model_reason
+        from paddle_pfc.engine.run_folder import missing_model_reason
 
         raise CheckpointError(f"{path}: {missing_model_reason(path)}")
     found = latest_checkpoint(path) or latest_checkpoint(path / "checkpoints")

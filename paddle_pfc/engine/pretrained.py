@@ -199,7 +199,7 @@ def read_pretrained(path: str | Path) -> Pretrained:
     if path.is_file():
         return _from_file(path)
     if not path.is_dir():
-        from paddle_pfc.engine.preflight import missing_pretrained_message
+        from paddle_pfc.engine.run_folder import missing_pretrained_message
 
         raise PretrainedError(missing_pretrained_message(path))
     try:
