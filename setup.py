@@ -18,7 +18,7 @@ setup(
         "console_scripts": [
             f"paddle-pfc-{name.replace('_', '-')}=paddle_pfc.cli.entry:{name}"
             for name in ("train", "export", "infer", "validate", "eval_ijb", "im2rec", "plan", "selfcheck",
-                         "convert", "align", "launch")
+                         "convert", "align", "launch", "pairs")
         ],
     },
     install_requires=[

@@ -34,7 +34,7 @@ from importlib import import_module
 from typing import NoReturn
 
 COMMANDS = ("train", "export", "infer", "validate", "eval_ijb", "im2rec", "plan", "selfcheck", "convert",
-            "align", "launch")
+            "align", "launch", "pairs")
 _EXTRACT_STACK = traceback.extract_stack
 
 
@@ -145,7 +145,7 @@ def _command(name: str) -> Callable[[], NoReturn]:
     return command
 
 
-train, export, infer, validate, eval_ijb, im2rec, plan, selfcheck, convert, align, launch = (
+train, export, infer, validate, eval_ijb, im2rec, plan, selfcheck, convert, align, launch, pairs = (
     _command(name) for name in COMMANDS)
 
 if __name__ == "__main__":  # a rank of paddle-pfc-launch: python .../paddle_pfc/cli/entry.py COMMAND ARGS...

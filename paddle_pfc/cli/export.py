@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from paddle_pfc.cli._outputs import check_output_dir
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
@@ -65,25 +64,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def explain_missing_best(path: str) -> None:
     """A missing ``RUN/best`` of a training run that has checkpoints is explained (``ValueError``):
-    ``best/`` is written only by a validation (``validation.sets`` empty: none), and the newest
-    checkpoint is what to export instead."""
-    best = Path(path)
-    run = best.parent
-    if best.name != "best" or best.exists() or not (run / "checkpoints").is_dir():
-        return
-    why = "its config validates no set (validation.sets: [])"
-    config = run / "config.yaml"
-    if config.is_file():
-        import yaml
+    ``best/`` is written only by a validation, and the newest checkpoint is what to export instead."""
+    from paddle_pfc.engine.run_folder import missing_best_reason
 
-        try:
-            sets = (yaml.safe_load(config.read_text()) or {}).get("validation", {}).get("sets")
-        except (yaml.YAMLError, AttributeError):
-            sets = None
-        if sets:
-            why = "no validation has run yet (validation.every_steps, or each epoch's end)"
-    raise ValueError(f"{best} does not exist: a run writes best/ at its validations, and {why}. Export the "
-                     f"newest checkpoint instead: --checkpoint {run / 'checkpoints'}")
+    reason = missing_best_reason(path)
+    if reason is not None:
+        why, checkpoints = reason
+        raise ValueError(f"{path} does not exist: a run writes best/ at its validations, and {why}. Export the "
+                         f"newest checkpoint instead: --checkpoint {checkpoints}")
 
 
 def resolve_model(args: argparse.Namespace) -> tuple[dict, dict | None]:

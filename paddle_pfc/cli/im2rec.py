@@ -18,6 +18,9 @@ template (paddle_pfc.evaluation.face_align; 112x112, or ``--image-size S``).
 records are written in the same order, so the output is byte-identical to ``--workers 0``
 (in this process). A progress line (images done, images/s, eta) is printed every
 ``--progress-every`` seconds, and the final line reports the rate.
+
+A ``pairs.bin`` in ``--root`` (the held-out pairs ``paddle-pfc-pairs`` writes) is copied into
+``--output``, where the training recipes look for it (``validation.sets`` relative to ``data.root``).
 """
 from __future__ import annotations
 
@@ -136,6 +139,9 @@ def _read_samples(args: argparse.Namespace) -> tuple[list, list]:
 
     root = os.path.abspath(args.root)
     label_file = args.label_file if os.path.isabs(args.label_file) else os.path.join(root, args.label_file)
+    if os.path.isdir(root) and not os.path.exists(label_file) and os.path.basename(label_file) == "train_label.txt":
+        raise ValueError(f"{label_file}: not found (python tools/pairs.py --root {args.root} writes it: the "
+                         "identities it does not hold out for validation)")
     samples, skipped = parse_label_file(label_file, root, args.num_classes, check_files=True,
                                         skip_missing=args.skip_bad,
                                         allow_outside_root=args.allow_outside_root)
@@ -211,6 +217,18 @@ def _write_property(output: str, sizes: set, num_classes: int) -> None:
         os.remove(property_path)
 
 
+def _copy_pairs(root: str, output: str) -> str | None:
+    """Copy ``root/pairs.bin`` into ``output`` (whole or not at all); the copy's path, or None."""
+    source, target = os.path.join(root, "pairs.bin"), os.path.join(output, "pairs.bin")
+    if not os.path.isfile(source) or os.path.abspath(source) == os.path.abspath(target):
+        return None
+    from paddle_pfc.utils.atomic import write_bytes_atomic
+
+    with open(source, "rb") as f:
+        write_bytes_atomic(target, f.read())
+    return target
+
+
 def _report(info: dict, tally: _Tally, workers: int, elapsed: float, size) -> None:
     """Skipped images and empty classes on stderr, the conversions' line and the summary line on
     stdout."""
@@ -247,7 +265,10 @@ def main(argv: list[str] | None = None) -> int:
         return usage_failure(e, "im2rec: error")
     progress.close()
     _write_property(args.output, tally.sizes, info["num_classes"])
+    copied = _copy_pairs(args.root, args.output)
     _report(info, tally, args.workers, time.time() - t0, size)
+    if copied:
+        print(f"im2rec: copied the verification pairs {os.path.join(args.root, 'pairs.bin')} to {copied}")
     return 0
 
 

@@ -153,6 +153,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
     check_output_dir(parser, "train.output_dir", cfg.train.output_dir)
+    from paddle_pfc.engine.preflight import check_run_inputs
+    from paddle_pfc.utils.errors import UsageError
+
+    try:
+        check_run_inputs(cfg)  # before the output folder is made: a refused run leaves nothing behind
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return _train(cfg)
 
 

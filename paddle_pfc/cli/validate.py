@@ -68,7 +68,9 @@ def bin_problems(paths: list[str]) -> str | None:
     problems = []
     for path in paths:
         if not os.path.exists(path):
-            problems.append(f"{path}: not found")
+            made_by = " (python tools/pairs.py --root YOUR_IMAGE_FOLDER writes one)" \
+                if os.path.basename(path) == "pairs.bin" else ""
+            problems.append(f"{path}: not found{made_by}")
         elif not os.path.isfile(path):
             problems.append(f"{path}: not a file")
         elif not os.access(path, os.R_OK):

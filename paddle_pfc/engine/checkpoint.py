@@ -407,6 +407,10 @@ def resolve_checkpoint(path: str | Path) -> Path:
     path = Path(path)
     if (path / "meta.json").exists():
         return path
+    if not path.exists():
+        from paddle_pfc.engine.run_folder import missing_model_reason
+
+        raise CheckpointError(f"{path}: {missing_model_reason(path)}")
     found = latest_checkpoint(path) or latest_checkpoint(path / "checkpoints")
     if found is None:
         raise CheckpointError(f"no complete checkpoint at {path} (expected meta.json or a 'latest' pointer)")

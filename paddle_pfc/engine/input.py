@@ -24,7 +24,8 @@ def dataset_from_config(data_cfg, image_size: int):
     after (what was found and how long it took); the dataset logs its own steps between."""
     d = data_cfg
     extra = {"synthetic": {"samples_per_class": d.samples_per_class, "seed": d.seed},
-             "folder": {"skip_bad": d.skip_bad, "allow_outside_root": d.allow_outside_root}, "rec": {}}[d.kind]
+             "folder": {"skip_bad": d.skip_bad, "allow_outside_root": d.allow_outside_root,
+                        "label_file": d.label_file}, "rec": {}}[d.kind]
     where = f" at {d.root}" if d.root else ""
     log.info("data: indexing the %s data%s", d.kind, where)
     started = time.perf_counter()

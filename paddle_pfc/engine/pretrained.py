@@ -42,7 +42,8 @@ import numpy as np
 
 from paddle_pfc.utils.errors import UsageError
 
-__all__ = ["PretrainedError", "Pretrained", "read_pretrained", "check_pretrained", "load_into_scope",
+__all__ = ["PretrainedError", "Pretrained", "read_pretrained", "read_pretrained_early", "check_architecture",
+           "check_pretrained", "load_into_scope",
            "class_indices", "mean_embedding_centers", "calibrate_folded_batch_norms", "init_from_pretrained"]
 
 #: Training images whose statistics the batch norms an exporter folded away are given (a random sample).
@@ -198,7 +199,9 @@ def read_pretrained(path: str | Path) -> Pretrained:
     if path.is_file():
         return _from_file(path)
     if not path.is_dir():
-        raise PretrainedError(f"pretrained {path}: no such file or folder")
+        from paddle_pfc.engine.run_folder import missing_pretrained_message
+
+        raise PretrainedError(missing_pretrained_message(path))
     try:
         export_meta = read_export_meta(path)
     except ValueError as exc:
@@ -211,20 +214,44 @@ def read_pretrained(path: str | Path) -> Pretrained:
                           "(latest), a best/ folder or an export (export.json)")
 
 
+_KEPT: dict[tuple[str, int], Pretrained] = {}  # read before the run started, until its first step takes it
+
+
+def _source_key(path: str | Path) -> tuple[str, int]:
+    resolved = Path(path).expanduser().resolve()
+    return str(resolved), resolved.stat().st_mtime_ns
+
+
+def read_pretrained_early(path: str | Path) -> Pretrained:
+    """:func:`read_pretrained`, the result kept until :func:`load_into_scope` takes it (same path,
+    unchanged file): a run checks its source before it starts and reads it once."""
+    pre = read_pretrained(path)
+    _KEPT.clear()
+    _KEPT[_source_key(path)] = pre
+    return pre
+
+
+def check_architecture(pre: Pretrained, backbone: str, embedding_size: int, input_size: int) -> None:
+    """``PretrainedError`` when ``pre`` records another backbone, embedding or input size than the
+    run's (each named with both values)."""
+    src = pre.source
+    if pre.backbone is not None and pre.backbone != backbone:
+        raise PretrainedError(f"pretrained {src} is a {pre.backbone} backbone, this run's "
+                              f"model.backbone is {backbone} (-o model.backbone={pre.backbone})")
+    if pre.embedding_size is not None and int(pre.embedding_size) != int(embedding_size):
+        raise PretrainedError(f"pretrained {src} has embedding size {pre.embedding_size}, this run's model."
+                              f"embedding_size is {embedding_size} (-o model.embedding_size={pre.embedding_size})")
+    if pre.input_size is not None and int(pre.input_size) != int(input_size):
+        raise PretrainedError(f"pretrained {src} was trained at input size {pre.input_size}, this "
+                              f"run's model.input_size is {input_size} (-o model.input_size={pre.input_size})")
+
+
 def check_pretrained(pre: Pretrained, backbone: str, embedding_size: int, input_size: int,
                      expected: Mapping[str, tuple[tuple[int, ...], np.dtype]]) -> dict[str, np.ndarray]:
     """``pre.state`` checked against this run's model; returns ``{structured name: array}`` cast
     to the expected dtypes. ``expected``: structured name -> (shape, dtype) of the program."""
     src = pre.source
-    if pre.backbone is not None and pre.backbone != backbone:
-        raise PretrainedError(f"pretrained {src} is a {pre.backbone} backbone, this run's "
-                              f"model.backbone is {backbone}")
-    if pre.embedding_size is not None and int(pre.embedding_size) != int(embedding_size):
-        raise PretrainedError(f"pretrained {src} has embedding size {pre.embedding_size}, this run's "
-                              f"model.embedding_size is {embedding_size}")
-    if pre.input_size is not None and int(pre.input_size) != int(input_size):
-        raise PretrainedError(f"pretrained {src} was trained at input size {pre.input_size}, this "
-                              f"run's model.input_size is {input_size}")
+    check_architecture(pre, backbone, embedding_size, input_size)
     missing = sorted(set(expected) - set(pre.state))
     unexpected = sorted(set(pre.state) - set(expected))
     hint = "" if pre.backbone else f" (is it a {backbone} state dict?)"
@@ -252,7 +279,7 @@ def load_into_scope(path: str | Path, model_cfg, target) -> Pretrained:
     ``backbone_names``), after :func:`check_pretrained` against ``model_cfg``."""
     from paddle_pfc.engine.checkpoint import read_tensor, write_tensor
 
-    pre = read_pretrained(path)
+    pre = _KEPT.pop(_source_key(path), None) or read_pretrained(path)
     expected = {}
     for key, name in target.backbone_names.items():
         current = read_tensor(target.scope, name)

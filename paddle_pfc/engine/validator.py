@@ -93,6 +93,7 @@ class Validator(Callback):
         self.every = cfg.validation.every_steps
         self.history: list[tuple[int, dict[str, float]]] = []
         self.last_results: dict[str, dict] = {}  # the last validation's numbers per set (best/validation.json)
+        self.best_step: int | None = None  # the step whose model best/ holds, when this run wrote it
 
     def validate_untrained(self) -> None:
         """Validate the model before its first step, for reference (nothing without sets)."""
@@ -105,6 +106,28 @@ class Validator(Callback):
         if (self.every and step.state.global_step % self.every == 0) or \
                 (step.epoch_end and not self.every) or step.done:
             self.history.append((step.state.global_step, self.validate()))
+
+    def on_train_end(self, state: TrainState) -> None:
+        """Rank 0 says where the run's model is: ``best/`` and its step, or, without a set, the newest
+        checkpoint; a ``best/`` still holding the step-0 model (no later validation beat it) is
+        said as such."""
+        if self.rank != 0:
+            return
+        checkpoints = self.output_dir / "checkpoints"
+        if not self.sets:
+            log.info("no validation set (validation.sets: []), so no best/: the trained model is the newest "
+                     "checkpoint. Export it: python tools/export.py --checkpoint %s --out MODEL; fine-tune from "
+                     "it: --pretrained %s", checkpoints, checkpoints)
+        elif self.best_step == 0 and len(self.history) > 1:
+            advice = ("the pretrained model scores better on these identities than the fine-tuned one: keep it, "
+                      "or fine-tune with a lower train.lr" if self.cfg.model.pretrained else
+                      "train longer or on more data")
+            log.warning("no validation beat the model as it started (step 0, mean accuracy %.5f): best/ holds "
+                        "the UNCHANGED starting model, not a trained one; the trained model is the newest "
+                        "checkpoint, %s (%s)", self.state.best_accuracy, checkpoints, advice)
+        elif self.best_step is not None:
+            log.info("best model: step %d, mean accuracy %.5f on the validation sets, in %s",
+                     self.best_step, self.state.best_accuracy, self.output_dir / "best")
 
     def _share_bn_statistics(self) -> None:
         """Give every rank rank 0's BatchNorm running statistics (what checkpoints and ``best/``
@@ -167,6 +190,7 @@ class Validator(Callback):
         mean = float(np.mean(list(results.values())))
         if mean > self.state.best_accuracy:
             self.state.best_accuracy = mean
+            self.best_step = step
             if self.rank == 0:
                 self._save_best(results)
         self.sync(f"validation {step} done")

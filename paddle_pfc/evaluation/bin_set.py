@@ -127,7 +127,12 @@ def _decoded_image(value: object) -> bool:
 
 
 def write_bin(path: str, bins: Sequence[bytes], issame: Sequence[bool]) -> None:
-    """Write ``(bins, issame)`` in insightface's ``.bin`` format (bins stored as ``bytes``)."""
+    """Write ``(bins, issame)`` in insightface's ``.bin`` format (bins stored as ``bytes``).
+
+    ``bins``: ``2P`` encoded images (JPEG, PNG or BMP bytes, what :func:`decode_bin_image`
+    reads); ``issame``: ``P`` bools. Pair ``k`` is ``bins[2k]`` and ``bins[2k+1]``, ``issame[k]``
+    True when they show one identity. One bytes object given for several entries is pickled once.
+    ``paddle-pfc-pairs`` writes such a set from an image folder (docs/your_own_data.md)."""
     bins = [b.tobytes() if isinstance(b, np.ndarray) else bytes(b) for b in bins]
     issame = [bool(v) for v in issame]
     if len(bins) != 2 * len(issame):

@@ -115,10 +115,11 @@ def test_wrong_pretrained_is_a_clear_cli_error(pretrained, tmp_path):
     _, ckpt, _ = pretrained
     proc = subprocess.run([sys.executable, str(REPO / "tools" / "train.py"), "-c", str(CONFIG),
                            "--pretrained", str(ckpt),
-                           "-o", "model.embedding_size=64", "-o", f"train.output_dir={tmp_path}"],
+                           "-o", "model.embedding_size=64", "-o", f"train.output_dir={tmp_path / 'out'}"],
                           cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "has embedding size 32, this run's model.embedding_size is 64" in proc.stderr
+    assert not (tmp_path / "out").exists()  # refused before the output folder is made
 
 
 def test_finetuning_beats_training_from_scratch(pretrained):

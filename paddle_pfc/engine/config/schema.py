@@ -164,6 +164,8 @@ class DataConfig(Section):
     root: str | None = setting(None, "dataset root directory, also of the validation .bin files; required "
                                "for folder/rec")
     num_classes: int = setting(MISSING, "number of identities", ge(2))
+    label_file: str = setting("label.txt", "folder data: the label file, relative to data.root (paddle-pfc-pairs "
+                              "writes train_label.txt: the identities it did not hold out)")
     samples_per_class: int = setting(20, "synthetic images per identity", ge(1))
     image_size: int | None = setting(None, "image side: leave it out, it follows model.input_size (accepted "
                                      "when equal to it)", ge(1))

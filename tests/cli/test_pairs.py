@@ -1,0 +1,117 @@
+"""paddle-pfc-pairs: identities held out of training, their verification pairs in a .bin the
+package reads back, the others' label file renumbered for training."""
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from paddle_pfc.cli.pairs import main
+from paddle_pfc.evaluation.bin_set import decode_bin_image, read_bin
+
+IMAGES = {0: 4, 1: 3, 2: 5, 3: 4, 4: 1, 5: 4, 6: 3, 7: 4, 8: 2}  # label -> images; label 4 has no pair
+
+
+def write_folder(root: Path) -> dict[str, int]:
+    """A folder of grey images whose pixel value names the image: identity x 10 + index; PNG
+    for even identities, PGM (re-encoded by the command) for odd ones. ``{rel path: label}``."""
+    labels = {}
+    for label, count in IMAGES.items():
+        (root / f"id{label}").mkdir(parents=True)
+        for index in range(count):
+            rel = f"id{label}/{index}.{'png' if label % 2 == 0 else 'pgm'}"
+            cv2.imwrite(str(root / rel), np.full((12, 10), label * 10 + index, np.uint8))
+            labels[rel] = label
+    (root / "label.txt").write_text("".join(f"{rel}\t{label}\n" for rel, label in labels.items()))
+    return labels
+
+
+def identity_of(data: bytes, index: int) -> int:
+    """The identity an image of the .bin shows (its pixel value // 10; every pixel the same)."""
+    rgb = decode_bin_image(data, "pairs.bin", index)
+    assert rgb.min() == rgb.max()
+    return int(rgb[0, 0, 0]) // 10
+
+
+def read_split(root: Path) -> tuple[dict[str, int], list[int], list[tuple[int, int, bool]]]:
+    """``(train label lines, held-out identities, [(identity a, identity b, issame)])``."""
+    train = dict(line.split("\t") for line in (root / "train_label.txt").read_text().splitlines())
+    bins, issame = read_bin(str(root / "pairs.bin"))
+    ids = [identity_of(data, i) for i, data in enumerate(bins)]
+    pairs = [(ids[2 * k], ids[2 * k + 1], same) for k, same in enumerate(issame)]
+    return {rel: int(label) for rel, label in train.items()}, sorted({i for a, b, _ in pairs for i in (a, b)}), pairs
+
+
+def test_split_is_disjoint_renumbered_and_the_pairs_are_right(tmp_path, capsys):
+    labels = write_folder(tmp_path)
+    assert main(["--root", str(tmp_path), "--holdout-ids", "3", "--seed", "5"]) == 0
+    train, heldout, pairs = read_split(tmp_path)
+    assert len(heldout) == 3 and 4 not in heldout  # an identity of one image makes no genuine pair
+    # training: every other identity's images, none held out, labels renumbered 0..C-1 in old order
+    kept = sorted(set(IMAGES) - set(heldout))
+    assert train == {rel: kept.index(label) for rel, label in labels.items() if label in kept}
+    # genuine pairs: every pair of two images of one identity; as many impostor pairs, all distinct
+    genuine = [(a, b) for a, b, same in pairs if same]
+    assert all(a == b for a, b in genuine) and len(genuine) == sum(IMAGES[i] * (IMAGES[i] - 1) // 2 for i in heldout)
+    impostor = [(a, b) for a, b, same in pairs if not same]
+    assert len(impostor) == len(genuine) and all(a != b for a, b in impostor)
+    assert not all(same for *_, same in pairs[:len(genuine)])  # shuffled
+    out = capsys.readouterr().out
+    assert f"training: {len(kept)} identities" in out and "held out: 3 identities" in out
+    assert f"-o data.num_classes={len(kept)}" in out and "--label-file train_label.txt" in out
+
+
+def test_pairs_bin_stores_png_files_as_they_are_and_reencodes_others(tmp_path):
+    write_folder(tmp_path)
+    assert main(["--root", str(tmp_path), "--holdout-ids", "4"]) == 0
+    bins, _ = read_bin(str(tmp_path / "pairs.bin"))
+    originals = {p.read_bytes() for p in tmp_path.glob("id*/*.png")}
+    assert all(data in originals or data.startswith(b"\x89PNG") for data in bins)
+    assert any(data in originals for data in bins) and not any(data.startswith(b"P5") for data in bins)
+
+
+def test_same_seed_same_split_and_a_cap_on_genuine_pairs(tmp_path):
+    write_folder(tmp_path)
+    assert main(["--root", str(tmp_path), "--holdout", "0.4", "--seed", "1", "--max-genuine", "5"]) == 0
+    first = read_split(tmp_path)
+    assert sum(same for *_, same in first[2]) == 5 and len(first[2]) == 10
+    assert main(["--root", str(tmp_path), "--holdout", "0.4", "--seed", "1", "--max-genuine", "5"]) == 0
+    assert read_split(tmp_path) == first
+    assert main(["--root", str(tmp_path), "--holdout", "0.4", "--seed", "2", "--max-genuine", "5"]) == 0
+    assert read_split(tmp_path)[1:] != first[1:]
+
+
+@pytest.mark.parametrize("holdout, message", [
+    (["--holdout-ids", "8"], "leaves 1 to train on"),
+    (["--holdout-ids", "9"], "leaves 0 to train on"),
+])
+def test_an_impossible_split_writes_nothing(tmp_path, capsys, holdout, message):
+    write_folder(tmp_path)
+    assert main(["--root", str(tmp_path), *holdout]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "pairs.bin").exists() and not (tmp_path / "train_label.txt").exists()
+
+
+def test_too_few_identities_with_two_images(tmp_path, capsys):
+    (tmp_path / "a").mkdir()
+    lines = []
+    for label in range(5):
+        cv2.imwrite(str(tmp_path / f"a/{label}.png"), np.zeros((4, 4), np.uint8))
+        lines.append(f"a/{label}.png\t{label}\n")
+    (tmp_path / "label.txt").write_text("".join(lines))
+    assert main(["--root", str(tmp_path), "--holdout-ids", "2"]) == 2
+    assert "only 0 have 2 or more images" in capsys.readouterr().err
+
+
+def test_every_genuine_pair_of_a_small_set_is_written():
+    from paddle_pfc.data.holdout import verification_pairs
+
+    groups = {0: ["a0", "a1", "a2"], 1: ["b0", "b1"]}
+    pairs = verification_pairs(groups, [0, 1], max_genuine=100, seed=0)
+    genuine = {frozenset((a, b)) for a, b, same in pairs if same}
+    assert genuine == {frozenset(p) for p in [*itertools.combinations(groups[0], 2), ("b0", "b1")]}
+    impostor = [frozenset((a, b)) for a, b, same in pairs if not same]
+    assert len(impostor) == 4 == len(set(impostor)) and all(a[0] != b[0] for a, b in map(sorted, impostor))
