@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from paddle_pfc.cli._outputs import check_output_dir
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure

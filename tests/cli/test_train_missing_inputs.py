@@ -92,7 +92,8 @@ def run_tiny(tmp_path: Path, *options: str) -> str:
     import sys
 
     repo = CONFIGS.parent
-    proc = subprocess.run([sys.executable, str(repo / "tools" / "train.py"), "-c", str(repo / "tests" / "train_tiny.yaml"),
+    proc = subprocess.run([sys.executable, str(repo / "tools" / "train.py"), "-c",
+                           str(repo / "tests" / "train_tiny.yaml"),
                            "-o", "train.max_steps=4", "-o", f"train.output_dir={tmp_path / 'run'}", *options],
                           cwd=repo, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
