@@ -248,7 +248,8 @@ def append_updates(optimizer: paddle.optimizer.Optimizer, heads: list, grads: Gr
 
     def apply_updates():
         for head, head_grads in zip(heads, _per_head(grads.blocks, heads)):
-            append_center_update(head.weight, head.velocity, head.blocks, head_grads, lr, rule, head.backend.blocks)
+            append_center_update(head.weight, head.velocity, head.blocks, head_grads, lr, rule, head.backend.blocks,
+                                 head.velocity_scale)
         if grads.pairs:
             optimizer.apply_gradients(grads.pairs)
 
