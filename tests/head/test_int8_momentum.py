@@ -1,0 +1,34 @@
+"""The int8 momentum of class centers (``momentum_dtype='int8'``) through LargeScaleClassifier +
+minimize on 1 and 2 real ranks, against the float64 reference and its quantization (see
+:func:`helpers.head_runs.assert_int8_momentum`)."""
+from __future__ import annotations
+
+import pytest
+
+from helpers.head_runs import check_case, int8_momentum_cases, load_ranks, run_world
+
+WORLD_SIZES = [1, pytest.param(2, marks=pytest.mark.multirank)]
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "paddle_kernels"])
+@pytest.mark.parametrize("world_size", WORLD_SIZES)
+def test_int8_momentum_matches_reference(world_size, native, tmp_path_factory):
+    out, cases = run_world(world_size, tmp_path_factory, tag=f"int8_native{int(native)}",
+                           cases_for=int8_momentum_cases, native=native)
+    for case in cases:
+        check_case(case, load_ranks(out, case["name"], world_size), world_size)
+
+
+def test_int8_momentum_is_refused_on_gpu_and_where_it_is_unknown(static_mode, monkeypatch):
+    import paddle
+
+    import paddle_pfc
+    from paddle_pfc.utils import paddle_compat
+
+    x = paddle.static.data("x", [4, 8], "float32")
+    y = paddle.static.data("y", [4], "int64")
+    with pytest.raises(ValueError, match="momentum_dtype must be one of .*int8, got 'int4'"):
+        paddle_pfc.LargeScaleClassifier(x, y, 0, 1, 20, embedding_size=8, momentum_dtype="int4")
+    monkeypatch.setattr(paddle_compat, "on_gpu", lambda: True)
+    with pytest.raises(ValueError, match="momentum_dtype='int8': .*CPU programs only"):
+        paddle_pfc.LargeScaleClassifier(x, y, 0, 1, 20, embedding_size=8, momentum_dtype="int8")
