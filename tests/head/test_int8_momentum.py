@@ -32,3 +32,20 @@ def test_int8_momentum_is_refused_on_gpu_and_where_it_is_unknown(static_mode, mo
     monkeypatch.setattr(paddle_compat, "on_gpu", lambda: True)
     with pytest.raises(ValueError, match="momentum_dtype='int8': .*CPU programs only"):
         paddle_pfc.LargeScaleClassifier(x, y, 0, 1, 20, embedding_size=8, momentum_dtype="int8")
+
+
+def test_config_key_reaches_the_head_and_gpu_is_refused(tmp_path):
+    from paddle_pfc.engine.builder import check_supported
+    from paddle_pfc.engine.config import ConfigError, load_config
+
+    from launcher import REPO
+
+    tiny = str(REPO / "tests" / "train_tiny.yaml")
+    cfg = load_config(tiny, ["classifier.momentum_dtype=int8", f"train.output_dir={tmp_path}"])
+    assert cfg.classifier.momentum_dtype == "int8"
+    check_supported(cfg, gpu=False)
+    with pytest.raises(ConfigError, match="classifier.momentum_dtype: 'int8' is implemented for CPU training only"):
+        check_supported(cfg, gpu=True)
+    assert load_config(tiny, [f"train.output_dir={tmp_path}"]).classifier.momentum_dtype is None
+    with pytest.raises(ConfigError, match="classifier.momentum_dtype: must be one of .*int8; got 'int4'"):
+        load_config(tiny, ["classifier.momentum_dtype=int4"])
