@@ -59,7 +59,8 @@ def check_head_fits(num_classes: int, embedding_size: int, world_size: int, samp
             f"{plan.num_sample:,} kept a step, global batch {plan.global_batch}); {ranks_need(local_ranks)} "
             f"{peak / _GIB:.2f} GiB, more than the {available / _GIB:.2f} GiB available (MemAvailable + SwapFree, "
             "within the cgroup's limit) by more than the plan's error. Use more machines (ranks), a lower "
-            "classifier.sample_ratio, classifier.center_dtype=bfloat16 or fewer classes; "
+            "classifier.sample_ratio, classifier.center_dtype=bfloat16, classifier.momentum_dtype=int8 or fewer "
+            "classes; "
             f"`{command}` plans a configuration")
     if peak > available and warn:
         log.warning("the head's planned peak is %.2f GiB for %s (%.2f GiB a rank), more than the %.2f GiB "
