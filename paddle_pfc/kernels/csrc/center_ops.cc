@@ -394,20 +394,33 @@ inline void Projection(const T* w, const float* h, int64_t dim, float eps, float
   *inverse = inv;
 }
 
+// Row index[r], checked against the shard's rows; prefetches row index[r + kRowsAhead] of `weight`
+// [num_rows, dim] and of the momentum `state` (rows of `state_row_bytes` bytes; 0: none).
+template <typename T>
+inline int64_t CheckedRowPrefetchingAhead(const T* weight, const void* state, int64_t state_row_bytes,
+                                          const int64_t* index, int64_t r, int64_t count, int64_t num_rows,
+                                          int64_t dim) {
+  const int64_t row = index[r];
+  PD_CHECK(row >= 0 && row < num_rows, "index ", row, " outside the shard's ", num_rows, " rows");
+  if (r + kRowsAhead < count) {
+    const int64_t ahead = index[r + kRowsAhead];
+    if (ahead >= 0 && ahead < num_rows) {
+      PrefetchBytes(weight + ahead * dim, dim * static_cast<int64_t>(sizeof(T)), true);
+      if (state_row_bytes > 0) {
+        PrefetchBytes(static_cast<const char*>(state) + ahead * state_row_bytes, state_row_bytes, true);
+      }
+    }
+  }
+  return row;
+}
+
 template <typename T>
 void UpdateRows(T* weight, T* velocity, const int64_t* index, int64_t count, int64_t num_rows,
                 int64_t dim, const float* grad, float lr, float momentum, bool use_momentum,
                 bool nesterov, float weight_decay, float rescale, bool project, float eps) {
+  const int64_t velocity_row_bytes = use_momentum ? dim * static_cast<int64_t>(sizeof(T)) : 0;
   for (int64_t r = 0; r < count; ++r) {
-    const int64_t row = index[r];
-    PD_CHECK(row >= 0 && row < num_rows, "index ", row, " outside the shard's ", num_rows, " rows");
-    if (r + kRowsAhead < count) {
-      const int64_t ahead = index[r + kRowsAhead];
-      if (ahead >= 0 && ahead < num_rows) {
-        PrefetchBytes(weight + ahead * dim, dim * static_cast<int64_t>(sizeof(T)), true);
-        if (use_momentum) PrefetchBytes(velocity + ahead * dim, dim * static_cast<int64_t>(sizeof(T)), true);
-      }
-    }
+    const int64_t row = CheckedRowPrefetchingAhead(weight, velocity, velocity_row_bytes, index, r, count, num_rows, dim);
     T* w = weight + row * dim;
     const float* g = grad + r * dim;
     float along = 0.0f, inv = 0.0f;  // no projection: g[d] - 0 * p * 0 is g[d]
@@ -504,15 +517,7 @@ void UpdateRowsInt8(T* weight, int8_t* codes, float* scales, const int64_t* inde
                     bool nesterov, float weight_decay, float rescale, bool project, float eps) {
   std::vector<float> vel(dim);
   for (int64_t r = 0; r < count; ++r) {
-    const int64_t row = index[r];
-    PD_CHECK(row >= 0 && row < num_rows, "index ", row, " outside the shard's ", num_rows, " rows");
-    if (r + kRowsAhead < count) {
-      const int64_t ahead = index[r + kRowsAhead];
-      if (ahead >= 0 && ahead < num_rows) {
-        PrefetchBytes(weight + ahead * dim, dim * static_cast<int64_t>(sizeof(T)), true);
-        PrefetchBytes(codes + ahead * dim, dim, true);
-      }
-    }
+    const int64_t row = CheckedRowPrefetchingAhead(weight, codes, dim, index, r, count, num_rows, dim);
     T* w = weight + row * dim;
     int8_t* q = codes + row * dim;
     const float s = scales[row];
