@@ -19,6 +19,13 @@ def test_int8_momentum_matches_reference(world_size, native, tmp_path_factory):
         check_case(case, load_ranks(out, case["name"], world_size), world_size)
 
 
+def test_int8_momentum_on_the_fused_backend_matches_reference(tmp_path_factory):
+    """The fused backend's Python path (emulated kernels on CPU) updates the int8 momentum alike."""
+    out, cases = run_world(1, tmp_path_factory, tag="int8_fused", cases_for=int8_momentum_cases, kernels="fused")
+    for case in cases:
+        check_case(case, load_ranks(out, case["name"], 1), 1)
+
+
 def test_int8_momentum_is_refused_on_gpu_and_where_it_is_unknown(static_mode, monkeypatch):
     import paddle
 

@@ -352,6 +352,7 @@ HEAD_RUNS: dict[str, tuple] = {
     "beyond": ("test_reliability_nonfinite", (2, 3), beyond_limit_cases, True, "composite"),
     "int8_native1": ("test_int8_momentum", (1, 2), int8_momentum_cases, True, "composite"),
     "int8_native0": ("test_int8_momentum", (1, 2), int8_momentum_cases, False, "composite"),
+    "int8_fused": ("test_int8_momentum", (1,), int8_momentum_cases, True, "fused"),
 }
 #: The basenames of the test modules this session collected.
 COLLECTED: set[str] = set()
