@@ -42,10 +42,15 @@ def build_passes_program(head, rule: CenterUpdateRule, seed: int = 0):
     feed, probe = {}, None
     # the head's tables by name (its startup initialised them: these initialisers are never run)
     with paddle.static.program_guard(main, paddle.static.Program()):
-        weight = paddle.static.create_parameter(shape, dtype, name=head.weight.name)
-        velocity = (paddle.static.create_parameter(shape, dtype, name=head.velocity.name)
+        zero = paddle.nn.initializer.Constant(0.0)  # 2-byte and int8 parameters need one named
+        weight = paddle.static.create_parameter(shape, dtype, name=head.weight.name, default_initializer=zero)
+        velocity = (paddle.static.create_parameter(shape, head.momentum_dtype, name=head.velocity.name,
+                                                   default_initializer=zero)
                     if rule.momentum is not None else None)
-    for table in (weight, velocity):
+        scale = (paddle.static.create_parameter([head.num_local, 1], "float32", name=head.velocity_scale.name,
+                                                default_initializer=zero)
+                 if head.velocity_scale is not None else None)
+    for table in (weight, velocity, scale):
         if table is not None:
             table.stop_gradient = True
     with paddle.static.program_guard(main, startup):
@@ -66,7 +71,7 @@ def build_passes_program(head, rule: CenterUpdateRule, seed: int = 0):
                 probe = first if probe is None else probe + first
             else:  # a view: read by the update itself (and a probe of it could run after the update)
                 centers = ops.row_range(weight, block.start, stop)
-            ops.update_rows_(weight, velocity, index, centers, grad, lr, rule)
+            ops.update_rows_(weight, velocity, index, centers, grad, lr, rule, scale)
         if probe is None:
             probe = paddle.full([], 0.0, "float32")
     return main, startup, probe, feed

@@ -14,9 +14,10 @@ in the same processes, each in a fresh scope. Per configuration rank 0 prints ON
 * ``mode`` ``head``: synthetic features fed as a ``paddle.static.data`` input [B, D] (no
   backbone), the real :class:`paddle_pfc.LargeScaleClassifier` and
   ``paddle_pfc.minimize(Momentum(0.1, momentum=0.9, weight_decay=5e-4), loss)``, with the
-  head's ``dtype`` / ``center_dtype`` / ``chunk_rows`` from ``--dtype`` / ``--center-dtype`` /
-  ``--chunk-rows``. For the peak RSS of one configuration, run one configuration per process
-  (freed memory may stay in the process from one configuration to the next).
+  head's ``dtype`` / ``center_dtype`` / ``momentum_dtype`` / ``chunk_rows`` from ``--dtype`` /
+  ``--center-dtype`` / ``--momentum-dtype`` / ``--chunk-rows``. For the peak RSS of one
+  configuration, run one configuration per process (freed memory may stay in the process from one
+  configuration to the next).
   ``mode`` ``e2e``: the same head on a backbone from ``paddle_pfc.backbones.build_backbone``
   (``--backbone``, ``--input-size``) fed images [B, 3, H, W], trained as
   ``tools/train.py`` trains: Momentum with the training config's momentum, weight decay,
@@ -108,6 +109,7 @@ from paddle_pfc.bench.floor import paired_floor
 from paddle_pfc.bench.memory import idle_overhead, reset_peak_rss
 from paddle_pfc.bench.programs import training_config
 from paddle_pfc.bench.steps import run_train, step_parts
+from paddle_pfc.head.dtypes import MOMENTUM_DTYPES
 from paddle_pfc.runtime.distributed import init_distributed
 from paddle_pfc.runtime.process import MALLOC_MODES, configure_process
 from paddle_pfc.utils.cpu import cpu_summary
@@ -137,6 +139,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="operand dtype of the head's products (float32, bfloat16; float16 on GPU)")
     p.add_argument("--center-dtype", type=_comma_list(str), default=["float32"],
                    help="storage dtype of the centers and their momentum")
+    p.add_argument("--momentum-dtype", default=None, choices=MOMENTUM_DTYPES,
+                   help="storage dtype of the centers' momentum (default: the center dtype; int8: one byte an "
+                        "element and a float32 scale a row)")
     p.add_argument("--chunk-rows", type=int, default=None,
                    help="rows per block of kept centers (default: the classifier's choice)")
     p.add_argument("--steps", type=int, default=20, help="timed steps per configuration")
@@ -230,6 +235,7 @@ def main(argv=None) -> int:
             "sample_ratio": cfg["sample_ratio"],
             "dtype": cfg["dtype"],
             "center_dtype": cfg["center_dtype"],
+            "momentum_dtype": args.momentum_dtype or cfg["center_dtype"],
             "num_local": train["num_local"],
             "num_sample": kept,
             "chunks": train["chunks"],

@@ -85,6 +85,7 @@ def step_config(cfg: dict, args):
                  f"model.backbone={args.backbone}", f"model.input_size={args.input_size}",
                  f"model.embedding_size={cfg['embedding_size']}", f"classifier.sample_ratio={cfg['sample_ratio']}",
                  f"classifier.dtype={cfg['dtype']}", f"classifier.center_dtype={cfg['center_dtype']}",
+                 *([f"classifier.momentum_dtype={args.momentum_dtype}"] if args.momentum_dtype else []),
                  f"classifier.kernels={requested(None)[0]}",
                  f"loss.margin1={m1}", f"loss.margin2={m2}", f"loss.margin3={m3}", f"loss.scale={args.scale}"]
     return config_from_dict(base, overrides)

@@ -31,7 +31,7 @@ def _list(kind):
 
 #: Each option's value when neither the option nor a config gives it.
 DEFAULTS = {"num_classes": [1_000_000], "embedding_size": [512], "world_size": [1], "sample_ratio": [1.0],
-            "batch_size": [128], "center_dtype": "float32", "compute_dtype": "float32"}
+            "batch_size": [128], "center_dtype": "float32", "compute_dtype": "float32", "momentum_dtype": None}
 
 SCOPE = ("the head only: class centers, their momentum, the kept rows, logits and softmax of one rank, plus "
          "a fixed process overhead; not the backbone's parameters and activations nor the data loader")
@@ -44,7 +44,8 @@ def _from_config(path: str, overrides: list[str]) -> dict:
     cfg = load_config(path, overrides)
     return {"num_classes": [cfg.data.num_classes], "embedding_size": [cfg.model.embedding_size],
             "sample_ratio": [cfg.classifier.sample_ratio], "batch_size": [cfg.train.batch_size],
-            "center_dtype": cfg.classifier.center_dtype, "compute_dtype": cfg.classifier.dtype}
+            "center_dtype": cfg.classifier.center_dtype, "compute_dtype": cfg.classifier.dtype,
+            "momentum_dtype": cfg.classifier.momentum_dtype}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -72,6 +73,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="batch per rank (default: the config's, else 128)")
     p.add_argument("--center-dtype", default=None, choices=sorted(planner.DTYPE_BYTES),
                    help="class-center storage dtype (default: the config's, else float32)")
+    p.add_argument("--momentum-dtype", default=None, choices=sorted(planner.MOMENTUM_DTYPES),
+                   help="storage dtype of the centers' momentum (default: the config's, else the center dtype; "
+                        "int8: one byte an element and a float32 scale a row)")
     p.add_argument("--compute-dtype", default=None, choices=sorted(planner.DTYPE_BYTES),
                    help="classifier product dtype (default: the config's classifier.dtype, else float32)")
     p.add_argument("--optimizer", default="momentum", choices=sorted(planner.OPTIMIZER_STATES),
@@ -115,7 +119,8 @@ def _print_max_classes(args: argparse.Namespace, combos) -> None:
     memory = planner.parse_bytes(args.memory)
     for d, w, r, b in combos:
         m = planner.max_classes(memory, d, w, r, b, args.center_dtype,
-                                args.compute_dtype, args.optimizer, args.kernels == "native", args.malloc)
+                                args.compute_dtype, args.optimizer, args.kernels == "native", args.malloc,
+                                args.momentum_dtype)
         if args.json:
             print(json.dumps(dict(memory_per_rank=memory, embedding_size=d, world_size=w,
                                   sample_ratio=r, batch_size=b, max_classes=m)))
@@ -125,7 +130,8 @@ def _print_max_classes(args: argparse.Namespace, combos) -> None:
               + ("" if m else " (the costs that do not grow with the classes alone exceed --memory)"))
         if m:
             print(planner.plan(m, d, w, r, b, args.center_dtype, args.compute_dtype,
-                               args.optimizer, args.kernels == "native", args.malloc).table())
+                               args.optimizer, args.kernels == "native", args.malloc,
+                                args.momentum_dtype).table())
         print()
 
 
@@ -135,7 +141,7 @@ def _print_plans(args: argparse.Namespace, combos) -> None:
     memory = planner.parse_bytes(args.memory) if args.memory is not None else None
     for c, (d, w, r, b) in itertools.product(args.num_classes, list(combos)):
         result = planner.plan(c, d, w, r, b, args.center_dtype, args.compute_dtype, args.optimizer,
-                              args.kernels == "native", args.malloc)
+                              args.kernels == "native", args.malloc, args.momentum_dtype)
         fits = None if memory is None else result.total <= memory
         if args.json:
             print(json.dumps(result.as_dict() if fits is None else dict(result.as_dict(), fits=fits)))

@@ -43,9 +43,13 @@ def check_supported(cfg: Config, gpu: bool | None = None) -> None:
         raise ConfigError("data.skip_bad: only supported for data.kind=folder (a corrupt .rec record "
                           "is an error naming its index and offset)")
     for key, value in (("classifier.dtype", cfg.classifier.dtype),
-                       ("classifier.center_dtype", cfg.classifier.center_dtype)):
+                       ("classifier.center_dtype", cfg.classifier.center_dtype),
+                       ("classifier.momentum_dtype", cfg.classifier.momentum_dtype)):
         if value in CPU_REFUSALS and not gpu:
             raise ConfigError(f"{key}: {CPU_REFUSALS[value]}")
+    if cfg.classifier.momentum_dtype == "int8" and gpu:
+        raise ConfigError("classifier.momentum_dtype: 'int8' is implemented for CPU training only; use a float "
+                          "momentum_dtype (or leave it out) on GPU")
     if cfg.train.amp.startswith("fp16") and not gpu:
         raise ConfigError(f"train.amp: {cfg.train.amp!r} needs a GPU (Paddle {paddle.__version__}'s CPU build "
                           "registers no float16 kernel for conv2d, batch_norm or matmul); on a CPU with "
@@ -165,7 +169,8 @@ def build_head(cfg: Config, embedding, labels, rank: int, world_size: int,
         embedding, labels, rank, world_size, cfg.data.num_classes,
         loss_cfg.margin1, loss_cfg.margin2, loss_cfg.margin3, loss_cfg.scale,
         sample_ratio=c.sample_ratio, embedding_size=m.embedding_size, name="pfc_centers",
-        seed=t.seed, dtype=c.dtype, center_dtype=c.center_dtype, chunk_rows=chunk_rows, kernels=c.kernels)
+        seed=t.seed, dtype=c.dtype, center_dtype=c.center_dtype, chunk_rows=chunk_rows, kernels=c.kernels,
+        momentum_dtype=c.momentum_dtype)
 
 
 def build_embedding(cfg: Config, images) -> tuple[paddle.nn.Layer, object]:

@@ -159,9 +159,16 @@ def read_finite(scope, names: Mapping[str, str], label: str = "") -> dict[str, n
 
 
 def center_tensors(head) -> list[tuple[str, str]]:
-    """``[(kind, variable name)]`` of a classifier's shard: its centers and their momentum."""
-    return [("weight", head.weight.name)] + ([("velocity", head.velocity.name)]
-                                             if head.velocity is not None else [])
+    """``[(kind, variable name)]`` of a classifier's shard: its centers, their momentum and (int8
+    momentum) its row scales."""
+    return [("weight", head.weight.name)] + [
+        (kind, value.name) for kind, value in (("velocity", head.velocity), ("velocity_scale", head.velocity_scale))
+        if value is not None]
+
+
+def _tensor_dtype(head, kind: str) -> str:
+    """The storage dtype of a shard tensor of ``kind`` (:func:`center_tensors`)."""
+    return {"weight": head.center_dtype, "velocity": head.momentum_dtype, "velocity_scale": "float32"}[kind]
 
 
 def _disk_error(path: Path, exc: OSError) -> OSError:
@@ -563,7 +570,8 @@ class CheckpointWriter:
             info = partial / "centers" / f"head{index}.rank{self.rank}.json"
             files[info.relative_to(partial).as_posix()] = _atomic_write_bytes(info, json.dumps(
                 {"class_start": head.class_start, "num_local": head.num_local,
-                 "has_velocity": head.velocity is not None, "center_dtype": head.center_dtype}).encode())
+                 "has_velocity": head.velocity is not None, "center_dtype": head.center_dtype,
+                 "momentum_dtype": head.momentum_dtype}).encode())
         if self.rank == 0:
             files[BACKBONE_FILE] = _atomic_write_bytes(partial / BACKBONE_FILE, state_bytes(backbone, "backbone"))
             files[STATES_FILE] = _atomic_write_bytes(partial / STATES_FILE, state_bytes(states, "states"))
@@ -709,6 +717,8 @@ def reshard_rows(path: Path, head_index: int, kind: str, saved_world_size: int, 
             raise CheckpointError(f"checkpoint file {shard_path} is unreadable: {exc}") from exc
         if shard.shape != (num_local, width):
             raise CheckpointError(f"{shard_path}: shape {list(shard.shape)}, expected {[num_local, width]}")
+        if (shard.dtype == np.int8) != (out.dtype == np.int8):  # codes are no values: never converted
+            raise CheckpointError(f"{shard_path}: {shard.dtype} rows, this run stores {center_dtype}")
         rows = convert(shard[lo - first:hi - first], center_dtype)
         bad = count_nonfinite(rows, bfloat16_bits=True)
         if bad:
@@ -740,9 +750,29 @@ def load_checkpoint(path: str | Path, target: CheckpointTarget, expect: dict, ve
     _assign_strict(scope, backbone, dict(target.backbone_names), "backbone", place)
     _assign_strict(scope, states, {n: n for n in target.state_names}, "optimizer state", place)
     for index, head in enumerate(heads):
+        _check_momentum_dtype(path, index, head, check)
+    for index, head in enumerate(heads):
         start, count = class_split(head.num_classes, head.world_size, head.rank)
         for kind, name in center_tensors(head):
-            rows = reshard_rows(path, index, kind, meta["world_size"], start, count, head.embedding_size,
-                                head.center_dtype, check, num_classes=head.num_classes)
+            width = 1 if kind == "velocity_scale" else head.embedding_size
+            rows = reshard_rows(path, index, kind, meta["world_size"], start, count, width,
+                                _tensor_dtype(head, kind), check, num_classes=head.num_classes)
             write_tensor(scope, name, rows, place)
     return meta
+
+
+def _check_momentum_dtype(path: Path, index: int, head, check: Callable[[Path], None]) -> None:
+    """:class:`CheckpointError` when head ``index``'s saved momentum is int8 and this run's is not, or
+    the other way round (a float momentum converts between float dtypes; int8 codes do not)."""
+    if head.velocity is None:
+        return
+    info_path = _present(path / "centers" / f"head{index}.rank0.json", check)
+    try:
+        info = json.loads(info_path.read_text())
+        saved = info.get("momentum_dtype", info["center_dtype"]) if info["has_velocity"] else None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CheckpointError(f"checkpoint file {info_path} is corrupt: {type(exc).__name__}: {exc}") from exc
+    if saved is not None and (saved == "int8") != (head.momentum_dtype == "int8"):
+        raise CheckpointError(
+            f"checkpoint {path}: the class centers' momentum of head{index} is stored as {saved}, this run's "
+            f"classifier.momentum_dtype is {head.momentum_dtype}; resume with classifier.momentum_dtype={saved}")

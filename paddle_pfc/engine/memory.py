@@ -29,7 +29,8 @@ PLAN_MARGIN = 1.10
 
 def check_head_fits(num_classes: int, embedding_size: int, world_size: int, sample_ratio: float,
                     batch_size: int, center_dtype: str, compute_dtype: str, local_ranks: int,
-                    available: int | None = None, warn: bool = True) -> planner.MemoryPlan:
+                    available: int | None = None, warn: bool = True,
+                    momentum_dtype: str | None = None) -> planner.MemoryPlan:
     """The head's :func:`~paddle_pfc.head.planner.plan` per rank (``batch_size`` per rank, Momentum,
     the malloc mode of ``$PADDLE_PFC_MALLOC``), checked against ``available`` bytes (default
     :func:`available_memory`) shared by the ``local_ranks`` ranks of this machine.
@@ -39,13 +40,14 @@ def check_head_fits(num_classes: int, embedding_size: int, world_size: int, samp
     exceeds it by less (the backbone comes on top of the plan). Returns the plan."""
     malloc = planner.planned_malloc(os.environ.get("PADDLE_PFC_MALLOC"))
     plan = planner.plan(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-                        compute_dtype, "momentum", malloc=malloc)
+                        compute_dtype, "momentum", malloc=malloc, momentum_dtype=momentum_dtype)
     available = available_memory() if available is None else available
     if available is None:
         return plan
+    momentum_option = "" if momentum_dtype is None else f" --momentum-dtype {momentum_dtype}"
     command = (f"paddle-pfc-plan --num-classes {num_classes} --embedding-size {embedding_size} --world-size "
                f"{world_size} --sample-ratio {sample_ratio:g} --batch-size {batch_size} --center-dtype "
-               f"{center_dtype} --compute-dtype {compute_dtype} --malloc {malloc} "
+               f"{center_dtype}{momentum_option} --compute-dtype {compute_dtype} --malloc {malloc} "
                f"--memory {available / local_ranks / _GIB:.1f}GiB")
     check_state_fits(plan.centers + plan.momentum, local_ranks,
                      f"{num_classes:,} classes x {embedding_size} over {world_size} rank(s) are {plan.num_local:,} "
@@ -59,7 +61,8 @@ def check_head_fits(num_classes: int, embedding_size: int, world_size: int, samp
             f"{plan.num_sample:,} kept a step, global batch {plan.global_batch}); {ranks_need(local_ranks)} "
             f"{peak / _GIB:.2f} GiB, more than the {available / _GIB:.2f} GiB available (MemAvailable + SwapFree, "
             "within the cgroup's limit) by more than the plan's error. Use more machines (ranks), a lower "
-            "classifier.sample_ratio, classifier.center_dtype=bfloat16 or fewer classes; "
+            "classifier.sample_ratio, classifier.center_dtype=bfloat16, classifier.momentum_dtype=int8 or fewer "
+            "classes; "
             f"`{command}` plans a configuration")
     if peak > available and warn:
         log.warning("the head's planned peak is %.2f GiB for %s (%.2f GiB a rank), more than the %.2f GiB "

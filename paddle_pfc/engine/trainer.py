@@ -74,7 +74,7 @@ class Trainer:
         if not on_gpu():  # the centers live in host memory: a shard that cannot fit fails now, not at SIGKILL
             check_head_fits(cfg.data.num_classes, cfg.model.embedding_size, world_size, cfg.classifier.sample_ratio,
                             cfg.train.batch_size, cfg.classifier.center_dtype, cfg.classifier.dtype,
-                            local_world_size(), warn=rank == 0)
+                            local_world_size(), warn=rank == 0, momentum_dtype=cfg.classifier.momentum_dtype)
         self.output_dir = Path(cfg.train.output_dir)
         self._barrier = StoreBarrier(rank, world_size, cfg.train.collective_timeout)
         self._frozen: dict[str, np.ndarray] | None = None  # backbone kept during the frozen steps

@@ -7,12 +7,12 @@ import paddle
 
 from paddle_pfc.head import checks, geometry, registry, sampling
 from paddle_pfc.head.blocks import Block
-from paddle_pfc.head.dtypes import CPU_REFUSALS, DTYPE_BYTES
+from paddle_pfc.head.dtypes import CPU_REFUSALS, DTYPE_BYTES, MOMENTUM_DTYPES, momentum_bytes
 from paddle_pfc.head.geometry import block_bounds, block_rows, class_split
 from paddle_pfc.head.margin import Margin
 from paddle_pfc.head.margin_softmax import margin_softmax_loss
 from paddle_pfc.head.margin_softmax_fused import margin_softmax_loss_fused
-from paddle_pfc.head.sparse_update import create_velocity
+from paddle_pfc.head.sparse_update import create_velocity, create_velocity_scale
 from paddle_pfc.kernels import choose_backend
 from paddle_pfc.kernels.collectives import CollectiveChain
 from paddle_pfc.utils import paddle_compat
@@ -55,12 +55,16 @@ def _dtype_name(value):
         if isinstance(value, paddle.dtype) else value
 
 
-def _check_dtypes(dtype, center_dtype, chunk_rows, on_gpu_place: bool) -> None:
-    for name, value in (("dtype", dtype), ("center_dtype", center_dtype)):
-        if value not in DTYPES:
-            raise ValueError(f"{name} must be one of {', '.join(DTYPES)}, got {value!r}")
+def _check_dtypes(dtype, center_dtype, momentum_dtype, chunk_rows, on_gpu_place: bool) -> None:
+    for name, value, allowed in (("dtype", dtype, DTYPES), ("center_dtype", center_dtype, DTYPES),
+                                 ("momentum_dtype", momentum_dtype, MOMENTUM_DTYPES)):
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
         if value in CPU_REFUSALS and not on_gpu_place:
             raise ValueError(f"{name}={value!r}: {CPU_REFUSALS[value]}")
+    if momentum_dtype == "int8" and on_gpu_place:
+        raise ValueError("momentum_dtype='int8': the int8 momentum of class centers is implemented for CPU "
+                         "programs only; use a float momentum_dtype on GPU")
     if chunk_rows is not None and (not is_int(chunk_rows) or chunk_rows < 1):
         raise ValueError(f"chunk_rows must be an int >= 1 or None, got {chunk_rows!r}")
 
@@ -82,9 +86,11 @@ class LargeScaleClassifier:
 
     ``dtype``: operand dtype of the head's products (float32, bfloat16, or float16 on GPU); the
     logits, softmax, margin and loss are float32. ``center_dtype``: storage dtype of ``weight`` and
-    its momentum (float32, bfloat16, or float16 on GPU); the update of the kept rows is float32
-    arithmetic on widened copies, rounded once when written back. ``chunk_rows``: rows per block of
-    kept centers on the composite backend (default: :func:`paddle_pfc.head.geometry.block_rows`); the
+    (by default) its momentum (float32, bfloat16, or float16 on GPU); the update of the kept rows is
+    float32 arithmetic on widened copies, rounded once when written back. ``momentum_dtype``: storage
+    dtype of the momentum (default ``center_dtype``), or ``int8`` (CPU): int8 codes with one float32
+    scale a row (``velocity_scale``, [num_local, 1]; :mod:`paddle_pfc.head.sparse_update`).
+    ``chunk_rows``: rows per block of kept centers on the composite backend (default: :func:`paddle_pfc.head.geometry.block_rows`); the
     fused backend uses one block.
     ``kernels``: the backend (:mod:`paddle_pfc.kernels`): ``"auto"`` (fused on GPU, composite on CPU),
     ``"fused"`` (Paddle's fused ``class_center_sample`` / ``margin_cross_entropy``; emulated on a
@@ -109,16 +115,18 @@ class LargeScaleClassifier:
                  scale: float = 64.0, sample_ratio: float = 1.0, embedding_size: int = 512,
                  name: str | None = None, seed: int = 0, dtype: str = "float32",
                  center_dtype: str = "float32", chunk_rows: int | None = None,
-                 kernels: str | None = None) -> None:
+                 kernels: str | None = None, momentum_dtype: str | None = None) -> None:
         self.margin = self._check_args(feature, label, rank, world_size, num_classes, sample_ratio,
                                        embedding_size, margin1, margin2, margin3, scale, seed)
         rank, world_size, num_classes, embedding_size, seed = (int(v) for v in (rank, world_size, num_classes,
                                                                        embedding_size, seed))
         dtype, center_dtype = _dtype_name(dtype), _dtype_name(center_dtype)
+        momentum_dtype = center_dtype if momentum_dtype is None else _dtype_name(momentum_dtype)
         gpu = paddle_compat.on_gpu()
-        _check_dtypes(dtype, center_dtype, chunk_rows, gpu)
+        _check_dtypes(dtype, center_dtype, momentum_dtype, chunk_rows, gpu)
         self.backend = choose_backend(kernels, gpu)
         self.dtype, self.center_dtype, self.chunk_rows = dtype, center_dtype, chunk_rows
+        self.momentum_dtype = momentum_dtype
         self.rank, self.world_size, self.num_classes = rank, world_size, num_classes
         self.sample_ratio, self.embedding_size = float(sample_ratio), embedding_size
         self.class_start, self.num_local = class_split(num_classes, world_size, rank)
@@ -133,7 +141,7 @@ class LargeScaleClassifier:
         self.feature_feed_names = _batch_feed_names(feature)
         self.output_dict = OrderedDict()
         self.chain = CollectiveChain(world_size)
-        self.velocity = None
+        self.velocity = self.velocity_scale = None
 
         self.weight = paddle.static.create_parameter(
             shape=[self.num_local, embedding_size], dtype=center_dtype, name=self.name,
@@ -312,12 +320,19 @@ class LargeScaleClassifier:
 
     # ------------------------------------------------------------------------------------------
     def create_states(self, rule) -> paddle.pir.Value | None:
-        """Create (once) the momentum buffer of the shard (``center_dtype``) when ``rule`` needs
-        one; return it."""
+        """Create (once) the momentum buffer of the shard (``momentum_dtype``; int8: with its row
+        scales ``velocity_scale``) when ``rule`` needs one; return it."""
         if rule.momentum is not None and self.velocity is None:
-            self.velocity = create_velocity(self.weight)
+            self.velocity = create_velocity(self.weight, self.momentum_dtype)
+            if self.momentum_dtype == "int8":
+                self.velocity_scale = create_velocity_scale(self.weight)
         return self.velocity
 
     def states(self) -> list:
-        """Persistable per-shard optimizer states (the momentum buffer once created)."""
-        return [self.velocity] if self.velocity is not None else []
+        """Persistable per-shard optimizer states (the momentum buffer and its scales, once created)."""
+        return [v for v in (self.velocity, self.velocity_scale) if v is not None]
+
+    def state_bytes(self, with_momentum: bool) -> int:
+        """Bytes of the shard's centers, and (``with_momentum``) of their momentum and its scales."""
+        size = self.num_local * self.embedding_size * DTYPE_BYTES[self.center_dtype]
+        return size + (momentum_bytes(self.num_local, self.embedding_size, self.momentum_dtype) if with_momentum else 0)

@@ -15,13 +15,28 @@ import numpy as np
 #: The dtypes of class centers and of the head's products, with their sizes in bytes.
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 
+#: The storage dtypes of the centers' momentum: a center dtype, or int8 codes with one float32 scale a
+#: row (CPU).
+MOMENTUM_DTYPES = (*DTYPE_BYTES, "int8")
+
+#: Bytes of the float32 scale of one row of an int8 momentum.
+INT8_SCALE_BYTES = 4
+
+
+def momentum_bytes(rows: int, width: int, momentum_dtype: str) -> int:
+    """Bytes of a [rows, width] momentum stored in ``momentum_dtype`` (int8: with its row scales)."""
+    if momentum_dtype == "int8":
+        return rows * (width + INT8_SCALE_BYTES)
+    return rows * width * DTYPE_BYTES[momentum_dtype]
+
+
 #: Why a dtype cannot be used on a CPU (the dtypes missing here can).
 CPU_REFUSALS = {"float16": "float16 needs a GPU (Paddle's CPU kernels have no float16 matmul / gather); "
                            "use bfloat16 on CPU"}
 
 #: numpy dtype that holds each Paddle center dtype on the host
 HOST_DTYPES = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16),
-               "bfloat16": np.dtype(np.uint16)}
+               "bfloat16": np.dtype(np.uint16), "int8": np.dtype(np.int8)}
 
 
 def to_float32(array: np.ndarray) -> np.ndarray:

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import paddle
 
-from paddle_pfc.head.dtypes import DTYPE_BYTES
 from paddle_pfc.head.host_memory import check_state_fits
 from paddle_pfc.head.loss_scaling import DynamicLossScaler, LossScaling, nonfinite_flag
 from paddle_pfc.head.registry import classifiers_of, mark_minimized, set_nonfinite_flags
@@ -165,8 +164,8 @@ def check_centers_fit(heads: list, rule: CenterUpdateRule) -> None:
     machine's ranks: it fails now, not at the OOM killer's SIGKILL."""
     if paddle_compat.on_gpu():
         return
-    state = sum(h.num_local * h.embedding_size * DTYPE_BYTES[h.center_dtype] for h in heads)
-    check_state_fits(state * (1 if rule.momentum is None else 2), local_world_size(),
+    state = sum(h.state_bytes(with_momentum=rule.momentum is not None) for h in heads)
+    check_state_fits(state, local_world_size(),
                      f"the class centers{'' if rule.momentum is None else ' and their momentum'} of "
                      f"{', '.join(h.name for h in heads)}")
 
@@ -248,7 +247,8 @@ def append_updates(optimizer: paddle.optimizer.Optimizer, heads: list, grads: Gr
 
     def apply_updates():
         for head, head_grads in zip(heads, _per_head(grads.blocks, heads)):
-            append_center_update(head.weight, head.velocity, head.blocks, head_grads, lr, rule, head.backend.blocks)
+            append_center_update(head.weight, head.velocity, head.blocks, head_grads, lr, rule, head.backend.blocks,
+                                 head.velocity_scale)
         if grads.pairs:
             optimizer.apply_gradients(grads.pairs)
 

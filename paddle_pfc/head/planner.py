@@ -8,10 +8,12 @@ The model (all sizes per rank, for the largest shard, i.e. rank 0 of the balance
     N   = B * W                        rows of the all-gathered global batch
     R   = block_rows(D, N, S)          rows per block of kept centers (paddle_pfc.head.geometry)
     c   = bytes of center_dtype        (float32 4, float16 / bfloat16 2)
+    m   = bytes of momentum_dtype      (as c by default; int8: 1, and a float32 scale a row)
     f   = bytes of compute_dtype       (the operand dtype of the head's products)
 
     centers            = C_l * D * c                      the shard (persistable)
-    momentum           = C_l * D * c   (momentum), 0 (sgd) the optimizer state (persistable)
+    momentum           = C_l * D * m   (momentum), 0 (sgd) the optimizer state (persistable)
+                       + C_l * 4       (int8 momentum)    with its row scales
     kept_working_set   = S * D * (f + h)                  the blocks' gradients (operand dtype),
                          + k_RD * R * D * 4             alive until the update, + the blocks
                                                           themselves (h = 4) when float32 blocks
@@ -59,7 +61,7 @@ import re
 from dataclasses import dataclass, field
 
 from paddle_pfc.head import geometry
-from paddle_pfc.head.dtypes import DTYPE_BYTES
+from paddle_pfc.head.dtypes import DTYPE_BYTES, MOMENTUM_DTYPES, momentum_bytes
 from paddle_pfc.utils.numbers import is_int
 
 __all__ = ["MemoryPlan", "plan", "max_classes", "parse_bytes", "DTYPE_BYTES", "PROCESS_OVERHEAD", "MALLOC_MODES",
@@ -116,6 +118,7 @@ class MemoryPlan:
     heap_retention: int
     process_overhead: int
     malloc: str = "memory"
+    momentum_dtype: str = ""  # "": center_dtype
     total: int = field(init=False)
 
     COMPONENTS = ("centers", "momentum", "kept_working_set", "logits_buffers",
@@ -123,6 +126,8 @@ class MemoryPlan:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "total", sum(getattr(self, c) for c in self.COMPONENTS))
+        if not self.momentum_dtype:
+            object.__setattr__(self, "momentum_dtype", self.center_dtype)
 
     @property
     def sampled(self) -> bool:
@@ -131,7 +136,7 @@ class MemoryPlan:
     def as_dict(self) -> dict:
         out = {k: getattr(self, k) for k in (
             "num_classes", "embedding_size", "world_size", "sample_ratio", "batch_size",
-            "center_dtype", "compute_dtype", "optimizer", "num_local", "num_sample",
+            "center_dtype", "momentum_dtype", "compute_dtype", "optimizer", "num_local", "num_sample",
             "global_batch", "malloc")}
         out.update({c: getattr(self, c) for c in self.COMPONENTS})
         out["total"] = self.total
@@ -141,7 +146,9 @@ class MemoryPlan:
         """A readable table of the components in GiB."""
         head = (f"{self.num_classes:,} classes, D={self.embedding_size}, W={self.world_size}, "
                 f"ratio={self.sample_ratio:g}, batch/rank={self.batch_size}, centers "
-                f"{self.center_dtype}, compute {self.compute_dtype}, {self.optimizer}, {self.malloc} malloc\n"
+                f"{self.center_dtype}, compute {self.compute_dtype}, {self.optimizer}"
+                f"{'' if self.momentum_dtype == self.center_dtype else f' ({self.momentum_dtype})'}, "
+                f"{self.malloc} malloc\n"
                 f"per rank: num_local={self.num_local:,} kept S={self.num_sample:,} "
                 f"global batch N={self.global_batch}")
         rows = [(c, getattr(self, c)) for c in self.COMPONENTS] + [("total", self.total)]
@@ -156,7 +163,7 @@ class MemoryPlan:
 
 
 def _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-           compute_dtype, optimizer, malloc="memory") -> None:
+           compute_dtype, optimizer, malloc="memory", momentum_dtype=None) -> None:
     if malloc not in MALLOC_MODES:
         raise ValueError(f"malloc must be one of {', '.join(MALLOC_MODES)}, got {malloc!r}")
     if not is_int(world_size) or world_size < 1:
@@ -171,30 +178,35 @@ def _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, ce
     for name, value in (("center_dtype", center_dtype), ("compute_dtype", compute_dtype)):
         if value not in DTYPE_BYTES:
             raise ValueError(f"{name} must be one of {sorted(DTYPE_BYTES)}, got {value!r}")
+    if momentum_dtype is not None and momentum_dtype not in MOMENTUM_DTYPES:
+        raise ValueError(f"momentum_dtype must be one of {sorted(MOMENTUM_DTYPES)}, got {momentum_dtype!r}")
     if optimizer not in OPTIMIZER_STATES:
         raise ValueError(f"optimizer must be one of {sorted(OPTIMIZER_STATES)}, got {optimizer!r}")
 
 
 def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: float = 1.0,
          batch_size: int = 128, center_dtype: str = "float32", compute_dtype: str = "float32",
-         optimizer: str = "momentum", native: bool = True, malloc: str = "memory") -> MemoryPlan:
+         optimizer: str = "momentum", native: bool = True, malloc: str = "memory",
+         momentum_dtype: str | None = None) -> MemoryPlan:
     """Planned peak memory per rank of a head training step (see the module docstring).
 
     ``batch_size`` is per rank. ``center_dtype`` is the storage dtype of the centers and their
     momentum, ``compute_dtype`` the operand dtype of the head's products (``LargeScaleClassifier``
     ``dtype``). ``native``: the CPU head on the native kernels (else Paddle's own kernels).
     ``malloc``: the process's malloc mode (``PADDLE_PFC_MALLOC``), ``memory`` or ``speed``.
-    Raises ValueError naming a bad argument.
+    ``momentum_dtype``: the momentum's storage dtype (default ``center_dtype``; ``int8``: with a
+    float32 scale a row). Raises ValueError naming a bad argument.
     """
     _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-           compute_dtype, optimizer, malloc)
+           compute_dtype, optimizer, malloc, momentum_dtype)
+    momentum_dtype = momentum_dtype or center_dtype
     num_local = geometry.largest_shard(num_classes, world_size)
     num_sample = geometry.num_sample(num_local, sample_ratio)
     sampled = num_sample < num_local
     n, d, s = batch_size * world_size, embedding_size, num_sample
     c, f = DTYPE_BYTES[center_dtype], DTYPE_BYTES[compute_dtype]
     centers = num_local * d * c
-    momentum = OPTIMIZER_STATES[optimizer] * num_local * d * c
+    momentum = OPTIMIZER_STATES[optimizer] * momentum_bytes(num_local, d, momentum_dtype)
     rows = min(s, geometry.block_rows(d, n, s))
     blocks = -(-s // rows)
     in_place = center_dtype == compute_dtype == "float32"  # blocks held to the backward, updated there
@@ -218,13 +230,13 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
         sampling=sampling,
         program_analysis=int(K_EXEC * blocks * blocks),
         heap_retention=K_HEAP * s * d if malloc == "speed" else 0,
-        process_overhead=PROCESS_OVERHEAD, malloc=malloc)
+        process_overhead=PROCESS_OVERHEAD, malloc=malloc, momentum_dtype=momentum_dtype)
 
 
 def max_classes(memory_per_rank_bytes: int, embedding_size: int, world_size: int,
                 sample_ratio: float = 1.0, batch_size: int = 128, center_dtype: str = "float32",
                 compute_dtype: str = "float32", optimizer: str = "momentum", native: bool = True,
-                malloc: str = "memory") -> int:
+                malloc: str = "memory", momentum_dtype: str | None = None) -> int:
     """The largest ``num_classes`` whose :func:`plan` total fits in ``memory_per_rank_bytes``.
 
     Inverse of :func:`plan` (binary search; the total grows with num_classes): for the result
@@ -235,11 +247,11 @@ def max_classes(memory_per_rank_bytes: int, embedding_size: int, world_size: int
             or not math.isfinite(memory_per_rank_bytes) or memory_per_rank_bytes <= 0:
         raise ValueError(f"memory_per_rank_bytes must be a positive number, got {memory_per_rank_bytes!r}")
     _check(world_size if is_int(world_size) else 1, embedding_size, world_size, sample_ratio,
-           batch_size, center_dtype, compute_dtype, optimizer, malloc)
+           batch_size, center_dtype, compute_dtype, optimizer, malloc, momentum_dtype)
 
     def total(c: int) -> int:
         return plan(c, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-                    compute_dtype, optimizer, native, malloc).total
+                    compute_dtype, optimizer, native, malloc, momentum_dtype).total
 
     lo = world_size
     if total(lo) > memory_per_rank_bytes:

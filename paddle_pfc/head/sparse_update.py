@@ -17,6 +17,12 @@ With a 2-byte ``center_dtype`` (bfloat16 / float16 storage of the centers and th
 rows, momentum and gradient of a block are widened to float32, updated in float32 and rounded to
 the storage dtype once, on write-back.
 
+With an ``int8`` momentum (``momentum_dtype``) each row's momentum is stored as int8 codes ``q``
+with one float32 scale ``s`` a row (``v = q * s``). A kept row's momentum is widened to float32,
+updated by the rule above, then quantized again from the updated row: ``s = max|v| / 127``,
+``q = round(v / s)`` to nearest, ties to even (a zero row: ``s = 0``, ``q = 0``). The centers'
+step uses the updated float32 momentum, before its quantization.
+
 The block update is the head's block operation ``update_rows_`` (:mod:`paddle_pfc.kernels.blockwise`):
 Paddle's kernels as above, or on CPU, when the native kernels are built, one native
 ``sparse_update_`` per block that applies the same rule straight to the shard's rows (no gather,
@@ -63,26 +69,38 @@ class CenterUpdateRule:
                          f"paddle.optimizer.Momentum, got {type(optimizer).__name__}")
 
 
-def create_velocity(weight: paddle.pir.Value) -> paddle.pir.Value:
-    """A zero-initialised persistable momentum buffer shaped like ``weight``, in its dtype (sharded
-    too)."""
-    velocity = paddle.static.create_parameter(
-        shape=list(weight.shape), dtype=weight.dtype, name=weight.name + "_velocity",
+def _state(weight: paddle.pir.Value, shape: list[int], dtype, suffix: str) -> paddle.pir.Value:
+    """A zero-initialised persistable, sharded optimizer state of ``weight`` named ``weight.name + suffix``."""
+    state = paddle.static.create_parameter(
+        shape=shape, dtype=dtype, name=weight.name + suffix,
         default_initializer=paddle.nn.initializer.Constant(0.0))
-    velocity.stop_gradient = True
-    velocity.is_distributed = True
-    velocity.trainable = False
-    return velocity
+    state.stop_gradient = True
+    state.is_distributed = True
+    state.trainable = False
+    return state
+
+
+def create_velocity(weight: paddle.pir.Value, dtype: str | None = None) -> paddle.pir.Value:
+    """A zero-initialised persistable momentum buffer shaped like ``weight``, in ``dtype`` (default:
+    the weight's; ``int8``: codes, with the scales of :func:`create_velocity_scale`), sharded too."""
+    return _state(weight, list(weight.shape), weight.dtype if dtype is None else dtype, "_velocity")
+
+
+def create_velocity_scale(weight: paddle.pir.Value) -> paddle.pir.Value:
+    """The float32 [L, 1] row scales of an int8 momentum of ``weight`` [L, D] (zero: a zero momentum)."""
+    return _state(weight, [weight.shape[0], 1], "float32", "_velocity_scale")
 
 
 def append_center_update(weight: paddle.pir.Value, velocity: paddle.pir.Value | None, blocks: list[Block],
-                         grads: list, lr: paddle.pir.Value, rule: CenterUpdateRule, ops: PaddleBlockOps) -> None:
+                         grads: list, lr: paddle.pir.Value, rule: CenterUpdateRule, ops: PaddleBlockOps,
+                         velocity_scale: paddle.pir.Value | None = None) -> None:
     """Append the in-place update of the kept rows of ``weight`` (and ``velocity``), block by block.
 
     ``blocks``: the classifier's :class:`~paddle_pfc.head.blocks.Block` s (rows ``block.index`` of
     the shard, value ``block.centers``); ``grads``: their gradients, each computed after every
     other read of its block (``margin_softmax_loss`` guarantees it), so a float32 block that is a
     copy of the shard's rows is updated in place. ``ops``: the head's block operations.
+    ``velocity_scale``: the row scales of an int8 ``velocity`` (None for a float momentum).
     """
     for block, grad in zip(blocks, grads):
-        ops.update_rows_(weight, velocity, block.index, block.centers, grad, lr, rule)
+        ops.update_rows_(weight, velocity, block.index, block.centers, grad, lr, rule, velocity_scale)

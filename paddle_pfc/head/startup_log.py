@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from paddle_pfc.head.dtypes import DTYPE_BYTES
+from paddle_pfc.head.dtypes import DTYPE_BYTES, momentum_bytes
 
 __all__ = ["ANNOUNCE_BYTES", "center_initialisation", "describe_centers"]
 
@@ -24,10 +24,13 @@ ANNOUNCE_BYTES = 256 * 2**20
 _GIB = 2**30
 
 
-def describe_centers(num_local: int, embedding_size: int, center_dtype: str, with_momentum: bool) -> str:
-    """``"5,000,000 class centers (D=512, bfloat16, 4.8 GiB on this rank, 9.5 GiB with their momentum)"``."""
+def describe_centers(num_local: int, embedding_size: int, center_dtype: str, with_momentum: bool,
+                     momentum_dtype: str | None = None) -> str:
+    """``"5,000,000 class centers (D=512, bfloat16, 4.8 GiB on this rank, 9.5 GiB with their momentum)"``
+    (momentum in ``momentum_dtype``, default ``center_dtype``)."""
     size = num_local * embedding_size * DTYPE_BYTES[center_dtype]
-    state = f", {2 * size / _GIB:.1f} GiB with their momentum" if with_momentum else ""
+    with_state = size + momentum_bytes(num_local, embedding_size, momentum_dtype or center_dtype)
+    state = f", {with_state / _GIB:.1f} GiB with their momentum" if with_momentum else ""
     return (f"{num_local:,} class centers (D={embedding_size}, {center_dtype}, {size / _GIB:.1f} GiB on this "
             f"rank{state})")
 
@@ -39,14 +42,13 @@ def center_initialisation(heads: Iterable, logger: logging.Logger = log,
     when their centers and momentum reach ``announce_bytes``, log one line per head before
     ("initialising ... class centers ...") and one after ("... initialised in N s")."""
     heads = list(heads)
-    state = [(h, h.num_local * h.embedding_size * DTYPE_BYTES[h.center_dtype] * (1 + len(h.states())))
-             for h in heads]
+    state = [(h, h.state_bytes(with_momentum=bool(h.states()))) for h in heads]
     if sum(size for _, size in state) < announce_bytes:
         yield
         return
     for head, _ in state:
         logger.info("initialising %s…", describe_centers(head.num_local, head.embedding_size, head.center_dtype,
-                                                         bool(head.states())))
+                                                         bool(head.states()), head.momentum_dtype))
     start = time.perf_counter()
     yield
     logger.info("… class centers initialised in %.0f s", time.perf_counter() - start)

@@ -195,22 +195,53 @@ class PaddleBlockOps:
         return paddle.reshape(paddle.any(paddle.concat(bad)), [1]) if len(bad) > 1 else bad[0]
 
     def update_rows_(self, weight: Value, velocity: Value | None, index: Value, centers: Value, grad: Value,
-                     lr: Value, rule: UpdateRule) -> None:
+                     lr: Value, rule: UpdateRule, velocity_scale: Value | None = None) -> None:
         """Apply ``rule`` to rows ``index`` (int64 [c]) of ``weight`` [L, D] (and of ``velocity``)
         in place, with ``grad`` [c, D] (what :meth:`center_grad_` handed on) and the float32
         scalar ``lr``: float32 arithmetic, written back in the storage dtype. ``centers``: the
         block's forward value; when it is float32 rows
         of a float32 shard it is updated in place (it has no other reader left), else the stored
-        rows are gathered again and widened."""
+        rows are gathered again and widened. ``velocity_scale`` (float32 [L, 1]): ``velocity``
+        holds int8 codes, row ``j``'s momentum being ``velocity[j] * velocity_scale[j]``; the
+        updated momentum rows are stored as :func:`quantize_rows` gives them."""
         if centers.dtype == weight.dtype == paddle.float32:
             rows = centers
         else:
             rows = float32(paddle.gather(weight, index))
-        velocity_rows = float32(paddle.gather(velocity, index)) if rule.momentum is not None else None
+        velocity_rows = None
+        if rule.momentum is not None:
+            velocity_rows = float32(paddle.gather(velocity, index))
+            if velocity_scale is not None:
+                velocity_rows = paddle.multiply(velocity_rows, paddle.gather(velocity_scale, index))
         new_rows, new_velocity = _apply_rule_(rule, rows, float32(grad), velocity_rows, lr)
         _write_rows_(weight, index, new_rows)
-        if new_velocity is not None:
+        if new_velocity is None:
+            return
+        if velocity_scale is None:
             _write_rows_(velocity, index, new_velocity)
+        else:
+            codes, scales = quantize_rows(new_velocity)
+            _C_ops.index_put_(velocity, [index], codes, False)  # the CPU scatter kernel has no int8
+            _C_ops.scatter_(velocity_scale, index, scales, True)
+
+
+#: Largest int8 code of a quantized momentum row (symmetric: codes lie in [-127, 127]).
+INT8_LEVELS = 127.0
+_ROUNDING_SHIFT = 12582912.0  # 1.5 * 2**23: x + shift - shift rounds |x| < 2**22 to nearest even
+
+
+def quantize_rows(rows: Value) -> tuple[Value, Value]:
+    """Row-wise absmax int8 quantization of float32 ``rows`` [c, D]: ``(codes int8 [c, D], scale
+    float32 [c, 1])`` with ``scale = max_d |rows[j, d]| / 127`` and ``codes = round(rows / scale)``
+    to nearest, ties to even, in float32 arithmetic (a zero row: scale 0, codes 0)."""
+    absmax = paddle.max(paddle.abs(rows), axis=1, keepdim=True)
+    scale = paddle.divide(absmax, paddle.full([1], INT8_LEVELS, "float32"))
+    zero = paddle.zeros_like(rows)
+    ratio = paddle.where(paddle.greater_than(scale, paddle.zeros_like(scale)), paddle.divide(rows, scale), zero)
+    shift = paddle.full([1], _ROUNDING_SHIFT, "float32")
+    rounded = paddle.subtract(paddle.add(ratio, shift), shift)
+    codes = paddle.clip(rounded, -INT8_LEVELS, INT8_LEVELS)
+    return paddle.cast(codes, "int8"), scale
 
 
 def _apply_rule_(rule: UpdateRule, rows: Value, grad: Value, velocity_rows: Value | None,
@@ -311,9 +342,15 @@ class NativeBlockOps(PaddleBlockOps):
             return native_ops.any_nonfinite(values, limit_log2)
         return super().any_nonfinite(values, limit_log2)
 
-    def update_rows_(self, weight, velocity, index, centers, grad, lr, rule):
+    def update_rows_(self, weight, velocity, index, centers, grad, lr, rule, velocity_scale=None):
         # Straight on the shard's rows: no gather, no scatter, no float32 copy of 2-byte rows; the
         # tangent projection of each gradient row at the row's stored value first.
+        if velocity_scale is not None and rule.momentum is not None:
+            native_ops.sparse_update_int8_(weight, velocity, velocity_scale, index, float32(grad), lr,
+                                           momentum=rule.momentum, nesterov=rule.nesterov,
+                                           weight_decay=rule.weight_decay, rescale=rule.rescale_grad,
+                                           project_eps=NORM_EPS)
+            return
         native_ops.sparse_update_(weight, velocity if velocity is not None else weight, index, float32(grad), lr,
                                   momentum=rule.momentum, nesterov=rule.nesterov,
                                   weight_decay=rule.weight_decay, rescale=rule.rescale_grad,

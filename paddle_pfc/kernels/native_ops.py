@@ -25,7 +25,8 @@ One-pass kernels replace them (the head reaches them through
 * :func:`sparse_update_` — Paddle's SGD / Momentum rule on rows ``index`` of the shard and its
   momentum, in float32 arithmetic, written in place in the storage dtype (float32 or bfloat16,
   rounded to nearest even like Paddle's cast); replaces the gathers, the fused update kernel and
-  the two write-back scatters. With ``project`` it first takes the tangent projection of each
+  the two write-back scatters. :func:`sparse_update_int8_`: the same with an int8 momentum and
+  one float32 scale a row. With ``project`` it first takes the tangent projection of each
   gradient row at its center row (the head's backward then leaves it out: the update reads both
   rows anyway, which saves three passes over the block gradients).
 * :func:`prelu`, :func:`grouped_conv2d` — the backbones' channel PReLU and grouped (depthwise,
@@ -196,6 +197,19 @@ def sparse_update_(weight, velocity, index, grad, lr, *, momentum: float | None,
     return kernels().pfc_sparse_update(weight, velocity, index, grad, lr, float(momentum or 0.0),
                                  momentum is not None, bool(nesterov), float(weight_decay), float(rescale),
                                  project, float(project_eps) if project else 0.0)[0]
+
+
+def sparse_update_int8_(weight, velocity, scale, index, grad, lr, *, momentum: float, nesterov: bool,
+                        weight_decay: float, rescale: float, project_eps: float | None = None):
+    """:func:`sparse_update_`'s Momentum rule with the momentum stored as int8 codes ``velocity``
+    [L, D] and one float32 scale a row ``scale`` [L, 1] (the row's values ``codes * scale``).
+    Each kept row's momentum is widened to float32, updated, then stored again: ``scale =
+    max|v| / 127`` and ``codes = round(v / scale)`` (to nearest, ties to even; a zero row gets
+    scale 0 and codes 0). Rows not in ``index`` are not touched. Returns the updated weight's Value."""
+    project = project_eps is not None
+    return kernels().pfc_sparse_update_int8(weight, velocity, scale, index, grad, lr, float(momentum),
+                                            bool(nesterov), float(weight_decay), float(rescale), project,
+                                            float(project_eps) if project else 0.0)[0]
 
 
 #: Gradient rows that :func:`sparse_update_` projects are checked against ``2**64`` (any element

@@ -124,3 +124,31 @@ def test_reshard_rows_reads_any_split(tmp_path):
     (tmp_path / "centers" / "head0.rank0.json").write_text('{"class_start": 0, "num_lo')
     with pytest.raises(CheckpointError, match=r"checkpoint file .*head0\.rank0\.json is corrupt"):
         reshard_rows(tmp_path, 0, "weight", 3, 0, 7, 3)
+
+
+@pytest.fixture(scope="module")
+def saved_int8(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ckpt_int8")
+    trainer = make_trainer(out, "train.max_steps=2", "classifier.momentum_dtype=int8")
+    trainer.train()
+    return latest_checkpoint(out / "checkpoints")
+
+
+def test_int8_momentum_and_its_scales_round_trip(saved_int8, tmp_path):
+    trainer = make_trainer(tmp_path, "classifier.momentum_dtype=int8")
+    trainer.resume(str(saved_int8))
+    head = trainer.programs.heads[0]
+    codes = np.load(saved_int8 / "centers" / "head0.velocity.rank0.npy")
+    scales = np.load(saved_int8 / "centers" / "head0.velocity_scale.rank0.npy")
+    assert codes.dtype == np.int8 and scales.shape == (codes.shape[0], 1) and scales.dtype == np.float32
+    assert np.count_nonzero(codes) and np.count_nonzero(scales)  # two steps moved the kept rows
+    np.testing.assert_array_equal(trainer.programs.read(head.velocity.name), codes)
+    np.testing.assert_array_equal(trainer.programs.read(head.velocity_scale.name), scales)
+
+
+def test_momentum_dtype_mismatch_is_named(saved, saved_int8, tmp_path):
+    with pytest.raises(CheckpointError, match="momentum of head0 is stored as int8, this run's "
+                                              "classifier.momentum_dtype is float32"):
+        make_trainer(tmp_path / "f32").resume(str(saved_int8))
+    with pytest.raises(CheckpointError, match="stored as float32, this run's classifier.momentum_dtype is int8"):
+        make_trainer(tmp_path / "int8", "classifier.momentum_dtype=int8").resume(str(saved))

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from launcher import REPO
@@ -169,6 +170,32 @@ def test_half_precision_centers_halve_storage(dtype):
     assert both.logits_buffers == full.logits_buffers       # the softmax stays float32
 
 
+def test_int8_momentum_is_a_byte_an_element_and_a_scale_a_row(static_mode):
+    """The plan's momentum is the bytes of the momentum a real classifier creates (codes and scales)."""
+    import paddle
+
+    import paddle_pfc
+
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        feature = paddle.static.data("feature", [4, 64], "float32")
+        feature.stop_gradient = False
+        label = paddle.static.data("label", [4], "int64")
+        head = paddle_pfc.LargeScaleClassifier(feature, label, 0, 2, 1001, sample_ratio=0.1, embedding_size=64,
+                                               center_dtype="bfloat16", momentum_dtype="int8")
+        paddle_pfc.minimize(paddle.optimizer.Momentum(0.1, 0.9), head.output_dict["loss"], startup_program=startup)
+    p = plan(1001, 64, 2, 0.1, 4, center_dtype="bfloat16", momentum_dtype="int8")
+    sizes = {"int8": 1, "float32": 4}
+    held = sum(int(np.prod(v.shape)) * sizes[str(v.dtype).split(".")[-1]] for v in head.states())
+    assert p.momentum == held == 501 * (64 + 4) and p.momentum_dtype == "int8"
+    assert p.centers == 501 * 64 * 2
+    assert plan(1001, 64, 2, 0.1, 4, center_dtype="bfloat16").momentum_dtype == "bfloat16"
+    # at D=512 the momentum takes about half the bytes of a bfloat16 one: more classes fit
+    memory = 11 * 2**30
+    assert max_classes(memory, 512, 2, 0.1, 128, "bfloat16", "bfloat16", momentum_dtype="int8") \
+        > max_classes(memory, 512, 2, 0.1, 128, "bfloat16", "bfloat16")
+
+
 @pytest.mark.parametrize("memory", [2 * 2**30, 11 * 2**30, 40 * 2**30])
 @pytest.mark.parametrize("ratio", [0.1, 1.0])
 def test_max_classes_is_the_inverse(memory, ratio):
@@ -248,6 +275,10 @@ def test_cli():
                          capture_output=True, text=True, check=True, env=env).stdout
     m = max_classes(11 * 2**30, 512, 2, 0.1, 128)
     assert f"{m:,}" in out
+    out = subprocess.run([sys.executable, str(REPO / "tools" / "plan.py"), "--num-classes", "1000000", "--world-size",
+                          "2", "--sample-ratio", "0.1", "--momentum-dtype", "int8", "--json"],
+                         capture_output=True, text=True, check=True, env=env).stdout
+    assert json.loads(out)["momentum"] == plan(1_000_000, 512, 2, 0.1, momentum_dtype="int8").momentum == 500_000 * 516
     bad = subprocess.run([sys.executable, str(REPO / "tools" / "plan.py"), "--num-classes", "0"],
                          capture_output=True, text=True, env=env)
     assert bad.returncode != 0 and "num_classes" in bad.stderr

@@ -150,9 +150,11 @@ def check_case(case: dict, ranks: list[dict], world_size: int) -> list[float]:
         grad_b = inputs[step].astype(np.float64).T @ grad_f
         new_c = centers.copy()
         new_vc = velocity_c.copy()
+        nesterov = case.get("nesterov", False)
         new_c[kept], new_vc[kept] = momentum_step(centers[kept], grad_c[kept], velocity_c[kept], case["lr"],
-                                                  momentum, case["weight_decay"])
-        new_b, new_vb = momentum_step(backbone, grad_b, velocity_b, case["lr"], momentum, case["weight_decay"])
+                                                  momentum, case["weight_decay"], nesterov)
+        new_b, new_vb = momentum_step(backbone, grad_b, velocity_b, case["lr"], momentum, case["weight_decay"],
+                                      nesterov)
         assert_step(got_c, new_c, centers, "centers")
         for r in ranks:
             assert_step(r[f"backbone_{step}"], new_b, backbone, "backbone")
@@ -161,17 +163,54 @@ def check_case(case: dict, ranks: list[dict], world_size: int) -> list[float]:
         np.testing.assert_array_equal(got_c[untouched], previous[untouched])
         if momentum:
             got_v = np.concatenate([r[f"velocity_{step}"] for r in ranks])
-            assert_step(got_v[kept], new_vc[kept], momentum * velocity_c[kept], "center momentum")
+            if case.get("momentum_dtype") == "int8":
+                codes = np.concatenate([r[f"velocity_codes_{step}"] for r in ranks])
+                scales = np.concatenate([r[f"velocity_scale_{step}"] for r in ranks])
+                assert_int8_momentum(codes[kept], scales[kept], new_vc[kept], tol.get("int8_row", INT8_ROW_RTOL),
+                                     f"{name} step {step}", tol.get("int8_clear", 0.9))
+            else:
+                assert_step(got_v[kept], new_vc[kept], momentum * velocity_c[kept], "center momentum")
             for r in ranks:
                 assert_step(r[f"backbone_velocity_{step}"], new_vb, momentum * velocity_b, "backbone momentum")
             prev_v = np.concatenate([r[f"velocity_{step - 1}"] for r in ranks]) if step else np.zeros_like(got_v)
             np.testing.assert_array_equal(got_v[untouched], prev_v[untouched])
+            for key in ("velocity_codes", "velocity_scale"):
+                if f"{key}_{step}" in ranks[0]:
+                    got = np.concatenate([r[f"{key}_{step}"] for r in ranks])
+                    prev = np.concatenate([r[f"{key}_{step - 1}"] for r in ranks]) if step else np.zeros_like(got)
+                    np.testing.assert_array_equal(got[untouched], prev[untouched], err_msg=f"{name} {key}")
         # Continue from what the ranks hold, so each step is checked on its own.
         centers, backbone = got_c.astype(np.float64), ranks[0][f"backbone_{step}"].astype(np.float64)
         if momentum:
             velocity_c = np.concatenate([r[f"velocity_{step}"] for r in ranks]).astype(np.float64)
             velocity_b = ranks[0][f"backbone_velocity_{step}"].astype(np.float64)
     return loss_errors
+
+
+#: The float32 step's error on a momentum row, relative to the row's largest magnitude: the center
+#: gradients are float32 sums over the batch (measured: 1.4e-6 on the scales, 1 to 3 ranks).
+INT8_ROW_RTOL = 2e-5
+
+
+def assert_int8_momentum(codes, scales, expected, row_rtol: float, what: str, min_clear: float) -> None:
+    """int8 momentum rows (codes [k, D], scales [k, 1]) against the float64 quantization of the
+    reference's momentum ``expected``: with ``err_v = row_rtol max_row|v|`` the float32 step's
+    error on ``v`` and ``err_s = err_v / 127`` on the scale, a code ``v / s`` lies within ``m =
+    (err_v + |v / s| err_s) / s`` code units of the float64 one (at most ``254 row_rtol``). Codes
+    must equal the float64 ones rounded (to nearest even) wherever the float64 ratio is farther than ``m`` from a half-integer,
+    and lie within ``0.5 + m`` of it everywhere; at least ``min_clear`` of them must be that far
+    (bfloat16 operands leave few)."""
+    scale64 = np.abs(expected).max(axis=1, keepdims=True) / 127.0
+    ratio = np.divide(expected, scale64, out=np.zeros_like(expected), where=scale64 > 0)
+    err_v = row_rtol * np.abs(expected).max(axis=1, keepdims=True)
+    err_s = err_v / 127.0
+    np.testing.assert_allclose(scales, scale64, rtol=0, atol=float(err_s.max()), err_msg=f"{what} momentum scales")
+    margin = (err_v + np.abs(ratio) * err_s) / np.where(scale64 > 0, scale64, 1.0)
+    clear = np.abs(np.abs(ratio - np.floor(ratio)) - 0.5) > margin
+    assert clear.mean() >= min_clear, f"{what}: too few codes away from a rounding boundary to check"
+    np.testing.assert_array_equal(codes[clear], np.clip(np.round(ratio), -127, 127)[clear],
+                                  err_msg=f"{what} momentum codes")
+    assert np.all(np.abs(codes - ratio) <= 0.5 + margin), f"{what} momentum codes beyond rounding"
 
 
 def check_skipped(case, ranks, step, previous, centers0, backbone0, previous_scale) -> None:
@@ -283,6 +322,22 @@ def beyond_limit_cases(world_size: int) -> list[dict]:
                  optimizer="momentum", margins=ARCFACE, num_classes=classes, sample_ratio=1.0, seed=31,
                  tiny_center=classes - 1, loss_factor=1e10, name="beyond_limit")]
 
+def int8_momentum_cases(world_size: int) -> list[dict]:
+    """Momentum stored as int8 codes with row scales (``momentum_dtype``): sampled shards (rows kept and
+    not kept), momentum and Nesterov, float32 and bfloat16 centers, several steps."""
+    classes = {1: 13, 2: 37, 3: 31}[world_size]
+    base = dict(batch=4, dim=16, in_dim=12, steps=4, lr=0.2, momentum=0.9, weight_decay=5e-4, scale=16.0,
+                optimizer="momentum", margins=ARCFACE, momentum_dtype="int8")
+    return [
+        dict(base, name="int8_momentum", num_classes=classes * 2, sample_ratio=0.4, seed=41, chunk_rows=3),
+        dict(base, name="int8_nesterov", num_classes=classes * 2, sample_ratio=0.5, seed=42, nesterov=True,
+             margins=COMBINED),
+        dict(base, name="int8_bf16_centers", num_classes=classes * 2, sample_ratio=0.5, seed=43,
+             center_dtype="bfloat16", dtype="bfloat16", chunk_rows=3,
+             tolerance=dict(BF16_STORAGE, int8_row=5 * U_BF16, int8_clear=0.0)),
+    ]
+
+
 #: The CPU runs of the head worker the test modules check, by tag: (test module, world sizes, cases,
 #: native kernels, kernels). The first :func:`run_world` of a world size makes every run of that size
 #: whose test module the session collected (:data:`COLLECTED`, filled by conftest.py) in the same job:
@@ -296,6 +351,9 @@ HEAD_RUNS: dict[str, tuple] = {
     "mixed_fused": ("test_mixed_precision", (1, 2, 3), mixed_fused_cases, True, "fused"),
     "nonfinite": ("test_reliability_nonfinite", (1, 2, 3), nonfinite_cases, True, "composite"),
     "beyond": ("test_reliability_nonfinite", (2, 3), beyond_limit_cases, True, "composite"),
+    "int8_native1": ("test_int8_momentum", (1, 2), int8_momentum_cases, True, "composite"),
+    "int8_native0": ("test_int8_momentum", (1, 2), int8_momentum_cases, False, "composite"),
+    "int8_fused": ("test_int8_momentum", (1,), int8_momentum_cases, True, "fused"),
 }
 #: The basenames of the test modules this session collected.
 COLLECTED: set[str] = set()

@@ -46,11 +46,12 @@ def run_case(case: dict, rank: int, world_size: int) -> dict:
             feature, y, rank, world_size, case["num_classes"], *case["margins"], scale=case["scale"],
             sample_ratio=case["sample_ratio"], embedding_size=case["dim"], name="centers",
             dtype=case.get("dtype", "float32"), center_dtype=case.get("center_dtype", "float32"),
-            chunk_rows=case.get("chunk_rows"))
+            chunk_rows=case.get("chunk_rows"), momentum_dtype=case.get("momentum_dtype"))
         if case["optimizer"] == "sgd":
             opt = paddle.optimizer.SGD(case["lr"], weight_decay=case["weight_decay"])
         else:
             opt = paddle.optimizer.Momentum(case["lr"], momentum=case["momentum"],
+                                            use_nesterov=case.get("nesterov", False),
                                             weight_decay=case["weight_decay"])
         scaling = case.get("loss_scaling")
         if isinstance(scaling, dict):
@@ -82,7 +83,11 @@ def run_case(case: dict, rank: int, world_size: int) -> dict:
             out[f"sampled_{step}"] = results[1]
         out[f"shard_{step}"] = tensor(head.weight.name)
         out[f"backbone_{step}"] = tensor("backbone_w")
-        if velocity:
+        if head.velocity_scale is not None:  # int8 codes and row scales; velocity_ holds their values
+            codes, scales = np.array(scope.find_var(velocity).get_tensor()), tensor(head.velocity_scale.name)
+            out[f"velocity_codes_{step}"], out[f"velocity_scale_{step}"] = codes, scales
+            out[f"velocity_{step}"] = codes.astype(np.float64) * scales
+        elif velocity:
             out[f"velocity_{step}"] = tensor(velocity)
         if backbone_velocity is not None:
             out[f"backbone_velocity_{step}"] = tensor(backbone_velocity.name)

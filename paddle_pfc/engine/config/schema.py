@@ -20,7 +20,7 @@ from typing import Any, get_args
 import yaml
 
 from paddle_pfc.backbones.names import BACKBONES  # model.backbone's choices: the backbones' one list
-from paddle_pfc.head.dtypes import DTYPE_BYTES
+from paddle_pfc.head.dtypes import DTYPE_BYTES, MOMENTUM_DTYPES
 
 DTYPES: tuple[str, ...] = tuple(DTYPE_BYTES)
 AMP_MODES: tuple[str, ...] = ("none", "bf16", "fp16_o1", "fp16_o2")
@@ -149,6 +149,9 @@ class ClassifierConfig(Section):
                          "float16 on GPU only)", choices=DTYPES)
     center_dtype: str = setting("float32", "class-center (and momentum) storage dtype; the update is "
                                 "float32 arithmetic", choices=DTYPES)
+    momentum_dtype: str | None = setting(None, "class-center momentum storage dtype (leave it out: center_dtype); "
+                                         "int8 (CPU): one byte an element and a float32 scale a row, re-quantized "
+                                         "from the float32 update of each kept row", choices=MOMENTUM_DTYPES)
     center_init: str = setting("random", "class-center initialisation; mean_embedding: the mean normalised "
                                "embedding of the class's images under model.pretrained (required)",
                                choices=("random", "mean_embedding"))

@@ -394,20 +394,33 @@ inline void Projection(const T* w, const float* h, int64_t dim, float eps, float
   *inverse = inv;
 }
 
+// Row index[r], checked against the shard's rows; prefetches row index[r + kRowsAhead] of `weight`
+// [num_rows, dim] and of the momentum `state` (rows of `state_row_bytes` bytes; 0: none).
+template <typename T>
+inline int64_t CheckedRowPrefetchingAhead(const T* weight, const void* state, int64_t state_row_bytes,
+                                          const int64_t* index, int64_t r, int64_t count, int64_t num_rows,
+                                          int64_t dim) {
+  const int64_t row = index[r];
+  PD_CHECK(row >= 0 && row < num_rows, "index ", row, " outside the shard's ", num_rows, " rows");
+  if (r + kRowsAhead < count) {
+    const int64_t ahead = index[r + kRowsAhead];
+    if (ahead >= 0 && ahead < num_rows) {
+      PrefetchBytes(weight + ahead * dim, dim * static_cast<int64_t>(sizeof(T)), true);
+      if (state_row_bytes > 0) {
+        PrefetchBytes(static_cast<const char*>(state) + ahead * state_row_bytes, state_row_bytes, true);
+      }
+    }
+  }
+  return row;
+}
+
 template <typename T>
 void UpdateRows(T* weight, T* velocity, const int64_t* index, int64_t count, int64_t num_rows,
                 int64_t dim, const float* grad, float lr, float momentum, bool use_momentum,
                 bool nesterov, float weight_decay, float rescale, bool project, float eps) {
+  const int64_t velocity_row_bytes = use_momentum ? dim * static_cast<int64_t>(sizeof(T)) : 0;
   for (int64_t r = 0; r < count; ++r) {
-    const int64_t row = index[r];
-    PD_CHECK(row >= 0 && row < num_rows, "index ", row, " outside the shard's ", num_rows, " rows");
-    if (r + kRowsAhead < count) {
-      const int64_t ahead = index[r + kRowsAhead];
-      if (ahead >= 0 && ahead < num_rows) {
-        PrefetchBytes(weight + ahead * dim, dim * static_cast<int64_t>(sizeof(T)), true);
-        if (use_momentum) PrefetchBytes(velocity + ahead * dim, dim * static_cast<int64_t>(sizeof(T)), true);
-      }
-    }
+    const int64_t row = CheckedRowPrefetchingAhead(weight, velocity, velocity_row_bytes, index, r, count, num_rows, dim);
     T* w = weight + row * dim;
     const float* g = grad + r * dim;
     float along = 0.0f, inv = 0.0f;  // no projection: g[d] - 0 * p * 0 is g[d]
@@ -484,6 +497,108 @@ PD_BUILD_OP(pfc_sparse_update)
     .SetKernelFn(PD_KERNEL(SparseUpdate))
     .SetInferShapeFn(PD_INFER_SHAPE(SparseUpdateShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(SparseUpdateDtype));
+
+namespace {
+
+// Round to nearest, ties to even, of |x| < 2^22 in float32 arithmetic (adding and taking away
+// 1.5 * 2^23 leaves the integer part: the same two sums as the Paddle-ops path; without
+// -ffast-math the compiler keeps them).
+inline float RoundHalfEven(float x) {
+  constexpr float kMagic = 12582912.0f;
+  return (x + kMagic) - kMagic;
+}
+
+// Momentum of rows stored as int8 codes q with one float32 scale s a row (v = q * s): widen, the
+// rule of UpdateRows in float32, then the new row's codes round(v / s') with s' = max|v| / 127
+// (s' = 0 and codes 0 for a zero row). `vel` is a float32 scratch row.
+template <typename T>
+void UpdateRowsInt8(T* weight, int8_t* codes, float* scales, const int64_t* index, int64_t count,
+                    int64_t num_rows, int64_t dim, const float* grad, float lr, float momentum,
+                    bool nesterov, float weight_decay, float rescale, bool project, float eps) {
+  std::vector<float> vel(dim);
+  for (int64_t r = 0; r < count; ++r) {
+    const int64_t row = CheckedRowPrefetchingAhead(weight, codes, dim, index, r, count, num_rows, dim);
+    T* w = weight + row * dim;
+    int8_t* q = codes + row * dim;
+    const float s = scales[row];
+    const float* g = grad + r * dim;
+    float along = 0.0f, inv = 0.0f;
+    if (project) Projection(w, g, dim, eps, &along, &inv);
+    float absmax = 0.0f;
+    for (int64_t d = 0; d < dim; ++d) {
+      const float p = static_cast<float>(w[d]);
+      const float step = (g[d] - along * (p * inv)) * rescale + weight_decay * p;
+      const float v = (static_cast<float>(q[d]) * s) * momentum + step;
+      vel[d] = v;
+      absmax = std::max(absmax, std::fabs(v));
+      w[d] = static_cast<T>(nesterov ? p - (step + v * momentum) * lr : p - lr * v);
+    }
+    const float scale = absmax / 127.0f;
+    scales[row] = scale;
+    for (int64_t d = 0; d < dim; ++d) {
+      const float code = scale > 0.0f ? RoundHalfEven(vel[d] / scale) : 0.0f;
+      q[d] = static_cast<int8_t>(std::min(127.0f, std::max(-127.0f, code)));
+    }
+  }
+}
+
+}  // namespace
+
+// SparseUpdate's Momentum rule with an int8 momentum and its float32 row scales [L, 1]
+// (UpdateRowsInt8), in place.
+void SparseUpdateInt8(paddle::Tensor& weight, paddle::Tensor& velocity, paddle::Tensor& scale,
+                      const paddle::Tensor& index, const paddle::Tensor& grad, const paddle::Tensor& lr,
+                      float momentum, bool nesterov, float weight_decay, float rescale, bool project, float eps) {
+  CheckCpuFloat32(grad, "grad");
+  CheckCpuFloat32(lr, "lr");
+  CheckCpuFloat32(scale, "scale");
+  PD_CHECK(weight.is_cpu() && velocity.is_cpu() && index.is_cpu(), "weight, velocity and index must be on CPU");
+  PD_CHECK(index.dtype() == paddle::DataType::INT64, "index must be int64");
+  PD_CHECK(velocity.dtype() == paddle::DataType::INT8, "velocity must be int8");
+  PD_CHECK(weight.shape().size() == 2 && grad.shape().size() == 2 && weight.shape()[1] == grad.shape()[1],
+           "weight [L, D] and grad [c, D] must share D");
+  const int64_t count = index.numel(), num_rows = weight.shape()[0], dim = weight.shape()[1];
+  PD_CHECK(grad.shape()[0] == count, "grad must hold one row per index");
+  PD_CHECK(velocity.shape() == weight.shape(), "velocity must be shaped like weight");
+  PD_CHECK(scale.numel() == num_rows, "scale must hold one value per row of weight");
+  const float rate = lr.data<float>()[0];
+  const int64_t* idx = index.data<int64_t>();
+  int8_t* codes = velocity.data<int8_t>();
+  float* scales = scale.data<float>();
+  if (weight.dtype() == paddle::DataType::FLOAT32) {
+    UpdateRowsInt8<float>(weight.data<float>(), codes, scales, idx, count, num_rows, dim, grad.data<float>(),
+                          rate, momentum, nesterov, weight_decay, rescale, project, eps);
+  } else if (weight.dtype() == paddle::DataType::BFLOAT16) {
+    UpdateRowsInt8<bfloat16>(weight.data<bfloat16>(), codes, scales, idx, count, num_rows, dim, grad.data<float>(),
+                             rate, momentum, nesterov, weight_decay, rescale, project, eps);
+  } else {
+    PD_THROW("weight must be float32 or bfloat16");
+  }
+}
+
+std::vector<std::vector<int64_t>> SparseUpdateInt8Shape(const std::vector<int64_t>& weight,
+                                                        const std::vector<int64_t>& velocity,
+                                                        const std::vector<int64_t>& scale,
+                                                        const std::vector<int64_t>&, const std::vector<int64_t>&,
+                                                        const std::vector<int64_t>&) {
+  return {weight, velocity, scale};
+}
+
+std::vector<paddle::DataType> SparseUpdateInt8Dtype(const paddle::DataType& weight, const paddle::DataType& velocity,
+                                                    const paddle::DataType& scale, const paddle::DataType&,
+                                                    const paddle::DataType&, const paddle::DataType&) {
+  return {weight, velocity, scale};
+}
+
+PD_BUILD_OP(pfc_sparse_update_int8)
+    .Inputs({"Weight", "Velocity", "Scale", "Index", "Grad", "LearningRate"})
+    .Outputs({"WeightOut", "VelocityOut", "ScaleOut"})
+    .Attrs({"momentum: float", "nesterov: bool", "weight_decay: float", "rescale: float", "project: bool",
+            "eps: float"})
+    .SetInplaceMap({{"Weight", "WeightOut"}, {"Velocity", "VelocityOut"}, {"Scale", "ScaleOut"}})
+    .SetKernelFn(PD_KERNEL(SparseUpdateInt8))
+    .SetInferShapeFn(PD_INFER_SHAPE(SparseUpdateInt8Shape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(SparseUpdateInt8Dtype));
 
 namespace {
 
