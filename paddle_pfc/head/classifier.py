@@ -90,8 +90,8 @@ class LargeScaleClassifier:
     float32 arithmetic on widened copies, rounded once when written back. ``momentum_dtype``: storage
     dtype of the momentum (default ``center_dtype``), or ``int8`` (CPU): int8 codes with one float32
     scale a row (``velocity_scale``, [num_local, 1]; :mod:`paddle_pfc.head.sparse_update`).
-    ``chunk_rows``: rows per block of kept centers on the composite backend (default: :func:`paddle_pfc.head.geometry.block_rows`); the
-    fused backend uses one block.
+    ``chunk_rows``: rows per block of kept centers on the composite backend (default:
+    :func:`paddle_pfc.head.geometry.block_rows`); the fused backend uses one block.
     ``kernels``: the backend (:mod:`paddle_pfc.kernels`): ``"auto"`` (fused on GPU, composite on CPU),
     ``"fused"`` (Paddle's fused ``class_center_sample`` / ``margin_cross_entropy``; emulated on a
     machine without a GPU), ``"composite"`` (the block-wise head); ``None``: ``$PADDLE_PFC_KERNELS``,
