@@ -198,8 +198,8 @@ def assert_int8_momentum(codes, scales, expected, row_rtol: float, what: str, mi
     error on ``v`` and ``err_s = err_v / 127`` on the scale, a code ``v / s`` lies within ``m =
     (err_v + |v / s| err_s) / s`` code units of the float64 one (at most ``254 row_rtol``). Codes
     must equal the float64 ones rounded (to nearest even) wherever the float64 ratio is farther than
-    ``m`` from a half-integer, and lie within ``0.5 + m`` of it everywhere; at least ``min_clear`` of them must be that far
-    (bfloat16 operands leave few)."""
+    ``m`` from a half-integer, and lie within ``0.5 + m`` of it everywhere; at least ``min_clear`` of
+    them must be that far (bfloat16 operands leave few)."""
     scale64 = np.abs(expected).max(axis=1, keepdims=True) / 127.0
     ratio = np.divide(expected, scale64, out=np.zeros_like(expected), where=scale64 > 0)
     err_v = row_rtol * np.abs(expected).max(axis=1, keepdims=True)
