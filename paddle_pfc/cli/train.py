@@ -82,14 +82,6 @@ def _train(cfg) -> int:
     from paddle_pfc.utils.errors import InputDataError, RunDataError, UsageError
 
     job = _Job()
-    if cfg.data.kind != "synthetic":  # before the lock, the log or an error file is written into the folder
-        from paddle_pfc.engine.protect import SourceInOutputError, check_data_spared
-
-        try:
-            check_data_spared(cfg.train.output_dir, cfg.data.root)
-        except SourceInOutputError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
     try:
         _start_and_train(cfg, job)
     except OutputDirLockedError as exc:  # the folder is another job's: nothing written into it, not even an error file
@@ -154,9 +146,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     check_output_dir(parser, "train.output_dir", cfg.train.output_dir)
     from paddle_pfc.engine.preflight import check_run_inputs
+    from paddle_pfc.engine.protect import check_data_spared
     from paddle_pfc.utils.errors import UsageError
 
     try:
+        if cfg.data.kind != "synthetic":  # nothing of a run is written into the data, not even a lock or a log
+            check_data_spared(cfg.train.output_dir, cfg.data.root)
         check_run_inputs(cfg)  # before the output folder is made: a refused run leaves nothing behind
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
