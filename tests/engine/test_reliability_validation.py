@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cv2
+import numpy as np
 import pytest
 
 from launcher import REPO, launch
@@ -90,7 +92,8 @@ def test_wrong_verification_path_fails_before_the_first_step_naming_it(tmp_path)
 @pytest.mark.multirank
 def test_validation_longer_than_gloo_timeout_on_two_ranks_completes(two_rank_run, tmp_path):
     """A 45 s validation on rank 0 must not kill rank 1 (gloo's limit is 30 s). Here a set sized for
-    ~40 s of validation on this machine (copies of the 600-pair set of ``two_rank_run``, from the
+    ~40 s of validation on this machine (copies of the 600-pair set of ``two_rank_run``, each copy's
+    images altered in one pixel so that each is embedded, sized from the
     time it took there) is validated once, at step 2 of a copy of that run resumed, and the
     checkpoint after it (a barrier, then rank 0 completes it) and the end of the job go through.
     A rank working alone past 30 s before a collective is tests/engine/test_reliability_barrier.py."""
@@ -98,11 +101,12 @@ def test_validation_longer_than_gloo_timeout_on_two_ranks_completes(two_rank_run
     out = tmp_path / "run"
     shutil.copytree(first, out)
     seconds_600 = min(_validation_seconds(out, "pairs"))  # steps 0 and 1
-    copies = min(100, math.ceil(40.0 / seconds_600))  # each image is decoded and embedded anew
+    copies = min(100, math.ceil(40.0 / seconds_600))
     bins, issame = read_bin(str(bin_600))
     pairs = 600 * copies
     bin_path = tmp_path / "big.bin"
-    write_bin(str(bin_path), bins * copies, issame * copies)
+    # each copy's images differ in one pixel: validation embeds each distinct image once
+    write_bin(str(bin_path), [_variant(b, k) for k in range(copies) for b in bins], issame * copies)
     # Resumed at step 1 (so no step-0 validation): trains step 2, validates (the last step).
     launch(TRAIN, 2, ["-c", str(CONFIG), "-o", "train.checkpoint_every_steps=1", "-o", f"train.output_dir={out}",
                       "--resume", "auto", "-o", "train.max_steps=2", "-o", "validation.every_steps=2",
@@ -114,6 +118,16 @@ def test_validation_longer_than_gloo_timeout_on_two_ranks_completes(two_rank_run
                           f"({pairs} pairs; 600 took {seconds_600} s)")
     assert "step 2/2" in log
     assert (out / "checkpoints" / "step_000000002" / "meta.json").exists()
+
+
+def _variant(encoded: bytes, k: int) -> bytes:
+    """``encoded`` as a PNG whose first pixel's blue value is moved by ``k`` (mod 256): another image
+    for ``k`` in 1..255, the same for 0."""
+    if k == 0:
+        return encoded
+    image = cv2.imdecode(np.frombuffer(encoded, np.uint8), cv2.IMREAD_COLOR)
+    image[0, 0, 0] = (int(image[0, 0, 0]) + k) % 256
+    return cv2.imencode(".png", image)[1].tobytes()
 
 
 def _validation_seconds(output_dir: Path, name: str) -> list[float]:
