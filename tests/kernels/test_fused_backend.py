@@ -39,6 +39,7 @@ def test_bad_choice_names_the_argument_or_the_variable(static_mode, monkeypatch)
                                                     ("composite", "composite", False), ("fused", "fused", True)])
 def test_backend_on_cpu(choice, backend, emulated, static_mode, monkeypatch, caplog):
     monkeypatch.delenv("PADDLE_PFC_KERNELS", raising=False)
+    monkeypatch.setattr("paddle_pfc.kernels._WARNED_EMULATED", set())  # the warning is said once a process
     with caplog.at_level(logging.WARNING, logger="paddle_pfc"):
         _, _, head = build(kernels=choice)
     assert (head.kernels, head.emulated, head.fused) == (backend, emulated, backend == "fused")
