@@ -34,7 +34,7 @@ setup(
         "cpu": ["paddlepaddle==3.3.1"],
         "gpu": ["paddlepaddle-gpu>=3.0"],
         # paddle2onnx's polygraphy step (which pip-installs at run time) is not used: nothing more is needed
-        "test": ["pytest>=7", "ruff>=0.5", "hypothesis>=6", "paddle2onnx>=2.0", "onnx>=1.14", "onnxruntime>=1.16"],
+        "test": ["pytest>=7", "ruff==0.17.6", "hypothesis>=6", "paddle2onnx>=2.0", "onnx>=1.14", "onnxruntime>=1.16"],
         # ONNX export (paddle2onnx), running ONNX models, and reading them (paddle-pfc-convert)
         "onnx": ["paddle2onnx>=2.0", "onnx>=1.14", "onnxruntime>=1.16"],
     },
