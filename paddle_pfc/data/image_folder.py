@@ -37,6 +37,7 @@ import time
 import numpy as np
 
 from paddle_pfc.utils.errors import InputDataError
+from paddle_pfc.utils.heap import release_free_heap
 from paddle_pfc.utils.progress import Progress
 
 from ._image import SizeLike, as_size, fit_size, read_rgb
@@ -48,7 +49,6 @@ from .label_blocks import (
 )
 from .label_checks import FolderResolver, folder_groups, irregular, release_powers, span_hashes
 from .label_list import ImageList
-from .rec_index import _release_free_heap
 
 _log = logging.getLogger("paddle_pfc.data")
 
@@ -79,7 +79,7 @@ def parse_label_file(
     items = ImageList(root, label_file, paths, offsets, labels, lines, check, allow_outside_root)
     _check_paths(items, allow_outside_root)
     release_powers()
-    _release_free_heap()
+    release_free_heap()
     skipped: list[tuple[str, str]] = []
     if check:
         items, skipped = _check_files(items, skip_missing, allow_outside_root)

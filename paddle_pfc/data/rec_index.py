@@ -9,7 +9,6 @@ files: keys ``1 .. N``, ``0``, ``N+1 .. N+C``), else the keys sorted once and ``
 """
 from __future__ import annotations
 
-import ctypes
 import io
 import logging
 import os
@@ -18,6 +17,7 @@ import time
 import numpy as np
 
 from paddle_pfc.utils.errors import InputDataError
+from paddle_pfc.utils.heap import release_free_heap
 from paddle_pfc.utils.progress import Progress
 
 from ._text import ascii_int
@@ -61,18 +61,10 @@ def read_idx_file(idx_path: str, progress: bool = False) -> tuple[np.ndarray, np
                         break
     except OSError as e:
         raise InputDataError(idx_path, f"cannot read index file ({e.strerror or e})") from e
-    _release_free_heap()
+    release_free_heap()
     if count == 0:
         raise InputDataError(idx_path, "empty index file")
     return keys[:count], offsets[:count]
-
-
-def _release_free_heap() -> None:
-    """Give the C heap's free memory back to the system (glibc keeps what the blocks' parses freed)."""
-    try:
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
 
 
 def _parse_block(data: bytes, lines: int, first_line: int, idx_path: str) -> tuple[np.ndarray, np.ndarray]:
