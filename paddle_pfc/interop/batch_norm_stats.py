@@ -69,20 +69,17 @@ def calibrate_identity_batch_norms(state: Mapping[str, np.ndarray], backbone: st
         return out, 0
     program = EvalProgram(backbone, embedding_size, input_size, state)
     values = _input_values(program, prefixes)
-    sums = squares = None
-    count = 0
+    sums, squares, counts = [0.0] * len(values), [0.0] * len(values), [0] * len(values)
     for images in batches():
-        fetched = program.fetch(np.asarray(images, np.float32), values)
-        moments = [((x.astype(np.float64).sum(axis=(0, 2, 3)), np.square(x, dtype=np.float64).sum(axis=(0, 2, 3)))
-                    if x.ndim == 4 else (x.astype(np.float64).sum(0), np.square(x, dtype=np.float64).sum(0)))
-                   for x in fetched]
-        sums = [m[0] for m in moments] if sums is None else [s + m[0] for s, m in zip(sums, moments)]
-        squares = [m[1] for m in moments] if squares is None else [s + m[1] for s, m in zip(squares, moments)]
-        count += fetched[0].shape[0]
-    if count == 0:
+        for i, x in enumerate(program.fetch(np.asarray(images, np.float32), values)):
+            axes = tuple(d for d in range(x.ndim) if d != 1)  # all but the channels
+            x64 = x.astype(np.float64)
+            sums[i] = sums[i] + x64.sum(axis=axes)
+            squares[i] = squares[i] + np.square(x64).sum(axis=axes)
+            counts[i] += x.size // x.shape[1]
+    if counts[0] == 0:
         raise ValueError("no images to take the batch norms' statistics from")
-    for prefix, total, square, x in zip(prefixes, sums, squares, values):
-        positions = count * _positions(x)
+    for prefix, total, square, positions in zip(prefixes, sums, squares, counts):
         mean = total / positions
         var = np.maximum(square / positions - mean * mean, 0.0)
         out[f"{prefix}._mean"] = mean.astype(np.float32)
@@ -91,8 +88,3 @@ def calibrate_identity_batch_norms(state: Mapping[str, np.ndarray], backbone: st
         out[f"{prefix}.bias"] = (out[f"{prefix}.bias"].astype(np.float64) + mean).astype(np.float32)
     return out, len(prefixes)
 
-
-def _positions(value) -> int:
-    """Spatial positions per image of a batch-norm input (1 for a [N, C] one)."""
-    shape = list(value.shape)
-    return int(np.prod(shape[2:])) if len(shape) == 4 else 1
