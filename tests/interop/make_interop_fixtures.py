@@ -10,6 +10,12 @@ PATH is a checkout of github.com/deepinsight/insightface. Writes into tests/inte
   parameters, PReLU slopes and convolutions, stored in float16 (``net.half()``);
   ``mbf128_images.npy``: 3 random uint8 RGB 112x112 images; ``mbf128_emb.npy``: torch's eval
   embeddings of them (the float16 weights widened to float32, input ``(x / 255 - 0.5) / 0.5``);
+* ``mbf128_train.npz``: the same network on one batch of 8 other random uint8 RGB images
+  (``images``): torch's ``train()`` embeddings (``train``: every BatchNorm on the batch's
+  statistics), its ``eval()`` ones (``eval``: the stored statistics), and every BatchNorm's running
+  statistics after that one train-mode forward (``{name}.running_mean`` / ``.running_var``, torch's
+  momentum 0.1 and unbiased batch variance) and the number of values per channel each one
+  normalised (``{name}.count``: batch x positions);
 * ``tensors_zip.pt`` / ``tensors_legacy.pt``: the same dict of tensors in torch's zip and legacy
   (``_use_new_zipfile_serialization=False``) formats: float16, bfloat16, float32, float64, int64,
   a transposed (strided) view, a slice at an offset sharing its storage, an ``nn.Parameter``;
@@ -45,6 +51,30 @@ def randomize(torch, net, seed: int) -> None:
                 m.weight.copy_(torch.rand(m.weight.shape, generator=g) * 0.5)
 
 
+def write_train_mode(torch, net) -> None:
+    """``mbf128_train.npz`` (see the module doc); ``net``: the float32 network in eval mode."""
+    images = np.random.RandomState(1).randint(0, 256, (8, 112, 112, 3)).astype(np.uint8)
+    x = torch.from_numpy(((images.astype(np.float32) / 255 - 0.5) / 0.5).transpose(0, 3, 1, 2).copy())
+    norms = {name: m for name, m in net.named_modules()
+             if isinstance(m, (torch.nn.BatchNorm2d, torch.nn.BatchNorm1d))}
+    counts = {}
+
+    def count(name):
+        return lambda m, inputs, _: counts.__setitem__(name, inputs[0].numel() // m.num_features)
+
+    hooks = [m.register_forward_hook(count(name)) for name, m in norms.items()]
+    with torch.no_grad():
+        out = {"images": images, "eval": net.eval()(x).numpy(), "train": net.train()(x).numpy()}
+    net.eval()
+    for hook in hooks:
+        hook.remove()
+    for name, m in norms.items():
+        out[f"{name}.running_mean"] = m.running_mean.numpy().copy()
+        out[f"{name}.running_var"] = m.running_var.numpy().copy()
+        out[f"{name}.count"] = np.int64(counts[name])
+    np.savez_compressed(OUT / "mbf128_train.npz", **out)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--arcface-torch", required=True, help="insightface's recognition/arcface_torch folder")
@@ -66,6 +96,7 @@ def main() -> int:
     with torch.no_grad():
         np.save(OUT / "mbf128_emb.npy", net(x).numpy())
     np.save(OUT / "mbf128_images.npy", images)
+    write_train_mode(torch, net)
 
     base = torch.arange(60, dtype=torch.float32).reshape(6, 10) / 7
     tensors = collections.OrderedDict()
