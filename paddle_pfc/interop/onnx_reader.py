@@ -35,6 +35,9 @@ _PASS = ("Flatten", "Reshape", "Identity", "Dropout", "Squeeze", "Unsqueeze", "C
 _SHAPE_ONLY = ("Shape", "Gather", "Concat", "Constant", "ConstantOfShape", "Slice")
 _LEADING = ("Sub", "Mul", "Div")
 _SUPPORTED_OPS = set(_WEIGHTED + _PASS + _SHAPE_ONLY + _LEADING + ("Add",))
+#: Ops of an integer-quantized graph (onnxruntime's static / dynamic quantization, QDQ or QOperator).
+_QUANTIZED_OPS = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv",
+                  "QLinearMatMul", "QLinearAdd", "ConvInteger", "MatMulInteger"}
 BN_EPSILON = 1e-5
 
 
@@ -89,8 +92,10 @@ class _Graph:
                         self.consts[node.output[0]] = _to_array(attr.t, path)
         unsupported = sorted({n.op_type for n in graph.node} - _SUPPORTED_OPS)
         if unsupported:
+            guess = ("a quantized model: convert its float32 original" if _QUANTIZED_OPS & set(unsupported)
+                     else "a ViT or another architecture?")
             raise ConversionError(f"{path}: found ONNX ops {', '.join(unsupported)}, which no supported "
-                                  "face backbone has (a ViT or another architecture?); supported: IResNet "
+                                  f"face backbone has ({guess}); supported: IResNet "
                                   "and MobileFaceNet graphs (Conv, BatchNormalization, PRelu, Add, Gemm/MatMul)")
         inputs = [i for i in graph.input if i.name not in self.consts]
         if len(inputs) != 1:

@@ -100,7 +100,21 @@ def test_graph_of_another_architecture_is_refused(tmp_path):
                               [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 4])], initializer=[w])
     path = tmp_path / "vit.onnx"
     onnx.save(helper.make_model(graph), path)
-    with pytest.raises(ConversionError, match=r"vit\.onnx: found ONNX ops LayerNormalization, Softmax"):
+    with pytest.raises(ConversionError, match=r"vit\.onnx: found ONNX ops LayerNormalization, Softmax.*a ViT"):
+        convert(path)
+
+
+def test_quantized_graph_is_named_as_such(tmp_path):
+    """An int8 export (QDQ: DequantizeLinear before each float op) is refused as a quantized model."""
+    inits = [numpy_helper.from_array(np.ones((4, 4), np.int8), "wq"), numpy_helper.from_array(np.float32(0.1), "s"),
+             numpy_helper.from_array(np.int8(0), "z")]
+    nodes = [helper.make_node("DequantizeLinear", ["wq", "s", "z"], ["w"]),
+             helper.make_node("MatMul", ["data", "w"], ["out"])]
+    graph = helper.make_graph(nodes, "q", [helper.make_tensor_value_info("data", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 4])], initializer=inits)
+    path = tmp_path / "sface_int8.onnx"
+    onnx.save(helper.make_model(graph), path)
+    with pytest.raises(ConversionError, match=r"sface_int8\.onnx: found ONNX ops DequantizeLinear.*a quantized model"):
         convert(path)
 
 
