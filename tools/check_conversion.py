@@ -6,7 +6,9 @@ random uint8 images (each framework with its own normalization):
 
 * torch: arcface_torch ``get_model(name)`` -> ``torch.save(state_dict)`` -> converted, through
   Paddle Inference (the exported folder, ``FaceEmbedder.embed`` on the uint8 images) and the
-  static eval program, vs torch eval;
+  static eval program, vs torch eval; and the ``.pt`` given to ``model.pretrained`` of a training
+  program: its first step's embeddings of the images (one batch, BatchNorms on its statistics) vs
+  torch ``train()``;
 * onnx: the same model exported as arcface_torch's ``torch2onnx.py`` does (TorchScript exporter,
   opset 11, input ``data``, dynamic batch dim) -> converted, vs onnxruntime on the ONNX file;
 * plsc: PLSC's dygraph ``IResNet50`` / ``MobileFaceNet`` (its source, with stand-ins for its
@@ -23,6 +25,7 @@ over the images. Exit 1 when any is below cosine 0.99999 or above relative error
 from __future__ import annotations
 
 import argparse
+import copy
 import sys
 import tempfile
 from pathlib import Path
@@ -76,6 +79,32 @@ def converted_embeddings(source: Path, images: np.ndarray, work: Path) -> dict[s
             "static eval program": prog(x)}
 
 
+def training_step_embeddings(source: Path, images: np.ndarray, work: Path) -> np.ndarray:
+    """The embeddings of a training program's first step on ``images`` (one batch, the backbone in
+    train mode), its backbone read from ``source`` as ``model.pretrained`` is."""
+    import paddle
+
+    import paddle_pfc
+    from paddle_pfc.engine.builder import build_programs
+    from paddle_pfc.engine.config import load_config
+    from paddle_pfc.engine.pretrained import init_from_pretrained
+    from paddle_pfc.interop.convert import convert
+
+    converted = convert(source)
+    n = len(images)
+    cfg = load_config(None, [f"model.backbone={converted.backbone}", f"model.embedding_size={converted.embedding_size}",
+                             f"model.pretrained={source}", "data.kind=synthetic", f"data.num_classes={n}",
+                             f"train.batch_size={n}", f"train.output_dir={work / 'train'}"])
+    x = ((images.astype(np.float32) - 127.5) / 128).transpose(0, 3, 1, 2).copy()
+    paddle.enable_static()
+    paddle_pfc.init_distributed()
+    with paddle.static.scope_guard(paddle.static.Scope()):
+        programs = build_programs(cfg, 0, 1, 0.1, 1, sync=lambda phase: 0.0)
+        init_from_pretrained(cfg, programs, [], 0)
+        feed = {"images": x, "labels": np.arange(n, dtype=np.int64)}
+        return programs.exe.run(programs.main, feed=feed, fetch_list=[programs.head.input_dict["feature"]])[0]
+
+
 def check_torch(args, name: str, images: np.ndarray, work: Path, rows: list) -> None:
     import onnx
     import onnxruntime as ort
@@ -94,6 +123,10 @@ def check_torch(args, name: str, images: np.ndarray, work: Path, rows: list) -> 
         ref = net(x).numpy()
     for how, emb in converted_embeddings(pt, images, work).items():
         rows.append((name, "torch .pt", how, "torch eval", *agreement(emb, ref)))
+    with torch.no_grad():  # on a copy: a train-mode forward moves the running statistics
+        train_ref = copy.deepcopy(net).train()(x).numpy()
+    rows.append((name, "torch .pt", "training program, first step", "torch train",
+                 *agreement(training_step_embeddings(pt, images, work), train_ref)))
     # torch2onnx.convert_onnx, with the TorchScript exporter (torch >= 2.9 defaults to another one)
     path = work / f"{name}.onnx"
     torch.onnx.export(net, x[:1], str(path), input_names=["data"], keep_initializers_as_inputs=False,
