@@ -1,4 +1,4 @@
-"""An arcface_torch ``.pt`` given to ``model.pretrained`` trains from the network torch has: the
+"""An arcface_torch ``.pt`` given to ``model.pretrained`` (itself or converted) trains from the network torch has: the
 training program's first step embeds a batch as torch's ``train()`` does (BatchNorms on the batch's
 statistics), its eval program as torch's ``eval()``, and that step moves every BatchNorm's running
 statistics as torch's one train-mode forward does (with Paddle's biased batch variance).
@@ -33,9 +33,21 @@ def torch_run() -> dict[str, np.ndarray]:
     return dict(np.load(FIXTURES / "mbf128_train.npz"))
 
 
+@pytest.fixture(scope="module", params=["pt", "converted folder"])
+def source(request, tmp_path_factory) -> Path:
+    """What ``model.pretrained`` names: the ``.pt`` itself, or the folder ``paddle-pfc-convert`` wrote."""
+    if request.param == "pt":
+        return MBF
+    from paddle_pfc.cli.convert import main as convert_main
+
+    out = tmp_path_factory.mktemp("converted") / "mbf128"
+    assert convert_main([str(MBF), "--output", str(out)]) == 0
+    return out
+
+
 @pytest.fixture()
-def first_step(static_mode, tmp_path, torch_run):
-    """The training programs of a run with ``model.pretrained`` = the ``.pt``, initialised as a fresh
+def first_step(static_mode, tmp_path, torch_run, source):
+    """The training programs of a run with ``model.pretrained`` = ``source``, initialised as a fresh
     run initialises them: eval embeddings before the first step, that step's embeddings, and the
     backbone's tensors after it."""
     import paddle
@@ -47,7 +59,7 @@ def first_step(static_mode, tmp_path, torch_run):
 
     paddle_pfc.init_distributed()
     cfg = load_config(str(REPO / "tests" / "train_tiny.yaml"),
-                      ["model.embedding_size=128", "model.input_size=112", f"model.pretrained={MBF}",
+                      ["model.embedding_size=128", "model.input_size=112", f"model.pretrained={source}",
                        f"train.batch_size={BATCH}", "data.num_classes=4", f"train.output_dir={tmp_path}"])
     x = ((torch_run["images"].astype(np.float32) - 127.5) / 128.0).transpose(0, 3, 1, 2).copy()
     with paddle.static.scope_guard(paddle.static.Scope()):
