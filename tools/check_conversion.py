@@ -96,13 +96,18 @@ def training_step_embeddings(source: Path, images: np.ndarray, work: Path) -> np
                              f"model.pretrained={source}", "data.kind=synthetic", f"data.num_classes={n}",
                              f"train.batch_size={n}", f"train.output_dir={work / 'train'}"])
     x = ((images.astype(np.float32) - 127.5) / 128).transpose(0, 3, 1, 2).copy()
+    was_dynamic = paddle.in_dynamic_mode()
     paddle.enable_static()
     paddle_pfc.init_distributed()
-    with paddle.static.scope_guard(paddle.static.Scope()):
-        programs = build_programs(cfg, 0, 1, 0.1, 1, sync=lambda phase: 0.0)
-        init_from_pretrained(cfg, programs, [], 0)
-        feed = {"images": x, "labels": np.arange(n, dtype=np.int64)}
-        return programs.exe.run(programs.main, feed=feed, fetch_list=[programs.head.input_dict["feature"]])[0]
+    try:
+        with paddle.static.scope_guard(paddle.static.Scope()):
+            programs = build_programs(cfg, 0, 1, 0.1, 1, sync=lambda phase: 0.0)
+            init_from_pretrained(cfg, programs, [], 0)
+            feed = {"images": x, "labels": np.arange(n, dtype=np.int64)}
+            return programs.exe.run(programs.main, feed=feed, fetch_list=[programs.head.input_dict["feature"]])[0]
+    finally:
+        if was_dynamic:  # the PLSC checks run its dygraph model
+            paddle.disable_static()
 
 
 def check_torch(args, name: str, images: np.ndarray, work: Path, rows: list) -> None:
