@@ -32,11 +32,12 @@ touch "$WORK/.paddle_pfc_quickstart"
 WORK=$(cd "$WORK" && pwd)
 step() { echo; echo "== $*"; }
 
-step "1. your faces: 20 generated people, 10 images each (with your own: your folder and its label.txt)"
+step "1. your faces: 20 generated people, 10 images each, one sub-folder per person (with your own: your folder)"
 $PY tools/make_sample_faces.py --out "$WORK/my_faces" --identities 20 --images 10 --size $SIZE --pairs 20
+rm "$WORK/my_faces/label.txt"   # a folder of your own has none: step 2 writes it from the sub-folders
 $PY tools/make_sample_faces.py --out "$WORK/other_faces" --identities 20 --images 10 --size $SIZE --pairs 20 --seed 1
 
-step "2. hold 6 people out of training: their pairs in my_faces/pairs.bin, the other 14 in train_label.txt"
+step "2. label.txt from the sub-folders; hold 6 people out of training: their pairs in my_faces/pairs.bin, the other 14 in train_label.txt"
 $PY tools/pairs.py --root "$WORK/my_faces" --holdout-ids 6 --max-genuine $GENUINE
 
 step "3. convert the 14 training people to RecordIO (pairs.bin is copied next to train.rec)"
