@@ -108,7 +108,8 @@ class Validator(Callback):
             self.history.append((step.state.global_step, self.validate()))
 
     def on_train_end(self, state: TrainState) -> None:
-        """Rank 0 says where the run's model is: ``best/`` and its step, or, without a set, the newest
+        """Rank 0 says where the run's model is: ``best/`` and its step (with the accuracy of the
+        model as it started, when this run validated it), or, without a set, the newest
         checkpoint; a ``best/`` still holding the step-0 model (no later validation beat it) is
         said as such."""
         if self.rank != 0:
@@ -126,8 +127,11 @@ class Validator(Callback):
                         "the UNCHANGED starting model, not a trained one; the trained model is the newest "
                         "checkpoint, %s (%s)", self.state.best_accuracy, checkpoints, advice)
         elif self.best_step is not None:
-            log.info("best model: step %d, mean accuracy %.5f on the validation sets, in %s",
-                     self.best_step, self.state.best_accuracy, self.output_dir / "best")
+            start = self.history[0] if self.history and self.history[0][0] == 0 and self.history[0][1] else None
+            against = "" if start is None or self.best_step == 0 else \
+                f" (the model as it started, step 0: {float(np.mean(list(start[1].values()))):.5f})"
+            log.info("best model: step %d, mean accuracy %.5f on the validation sets%s, in %s",
+                     self.best_step, self.state.best_accuracy, against, self.output_dir / "best")
 
     def _share_bn_statistics(self) -> None:
         """Give every rank rank 0's BatchNorm running statistics (what checkpoints and ``best/``
