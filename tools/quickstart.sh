@@ -8,7 +8,7 @@
 #                                              # earlier quickstart made it; any other folder is refused)
 #   QUICKSTART_SHORT=1 bash tools/quickstart.sh  # 32x32 faces, 3 epochs in all: the CI form
 #
-# The default form trains 112x112 crops, 10 + 5 epochs (the recipes' own lengths are 40 and 10).
+# The default form trains 112x112 crops, 10 + 5 epochs (the recipes' own lengths are 20 and 10).
 # Generated faces teach little about people the model has not seen: expect the held-out accuracy
 # to stay modest, and read the two figures the last step prints rather than the training logs.
 set -euo pipefail
