@@ -94,6 +94,7 @@ class Validator(Callback):
         self.history: list[tuple[int, dict[str, float]]] = []
         self.last_results: dict[str, dict] = {}  # the last validation's numbers per set (best/validation.json)
         self.best_step: int | None = None  # the step whose model best/ holds, when this run wrote it
+        self.collapse_advised = False  # what a collapse usually means is said at the first one only
 
     def validate_untrained(self) -> None:
         """Validate the model before its first step, for reference (nothing without sets)."""
@@ -188,9 +189,10 @@ class Validator(Callback):
                      result.xnorm, time.perf_counter() - started, world, self.rank,
                      embedded_line(distinct, len(images)))
             self.metrics.add(step, **{f"val/{name}": result.accuracy})
-            note = collapse_note(full[:, :dim] + full[:, dim:], result.accuracy)
+            note = collapse_note(full[:, :dim] + full[:, dim:], result.accuracy, advice=not self.collapse_advised)
             if note and self.rank == 0:
                 log.warning("[%s][%d] %s", name, step, note)
+            self.collapse_advised |= note is not None
         mean = float(np.mean(list(results.values())))
         if mean > self.state.best_accuracy:
             self.state.best_accuracy = mean
