@@ -8,7 +8,7 @@
 #                                              # earlier quickstart made it; any other folder is refused)
 #   QUICKSTART_SHORT=1 bash tools/quickstart.sh  # 32x32 faces, 3 epochs in all: the CI form
 #
-# The default form trains 112x112 crops, 10 + 5 epochs (the recipes' own lengths are 40 and 10).
+# The default form trains 112x112 crops, 10 + 5 epochs (the recipes' own lengths are 20 and 10).
 # Generated faces teach little about people the model has not seen: expect the held-out accuracy
 # to stay modest, and read the two figures the last step prints rather than the training logs.
 set -euo pipefail
@@ -32,11 +32,12 @@ touch "$WORK/.paddle_pfc_quickstart"
 WORK=$(cd "$WORK" && pwd)
 step() { echo; echo "== $*"; }
 
-step "1. your faces: 20 generated people, 10 images each (with your own: your folder and its label.txt)"
+step "1. your faces: 20 generated people, 10 images each, one sub-folder per person (with your own: your folder)"
 $PY tools/make_sample_faces.py --out "$WORK/my_faces" --identities 20 --images 10 --size $SIZE --pairs 20
+rm "$WORK/my_faces/label.txt"   # a folder of your own has none: step 2 writes it from the sub-folders
 $PY tools/make_sample_faces.py --out "$WORK/other_faces" --identities 20 --images 10 --size $SIZE --pairs 20 --seed 1
 
-step "2. hold 6 people out of training: their pairs in my_faces/pairs.bin, the other 14 in train_label.txt"
+step "2. label.txt from the sub-folders; hold 6 people out of training: their pairs in my_faces/pairs.bin, the other 14 in train_label.txt"
 $PY tools/pairs.py --root "$WORK/my_faces" --holdout-ids 6 --max-genuine $GENUINE
 
 step "3. convert the 14 training people to RecordIO (pairs.bin is copied next to train.rec)"

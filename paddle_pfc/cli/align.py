@@ -4,14 +4,17 @@ Usage (from the repo root)::
 
     python tools/align.py --detector scrfd_500m_bnkps.onnx --images photos/ a.jpg --output aligned/
     python tools/align.py --landmarks points.txt --images photos/ --output aligned/
+    python tools/align.py --detector scrfd_500m_bnkps.onnx --images photos/ --output my_faces/
+        # photos/ of one sub-folder per person: my_faces/<person>/<image name>.jpg
 
 ``--detector``: an SCRFD ONNX model with landmarks (insightface's ``scrfd_*_bnkps.onnx``, not
 shipped here; paddle_pfc.evaluation.face_detect). ``--landmarks FILE``: lines
 ``image x1 y1 ... x5 y5`` (paddle_pfc.data.photos). Each face is warped onto the ArcFace template
 (paddle_pfc.evaluation.face_align) and written as ``OUTPUT/<image name>.jpg`` (``<folder>_<image
-name>.jpg`` when names repeat; a photo's best
-face; ``--all-faces``: every face, ``<image name>_<k>.jpg``, best score first), and the five
-points of each photo's best face, in the photo's pixels, go to ``OUTPUT/landmarks.txt`` (the
+name>.jpg`` when names repeat; ``<person>/<image name>.jpg`` for a folder of one sub-folder per
+person, the layout paddle-pfc-pairs reads; a photo's best face; ``--all-faces``: every face,
+``<image name>_<k>.jpg``, best score first), and the five points of each photo's best face, in
+the photo's pixels, go to ``OUTPUT/landmarks.txt`` (the
 ``--landmarks`` format of paddle-pfc-im2rec and paddle-pfc-infer). A photo without a face is
 listed and skipped. The crops are what paddle-pfc-im2rec, -validate and -infer expect.
 """
@@ -74,8 +77,30 @@ def _unique_names(paths: list[str]) -> list[str]:
     return names
 
 
-def align_all(args: argparse.Namespace, paths: list[str]) -> tuple[int, int, list[str]]:
-    """Write the crops and landmarks.txt; ``(images with a face, crops written, images without)``."""
+def sources(images: list[str]) -> tuple[list[str], list[str]]:
+    """``(image paths, output names without extension)`` of ``--images``: a folder of one
+    sub-folder per person gives ``<person>/<name>`` (the output mirrors its sub-folders), the other
+    images :func:`_unique_names`."""
+    from paddle_pfc.deploy.inference import expand_image_paths, person_folders
+
+    paths, names, plain = [], [], []
+    for item in images:
+        people = person_folders(item) if os.path.isdir(item) else {}
+        for person, files in people.items():
+            paths.extend(files)
+            names.extend(os.path.join(person, name) for name in _unique_names(files))
+        if not people:
+            plain.append(item)
+    if plain:
+        files = expand_image_paths(plain)
+        paths.extend(files)
+        names.extend(_unique_names(files))
+    return paths, names
+
+
+def align_all(args: argparse.Namespace, paths: list[str], names: list[str]) -> tuple[int, int, list[str]]:
+    """Write the crops (``OUTPUT/<name>.jpg``) and landmarks.txt; ``(images with a face, crops
+    written, images without)``."""
     import cv2
 
     from paddle_pfc.data.photos import read_landmarks
@@ -92,7 +117,7 @@ def align_all(args: argparse.Namespace, paths: list[str]) -> tuple[int, int, lis
     os.makedirs(args.output, exist_ok=True)
     with_face, written, without = 0, 0, []
     lines = []
-    for path, name in zip(paths, _unique_names(paths)):
+    for path, name in zip(paths, names):
         rgb = read_image(path)
         faces = _faces(args, detector, points, path, rgb)
         if not faces:
@@ -101,6 +126,7 @@ def align_all(args: argparse.Namespace, paths: list[str]) -> tuple[int, int, lis
         with_face += 1
         for k, landmarks in enumerate(faces):
             out = os.path.join(args.output, f"{name}_{k}.jpg" if args.all_faces else f"{name}.jpg")
+            os.makedirs(os.path.dirname(out), exist_ok=True)
             crop = align_face(rgb, landmarks, args.size)
             if not cv2.imwrite(out, cv2.cvtColor(crop, cv2.COLOR_RGB2BGR)):
                 raise OSError(f"{out}: cannot write the crop")
@@ -116,17 +142,17 @@ def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 aligned (photos without a face listed), 2 a missing or unreadable detector,
     landmarks file or image (``error: ...``)."""
     args = parse_args(argv)
-    from paddle_pfc.deploy.inference import expand_image_paths
-
     started = time.perf_counter()
     try:
-        paths = expand_image_paths(args.images)
-        with_face, written, without = align_all(args, paths)
+        paths, names = sources(args.images)
+        with_face, written, without = align_all(args, paths, names)
     except (*USER_ERRORS, OSError) as e:
         return usage_failure(e)
     for path in without:
         print(f"no face: {path}" + ("" if args.detector else " (no line of --landmarks names it)"))
-    print(f"aligned {written} face(s) of {with_face} of {len(paths)} image(s) to {args.output}/ "
+    people = len({os.path.dirname(name) for name in names} - {""})
+    folders = f", {people} folder(s), one per person" if people else ""
+    print(f"aligned {written} face(s) of {with_face} of {len(paths)} image(s) to {args.output}/{folders} "
           f"({args.size}x{args.size}; points in {os.path.join(args.output, 'landmarks.txt')}) in "
           f"{time.perf_counter() - started:.1f} s")
     return 0

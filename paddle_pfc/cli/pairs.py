@@ -5,7 +5,8 @@ Usage (from the repo root)::
     python tools/pairs.py --root my_faces [--holdout 0.2 | --holdout-ids N] [--seed 0]
 
 From ``ROOT/label.txt`` (``relative/path<TAB>label`` lines, docs/your_own_data.md) it writes, in
-``ROOT``:
+``ROOT`` (a ``ROOT`` of one sub-folder of images per person and no ``label.txt``: it writes
+``label.txt`` first, one label per sub-folder in name order):
 
 * ``pairs.bin``: an insightface verification set of the held-out identities: every genuine pair
   (two images of one identity; at most ``--max-genuine``, drawn at random) and as many impostor
@@ -36,8 +37,10 @@ _JPEG, _PNG = b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n"
 def _parser() -> argparse.ArgumentParser:
     """The command's options."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], formatter_class=HelpFormatter)
-    ap.add_argument("--root", required=True, help="folder holding label.txt and the images")
-    ap.add_argument("--label-file", default="label.txt", help="label file relative to --root")
+    ap.add_argument("--root", required=True,
+                    help="folder holding label.txt and the images, or one sub-folder of images per person")
+    ap.add_argument("--label-file", default="label.txt",
+                    help="label file relative to --root (written from the sub-folders when missing)")
     side = ap.add_mutually_exclusive_group()
     side.add_argument("--holdout", type=float, default=0.2,
                       help="fraction of the identities held out (at least 2)")
@@ -94,6 +97,13 @@ def train_label_text(groups: dict[int, list[str]], train: list[int], root: str) 
     return "\n".join(lines) + "\n"
 
 
+def identity_name(paths: list[str], root: str) -> str:
+    """How to name an identity to a user: the folder of its images relative to ``root`` when they
+    share one, else its first image."""
+    folders = {os.path.dirname(os.path.relpath(path, root)) for path in paths}
+    return folders.pop() if len(folders) == 1 and "" not in folders else os.path.relpath(paths[0], root)
+
+
 def shown(path: str) -> str:
     """``path`` relative to the current folder when it lies inside it, else absolute."""
     relative = os.path.relpath(path)
@@ -108,6 +118,27 @@ def _next_commands(args: argparse.Namespace, num_classes: int) -> list[str]:
     return [f"python tools/im2rec.py --root {root} --label-file {label} --output {rec}",
             f"python tools/train.py -c configs/train_small.yaml -o data.root={rec} -o data.num_classes={num_classes}",
             f"  (or straight from the folder: -o data.kind=folder -o data.root={root} -o data.label_file={label})"]
+
+
+def write_folder_labels(args: argparse.Namespace) -> str | None:
+    """When the label file is missing and ``--root`` holds one sub-folder of images per person:
+    write it (each sub-folder one label, ``0 .. N-1`` in name order) and return the line saying
+    so; None when it exists. ``UsageError`` when it is missing and cannot be made."""
+    if os.path.exists(args.label_file):
+        return None
+    from paddle_pfc.deploy.inference import person_folders
+    from paddle_pfc.utils.atomic import write_text_atomic
+    from paddle_pfc.utils.errors import UsageError
+
+    people = person_folders(args.root) if os.path.isdir(args.root) else {}
+    if not people:
+        raise UsageError(f"{shown(args.label_file)}: no such file, and {shown(args.root)} holds no sub-folders "
+                         "of images (one per person) to write it from (docs/your_own_data.md)")
+    lines = [f"{os.path.relpath(path, args.root)}\t{label}" for label, files in enumerate(people.values())
+             for path in files]
+    write_text_atomic(args.label_file, "\n".join(lines) + "\n")
+    return (f"pairs: {shown(args.label_file)} written from {len(people)} sub-folders of {shown(args.root)}, "
+            f"one identity each ({len(lines)} images, labels 0..{len(people) - 1} in folder-name order)")
 
 
 def write_split(args: argparse.Namespace) -> dict:
@@ -129,6 +160,7 @@ def write_split(args: argparse.Namespace) -> dict:
     write_text_atomic(args.train_label, train_label_text(groups, train, args.root))
     return {"train_ids": len(train), "train_images": sum(len(groups[g]) for g in train),
             "heldout_ids": len(heldout), "heldout_images": sum(len(groups[g]) for g in heldout),
+            "heldout_names": [identity_name(groups[g], args.root) for g in heldout],
             "genuine": sum(same for _, _, same in pairs), "impostor": sum(not same for _, _, same in pairs)}
 
 
@@ -137,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     written); a bad option is argparse's exit 2."""
     args = _parse(argv)
     try:
+        made = write_folder_labels(args)
+        if made:
+            print(made)
         info = write_split(args)
     except USER_ERRORS as e:
         return usage_failure(e, "pairs: error")
@@ -145,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
           f"(labels 0..{info['train_ids'] - 1})")
     print(f"pairs: held out: {info['heldout_ids']} identities, {info['heldout_images']} images -> {pairs_bin} "
           f"({info['genuine']} genuine + {info['impostor']} impostor pairs)")
+    names = info["heldout_names"]
+    print(f"pairs: held-out identities: {', '.join(names[:12])}{', ...' if len(names) > 12 else ''}")
     print("next:\n" + "\n".join(f"  {line}" for line in _next_commands(args, info["train_ids"])))
     return 0
 

@@ -5,7 +5,8 @@ imported): Paddle's C++ INFO and WARNING log lines (glog: ``GLOG_minloglevel=2``
 environment sets it), the ``UserWarning`` / ``DeprecationWarning`` raised inside Paddle's Python
 modules, the INFO lines of its extension builder and of its distributed setup ("distributed
 strategy initialized"; the "Modified FLAGS detected" banner: :mod:`paddle_pfc.runtime.distributed`)
-are not shown; errors still are.
+are not shown; errors still are. A warning that is shown is one line, ``warning: MESSAGE``,
+without the file and source line Python adds.
 ``PADDLE_PFC_VERBOSE=1`` shows everything, and lets the commands print the full traceback of an
 error they otherwise state in one line (:func:`verbose`).
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import warnings
 
 from paddle_pfc.utils.launch_env import VERBOSE_ENV, verbose
@@ -37,6 +39,15 @@ def quiet_paddle() -> None:
     logging.getLogger("utils.cpp_extension").addFilter(_warnings_and_above)
     # fleet's INFO lines ("distributed strategy initialized")
     logging.getLogger("paddle.distributed.fleet.utils.log_util").addFilter(_warnings_and_above)
+    warnings.showwarning = _one_line_warning
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """``warnings.showwarning`` of a command: ``warning: MESSAGE`` on stderr (or ``file``)."""
+    try:
+        (file or sys.stderr).write(f"warning: {message}\n")
+    except OSError:  # stderr gone: as the default, the warning is lost
+        pass
 
 
 def _warnings_and_above(record: logging.LogRecord) -> bool:

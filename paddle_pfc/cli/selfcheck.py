@@ -318,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     began = time.time()
     import paddle
 
-    from paddle_pfc.kernels import native_ops
+    from paddle_pfc.kernels import expect_emulation, native_ops
     from paddle_pfc.runtime.device import device_info
     from paddle_pfc.runtime.distributed import current_place, init_distributed
     from paddle_pfc.utils.version import VERSION
@@ -329,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     info = device_info()
     native_available = False
     if not gpu:
+        expect_emulation()  # the fused-emulated rows name it
         saved = os.environ.get("PADDLE_PFC_NATIVE")
         os.environ["PADDLE_PFC_NATIVE"] = "auto"
         # (Paddle's extension loader prints a line on stdout even when the build is cached.)

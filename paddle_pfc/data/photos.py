@@ -89,7 +89,8 @@ class Conversions:
 
     def line(self, size: tuple[int, int] | None = None) -> str | None:
         """``images: 400 grey (first: a.pgm), 400 non-square (first: a.pgm 92x112), ...`` with the
-        policy, or None when nothing was converted."""
+        policy (of grey images alone: their conversion, no word of alignment), or None when nothing
+        was converted."""
         parts = []
         if self.grey:
             parts.append(f"{self.grey:,} grey (first: {self.first['grey']})")
@@ -100,7 +101,8 @@ class Conversions:
             parts.append(f"{self.resized:,} resized{at} (first: {self.first['resized']})")
         if not parts:
             return None
-        return f"images: {', '.join(parts)}; policy: {POLICY}"
+        policy = POLICY if self.padded or self.resized else POLICY.split(",")[0]
+        return f"images: {', '.join(parts)}; policy: {policy}"
 
 
 def _landmark_line(line: str, lineno: int, path: str, folder: str) -> tuple[str, np.ndarray] | None:

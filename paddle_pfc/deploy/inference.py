@@ -44,7 +44,7 @@ from paddle_pfc.data.photos import Conversions
 from paddle_pfc.deploy.model_format import PathLike
 from paddle_pfc.deploy.predictor import EmbeddingModel
 
-__all__ = ["FaceEmbedder", "IMAGE_EXTENSIONS", "expand_image_paths", "l2_normalize", "read_image"]
+__all__ = ["FaceEmbedder", "IMAGE_EXTENSIONS", "expand_image_paths", "l2_normalize", "person_folders", "read_image"]
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".ppm", ".pgm")
 
@@ -67,16 +67,32 @@ def expand_image_paths(paths: PathLike | Sequence[PathLike]) -> list[str]:
     for p in paths:
         p = os.fspath(p)
         if os.path.isdir(p):
-            files = sorted(f for f in os.listdir(p)
-                           if f.lower().endswith(IMAGE_EXTENSIONS) and os.path.isfile(os.path.join(p, f)))
+            files = _image_files(p)
             if not files:
                 raise ValueError(f"{p}: folder contains no image files ({', '.join(IMAGE_EXTENSIONS)})")
-            out.extend(os.path.join(p, f) for f in files)
+            out.extend(files)
         elif os.path.isfile(p):
             out.append(p)
         else:
             raise FileNotFoundError(f"{p}: image file or folder not found")
     return out
+
+
+def _image_files(folder: str) -> list[str]:
+    """The image files directly in ``folder`` (``IMAGE_EXTENSIONS``, case-insensitive), sorted by name."""
+    return [os.path.join(folder, f) for f in sorted(os.listdir(folder))
+            if f.lower().endswith(IMAGE_EXTENSIONS) and os.path.isfile(os.path.join(folder, f))]
+
+
+def person_folders(folder: PathLike) -> dict[str, list[str]]:
+    """A folder of one sub-folder per person: ``{sub-folder name: its image files}``, both sorted
+    by name, the sub-folders without an image left out; empty when ``folder`` holds image files
+    itself or none of its sub-folders does."""
+    folder = os.fspath(folder)
+    if _image_files(folder):
+        return {}
+    subs = (name for name in sorted(os.listdir(folder)) if os.path.isdir(os.path.join(folder, name)))
+    return {name: files for name in subs for files in (_image_files(os.path.join(folder, name)),) if files}
 
 
 def read_image(path: PathLike) -> np.ndarray:

@@ -157,7 +157,7 @@ class EmbeddingModel:
         self.input_size: tuple[int, int] = (int(size[0]), int(size[1]))
         norm = meta.get("normalization", FIELD_NORMALIZATION)
         if self.meta is None:  # a model of the field (paddle_pfc's exports always write export.json)
-            warnings.warn(f"{self.model_dir / META_FILE} not found: assuming RGB input normalized "
+            warnings.warn(f"{self.model_files[0]}: no {META_FILE} beside it: assuming RGB input normalized "
                           f"{FIELD_NORMALIZATION['formula']}, as insightface's released models", UserWarning,
                           stacklevel=3)
         if norm.get("inside_model"):

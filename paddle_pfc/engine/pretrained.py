@@ -351,11 +351,14 @@ def calibrate_folded_batch_norms(pre: Pretrained, cfg, target, dataset) -> int:
     from paddle_pfc.engine.checkpoint import write_tensor
     from paddle_pfc.interop.batch_norm_stats import calibrate_identity_batch_norms, identity_batch_norms
 
-    if not identity_batch_norms(pre.state) or len(dataset) == 0:
+    folded = identity_batch_norms(pre.state)
+    if not folded or len(dataset) == 0:
         return 0
     size = (cfg.model.input_size, cfg.model.input_size)
     picks = np.sort(np.random.default_rng(cfg.train.seed).choice(
         len(dataset), size=min(len(dataset), BATCH_NORM_IMAGES), replace=False))
+    log.info("%d batch norms folded into convolutions by the source's exporter: measuring their inputs' "
+             "statistics on %d training images...", len(folded), len(picks))
 
     def batches():
         for start in range(0, len(picks), 16):

@@ -94,6 +94,7 @@ class Validator(Callback):
         self.history: list[tuple[int, dict[str, float]]] = []
         self.last_results: dict[str, dict] = {}  # the last validation's numbers per set (best/validation.json)
         self.best_step: int | None = None  # the step whose model best/ holds, when this run wrote it
+        self.collapse_advised = False  # what a collapse usually means is said at the first one only
 
     def validate_untrained(self) -> None:
         """Validate the model before its first step, for reference (nothing without sets)."""
@@ -108,7 +109,8 @@ class Validator(Callback):
             self.history.append((step.state.global_step, self.validate()))
 
     def on_train_end(self, state: TrainState) -> None:
-        """Rank 0 says where the run's model is: ``best/`` and its step, or, without a set, the newest
+        """Rank 0 says where the run's model is: ``best/`` and its step (with the accuracy of the
+        model as it started, when this run validated it), or, without a set, the newest
         checkpoint; a ``best/`` still holding the step-0 model (no later validation beat it) is
         said as such."""
         if self.rank != 0:
@@ -126,8 +128,11 @@ class Validator(Callback):
                         "the UNCHANGED starting model, not a trained one; the trained model is the newest "
                         "checkpoint, %s (%s)", self.state.best_accuracy, checkpoints, advice)
         elif self.best_step is not None:
-            log.info("best model: step %d, mean accuracy %.5f on the validation sets, in %s",
-                     self.best_step, self.state.best_accuracy, self.output_dir / "best")
+            start = self.history[0] if self.history and self.history[0][0] == 0 and self.history[0][1] else None
+            against = "" if start is None or self.best_step == 0 else \
+                f" (the model as it started, step 0: {float(np.mean(list(start[1].values()))):.5f})"
+            log.info("best model: step %d, mean accuracy %.5f on the validation sets%s, in %s",
+                     self.best_step, self.state.best_accuracy, against, self.output_dir / "best")
 
     def _share_bn_statistics(self) -> None:
         """Give every rank rank 0's BatchNorm running statistics (what checkpoints and ``best/``
@@ -184,9 +189,10 @@ class Validator(Callback):
                      result.xnorm, time.perf_counter() - started, world, self.rank,
                      embedded_line(distinct, len(images)))
             self.metrics.add(step, **{f"val/{name}": result.accuracy})
-            note = collapse_note(full[:, :dim] + full[:, dim:], result.accuracy)
+            note = collapse_note(full[:, :dim] + full[:, dim:], result.accuracy, advice=not self.collapse_advised)
             if note and self.rank == 0:
                 log.warning("[%s][%d] %s", name, step, note)
+            self.collapse_advised |= note is not None
         mean = float(np.mean(list(results.values())))
         if mean > self.state.best_accuracy:
             self.state.best_accuracy = mean

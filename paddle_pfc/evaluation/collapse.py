@@ -31,10 +31,11 @@ def pair_cosines(embeddings: np.ndarray) -> np.ndarray:
     return np.sum(unit[0::2] * unit[1::2], axis=1)
 
 
-def collapse_note(embeddings: np.ndarray, accuracy: float | None = None) -> str | None:
+def collapse_note(embeddings: np.ndarray, accuracy: float | None = None, advice: bool = True) -> str | None:
     """A one-line warning when the pairs of ``embeddings`` (``[2P, D]``, rows ``2i``/``2i+1`` a pair)
     all score nearly the same cosine near 1 (std < :data:`COSINE_STD_BOUND`, mean >
-    :data:`COSINE_MEAN_BOUND`), else None."""
+    :data:`COSINE_MEAN_BOUND`), else None; ``advice=False``: without :data:`COLLAPSE_ADVICE` (said
+    once already)."""
     cos = pair_cosines(embeddings)
     if cos.size == 0:
         return None
@@ -42,6 +43,6 @@ def collapse_note(embeddings: np.ndarray, accuracy: float | None = None) -> str 
     if std >= COSINE_STD_BOUND or mean <= COSINE_MEAN_BOUND:
         return None
     measured = f"; accuracy {accuracy:.3f}, chance is 0.5" if accuracy is not None else ""
-    return (f"embeddings have collapsed: every pair scores cosine {cos.min():.4f}-{cos.max():.4f} (std {std:.1e}), "
-            f"so any threshold calls all pairs the same person{measured}. {COLLAPSE_ADVICE[0].upper()}"
-            f"{COLLAPSE_ADVICE[1:]}")
+    said = (f"embeddings have collapsed: every pair scores cosine {cos.min():.4f}-{cos.max():.4f} (std {std:.1e}), "
+            f"so any threshold calls all pairs the same person{measured}")
+    return f"{said}. {COLLAPSE_ADVICE[0].upper()}{COLLAPSE_ADVICE[1:]}" if advice else said

@@ -69,6 +69,13 @@ def requested(kernels: str | None) -> tuple[str, str]:
 _WARNED_EMULATED: set[str] = set()
 
 
+def expect_emulation() -> None:
+    """For a caller that runs the emulated fused kernels on purpose and says so itself
+    (paddle-pfc-selfcheck's ``fused-emulated`` rows): ``kernels=fused`` without a GPU is not warned
+    in this process (``$PADDLE_PFC_KERNELS=fused`` still is)."""
+    _WARNED_EMULATED.add("kernels")
+
+
 def choose_backend(kernels: str | None, gpu: bool) -> Backend:
     """The backend of a head on this device (``gpu``: the program runs on a CUDA GPU)."""
     from paddle_pfc.kernels import native_ops

@@ -105,3 +105,18 @@ def test_run_collects_then_freezes():
     finally:
         gc.unfreeze()
         gc.enable()
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_a_commands_warning_is_one_line(verbose):
+    """A warning a command shows is ``warning: MESSAGE``, without Python's file, category and source
+    line; ``PADDLE_PFC_VERBOSE=1`` shows Python's own form."""
+    script = ("import warnings\nfrom paddle_pfc.cli.entry import run\n"
+              "def main():\n    warnings.warn('model.onnx: named assumption')\nrun(main)\n")
+    env = {**os.environ, "PADDLE_TRAINERS_NUM": "1", "PADDLE_PFC_VERBOSE": "1" if verbose else "0"}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 0, proc.stderr
+    if verbose:
+        assert proc.stderr == "<string>:4: UserWarning: model.onnx: named assumption\n"
+    else:
+        assert proc.stderr == "warning: model.onnx: named assumption\n"

@@ -62,6 +62,33 @@ def test_split_is_disjoint_renumbered_and_the_pairs_are_right(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"training: {len(kept)} identities" in out and "held out: 3 identities" in out
     assert f"-o data.num_classes={len(kept)}" in out and "--label-file train_label.txt" in out
+    assert f"held-out identities: {', '.join(f'id{i}' for i in heldout)}\n" in out
+
+
+def test_a_folder_per_person_without_label_txt_gets_one(tmp_path, capsys):
+    """No label.txt, one sub-folder of images per identity (a non-image file beside them): the
+    command writes label.txt, one label per sub-folder in name order, then splits it as usual."""
+    labels = write_folder(tmp_path)
+    (tmp_path / "label.txt").unlink()
+    (tmp_path / "notes.txt").write_text("not an image")
+    (tmp_path / "empty").mkdir()
+    assert main(["--root", str(tmp_path), "--holdout-ids", "3"]) == 0
+    written = dict(line.split("\t") for line in (tmp_path / "label.txt").read_text().splitlines())
+    assert {rel: int(label) for rel, label in written.items()} == labels
+    out = capsys.readouterr().out
+    assert out.startswith(f"pairs: {tmp_path / 'label.txt'} written from 9 sub-folders of {tmp_path}, one identity "
+                          "each (30 images, labels 0..8 in folder-name order)\n")
+    train, heldout, _ = read_split(tmp_path)
+    assert len(heldout) == 3 and len(train) == 30 - sum(IMAGES[i] for i in heldout)
+
+
+def test_no_label_txt_and_no_person_folders_is_an_error(tmp_path, capsys):
+    cv2.imwrite(str(tmp_path / "a.png"), np.zeros((4, 4), np.uint8))
+    assert main(["--root", str(tmp_path), "--holdout-ids", "2"]) == 2
+    assert capsys.readouterr().err == (f"pairs: error: {tmp_path / 'label.txt'}: no such file, and {tmp_path} holds "
+                                       "no sub-folders of images (one per person) to write it from "
+                                       "(docs/your_own_data.md)\n")
+    assert not (tmp_path / "label.txt").exists()
 
 
 def test_pairs_bin_stores_png_files_as_they_are_and_reencodes_others(tmp_path):

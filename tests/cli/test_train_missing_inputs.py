@@ -111,3 +111,26 @@ def test_a_best_that_is_the_starting_model_is_said(tmp_path):
     """lr 0 trains nothing: no validation beats step 0's, and the last line says best/ is that model."""
     last = run_tiny(tmp_path, "-o", "validation.synthetic_pairs=40", "-o", "train.lr=1e-12").strip().splitlines()[-1]
     assert "no validation beat the model as it started (step 0" in last and "UNCHANGED starting model" in last
+
+
+@pytest.mark.parametrize("history, best_step, said", [
+    ([(0, {"heldout": 0.95, "lfw": 0.97}), (54, {"heldout": 0.98, "lfw": 0.98})], 54,
+     "best model: step 54, mean accuracy 0.98000 on the validation sets (the model as it started, step 0: "
+     "0.96000), in "),
+    ([(6, {"heldout": 0.97}), (12, {"heldout": 0.98})], 12,  # a resumed run: no step 0 of its own
+     "best model: step 12, mean accuracy 0.98000 on the validation sets, in "),
+])
+def test_the_last_line_sets_best_against_the_start(tmp_path, caplog, history, best_step, said):
+    """A fine-tuning run's last line says whether training beat the model it started from."""
+    import logging
+    from types import SimpleNamespace
+
+    from paddle_pfc.engine.validator import Validator
+
+    validator = Validator.__new__(Validator)  # the state a finished run leaves, without programs
+    validator.rank, validator.sets, validator.output_dir = 0, {"heldout": None}, tmp_path
+    validator.history, validator.best_step = history, best_step
+    validator.state = SimpleNamespace(best_accuracy=0.98)
+    with caplog.at_level(logging.INFO, logger="paddle_pfc.train"):
+        validator.on_train_end(validator.state)
+    assert [r.getMessage() for r in caplog.records] == [f"{said}{tmp_path / 'best'}"]

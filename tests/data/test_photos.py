@@ -37,6 +37,9 @@ def test_conversions_count_and_say_it_in_one_line():
     assert line.startswith("images: 2 grey (first: a.pgm), 2 not square (first: a.pgm 92x112); policy: grey -> 3 "
                            "equal channels, non-square -> padded with its border to square, then resized")
     assert Conversions().line() is None
+    aligned = Conversions()  # grey crops at the input size (paddle-pfc-align's): no word of alignment
+    aligned.fit(np.full((112, 112, 3), 80, np.uint8), (112, 112), "s1/1.jpg")
+    assert aligned.line((112, 112)) == "images: 1 grey (first: s1/1.jpg); policy: grey -> 3 equal channels"
     assert describe(grey, (112, 112)) == "grey, 92x112 (width x height): padded with its border to square"
     assert describe(np.zeros((250, 250, 3), np.uint8), (112, 112)).endswith(": resized to 112x112")
     assert describe(colour, (112, 112)) is None

@@ -27,6 +27,9 @@ def test_collapsed_embeddings_are_named():
     note = collapse_note(rows, result.accuracy)
     assert note is not None and "collapsed" in note and "keep training" in note and "lower train.lr" in note
     assert f"accuracy {result.accuracy:.3f}" in note
+    # said again (the next validations of a training run): the facts without the advice
+    again = collapse_note(rows, result.accuracy, advice=False)
+    assert note.startswith(again + ". This is usual") and "keep training" not in again
 
 
 def test_pair_cosines_against_float64_reference():

@@ -122,3 +122,28 @@ def test_crops_of_photos_with_the_same_name_get_their_folder_in_theirs():
     assert _unique_names(["a/x.jpg", "b/y.png"]) == ["x", "y"]
     assert _unique_names(["s1/1.pgm", "s2/1.pgm", "s2/2.pgm"]) == ["s1_1", "s2_1", "s2_2"]
     assert _unique_names(["s1/1.pgm", "s1/1.png"]) == ["s1_1", "s1_1~2"]
+
+
+def test_a_folder_per_person_is_mirrored_in_the_output(tmp_path, capsys):
+    """--images of one sub-folder per person: each crop lands in the person's sub-folder of
+    --output (the layout paddle-pfc-pairs reads), the photo aligned on its landmarks."""
+    from paddle_pfc.cli import align
+
+    points = ARCFACE_TEMPLATE + [4.0, 6.0]
+    y, x = np.mgrid[:128, :128]
+    photo = np.stack([2 * x, 2 * y, x + y], axis=-1).astype(np.uint8)
+    lines = []
+    for person in ("bob", "alice"):
+        (tmp_path / "photos" / person).mkdir(parents=True)
+        for name in ("1.png", "2.png"):
+            cv2.imwrite(str(tmp_path / "photos" / person / name), cv2.cvtColor(photo, cv2.COLOR_RGB2BGR))
+            lines.append(f"photos/{person}/{name} " + " ".join(map(str, points.ravel())))
+    (tmp_path / "points.txt").write_text("\n".join(lines) + "\n")
+    assert align.main(["--landmarks", str(tmp_path / "points.txt"), "--images", str(tmp_path / "photos"),
+                       "--output", str(tmp_path / "my_faces")]) == 0
+    crops = sorted(str(p.relative_to(tmp_path / "my_faces")) for p in (tmp_path / "my_faces").rglob("*.jpg"))
+    assert crops == ["alice/1.jpg", "alice/2.jpg", "bob/1.jpg", "bob/2.jpg"]
+    crop = cv2.cvtColor(cv2.imread(str(tmp_path / "my_faces" / "bob" / "2.jpg")), cv2.COLOR_BGR2RGB)
+    assert np.abs(crop.astype(int) - photo[6:118, 4:116].astype(int)).mean() < 2
+    assert "aligned 4 face(s) of 4 of 4 image(s)" in capsys.readouterr().out
+    assert len((tmp_path / "my_faces" / "landmarks.txt").read_text().splitlines()) == 4

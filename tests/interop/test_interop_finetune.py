@@ -91,6 +91,8 @@ def test_finetune_from_a_converted_model(tiny_onnx, tmp_path):
         proc = subprocess.run(cmd, cwd=REPO, env=_env(),
                               capture_output=True, text=True, timeout=400)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        said = proc.stdout + proc.stderr  # the measurement is announced before it runs, then its result
+        assert said.index("measuring their inputs' statistics on") < said.index("(the eval-mode model unchanged)")
         return dict(np.load(out / "rank0.npz"))
 
     # two steps with the backbone frozen (its BatchNorm statistics too): the backbone is the converted one,

@@ -181,7 +181,8 @@ def test_bare_released_onnx_is_fed_the_fields_normalization(onnx_model):
     images = np.load(FIXTURES / "mbf128_images.npy").astype(np.float32)
     session = ort.InferenceSession(str(onnx_model), providers=["CPUExecutionProvider"])
     want = session.run(None, {"data": ((images - 127.5) / 127.5).transpose(0, 3, 1, 2).copy()})[0]
-    with pytest.warns(UserWarning, match=r"not found: assuming RGB input normalized \(x - 127\.5\) / 127\.5"):
+    with pytest.warns(UserWarning, match=r"mbf\.onnx: no export\.json beside it: assuming RGB input normalized "
+                                         r"\(x - 127\.5\) / 127\.5"):
         model = EmbeddingModel(onnx_model)
     assert (model._mean, model._std) == (127.5, 127.5)
     got = model(((images - model._mean) / model._std).transpose(0, 3, 1, 2).copy())

@@ -29,6 +29,7 @@ def test_quickstart_runs_top_to_bottom(tmp_path):
     assert re.search(r"^(SAME|DIFFERENT): cosine similarity", proc.stdout, re.M)
     # the held-out split and both runs' held-out accuracy, the step of each best/ said
     assert "pairs: held out: 6 identities, 60 images" in proc.stdout
+    assert re.search(r"^pairs: .*my_faces/label\.txt written from 20 sub-folders", proc.stdout, re.M)
     assert "verification set heldout:" in proc.stdout
     assert re.search(r"^  from scratch \d\.\d{3}  best/ of step \d+", proc.stdout, re.M), proc.stdout[-1500:]
     assert re.search(r"^  fine-tuned   \d\.\d{3}  best/ of step \d+", proc.stdout, re.M)
