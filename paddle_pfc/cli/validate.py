@@ -98,16 +98,10 @@ def evaluate_set(embed_fn: EmbedFn, path: str, name: str, input_size: tuple[int,
         images, issame = load_pairs(path, input_size, conversions)
     if conversions.line(input_size):
         print(f"{name}: {conversions.line(input_size)}")
-    progress = Progress(f"validate {name}", 2 * len(images), "images", every_seconds=args.progress_every,
+    progress = Progress(f"validate {name}", len(images), "distinct images", every_seconds=args.progress_every,
                         write=print)
-
-    def counted(batch):
-        out = embed_fn(batch)
-        progress.update(len(batch))
-        return out
-
-    summed, both, distinct = embed_distinct(counted, images, args.batch_size,
-                                            on_distinct=lambda n: setattr(progress, "total", 2 * n))
+    summed, both, distinct = embed_distinct(embed_fn, images, args.batch_size, on_batch=progress.update,
+                                            on_distinct=lambda n: setattr(progress, "total", n))
     progress.close()
     print(f"{name}: {embedded_line(distinct, len(images))}")
     result = evaluate_pairs(summed, issame, args.nrof_folds, xnorm_embeddings=both)

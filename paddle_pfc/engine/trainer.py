@@ -353,7 +353,7 @@ class Trainer:
         t, s = self.cfg.train, self.state
         if self.rank == 0:
             dump_config(self.cfg, self.output_dir / "config.yaml")
-            log.info("config:\n%s", self.cfg.to_yaml())
+            log.info("config: every key of this run in %s", self.output_dir / "config.yaml")
             log.info("world_size %d, %d images, %d steps/epoch, %d steps, global batch %d, %s",
                      self.world_size, len(self.dataset), self.steps_per_epoch, self.total_steps,
                      t.batch_size * self.world_size, describe_lr(self.cfg, self.world_size))

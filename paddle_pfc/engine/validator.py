@@ -163,8 +163,8 @@ class Validator(Callback):
         results, self.last_results = {}, {}
         for name, (path, images, issame, total) in self.sets.items():
             started = time.perf_counter()
-            with Progress(f"validate {name} (rank {self.rank}: {len(images)} of {total} images)",
-                          total=len(images), unit="images", write=log, enabled=self.rank == 0) as progress:
+            with Progress(f"validate {name} (rank {self.rank}: {len(images):,} of {total:,} pair images)",
+                          total=len(images), unit="distinct images", write=log, enabled=self.rank == 0) as progress:
                 if len(images):
                     _, both, distinct = embed_distinct(
                         self.programs.embed, images, self.cfg.validation.batch_size, on_batch=progress.update,

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["DEFAULT_FARS", "roc_curve", "tar_at_far", "auc", "no_roc_reason", "write_roc_csv", "plot_roc",
+__all__ = ["DEFAULT_FARS", "roc_curve", "tar_at_far", "far_points", "auc", "no_roc_reason", "write_roc_csv", "plot_roc",
            "plot_verification", "verification_curves"]
 
 DEFAULT_FARS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
@@ -56,8 +56,19 @@ def roc_curve(labels, scores) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def tar_at_far(fpr: np.ndarray, tpr: np.ndarray, fars: Sequence[float] = DEFAULT_FARS) -> dict[float, float]:
     """``{far: tar}`` read off the curve as insightface does (see the module doc)."""
+    return {far: tar for far, (_, tar) in far_points(fpr, tpr, fars).items()}
+
+
+def far_points(fpr: np.ndarray, tpr: np.ndarray, fars: Sequence[float] = DEFAULT_FARS
+               ) -> dict[float, tuple[float, float]]:
+    """``{far: (fpr, tpr)}``: the curve point :func:`tar_at_far` reads for each target FAR (its own
+    FPR is the nearest to ``far``, equal to it only where the impostor count allows)."""
     fpr, tpr = np.asarray(fpr, np.float64)[::-1], np.asarray(tpr, np.float64)[::-1]
-    return {float(far): float(tpr[int(np.argmin(np.abs(fpr - far)))]) for far in fars}
+    points = {}
+    for far in fars:
+        nearest = int(np.argmin(np.abs(fpr - far)))
+        points[float(far)] = (float(fpr[nearest]), float(tpr[nearest]))
+    return points
 
 
 def write_roc_csv(path: str | os.PathLike, fpr, tpr, thresholds) -> None:
@@ -132,10 +143,11 @@ def _draw_roc(ax, curves: Mapping[str, tuple[np.ndarray, np.ndarray]], fars: Seq
         if step is not None and any(far < step for far in shown):
             label += f", FAR resolution {step:.1e}: marks below it are its nearest point"
         line, = ax.plot(*_log_path(fpr, tpr, lo), linewidth=1.8, label=label)
-        marks = tar_at_far(fpr, tpr, shown)
-        ax.plot(list(marks), list(marks.values()), "o", color=line.get_color(), markersize=5)
-        for j, (far, tar) in enumerate(marks.items()):
-            ax.annotate(f"{100 * tar:.2f}%", (far, tar), textcoords="offset points",
+        # each mark where it lies on the curve (its own FPR; a point at FPR 0 on the axis' left edge)
+        marks = [(max(x, lo), tar) for x, tar in far_points(fpr, tpr, shown).values()]
+        ax.plot([x for x, _ in marks], [tar for _, tar in marks], "o", color=line.get_color(), markersize=5)
+        for x, tar in marks:
+            ax.annotate(f"{100 * tar:.2f}%", (x, tar), textcoords="offset points",
                         xytext=(4, -12 - 11 * k if tar > 0.5 else 6 + 11 * k), fontsize=7,
                         color=line.get_color())
     for far in shown:

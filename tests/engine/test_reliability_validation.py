@@ -53,7 +53,7 @@ def two_rank_run(tmp_path_factory) -> tuple[Path, Path]:
 def test_two_rank_validation_equals_one_rank_validation_of_the_checkpoint(two_rank_run):
     out, bin_path = two_rank_run
     log = (out / "train.log").read_text()
-    assert "validate pairs (rank 0: 600 of 1200 images): 600/600 (100%)" in log  # the progress line
+    assert "validate pairs (rank 0: 600 of 1,200 pair images): 600/600 (100%)" in log  # the progress line
     got = validations(out, "pairs")
     assert sorted(got) == [0, 1]
     reference = out.parent / "reference.json"

@@ -27,7 +27,7 @@ def test_best_records_the_cosine_threshold_of_a_validation_of_distinct_images(tm
     found = re.findall(r"\[reuse\]\[(\d)\] accuracy ([\d.]+) \+- [\d.]+  threshold ([-\d.]+) \(cosine\)  xnorm .*"
                        r"rank 0 embedded 8 distinct images of 48\)", proc.stdout)
     assert [step for step, _, _ in found] == ["0", "1"], proc.stdout[-3000:]
-    assert "validate reuse (rank 0: 48 of 48 images): 8/8 (100%)" in proc.stdout  # the distinct ones
+    assert "validate reuse (rank 0: 48 of 48 pair images): 8/8 (100%)" in proc.stdout  # the distinct ones
     record = json.loads((out / "best" / "validation.json").read_text())
     best = max(found, key=lambda f: float(f[1]))  # the first validation with the best accuracy wrote best/
     assert f"{record['threshold']:.3f}" == best[2] and record["set"] == "reuse" and record["num_pairs"] == 24

@@ -51,8 +51,32 @@ def test_ijb_roc_png_has_a_log_axis_marks_and_names(tmp_path):
     for far, tar in marks.items():
         assert f"{100 * tar:.2f}%" in words
     points = [line for line in ax.get_lines() if line.get_linestyle() == "None"]
-    assert points and np.allclose(points[0].get_xdata(), list(marks)) and np.allclose(points[0].get_ydata(),
-                                                                                   list(marks.values()))
+    assert points and np.allclose(points[0].get_ydata(), list(marks.values()))
+    assert_marks_on_the_curve(points[0], fpr, tpr)
+
+
+def assert_marks_on_the_curve(marks, fpr, tpr) -> None:
+    """Every mark is a point of the ROC itself (its own FPR, not the target FAR it answers)."""
+    vertices = set(zip(np.asarray(fpr).tolist(), np.asarray(tpr).tolist()))
+    for x, y in zip(marks.get_xdata(), marks.get_ydata()):
+        assert (float(x), float(y)) in vertices, (x, y)
+
+
+def test_marks_of_a_coarse_far_lie_on_the_curve_where_they_were_read(tmp_path):
+    # 150 impostor pairs: FAR steps of 1/150, so FAR 1e-2 is read at a point of FPR k/150,
+    # and a mark drawn at x = 1e-2 would sit off the drawn curve
+    rng = np.random.default_rng(3)
+    labels = np.r_[np.ones(150), np.zeros(150)].astype(int)
+    scores = rng.normal(1.8 * labels, 1.0)
+    fpr, tpr, _ = roc.roc_curve(labels, scores)
+    fig = roc.plot_roc(tmp_path / "roc.png", {"m": (fpr, tpr)}, "pairs", fars=(1e-2, 1e-1))
+    marks = next(line for line in fig.axes[0].get_lines() if line.get_linestyle() == "None")
+    assert_marks_on_the_curve(marks, fpr, tpr)
+    points = roc.far_points(fpr, tpr, (1e-2, 1e-1))
+    read = points[1e-2][0]
+    assert read != 1e-2 and read * 150 == pytest.approx(round(read * 150))  # a multiple of 1/150
+    assert list(marks.get_xdata()) == [x for x, _ in points.values()]
+    assert list(marks.get_ydata()) == list(roc.tar_at_far(fpr, tpr, (1e-2, 1e-1)).values())
 
 
 def test_bin_verification_picture_shows_accuracy_and_a_collapsed_model(tmp_path):
