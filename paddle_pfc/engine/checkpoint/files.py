@@ -1,0 +1,150 @@
+"""The files of a checkpoint: written atomically with their sha256 and size, read only when they
+are regular files of the checkpoint, and checked against the checksums ``meta.json`` records."""
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from paddle_pfc.engine.checkpoint.common import FORMAT_V1, CheckpointError
+from paddle_pfc.utils.atomic import atomic_write
+
+
+def disk_error(path: Path, exc: OSError) -> OSError:
+    """``exc`` re-raised with the path it failed on (``write``/``fsync`` errors carry none)."""
+    return type(exc)(exc.errno, f"{exc.strerror or exc} while writing {path}")
+
+
+class HashingFile:
+    """A write-only file that keeps the sha256 and size of what went through it."""
+
+    def __init__(self, file) -> None:
+        self._file, self.sha256, self.size = file, hashlib.sha256(), 0
+
+    def write(self, data) -> int:
+        data = memoryview(data).cast("B")
+        self.sha256.update(data)
+        self.size += data.nbytes
+        return self._file.write(data)
+
+    def record(self) -> dict:
+        return {"sha256": self.sha256.hexdigest(), "bytes": self.size}
+
+
+def write_atomic(path: Path, write: Callable[[Any], None]) -> dict:
+    """``write(file)`` into ``path`` atomically (temporary file, fsync, rename; on an error the
+    temporary is removed); returns the file's ``{"sha256", "bytes"}``."""
+    try:
+        with atomic_write(path, "wb") as f:
+            hashing = HashingFile(f)
+            write(hashing)
+    except OSError as exc:
+        raise disk_error(path, exc) from exc
+    return hashing.record()
+
+
+def write_bytes(path: Path, data: bytes) -> dict:
+    return write_atomic(path, lambda f: f.write(data))
+
+
+def file_record(path: Path, limit: int | None = None) -> dict:
+    """``{"sha256", "bytes"}`` of the file at ``path`` as it is on disk; with ``limit``, hashing
+    stops after ``limit + 1`` bytes (the size then shows the file is longer than expected)."""
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 22 if limit is None else min(1 << 22, limit + 1 - size)):
+            digest.update(chunk)
+            size += len(chunk)
+    return {"sha256": digest.hexdigest(), "bytes": size}
+
+
+def regular_file(path: Path, folder: Path) -> int:
+    """The size of ``path``, a regular file of the checkpoint ``folder`` (a symbolic link counts
+    only when it resolves to a regular file inside ``folder``); :class:`CheckpointError` naming it
+    for a device, FIFO, folder or a link out of the checkpoint, before any byte of it is read."""
+    path = Path(path)
+    try:
+        if path.is_symlink():
+            real, inside = Path(os.path.realpath(path)), Path(os.path.realpath(folder))
+            if inside not in real.parents:
+                raise CheckpointError(f"checkpoint file {path} is a symbolic link to {real}, outside the "
+                                      f"checkpoint {folder}")
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise CheckpointError(f"checkpoint file missing: {path}") from None
+    except OSError as exc:
+        raise CheckpointError(f"checkpoint file {path} is unreadable: {exc.strerror or exc}") from exc
+    if not stat.S_ISREG(info.st_mode):
+        raise CheckpointError(f"checkpoint file {path} is not a regular file (a device, FIFO or folder)")
+    return info.st_size
+
+
+def read_small(path: Path, folder: Path, limit: int) -> str:
+    """The text of ``path``, a regular file of ``folder`` (:func:`regular_file`) of at most
+    ``limit`` bytes (meta.json, a shard's split record, the ``latest`` pointer)."""
+    size = regular_file(path, folder)
+    if size > limit:
+        raise CheckpointError(f"checkpoint file {path} is {size:,} bytes, over the limit of {limit:,} for "
+                              "this file (not one the checkpoint was written with)")
+    try:
+        return Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CheckpointError(f"checkpoint file {path} is unreadable: {exc}") from exc
+
+
+def present(path: Path, check: Callable[[Path], None] | None) -> Path:
+    """``path``, after :class:`CheckpointError` if it is missing and ``check(path)`` if given."""
+    if not path.exists():
+        raise CheckpointError(f"checkpoint file missing: {path}")
+    if check is not None:
+        check(path)
+    return path
+
+
+class FileCheck:
+    """Checks each file of a checkpoint against the sha256 and size ``meta.json`` records for it,
+    once, before it is read. Format-1 checkpoints record none: their files are read unverified."""
+
+    def __init__(self, folder: Path, meta: dict, enabled: bool = True) -> None:
+        self.folder, self.enabled = Path(folder), enabled
+        self.records = meta.get("files") if meta.get("format") != FORMAT_V1 else None
+        if self.records is not None and not isinstance(self.records, dict):
+            raise CheckpointError(f"{self.folder / 'meta.json'}: 'files' is not a table of checksums")
+        self._done: set[str] = set()
+
+    def __call__(self, path: Path) -> Path:
+        rel = Path(path).relative_to(self.folder).as_posix()
+        size = regular_file(path, self.folder)
+        if not self.enabled or self.records is None or rel in self._done:
+            return path
+        record = self.records.get(rel)
+        if not isinstance(record, dict) or "sha256" not in record or "bytes" not in record:
+            raise CheckpointError(f"checkpoint file {path} has no checksum in {self.folder / 'meta.json'} "
+                                  "(a file the checkpoint was not written with)")
+        if not isinstance(record["bytes"], int) or size != record["bytes"]:
+            raise CheckpointError(f"checkpoint file {path} is damaged: {size} bytes, meta.json records "
+                                  f"{record['bytes']} (truncated or overwritten)")
+        try:
+            found = file_record(Path(path), limit=size)
+        except OSError as exc:
+            raise CheckpointError(f"checkpoint file {path} is unreadable: {exc.strerror or exc}") from exc
+        if found["bytes"] != record["bytes"]:
+            raise CheckpointError(f"checkpoint file {path} is damaged: {found['bytes']} bytes, meta.json records "
+                                  f"{record['bytes']} (truncated or overwritten)")
+        if found["sha256"] != record["sha256"]:
+            raise CheckpointError(f"checkpoint file {path} is damaged: its sha256 {found['sha256'][:16]}... differs "
+                                  f"from the {record['sha256'][:16]}... recorded in meta.json (changed after it "
+                                  "was written)")
+        self._done.add(rel)
+        return path
+
+    def check_all(self) -> None:
+        """Check every recorded file (format 1: nothing is recorded, see ``verify_checkpoint``)."""
+        for rel in sorted(self.records or {}):
+            if not isinstance(rel, str) or Path(rel).is_absolute() or ".." in Path(rel).parts:
+                raise CheckpointError(f"{self.folder / 'meta.json'}: 'files' names {rel!r}, not a file of the "
+                                      "checkpoint folder")
+            self(self.folder / rel)
