@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -154,3 +156,23 @@ def test_a_shard_of_other_length_than_its_header_is_unreadable(tmp_path):
     with pytest.raises(ckpt.CheckpointError, match=r"head0\.weight\.rank0\.npy is unreadable: it holds 384 bytes "
                                                    r"of rows, its header declares 360"):
         ckpt.read_rows_into(np.zeros((29, 6), np.float32), tmp_path, 0, "weight", 2, 0)
+
+
+def test_direct_writes_pad_nothing_and_fall_back_where_refused(tmp_path):
+    """Sizes around the direct-write alignment come out exact, on the disk and on a memory file
+    system (where the kernel may refuse ``O_DIRECT``: the page cache is used instead)."""
+    import os
+    import tempfile
+
+    from paddle_pfc.engine.checkpoint.files import DIRECT_ALIGN
+
+    folders = [tmp_path] + ([Path(tempfile.mkdtemp(dir="/dev/shm"))] if os.path.isdir("/dev/shm") else [])
+    for folder in folders:
+        for rows in (1, DIRECT_ALIGN // 16 - 8, DIRECT_ALIGN // 16, 3 * DIRECT_ALIGN // 16 + 5):
+            value = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4)
+            path = folder / f"{rows}.npy"
+            write_npy(path, value, "rows", chunk_bytes=DIRECT_ALIGN)
+            assert path.read_bytes() == npy_bytes(value)
+            assert not path.with_name(path.name + ".tmp").exists()
+        if folder != tmp_path:
+            shutil.rmtree(folder)

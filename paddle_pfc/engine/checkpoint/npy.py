@@ -13,15 +13,15 @@ from paddle_pfc.engine.checkpoint.common import (
     count_nonfinite,
     rows_per_chunk,
 )
-from paddle_pfc.engine.checkpoint.files import write_atomic
+from paddle_pfc.engine.checkpoint.files import write_direct
 
 
 def write_npy(path: Path, rows: np.ndarray, name: str, chunk_bytes: int = CHUNK_BYTES) -> dict:
     """``path`` holding ``rows`` (a C-contiguous 2-D array; a tensor's memory is not copied) byte for
     byte as ``np.save`` writes it: its header, then ``chunk_bytes`` of rows at a time, hashed as they
-    go. Rows holding inf/NaN (uint16 arrays: bfloat16 bit patterns) stop it with
-    :class:`NonFiniteStateError` naming ``name`` and the rows, and no file is left. Returns the
-    file's ``{"sha256", "bytes"}``."""
+    go, past the page cache (:func:`write_direct`). Rows holding inf/NaN (uint16 arrays: bfloat16
+    bit patterns) stop it with :class:`NonFiniteStateError` naming ``name`` and the rows, and no
+    file is left. Returns the file's ``{"sha256", "bytes"}``."""
     if rows.ndim != 2 or not rows.flags.c_contiguous:
         raise ValueError(f"{name}: a shard is written from C-contiguous rows, got {rows.ndim} axes")
     step = rows_per_chunk(rows.strides[0], chunk_bytes)
@@ -37,7 +37,7 @@ def write_npy(path: Path, rows: np.ndarray, name: str, chunk_bytes: int = CHUNK_
             if chunk.size:
                 file.write(chunk)
 
-    return write_atomic(Path(path), write)
+    return write_direct(Path(path), write, chunk_bytes)
 
 
 class NpyRows:
