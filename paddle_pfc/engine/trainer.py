@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import math
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -86,6 +87,7 @@ class Trainer:
         self.base_lr = resolve_lr(cfg, world_size)
         self.programs: TrainPrograms = build_programs(cfg, rank, world_size, self.base_lr,
                                                       self.steps_per_epoch, self.sync)
+        self.preemption.checkpoint_bytes = ckpt.shard_bytes(self.programs.heads)  # for an auto grace
         start_step = ckpt.read_meta(self.resume_path)["global_step"] if self.resume_path else -1
         self.metrics = MetricsWriter(self.output_dir, rank == 0, start_step)
         writer = ckpt.CheckpointWriter(self.output_dir / "checkpoints", rank, world_size,
@@ -208,10 +210,12 @@ class Trainer:
         set to that position in the epochs and the run ends with its last epoch."""
         self._resumed = True
         m, t, s, schedule = self.cfg.model, self.cfg.train, self.state, self.programs.schedule
+        started = time.monotonic()
         meta = ckpt.load_checkpoint(path, self.programs, expect={"num_classes": self.cfg.data.num_classes,
                                                                  "embedding_size": m.embedding_size,
                                                                  "backbone": m.backbone},
                                     verify=path != self.resume_path)  # verified when it was chosen
+        loaded = time.monotonic() - started
         s.epoch, s.step_in_epoch = meta["epoch"], meta["step_in_epoch"]
         s.global_step, s.best_accuracy = meta["global_step"], meta.get("best_accuracy", -1.0)
         if meta["world_size"] != self.world_size:
@@ -238,8 +242,8 @@ class Trainer:
         schedule.last_lr = schedule.get_lr()
         if self.rank == 0:
             self._note_schedule_change(meta.get("config", {}).get("train", {}), meta["world_size"], position)
-        log.info("resumed from %s at epoch %d step %d (global step %d)", path, s.epoch, s.step_in_epoch,
-                 s.global_step)
+        log.info("resumed from %s at epoch %d step %d (global step %d), loaded in %.1f s", path, s.epoch,
+                 s.step_in_epoch, s.global_step, loaded)
 
     def _note_schedule_change(self, saved: dict, saved_world_size: int, position: int) -> None:
         """A warning when the resumed run's length or rate differs from the checkpoint's run: the
@@ -406,7 +410,9 @@ class Trainer:
                 for images, labels in self.loader.epoch(s.epoch, s.step_in_epoch):
                     preemption.propose(s.global_step + 1)
                     lr = self.programs.schedule()
+                    started = time.monotonic()
                     losses.append(self._step(images, labels))
+                    preemption.step_seconds = time.monotonic() - started
                     stop = preemption.stop_step(s.global_step)
                     done = s.global_step >= self.total_steps
                     preempted = stop is not None and s.global_step >= stop and not done

@@ -176,3 +176,20 @@ def test_direct_writes_pad_nothing_and_fall_back_where_refused(tmp_path):
             assert not path.with_name(path.name + ".tmp").exists()
         if folder != tmp_path:
             shutil.rmtree(folder)
+
+
+def test_auto_preemption_grace_covers_the_shard_bytes_and_two_steps(trained):
+    """``train.preempt_grace: null``: the trainer records its rank's shard bytes (what the
+    checkpoint's center files hold past their headers) and the latest step's time; the grace is
+    the floor, two such steps and those bytes at the assumed disk rate."""
+    from paddle_pfc.engine.preemption import AUTO_GRACE_DISK_RATE, AUTO_GRACE_FLOOR, PreemptionWatch
+
+    trainer, folder = trained
+    assert trainer.cfg.train.preempt_grace is None
+    rows = [np.load(path) for path in sorted((folder / "centers").glob("*.npy"))]
+    assert trainer.preemption.checkpoint_bytes == sum(value.nbytes for value in rows) > 0
+    assert trainer.preemption.step_seconds > 0
+    watch = PreemptionWatch(0, 1, None)
+    watch.checkpoint_bytes, watch.step_seconds = 7_700_000_000, 15.0
+    assert watch.grace_seconds() == AUTO_GRACE_FLOOR + 30.0 + 7_700_000_000 / AUTO_GRACE_DISK_RATE
+    assert PreemptionWatch(0, 1, 12.5).grace_seconds() == 12.5

@@ -47,51 +47,52 @@ latest checkpoints, ``meta.json``), :mod:`~.writer` (saving), :mod:`~.loading` (
 from __future__ import annotations
 
 from paddle_pfc.engine.checkpoint.common import (
-                                                 BACKBONE_FILE,
-                                                 CHUNK_BYTES,
-                                                 FORMAT,
-                                                 FORMAT_V1,
-                                                 LATEST,
-                                                 LEGACY_BACKBONE_FILE,
-                                                 LEGACY_STATES_FILE,
-                                                 MAX_BN_VARIANCE,
-                                                 MAX_META_BYTES,
-                                                 MAX_POINTER_BYTES,
-                                                 STATES_FILE,
-                                                 CheckpointError,
-                                                 CheckpointTarget,
-                                                 NonFiniteStateError,
-                                                 check_finite,
-                                                 count_nonfinite,
+    BACKBONE_FILE,
+    CHUNK_BYTES,
+    FORMAT,
+    FORMAT_V1,
+    LATEST,
+    LEGACY_BACKBONE_FILE,
+    LEGACY_STATES_FILE,
+    MAX_BN_VARIANCE,
+    MAX_META_BYTES,
+    MAX_POINTER_BYTES,
+    STATES_FILE,
+    CheckpointError,
+    CheckpointTarget,
+    NonFiniteStateError,
+    check_finite,
+    count_nonfinite,
 )
 from paddle_pfc.engine.checkpoint.files import regular_file
 from paddle_pfc.engine.checkpoint.folders import (
-                                                 complete_checkpoints,
-                                                 latest_checkpoint,
-                                                 newest_intact_checkpoint,
-                                                 read_meta,
-                                                 resolve_checkpoint,
-                                                 scan_checkpoints,
-                                                 step_dir,
-                                                 stranger_in_partial,
-                                                 verify_checkpoint,
-                                                 write_meta,
+    complete_checkpoints,
+    latest_checkpoint,
+    newest_intact_checkpoint,
+    read_meta,
+    resolve_checkpoint,
+    scan_checkpoints,
+    step_dir,
+    stranger_in_partial,
+    verify_checkpoint,
+    write_meta,
 )
 from paddle_pfc.engine.checkpoint.loading import (
-                                                 OPTIONAL_STATE_PREFIX,
-                                                 load_backbone_state,
-                                                 load_checkpoint,
-                                                 model_from_checkpoint,
+    OPTIONAL_STATE_PREFIX,
+    load_backbone_state,
+    load_checkpoint,
+    model_from_checkpoint,
 )
 from paddle_pfc.engine.checkpoint.shards import read_rows_into, reshard_rows, saved_split
 from paddle_pfc.engine.checkpoint.states import check_loaded_state
 from paddle_pfc.engine.checkpoint.tensors import (
-                                                 center_tensors,
-                                                 persistable_names,
-                                                 read_finite,
-                                                 read_tensor,
-                                                 tensor_view,
-                                                 write_tensor,
+    center_tensors,
+    persistable_names,
+    read_finite,
+    read_tensor,
+    shard_bytes,
+    tensor_view,
+    write_tensor,
 )
 from paddle_pfc.engine.checkpoint.writer import CheckpointWriter, write_backbone
 
@@ -102,5 +103,5 @@ __all__ = ["BACKBONE_FILE", "CHUNK_BYTES", "FORMAT", "FORMAT_V1", "LATEST", "LEG
            "latest_checkpoint", "load_backbone_state", "load_checkpoint", "model_from_checkpoint",
            "newest_intact_checkpoint", "persistable_names", "read_finite", "read_meta", "read_rows_into",
            "read_tensor", "regular_file", "reshard_rows", "resolve_checkpoint", "saved_split", "scan_checkpoints",
-           "step_dir", "stranger_in_partial", "tensor_view", "verify_checkpoint", "write_backbone", "write_meta",
-           "write_tensor"]
+           "shard_bytes", "step_dir", "stranger_in_partial", "tensor_view", "verify_checkpoint", "write_backbone",
+           "write_meta", "write_tensor"]

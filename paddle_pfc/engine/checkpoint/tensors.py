@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from paddle_pfc.engine.checkpoint.common import CheckpointError, check_finite
+from paddle_pfc.head.dtypes import DTYPE_BYTES, momentum_bytes
 from paddle_pfc.utils.paddle_compat import host_tensor_view
 
 
@@ -78,3 +79,10 @@ def center_tensors(head) -> list[tuple[str, str]]:
 def tensor_dtype(head, kind: str) -> str:
     """The storage dtype of a shard tensor of ``kind`` (:func:`center_tensors`)."""
     return {"weight": head.center_dtype, "velocity": head.momentum_dtype, "velocity_scale": "float32"}[kind]
+
+
+def shard_bytes(heads) -> int:
+    """Bytes of a rank's center shards in a checkpoint: its centers, their momentum and its scales."""
+    return sum(head.num_local * head.embedding_size * DTYPE_BYTES[head.center_dtype]
+               + (momentum_bytes(head.num_local, head.embedding_size, head.momentum_dtype)
+                  if head.velocity is not None else 0) for head in heads)
