@@ -134,7 +134,10 @@ class Trainer:
                     log.warning("resume auto: skipped %s, whose meta.json cannot be read (%s); the run "
                                 "replaces it if it saves that step again: copy it away to keep it",
                                 folder, reason)
+            started = time.monotonic()
             newest, damaged = ckpt.newest_intact_checkpoint(root)
+            if self.rank == 0 and newest is not None:
+                log.info("resume auto: every file of %s checked in %.1f s", newest, time.monotonic() - started)
             if self.rank == 0:
                 for folder, reason in damaged:
                     log.warning("resume auto: skipped damaged checkpoint %s (%s); resuming from %s", folder.name,
@@ -215,7 +218,7 @@ class Trainer:
                                                                  "embedding_size": m.embedding_size,
                                                                  "backbone": m.backbone},
                                     verify=path != self.resume_path)  # verified when it was chosen
-        loaded = time.monotonic() - started
+        log.info("checkpoint %s loaded in %.1f s", path, time.monotonic() - started)
         s.epoch, s.step_in_epoch = meta["epoch"], meta["step_in_epoch"]
         s.global_step, s.best_accuracy = meta["global_step"], meta.get("best_accuracy", -1.0)
         if meta["world_size"] != self.world_size:
@@ -242,8 +245,8 @@ class Trainer:
         schedule.last_lr = schedule.get_lr()
         if self.rank == 0:
             self._note_schedule_change(meta.get("config", {}).get("train", {}), meta["world_size"], position)
-        log.info("resumed from %s at epoch %d step %d (global step %d), loaded in %.1f s", path, s.epoch,
-                 s.step_in_epoch, s.global_step, loaded)
+        log.info("resumed from %s at epoch %d step %d (global step %d)", path, s.epoch, s.step_in_epoch,
+                 s.global_step)
 
     def _note_schedule_change(self, saved: dict, saved_world_size: int, position: int) -> None:
         """A warning when the resumed run's length or rate differs from the checkpoint's run: the
