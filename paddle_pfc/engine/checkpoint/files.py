@@ -9,6 +9,7 @@ import mmap
 import os
 import stat
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -54,10 +55,11 @@ DIRECT_ALIGN = 4096
 
 
 class DirectFile:
-    """A new file written past the page cache (``O_DIRECT``) through a page-aligned buffer of
-    ``buffer_bytes``: ``write`` copies into the buffer, each full buffer goes to the disk in one
-    request; :meth:`finish` writes the rest padded to :data:`DIRECT_ALIGN`, cuts the padding off and
-    syncs. Where the file system refuses direct writes it writes through the page cache."""
+    """A new file written past the page cache (``O_DIRECT``) through two page-aligned buffers of
+    ``buffer_bytes``: ``write`` copies into one while a thread writes the other, full, to the disk in
+    one request; :meth:`finish` writes the rest padded to :data:`DIRECT_ALIGN`, cuts the padding off
+    and syncs; :meth:`close` always follows. Where the file system refuses direct writes it writes
+    through the page cache."""
 
     def __init__(self, path: Path, buffer_bytes: int) -> None:
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
@@ -68,7 +70,9 @@ class DirectFile:
                 raise
             self.fd = os.open(path, flags, 0o644)
         size = max(DIRECT_ALIGN, buffer_bytes // DIRECT_ALIGN * DIRECT_ALIGN)
-        self.buffer, self.used, self.size = mmap.mmap(-1, size), 0, 0
+        self._buffers = (mmap.mmap(-1, size), mmap.mmap(-1, size))
+        self.buffer, self.used, self.size = self._buffers[0], 0, 0
+        self._writer, self._pending = ThreadPoolExecutor(max_workers=1), None
 
     def write(self, data) -> int:
         data = memoryview(data).cast("B")
@@ -83,7 +87,20 @@ class DirectFile:
         return done
 
     def _flush(self, length: int) -> None:
-        view = memoryview(self.buffer)[:length]
+        """Hand the first ``length`` bytes of the current buffer to the writer thread (after the
+        previous one is written) and go on with the other buffer."""
+        self._wait()
+        self._pending = self._writer.submit(self._write_out, self.buffer, length)
+        self.buffer = self._buffers[self.buffer is self._buffers[0]]
+        self.used = 0
+
+    def _wait(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+
+    def _write_out(self, buffer: mmap.mmap, length: int) -> None:
+        view = memoryview(buffer)[:length]
         while view.nbytes:
             try:
                 view = view[os.write(self.fd, view):]
@@ -91,18 +108,20 @@ class DirectFile:
                 if exc.errno != errno.EINVAL or not fcntl.fcntl(self.fd, fcntl.F_GETFL) & getattr(os, "O_DIRECT", 0):
                     raise
                 fcntl.fcntl(self.fd, fcntl.F_SETFL, fcntl.fcntl(self.fd, fcntl.F_GETFL) & ~os.O_DIRECT)
-        self.used = 0
 
     def finish(self) -> None:
         padded = -(-self.used // DIRECT_ALIGN) * DIRECT_ALIGN
         self.buffer[self.used:padded] = bytes(padded - self.used)
         self._flush(padded)
+        self._wait()
         os.ftruncate(self.fd, self.size)
         os.fsync(self.fd)
 
     def close(self) -> None:
+        self._writer.shutdown(wait=True)  # no write under way into a closed file
         os.close(self.fd)
-        self.buffer.close()
+        for buffer in self._buffers:
+            buffer.close()
 
 
 def write_direct(path: Path, write: Callable[[Any], None], buffer_bytes: int) -> dict:
