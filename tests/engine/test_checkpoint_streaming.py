@@ -193,3 +193,34 @@ def test_auto_preemption_grace_covers_the_shard_bytes_and_two_steps(trained):
     watch.checkpoint_bytes, watch.step_seconds = 7_700_000_000, 15.0
     assert watch.grace_seconds() == AUTO_GRACE_FLOOR + 30.0 + 7_700_000_000 / AUTO_GRACE_DISK_RATE
     assert PreemptionWatch(0, 1, 12.5).grace_seconds() == 12.5
+
+
+def test_a_shard_is_saved_and_loaded_without_a_host_copy_of_it(tmp_path):
+    """numpy allocates less than half a 32 MiB shard while it is saved from its tensor and loaded
+    into another (a host copy of the tensor, or the shard built as a host array, is all of it)."""
+    import tracemalloc
+
+    import paddle
+    from paddle.base import core
+
+    from paddle_pfc.engine.checkpoint.writer import write_shard
+
+    rows = np.random.default_rng(3).standard_normal((16384, 512)).astype(np.float32)
+    scope = core.Scope()
+    scope.var("centers").get_tensor().set(rows, paddle.CPUPlace())
+    scope.var("loaded").get_tensor().set(np.zeros_like(rows), paddle.CPUPlace())
+    save_split(tmp_path, rows[:0], [(0, 0)])  # the split record; the shard comes from the tensor
+    (tmp_path / "centers" / "head0.rank0.json").write_text(json.dumps({"class_start": 0, "num_local": 16384}))
+    path = tmp_path / "centers" / "head0.weight.rank0.npy"
+    tracemalloc.start()
+    try:
+        write_shard(scope, "centers", path, "centers")
+        saved_peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        ckpt.read_rows_into(ckpt.tensor_view(scope, "loaded"), tmp_path, 0, "weight", 1, 0)
+        loaded_peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert path.read_bytes() == npy_bytes(rows)
+    np.testing.assert_array_equal(np.array(scope.find_var("loaded").get_tensor()), rows)
+    assert saved_peak < rows.nbytes // 2 and loaded_peak < rows.nbytes // 2, (saved_peak, loaded_peak)
