@@ -197,7 +197,8 @@ def test_auto_preemption_grace_covers_the_shard_bytes_and_two_steps(trained):
 
 def test_a_shard_is_saved_and_loaded_without_a_host_copy_of_it(tmp_path):
     """numpy allocates less than half a 32 MiB shard while it is saved from its tensor and loaded
-    into another (a host copy of the tensor, or the shard built as a host array, is all of it)."""
+    into another: the inf/NaN mask of one chunk (a load that builds the shard as a host array, as
+    the copying loader did, allocates all of it)."""
     import tracemalloc
 
     import paddle
