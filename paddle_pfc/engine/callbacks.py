@@ -186,8 +186,12 @@ class Checkpointing(Callback):
 
     def save(self, state: TrainState) -> None:
         """Write the checkpoint of ``state`` (nothing non-finite is ever written)."""
+        started = time.monotonic()
         path = self.writer.save(self.target, checkpoint_meta(self.cfg, state))
         if path is not None:
-            log.info("checkpoint %s", path)
+            size = sum(record["bytes"] for record in ckpt.read_meta(path)["files"].values())
+            seconds = time.monotonic() - started
+            log.info("checkpoint %s: %.2f GB written in %.1f s (%.0f MB/s)", path, size / 1e9, seconds,
+                     size / 1e6 / max(seconds, 1e-6))
             self.last_path = path
         self.sync(f"checkpoint {state.global_step} written")

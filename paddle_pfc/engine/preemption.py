@@ -18,7 +18,9 @@ first step is proposed before the start-of-training barrier, so the job stops be
 
 A watchdog thread started by the first SIGTERM ends the process with :data:`UNSAVED_EXIT` after
 the grace time (``train.preempt_grace``) if it is still running (a long validation, a peer that
-never arrives), printing what was lost; an orderly stop exits with :data:`PREEMPTED_EXIT`.
+never arrives), printing what was lost; an orderly stop exits with :data:`PREEMPTED_EXIT`. With
+``train.preempt_grace: null`` the grace follows the run's size (:func:`auto_grace`): the rank's
+checkpoint bytes and the duration of its latest step, as the trainer records them.
 """
 from __future__ import annotations
 
@@ -37,6 +39,12 @@ PREEMPTED_EXIT = 128 + int(signal.SIGTERM)
 #: Exit status when the grace time ran out before the checkpoint was written.
 UNSAVED_EXIT = 1
 
+#: ``train.preempt_grace: null``: seconds allowed on top of the two steps and the checkpoint write.
+AUTO_GRACE_FLOOR = 20.0
+#: ``train.preempt_grace: null``: the rate (bytes/s) a rank's checkpoint is assumed to be written at;
+#: below what a disk whose page cache is flushed by fsync takes (docs/reliability.md).
+AUTO_GRACE_DISK_RATE = 50e6
+
 _COUNT_KEY = "paddle_pfc/preempt/proposals"
 _STOP_KEY = "paddle_pfc/preempt/stop_step"
 
@@ -53,15 +61,25 @@ class Preempted(PfcError):
                          f"({seconds:.1f} s after SIGTERM)")
 
 
+def auto_grace(checkpoint_bytes: int, step_seconds: float) -> float:
+    """The grace of ``train.preempt_grace: null``: :data:`AUTO_GRACE_FLOOR`, plus the two steps a stop
+    may have to finish (the one under way and the next), plus a checkpoint of ``checkpoint_bytes``
+    written at :data:`AUTO_GRACE_DISK_RATE`."""
+    return AUTO_GRACE_FLOOR + 2 * step_seconds + checkpoint_bytes / AUTO_GRACE_DISK_RATE
+
+
 class PreemptionWatch:
     """SIGTERM handling of one rank (see the module doc). :meth:`install` before training,
     :meth:`uninstall` after; ``store``: the job's TCP store (default the global one; unused on
     one rank); ``describe``: what the watchdog prints about the current state when the grace
-    runs out."""
+    runs out. ``grace`` None: :func:`auto_grace` of ``checkpoint_bytes`` and ``step_seconds``
+    (set by the trainer) when SIGTERM comes."""
 
-    def __init__(self, rank: int, world_size: int, grace: float, store=None,
+    def __init__(self, rank: int, world_size: int, grace: float | None, store=None,
                  describe: Callable[[], str] = lambda: "") -> None:
-        self.rank, self.world_size, self.grace = rank, world_size, float(grace)
+        self.rank, self.world_size = rank, world_size
+        self.grace = None if grace is None else float(grace)
+        self.checkpoint_bytes, self.step_seconds = 0, 0.0
         self._store, self.describe = store, describe
         self.requested_at: float | None = None
         self._pid = os.getpid()
@@ -95,18 +113,24 @@ class PreemptionWatch:
         """The rank stopped in order: the watchdog stands down."""
         self._done.set()
 
+    def grace_seconds(self) -> float:
+        """The grace in effect: ``train.preempt_grace``, or :func:`auto_grace` of the run so far."""
+        return self.grace if self.grace is not None else auto_grace(self.checkpoint_bytes, self.step_seconds)
+
     def _on_signal(self, signum, frame) -> None:
         if os.getpid() != self._pid:  # a forked data-loader worker: its rank decides, the worker goes on
             return
         if self.requested_at is None:
             self.requested_at = time.monotonic()
-            threading.Thread(target=self._watchdog, name="paddle_pfc-preempt-watchdog", daemon=True).start()
+            threading.Thread(target=self._watchdog, args=(self.grace_seconds(),), name="paddle_pfc-preempt-watchdog",
+                             daemon=True).start()
 
-    def _watchdog(self) -> None:
-        if self._done.wait(self.grace):
+    def _watchdog(self, grace: float) -> None:
+        if self._done.wait(grace):
             return
         state = self.describe()
-        print(f"[rank {self.rank}] preempted: no checkpoint within train.preempt_grace={self.grace:g} s of "
+        setting = f"{grace:g} s" if self.grace is not None else f"auto ({grace:.0f} s)"
+        print(f"[rank {self.rank}] preempted: no checkpoint within train.preempt_grace={setting} of "
               f"SIGTERM{f' ({state})' if state else ''}; the work since the newest complete checkpoint is lost; "
               "resume with --resume auto", file=sys.stderr, flush=True)
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import math
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -86,6 +87,7 @@ class Trainer:
         self.base_lr = resolve_lr(cfg, world_size)
         self.programs: TrainPrograms = build_programs(cfg, rank, world_size, self.base_lr,
                                                       self.steps_per_epoch, self.sync)
+        self.preemption.checkpoint_bytes = ckpt.shard_bytes(self.programs.heads)  # for an auto grace
         start_step = ckpt.read_meta(self.resume_path)["global_step"] if self.resume_path else -1
         self.metrics = MetricsWriter(self.output_dir, rank == 0, start_step)
         writer = ckpt.CheckpointWriter(self.output_dir / "checkpoints", rank, world_size,
@@ -132,7 +134,10 @@ class Trainer:
                     log.warning("resume auto: skipped %s, whose meta.json cannot be read (%s); the run "
                                 "replaces it if it saves that step again: copy it away to keep it",
                                 folder, reason)
+            started = time.monotonic()
             newest, damaged = ckpt.newest_intact_checkpoint(root)
+            if self.rank == 0 and newest is not None:
+                log.info("resume auto: every file of %s checked in %.1f s", newest, time.monotonic() - started)
             if self.rank == 0:
                 for folder, reason in damaged:
                     log.warning("resume auto: skipped damaged checkpoint %s (%s); resuming from %s", folder.name,
@@ -208,10 +213,12 @@ class Trainer:
         set to that position in the epochs and the run ends with its last epoch."""
         self._resumed = True
         m, t, s, schedule = self.cfg.model, self.cfg.train, self.state, self.programs.schedule
+        started = time.monotonic()
         meta = ckpt.load_checkpoint(path, self.programs, expect={"num_classes": self.cfg.data.num_classes,
                                                                  "embedding_size": m.embedding_size,
                                                                  "backbone": m.backbone},
                                     verify=path != self.resume_path)  # verified when it was chosen
+        log.info("checkpoint %s loaded in %.1f s", path, time.monotonic() - started)
         s.epoch, s.step_in_epoch = meta["epoch"], meta["step_in_epoch"]
         s.global_step, s.best_accuracy = meta["global_step"], meta.get("best_accuracy", -1.0)
         if meta["world_size"] != self.world_size:
@@ -406,7 +413,9 @@ class Trainer:
                 for images, labels in self.loader.epoch(s.epoch, s.step_in_epoch):
                     preemption.propose(s.global_step + 1)
                     lr = self.programs.schedule()
+                    started = time.monotonic()
                     losses.append(self._step(images, labels))
+                    preemption.step_seconds = time.monotonic() - started
                     stop = preemption.stop_step(s.global_step)
                     done = s.global_step >= self.total_steps
                     preempted = stop is not None and s.global_step >= stop and not done

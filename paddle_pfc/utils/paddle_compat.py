@@ -139,6 +139,34 @@ def optimizer_accumulator(optimizer, kind: str, parameter_name: str):
     return optimizer._accumulators[kind][parameter_name]
 
 
+# --- tensors --------------------------------------------------------------------------------
+#: numpy dtype of each Paddle dtype a host view can take (bfloat16: its uint16 bit patterns)
+_VIEW_DTYPES = {"paddle.float32": "float32", "paddle.float64": "float64", "paddle.float16": "float16",
+                "paddle.bfloat16": "uint16", "paddle.int8": "int8", "paddle.uint8": "uint8",
+                "paddle.int32": "int32", "paddle.int64": "int64", "paddle.bool": "bool"}
+
+
+def host_tensor_view(tensor):
+    """A numpy array sharing the memory of ``tensor``, an initialised CPU ``DenseTensor`` of a scope
+    (its ``_ptr``, ``_numel``, ``_dtype``, ``_place``): bfloat16 as uint16 bit patterns, writable,
+    no copy. None for a tensor on another device or of a dtype numpy cannot hold. The view is valid
+    while the tensor keeps its allocation: nothing may run a program on it or ``set`` it meanwhile."""
+    import ctypes
+
+    import numpy as np
+
+    if not tensor._is_initialized() or not tensor._place().is_cpu_place():
+        return None
+    name = _VIEW_DTYPES.get(str(tensor._dtype()))
+    if name is None:
+        return None
+    dtype, shape, count = np.dtype(name), tuple(tensor.shape()), int(tensor._numel())
+    if count == 0:
+        return np.empty(shape, dtype)
+    memory = (ctypes.c_char * (count * dtype.itemsize)).from_address(tensor._ptr())
+    return np.frombuffer(memory, dtype=dtype).reshape(shape)
+
+
 # --- memory ---------------------------------------------------------------------------------
 def host_allocated_bytes(peak: bool = True) -> int | None:
     """Paddle's host allocator statistic "Allocated" of device 0 (its peak, or its current value), in

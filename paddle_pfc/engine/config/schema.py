@@ -224,9 +224,10 @@ class TrainConfig(Section):
     overwrite: bool = setting(False, "delete existing checkpoints of output_dir on a fresh run")
     max_bad_steps: int = setting(5, "consecutive non-finite steps before stopping", ge(1))
     collective_timeout: float = setting(1800.0, "rank wait timeout (seconds; also NCCL's)", gt(0.0))
-    preempt_grace: float = setting(20.0, "seconds from SIGTERM within which the ranks stop at a common step "
-                                   "and checkpoint it; past it they exit without one (docs/reliability.md)",
-                                   within(0.0, 3600.0, "(]"))
+    preempt_grace: float | None = setting(None, "seconds from SIGTERM within which the ranks stop at a common "
+                                          "step and checkpoint it; past it they exit without one (null: 20 s plus "
+                                          "two steps as measured plus the rank's checkpoint at 50 MB/s; "
+                                          "docs/reliability.md)", within(0.0, 3600.0, "(]"))
     freeze_backbone_steps: int = setting(0, "steps training the head alone (backbone and its BatchNorm "
                                          "statistics kept)", ge(0))
     max_steps: int | None = setting(None, "hard step limit", ge(1))
