@@ -85,8 +85,8 @@ class Trainer:
         self.sync("data indexed")
         validation_sets = load_validation_sets(cfg, self.output_dir, rank, world_size, self.sync)
         self.base_lr = resolve_lr(cfg, world_size)
-        self.programs: TrainPrograms = build_programs(cfg, rank, world_size, self.base_lr,
-                                                      self.steps_per_epoch, self.sync)
+        self.programs: TrainPrograms = build_programs(cfg, rank, world_size, self.base_lr, self.steps_per_epoch,
+                                                      self.sync, centers_written=self._centers_written())
         self.preemption.checkpoint_bytes = ckpt.shard_bytes(self.programs.heads)  # for an auto grace
         start_step = ckpt.read_meta(self.resume_path)["global_step"] if self.resume_path else -1
         self.metrics = MetricsWriter(self.output_dir, rank == 0, start_step)
@@ -171,6 +171,12 @@ class Trainer:
                             "in %s", removed, self.output_dir)
             self.sync("old checkpoints deleted")
         return None
+
+    def _centers_written(self) -> bool:
+        """Whether every class center is written before the first step: by the checkpoint resumed
+        from, or by ``classifier.center_init: mean_embedding`` (then no random centers are drawn)."""
+        return self.resume_path is not None or (self.cfg.classifier.center_init == "mean_embedding"
+                                                and self.cfg.model.pretrained is not None)
 
     def _build_data(self) -> None:
         d, t = self.cfg.data, self.cfg.train
