@@ -87,7 +87,7 @@ def test_centers_without_random_init_are_zeros_and_drawn_by_no_op(static_mode, c
         scope = paddle.static.Scope()
         with paddle.static.scope_guard(scope):
             paddle.static.Executor(paddle.CPUPlace()).run(startup)
-            shard = np.array(scope.find_var(head.weight.name).get_tensor())
+            shard = np.array(scope.find_var(head.weight.name).get_tensor()).copy()  # not a view of the scope's memory
         heads[init] = (head, initialisers(startup), shard)
     head, ops, shard = heads[True]
     assert head.init_centers and ops[head.weight.name] == "pd_op.gaussian" and shard.any()
