@@ -36,3 +36,21 @@ def test_resumed_run_draws_no_random_centers_and_loads_every_row(int8_run):
         saved = np.load(centers / f"head0.{kind}.rank0.npy", allow_pickle=False)
         np.testing.assert_array_equal(p.read(name), saved, err_msg=kind)
         assert saved.any(), kind  # a trained shard: zeros left in place would show
+
+
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_resharded_load_writes_every_row_of_every_tensor(int8_run, world_size):
+    """Loading a 1-rank checkpoint's shards into another split writes every row of each rank's
+    centers, momentum codes and scales: rows that start as garbage end as the saved rows."""
+    from paddle_pfc.head.dtypes import HOST_DTYPES
+    from paddle_pfc.head.geometry import class_split
+
+    folder = ckpt.step_dir(int8_run / "checkpoints", 2)
+    for kind, dtype in (("weight", "bfloat16"), ("velocity", "int8"), ("velocity_scale", "float32")):
+        saved = np.load(folder / "centers" / f"head0.{kind}.rank0.npy", allow_pickle=False)
+        for rank in range(world_size):
+            start, count = class_split(saved.shape[0], world_size, rank)
+            rows = np.empty((count, saved.shape[1]), HOST_DTYPES[dtype])
+            rows.view(np.uint8)[...] = 0x55  # garbage (finite in every dtype)
+            ckpt.read_rows_into(rows, folder, 0, kind, 1, start, dtype, num_classes=saved.shape[0])
+            np.testing.assert_array_equal(rows, saved[start:start + count], err_msg=f"{kind} rank {rank}")
