@@ -122,11 +122,13 @@ class TrainPrograms:
 
 
 def build_programs(cfg: Config, rank: int, world_size: int, base_lr: float, steps_per_epoch: int,
-                   sync: Callable[[str], float]) -> TrainPrograms:
+                   sync: Callable[[str], float], centers_written: bool = False) -> TrainPrograms:
     """Build and initialise this rank's programs (see the module doc). ``sync(phase)``: the ranks'
-    barrier, met before the startup program's broadcast (a gloo collective)."""
+    barrier, met before the startup program's broadcast (a gloo collective). ``centers_written``:
+    every class center is written before the first step (a checkpoint is loaded, or the centers
+    are computed): the startup program fills them with zeros instead of drawing them."""
     with paddle.utils.unique_name.guard():
-        return _build(cfg, rank, world_size, base_lr, steps_per_epoch, sync)
+        return _build(cfg, rank, world_size, base_lr, steps_per_epoch, sync, centers_written)
 
 
 def backbone_forward(backbone: paddle.nn.Layer, images, amp: str):
@@ -160,17 +162,18 @@ def build_optimizer(cfg: Config, learning_rate) -> paddle.optimizer.Momentum:
 
 
 def build_head(cfg: Config, embedding, labels, rank: int, world_size: int,
-               chunk_rows: int | None = None) -> LargeScaleClassifier:
+               chunk_rows: int | None = None, init_centers: bool = True) -> LargeScaleClassifier:
     """The ``LargeScaleClassifier`` of ``cfg`` (``loss.*``, ``classifier.*``, ``data.num_classes``,
     seeded by ``train.seed``) on ``embedding`` [B, D] and ``labels`` [B], named ``pfc_centers``.
-    ``chunk_rows``: rows per block of kept centers (default: the head's rule)."""
+    ``chunk_rows``: rows per block of kept centers (default: the head's rule); ``init_centers``:
+    the head's random initial centers (False: zeros, see ``LargeScaleClassifier``)."""
     m, loss_cfg, c, t = cfg.model, cfg.loss, cfg.classifier, cfg.train
     return LargeScaleClassifier(
         embedding, labels, rank, world_size, cfg.data.num_classes,
         loss_cfg.margin1, loss_cfg.margin2, loss_cfg.margin3, loss_cfg.scale,
         sample_ratio=c.sample_ratio, embedding_size=m.embedding_size, name="pfc_centers",
         seed=t.seed, dtype=c.dtype, center_dtype=c.center_dtype, chunk_rows=chunk_rows, kernels=c.kernels,
-        momentum_dtype=c.momentum_dtype)
+        momentum_dtype=c.momentum_dtype, init_centers=init_centers)
 
 
 def build_embedding(cfg: Config, images) -> tuple[paddle.nn.Layer, object]:
@@ -193,12 +196,14 @@ class HeadTraining:
 
 
 def append_head_training(cfg: Config, embedding, labels, rank: int, world_size: int, learning_rate,
-                         chunk_rows: int | None = None, check_memory: bool = True) -> HeadTraining:
+                         chunk_rows: int | None = None, check_memory: bool = True,
+                         init_centers: bool = True) -> HeadTraining:
     """The head (:func:`build_head`) on ``embedding`` and ``labels``, and :func:`paddle_pfc.minimize`
     of its loss with :func:`build_optimizer` (``learning_rate``: a float or the schedule), the
     config's loss scaling and non-finite steps skipped. ``check_memory``: minimize's check of the
-    centers against this machine's memory (off where the caller checked the whole plan)."""
-    head = build_head(cfg, embedding, labels, rank, world_size, chunk_rows)
+    centers against this machine's memory (off where the caller checked the whole plan).
+    ``init_centers``: as :func:`build_head`."""
+    head = build_head(cfg, embedding, labels, rank, world_size, chunk_rows, init_centers)
     loss = head.output_dict["loss"]
     optimizer = build_optimizer(cfg, learning_rate)
     loss_scaling = loss_scaling_setting(cfg)
@@ -207,7 +212,7 @@ def append_head_training(cfg: Config, embedding, labels, rank: int, world_size: 
 
 
 def _build(cfg: Config, rank: int, world_size: int, base_lr: float, steps_per_epoch: int,
-           sync: Callable[[str], float]) -> TrainPrograms:
+           sync: Callable[[str], float], centers_written: bool) -> TrainPrograms:
     t = cfg.train
     size = cfg.model.input_size
     if not on_gpu():  # a first run compiles the native CPU kernels side by side, not one by one
@@ -222,7 +227,8 @@ def _build(cfg: Config, rank: int, world_size: int, base_lr: float, steps_per_ep
         labels = paddle.static.data("labels", [t.batch_size], "int64")
         # check_memory=False: the trainer checked the whole plan of this config (engine.memory.check_head_fits)
         backbone, embedding = build_embedding(cfg, images)
-        step = append_head_training(cfg, embedding, labels, rank, world_size, schedule, check_memory=False)
+        step = append_head_training(cfg, embedding, labels, rank, world_size, schedule, check_memory=False,
+                                    init_centers=not centers_written)
         head, loss, loss_scaling = step.head, step.loss, step.loss_scaling
         lr_name = learning_rate_value(step.optimizer).name
     eval_main = paddle.static.Program()

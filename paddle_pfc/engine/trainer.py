@@ -85,8 +85,8 @@ class Trainer:
         self.sync("data indexed")
         validation_sets = load_validation_sets(cfg, self.output_dir, rank, world_size, self.sync)
         self.base_lr = resolve_lr(cfg, world_size)
-        self.programs: TrainPrograms = build_programs(cfg, rank, world_size, self.base_lr,
-                                                      self.steps_per_epoch, self.sync)
+        self.programs: TrainPrograms = build_programs(cfg, rank, world_size, self.base_lr, self.steps_per_epoch,
+                                                      self.sync, centers_written=self._centers_written())
         self.preemption.checkpoint_bytes = ckpt.shard_bytes(self.programs.heads)  # for an auto grace
         start_step = ckpt.read_meta(self.resume_path)["global_step"] if self.resume_path else -1
         self.metrics = MetricsWriter(self.output_dir, rank == 0, start_step)
@@ -112,7 +112,9 @@ class Trainer:
         ``auto``: the newest complete checkpoint of ``output_dir/checkpoints`` (by the step in its
         meta.json) whose files pass :func:`~paddle_pfc.engine.checkpoint.verify_checkpoint`, else
         a fresh start; a checkpoint folder whose meta.json cannot be read, or a newer one with a
-        damaged file, is skipped with a warning naming it and what is wrong. A checkpoint named
+        damaged file, is skipped with a warning naming it and what is wrong. Each file is hashed
+        by one rank (:func:`~paddle_pfc.engine.checkpoint.verify_shared`) and the ranks agree on
+        the checkpoint: a damaged file any rank finds makes every rank skip it. A checkpoint named
         by path must pass the same check (:class:`~paddle_pfc.engine.checkpoint.CheckpointError`
         naming the file). A fresh run into a folder that holds checkpoints or a ``best/`` model is
         an :class:`OutputDirError` unless ``train.overwrite`` (then rank 0 deletes them, when each is
@@ -135,9 +137,10 @@ class Trainer:
                                 "replaces it if it saves that step again: copy it away to keep it",
                                 folder, reason)
             started = time.monotonic()
-            newest, damaged = ckpt.newest_intact_checkpoint(root)
+            newest, damaged = ckpt.newest_intact_checkpoint(root, self.rank, self.world_size, self._barrier.exchange)
             if self.rank == 0 and newest is not None:
-                log.info("resume auto: every file of %s checked in %.1f s", newest, time.monotonic() - started)
+                log.info("resume auto: every file of %s checked in %.1f s%s", newest, time.monotonic() - started,
+                         f" (each by one of the {self.world_size} ranks)" if self.world_size > 1 else "")
             if self.rank == 0:
                 for folder, reason in damaged:
                     log.warning("resume auto: skipped damaged checkpoint %s (%s); resuming from %s", folder.name,
@@ -150,7 +153,9 @@ class Trainer:
             return None if newest is None else str(newest)
         if resume:
             named = ckpt.resolve_checkpoint(resume)  # a wrong path fails now, naming it
-            ckpt.verify_checkpoint(named)  # and so does a damaged file
+            damaged = ckpt.verify_shared(named, self.rank, self.world_size, self._barrier.exchange)
+            if damaged is not None:  # and so does a damaged file, on every rank
+                raise ckpt.CheckpointError(damaged)
             return str(named)
         leftovers = sorted(p.name for p in root.glob("step_*")) if root.is_dir() else []
         best = self.output_dir / "best"
@@ -171,6 +176,12 @@ class Trainer:
                             "in %s", removed, self.output_dir)
             self.sync("old checkpoints deleted")
         return None
+
+    def _centers_written(self) -> bool:
+        """Whether every class center is written before the first step: by the checkpoint resumed
+        from, or by ``classifier.center_init: mean_embedding`` (then no random centers are drawn)."""
+        return self.resume_path is not None or (self.cfg.classifier.center_init == "mean_embedding"
+                                                and self.cfg.model.pretrained is not None)
 
     def _build_data(self) -> None:
         d, t = self.cfg.data, self.cfg.train

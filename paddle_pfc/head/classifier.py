@@ -100,7 +100,10 @@ class LargeScaleClassifier:
     kernels are the CPU emulations), ``native`` (True when the composite CPU head runs its
     per-block work in the native kernels of :mod:`paddle_pfc.kernels.native_ops`,
     ``PADDLE_PFC_NATIVE``; False for Paddle's own kernels, on the fused backend and on GPU),
-    ``margin`` (:class:`~paddle_pfc.head.margin.Margin`).
+    ``margin`` (:class:`~paddle_pfc.head.margin.Margin`). ``init_centers``: the startup program
+    draws the centers from normal(0, :data:`CENTER_INIT_STD`) (default); False fills them with
+    zeros instead (no random draw), for a program whose every center is written before its first
+    step (a checkpoint loaded into it); the attribute of that name says which.
 
     ``output_dict['loss']``: float32 scalar, the mean loss over the global batch, equal on every
     rank. ``output_dict['sampled_class_index']`` (``sample_ratio < 1``): int64 [S], this rank's kept
@@ -115,7 +118,8 @@ class LargeScaleClassifier:
                  scale: float = 64.0, sample_ratio: float = 1.0, embedding_size: int = 512,
                  name: str | None = None, seed: int = 0, dtype: str = "float32",
                  center_dtype: str = "float32", chunk_rows: int | None = None,
-                 kernels: str | None = None, momentum_dtype: str | None = None) -> None:
+                 kernels: str | None = None, momentum_dtype: str | None = None,
+                 init_centers: bool = True) -> None:
         self.margin = self._check_args(feature, label, rank, world_size, num_classes, sample_ratio,
                                        embedding_size, margin1, margin2, margin3, scale, seed)
         rank, world_size, num_classes, embedding_size, seed = (int(v) for v in (rank, world_size, num_classes,
@@ -142,11 +146,14 @@ class LargeScaleClassifier:
         self.output_dict = OrderedDict()
         self.chain = CollectiveChain(world_size)
         self.velocity = self.velocity_scale = None
+        self.init_centers = bool(init_centers)
 
+        initializer = (paddle.nn.initializer.normal.NormalInitializer(
+            0.0, CENTER_INIT_STD, seed=(seed * 1_000_003 + rank + 1) % (2**31 - 1)) if self.init_centers
+            else paddle.nn.initializer.Constant(0.0))
         self.weight = paddle.static.create_parameter(
             shape=[self.num_local, embedding_size], dtype=center_dtype, name=self.name,
-            default_initializer=paddle.nn.initializer.normal.NormalInitializer(
-                0.0, CENTER_INIT_STD, seed=(seed * 1_000_003 + rank + 1) % (2**31 - 1)))
+            default_initializer=initializer)
         self.weight.is_distributed = True
         self.weight.stop_gradient = True  # only the kept blocks take gradient (a sparse update)
 

@@ -3,7 +3,9 @@
 The start-up program draws every center of a shard (Paddle's ``gaussian`` kernel, one value at a
 time on one thread), which takes minutes at millions of classes: :func:`center_initialisation`
 wraps the run of that program and logs what is being initialised and then how long it took, under
-the ``paddle_pfc.head`` logger (the trainer's logging configuration prints it on rank 0).
+the ``paddle_pfc.head`` logger (the trainer's logging configuration prints it on rank 0). A head
+built with ``init_centers=False`` is filled with zeros, and its lines say so (allocating, not
+initialising).
 """
 from __future__ import annotations
 
@@ -40,15 +42,22 @@ def center_initialisation(heads: Iterable, logger: logging.Logger = log,
                           announce_bytes: int = ANNOUNCE_BYTES) -> Iterator[None]:
     """Around the run of the start-up program that initialises ``heads`` (``LargeScaleClassifier`` s):
     when their centers and momentum reach ``announce_bytes``, log one line per head before
-    ("initialising ... class centers ...") and one after ("... initialised in N s")."""
+    ("initialising ... class centers ...", or for zero-filled centers "allocating ... as zeros") and
+    one after ("... initialised in N s" / "... allocated in N s")."""
     heads = list(heads)
     state = [(h, h.state_bytes(with_momentum=bool(h.states()))) for h in heads]
     if sum(size for _, size in state) < announce_bytes:
         yield
         return
     for head, _ in state:
-        logger.info("initialising %s…", describe_centers(head.num_local, head.embedding_size, head.center_dtype,
-                                                         bool(head.states()), head.momentum_dtype))
+        what = describe_centers(head.num_local, head.embedding_size, head.center_dtype, bool(head.states()),
+                                head.momentum_dtype)
+        if head.init_centers:
+            logger.info("initialising %s…", what)
+        else:
+            logger.info("allocating %s as zeros (no random draw: every center is written before the first "
+                        "step)…", what)
+    drawn = any(head.init_centers for head in heads)
     start = time.perf_counter()
     yield
-    logger.info("… class centers initialised in %.0f s", time.perf_counter() - start)
+    logger.info("… class centers %s in %.0f s", "initialised" if drawn else "allocated", time.perf_counter() - start)

@@ -76,6 +76,18 @@ class StoreBarrier:
             wait_for_count(store, f"{key}/left", self.world_size, self.timeout)
         return waited
 
+    def exchange(self, name: str, value: str, timeout: float | None = None) -> list[str]:
+        """Every rank's ``value``, in rank order, once every rank called ``exchange(name, ...)``: a
+        barrier (:meth:`wait`, counted with the others) that carries one string from each rank."""
+        if self.world_size == 1:
+            return [value]
+        count = StoreBarrier._counts.get(self.prefix, 0) + 1  # the number the barrier below takes
+        store = self._get_store()
+        key = f"{self.prefix}/{count}/{name}/value"
+        store.set(f"{key}{self.rank}", value)
+        self.wait(name, timeout)
+        return [value if r == self.rank else store.get(f"{key}{r}").decode() for r in range(self.world_size)]
+
 
 def wait_for_count(store, key: str, count: int, timeout: float) -> bool:
     """Until the counter ``key`` of ``store`` (``add(key, 1)`` by each rank) reaches ``count``, or

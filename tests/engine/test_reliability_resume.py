@@ -94,3 +94,50 @@ def test_newest_checkpoint_is_found_by_recorded_step_not_by_name_or_stale_pointe
     (root / "step_000000060").rmdir()
     assert delete_earlier_run(planned_deletions(tmp_path)) == 3 and ckpt.latest_checkpoint(root) is None
     assert sorted(p.name for p in root.iterdir()) == ["zzz_not_a_checkpoint"]
+
+
+def test_ranks_share_the_checksums_of_a_checkpoint(run):
+    """Each recorded file is hashed by exactly one rank, the bytes spread evenly, and a rank hashes
+    nothing outside its share (a damaged file of rank 1's share passes on rank 0)."""
+    from paddle_pfc.engine.checkpoint.files import file_shares
+
+    folder = run / "checkpoints" / "step_000000004"
+    records = ckpt.read_meta(folder)["files"]
+    shares = file_shares(records, 2)
+    assert sorted(shares[0] + shares[1]) == sorted(records) and not set(shares[0]) & set(shares[1])
+    loads = [sum(records[rel]["bytes"] for rel in share) for share in shares]
+    assert abs(loads[0] - loads[1]) <= max(r["bytes"] for r in records.values())
+    assert file_shares(records, 1) == [sorted(records)]
+    assert file_shares(records, 3) == file_shares(dict(reversed(records.items())), 3)  # order-free
+
+
+@pytest.mark.multirank
+def test_damaged_file_hashed_by_rank_1_only_makes_both_ranks_skip_it(run, tmp_path):
+    """``--resume auto`` on 2 ranks: a shard file of the newest checkpoint that only rank 1 hashes is
+    damaged; both ranks skip to the checkpoint before (one warning, naming the file), resume from
+    it and finish; rank 0 alone does not see the damage."""
+    from helpers.checkpoint_runs import copy_run
+    from paddle_pfc.engine.checkpoint.files import file_shares
+
+    out = copy_run(run, tmp_path)
+    root = out / "checkpoints"
+    newest = root / "step_000000004"
+    shares = file_shares(ckpt.read_meta(newest)["files"], 2)
+    shard = newest / next(rel for rel in shares[1] if rel.endswith(".npy"))
+    data = bytearray(shard.read_bytes())
+    data[-1] ^= 0xFF
+    shard.write_bytes(bytes(data))
+    ckpt.verify_checkpoint(newest, 0, 2)  # rank 0's share is intact
+    with pytest.raises(ckpt.CheckpointError, match="is damaged"):
+        ckpt.verify_checkpoint(newest, 1, 2)
+    launch(TRAIN, 2, ["-c", str(CONFIG), "-o", f"train.output_dir={out}", "-o", "train.max_steps=6",
+                      "-o", "train.checkpoint_every_steps=2", "--resume", "auto"], tmp_path / "log")
+    logs = [(tmp_path / "log" / f"workerlog.{r}").read_text() for r in (0, 1)]
+    warning = (f"resume auto: skipped damaged checkpoint step_000000004 (checkpoint file {shard} is damaged: its "
+               "sha256 ")
+    assert sum(text.count(warning) for text in logs) == 1 and warning in logs[0], worker_logs(tmp_path / "log")
+    assert "resuming from step_000000002" in logs[0]
+    assert f"resumed from {root / 'step_000000002'} at epoch 0 step 1 (global step 2)" in logs[0]  # resharded
+    assert "(each by one of the 2 ranks)" in logs[0]
+    assert ckpt.read_meta(ckpt.latest_checkpoint(root))["global_step"] == 6
+    ckpt.verify_checkpoint(newest)  # step 4 written again, whole

@@ -67,3 +67,37 @@ def test_start_up_lines(static_mode, caplog):
     with center_initialisation([head], announce_bytes=2 * head.num_local * 64 * 2 + 1):  # below: silent
         pass
     assert not [r for r in caplog.records if r.name == "paddle_pfc.head"]
+
+
+def test_centers_without_random_init_are_zeros_and_drawn_by_no_op(static_mode, caplog):
+    """``init_centers=False`` (centers a checkpoint fills): the startup program sets the shard from a
+    fill, not a random draw, the shard and its momentum are zeros, and the start-up lines say it
+    allocates them; the default head keeps its normal draw."""
+    from helpers.startup_ops import RANDOM_OPS, initialisers
+
+    heads = {}
+    for init in (True, False):
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup):
+            feature = paddle.static.data("feature", [4, 16], "float32")
+            label = paddle.static.data("label", [4], "int64")
+            head = paddle_pfc.LargeScaleClassifier(feature, label, 0, 1, 50, embedding_size=16, center_dtype="bfloat16",
+                                                   momentum_dtype="int8", init_centers=init)
+            paddle_pfc.minimize(paddle.optimizer.Momentum(0.1, momentum=0.9), head.output_dict["loss"])
+        scope = paddle.static.Scope()
+        with paddle.static.scope_guard(scope):
+            paddle.static.Executor(paddle.CPUPlace()).run(startup)
+            shard = np.array(scope.find_var(head.weight.name).get_tensor()).copy()  # not a view of the scope's memory
+        heads[init] = (head, initialisers(startup), shard)
+    head, ops, shard = heads[True]
+    assert head.init_centers and ops[head.weight.name] == "pd_op.gaussian" and shard.any()
+    head, ops, shard = heads[False]
+    assert not head.init_centers and not shard.any() and shard.shape == (50, 16)
+    assert ops[head.weight.name] == "pd_op.full" and not RANDOM_OPS & set(ops.values())
+    assert {ops[v.name] for v in head.states()} == {"pd_op.full"}
+    caplog.set_level(logging.INFO, logger="paddle_pfc.head")
+    with center_initialisation([head], announce_bytes=1):
+        pass
+    lines = [r.getMessage() for r in caplog.records if r.name == "paddle_pfc.head"]
+    assert lines[0].startswith("allocating 50 class centers (D=16, bfloat16") and "as zeros" in lines[0]
+    assert lines[1].startswith("… class centers allocated in ")

@@ -27,8 +27,10 @@ tensor's memory. The files are byte for byte those of ``np.save``. A tensor that
 its memory (on a GPU) is copied to the host whole, as the small backbone and states always are.
 
 Verification on load: every file read is checked against its recorded sha256 and size (a flipped
-byte or a truncated file is an error naming the file); loaded tensors must be finite, and
-BatchNorm running variances in ``[0, MAX_BN_VARIANCE]`` (an error names the checkpoint and tensor).
+byte or a truncated file is an error naming the file; a run choosing the checkpoint it resumes
+from checks each file on one of its ranks, :func:`~.folders.verify_shared`); loaded tensors must
+be finite, and BatchNorm running variances in ``[0, MAX_BN_VARIANCE]`` (an error names the
+checkpoint and tensor).
 
 Atomicity: everything is written into ``step_N.partial/``; each rank then drops
 ``done.rank<r>``; rank 0 waits for all of them, writes ``meta.json``, renames the folder to
@@ -75,6 +77,7 @@ from paddle_pfc.engine.checkpoint.folders import (
     step_dir,
     stranger_in_partial,
     verify_checkpoint,
+    verify_shared,
     write_meta,
 )
 from paddle_pfc.engine.checkpoint.loading import (
@@ -103,5 +106,5 @@ __all__ = ["BACKBONE_FILE", "CHUNK_BYTES", "FORMAT", "FORMAT_V1", "LATEST", "LEG
            "latest_checkpoint", "load_backbone_state", "load_checkpoint", "model_from_checkpoint",
            "newest_intact_checkpoint", "persistable_names", "read_finite", "read_meta", "read_rows_into",
            "read_tensor", "regular_file", "reshard_rows", "resolve_checkpoint", "saved_split", "scan_checkpoints",
-           "shard_bytes", "step_dir", "stranger_in_partial", "tensor_view", "verify_checkpoint", "write_backbone",
-           "write_meta", "write_tensor"]
+           "shard_bytes", "step_dir", "stranger_in_partial", "tensor_view", "verify_checkpoint", "verify_shared",
+           "write_backbone", "write_meta", "write_tensor"]

@@ -241,10 +241,30 @@ class FileCheck:
         self._done.add(rel)
         return path
 
-    def check_all(self) -> None:
-        """Check every recorded file (format 1: nothing is recorded, see ``verify_checkpoint``)."""
+    def check_all(self, rank: int = 0, world_size: int = 1) -> None:
+        """Check every recorded file (format 1: nothing is recorded, see ``verify_checkpoint``); with
+        ``world_size`` > 1 only rank ``rank``'s share of them (:func:`file_shares`)."""
         for rel in sorted(self.records or {}):
             if not isinstance(rel, str) or Path(rel).is_absolute() or ".." in Path(rel).parts:
                 raise CheckpointError(f"{self.folder / 'meta.json'}: 'files' names {rel!r}, not a file of the "
                                       "checkpoint folder")
+        for rel in file_shares(self.records or {}, world_size)[rank]:
             self(self.folder / rel)
+
+
+def file_shares(records: dict, world_size: int) -> list[list[str]]:
+    """The recorded files (``meta.json``'s ``files``) split among ``world_size`` ranks to be checked
+    once each: largest first, each to the rank with the fewest bytes so far (the lowest rank on a
+    tie), so every rank that reads the same records computes the same shares. Each share is sorted."""
+    def size(rel: str) -> int:
+        record = records[rel]
+        value = record.get("bytes") if isinstance(record, dict) else None
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    shares: list[list[str]] = [[] for _ in range(world_size)]
+    loads = [0] * world_size
+    for rel in sorted(records, key=lambda r: (-size(r), r)):
+        rank = loads.index(min(loads))
+        shares[rank].append(rel)
+        loads[rank] += size(rel)
+    return [sorted(share) for share in shares]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from paddle_pfc.engine.checkpoint.common import (
@@ -67,22 +67,43 @@ def latest_checkpoint(root: str | Path) -> Path | None:
     return done[-1][1]
 
 
-def newest_intact_checkpoint(root: str | Path) -> tuple[Path | None, list[tuple[Path, str]]]:
+#: ``exchange(name, value)``: every rank's ``value`` (a string), in rank order, once every rank has
+#: called it with ``name`` (:meth:`paddle_pfc.runtime.barrier.StoreBarrier.exchange`).
+Exchange = Callable[[str, str], list[str]]
+
+
+def newest_intact_checkpoint(root: str | Path, rank: int = 0, world_size: int = 1,
+                             exchange: Exchange | None = None) -> tuple[Path | None, list[tuple[Path, str]]]:
     """``(folder, damaged)``: the newest complete checkpoint under ``root`` (as
     :func:`latest_checkpoint`) that passes :func:`verify_checkpoint`, or None, and
-    ``[(folder, reason)]`` of the newer ones that failed it (newest first)."""
+    ``[(folder, reason)]`` of the newer ones that failed it (newest first). With ``world_size`` > 1
+    each file is checked by one rank (:func:`verify_shared`) and every rank returns the same."""
     done = [folder for _, folder in complete_checkpoints(root)]
     newest = latest_checkpoint(root)
     order = ([newest] if newest is not None else []) + [f for f in reversed(done) if f != newest]
     damaged = []
     for folder in order:
-        try:
-            verify_checkpoint(folder)
-        except CheckpointError as exc:
-            damaged.append((folder, str(exc)))
+        reason = verify_shared(folder, rank, world_size, exchange)
+        if reason is not None:
+            damaged.append((folder, reason))
             continue
         return folder, damaged
     return None, damaged
+
+
+def verify_shared(path: str | Path, rank: int = 0, world_size: int = 1, exchange: Exchange | None = None) -> str | None:
+    """None when every file of the checkpoint ``path`` passes :func:`verify_checkpoint`, else why
+    not (the :class:`CheckpointError` of the lowest rank that found one). With ``world_size`` > 1
+    (and ``exchange``) this rank checks its share of the files only and the ranks exchange their
+    verdicts: every rank returns the same, and each file is read by one rank."""
+    shared = world_size > 1 and exchange is not None
+    try:
+        verify_checkpoint(path, rank, world_size) if shared else verify_checkpoint(path)
+        reason = ""
+    except CheckpointError as exc:
+        reason = str(exc) or type(exc).__name__
+    verdicts = exchange(f"checked {Path(path).name}", reason) if shared else [reason]
+    return next((verdict for verdict in verdicts if verdict), None)
 
 
 def resolve_checkpoint(path: str | Path) -> Path:
@@ -132,16 +153,18 @@ def _check_splits(path: Path, meta: dict) -> None:
         saved_split(path, index, world_size, num_classes)
 
 
-def verify_checkpoint(path: str | Path) -> dict:
+def verify_checkpoint(path: str | Path, rank: int = 0, world_size: int = 1) -> dict:
     """The meta of the checkpoint folder ``path`` once every file of it has been checked: against
     its recorded sha256 and size, or, in a format-1 checkpoint (which records none), by reading
     its pickles and the headers and sizes of its ``.npy`` shards. :class:`CheckpointError` names
-    the first damaged, missing or unreadable file."""
+    the first damaged, missing or unreadable file. With ``world_size`` > 1 only rank ``rank``'s
+    share of the recorded files is hashed (:func:`~.files.file_shares`; the meta, the split of the
+    center shards and a format-1 checkpoint are checked whole on every rank)."""
     path = Path(path)
     meta = read_meta(path)
     check = FileCheck(path, meta)
     if check.records is not None:
-        check.check_all()
+        check.check_all(rank, world_size)
         _check_splits(path, meta)
         return meta
     for part in ("backbone", "states"):
