@@ -116,9 +116,10 @@ def one_rank(base_run) -> list[dict]:
     return resumed(tmp, "reshard_2_to_1", 1)
 
 
-# The same global batch on the same 2 ranks is test_resume_repeats_the_uninterrupted_run's run (bit for
-# bit after it too); another global batch that divides the samples seen is (1, 6, 16, 0) and one that does
-# not (3, 6, 5, 6).
+# The 2-rank case is test_resume_repeats_the_uninterrupted_run's run (same global batch; bit for bit
+# after it too). Another global batch (where the epoch goes on depends on it, not on the rank count): one
+# that divides the 96 samples seen, (1, 6, 16, 0), which also covers a 2-rank batch 4 (global 8), and one
+# that does not, (3, 6, 5, 6).
 @pytest.mark.parametrize("nproc, batch, step, repeated, epochs, max_steps",
                          [(2, 6, 8, 0, 3, 24), (1, 6, 16, 0, 1, None), (3, 6, 5, 6, 3, None)])
 def test_reshard_and_rebatch(base_run, unresharded, one_rank, nproc, batch, step, repeated, epochs, max_steps):
