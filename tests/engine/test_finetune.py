@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -127,8 +128,10 @@ def test_finetuning_beats_training_from_scratch(pretrained):
     steps on 16 new identities: from the pretrained backbone vs from random weights."""
     tmp, ckpt, _ = pretrained  # (an export holds the same backbone bit for bit: see above)
     common = [*FINETUNE, "train.max_steps=12", "validation.synthetic_pairs=400", "validation.nrof_folds=5"]
-    scratch = train(tmp, "scratch", *common)
-    tuned = train(tmp, "tuned", *common, f"model.pretrained={ckpt}")
+    # two independent one-rank runs, side by side (one core each)
+    with ThreadPoolExecutor(2) as pool:
+        scratch, tuned = pool.map(lambda args: train(tmp, *args),
+                                  [("scratch", *common), ("tuned", *common, f"model.pretrained={ckpt}")])
     final = {name: r["val"][-1][1]["synthetic_val"] for name, r in
              (("scratch", scratch), ("tuned", tuned))}
     assert scratch["val"][-1][0] == tuned["val"][-1][0] == 12

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -17,18 +18,24 @@ pytestmark = pytest.mark.multirank
 
 
 def run(tmp: Path, name: str, nproc: int, *overrides: str, resume: Path | None = None,
-        no_train: bool = False, config: Path = CONFIG) -> list[dict]:
+        no_train: bool = False, config: Path = CONFIG, record_resumed: bool = False) -> list[dict]:
+    """Each rank's state at the end of the run (with ``record_resumed``, ``resumed(tmp, name, nproc)``
+    reads it as resumed, before training)."""
     out = tmp / name
     out.mkdir()
     args = ["--config", str(config), "--out", str(out), "-o", f"train.output_dir={tmp / 'runs' / name}"]
     for item in overrides:
         args += ["-o", item]
     if resume is not None:
-        args += ["--resume", str(resume)]
+        args += ["--resume", str(resume)] + (["--record-resumed"] if record_resumed else [])
     if no_train:
         args.append("--no-train")
     launch(WORKER, nproc, args, out / "log", timeout=400)
     return [dict(np.load(out / f"rank{r}.npz")) for r in range(nproc)]
+
+
+def resumed(tmp: Path, name: str, nproc: int) -> list[dict]:
+    return [dict(np.load(tmp / name / f"resumed.rank{r}.npz")) for r in range(nproc)]
 
 
 def assembled(ranks: list[dict], key: str) -> np.ndarray:
@@ -67,16 +74,21 @@ def test_trains_checkpoints_and_validates(base_run):
     assert list((tmp / "runs" / "base" / "vdl").glob("vdlrecords.*"))
 
 
-def test_resume_repeats_the_uninterrupted_run(base_run):
-    tmp, ranks = base_run
-    resumed = run(tmp, "resumed", 2, "train.max_steps=24",
-                  resume=tmp / "runs" / "base" / "checkpoints" / "step_000000008")
-    np.testing.assert_array_equal(resumed[0]["loss"], ranks[0]["loss"][8:])
-    np.testing.assert_array_equal(assembled(resumed, "weight"), assembled(ranks, "weight"))
-    np.testing.assert_array_equal(resumed[0]["backbone"], ranks[0]["backbone"])
-
-
 STEP_8 = ("runs", "base", "checkpoints", "step_000000008")  # 2 ranks x batch 6: 96 of epoch 0's 144 samples
+
+
+@pytest.fixture(scope="module")
+def resumed_run(base_run) -> list[dict]:
+    """The base run resumed at step 8 on 2 ranks, to step 24 (its state as resumed: ``unresharded``)."""
+    tmp, _ = base_run
+    return run(tmp, "reshard_2_to_2", 2, "train.max_steps=24", resume=tmp.joinpath(*STEP_8), record_resumed=True)
+
+
+def test_resume_repeats_the_uninterrupted_run(base_run, resumed_run):
+    _, ranks = base_run
+    np.testing.assert_array_equal(resumed_run[0]["loss"], ranks[0]["loss"][8:])
+    np.testing.assert_array_equal(assembled(resumed_run, "weight"), assembled(ranks, "weight"))
+    np.testing.assert_array_equal(resumed_run[0]["backbone"], ranks[0]["backbone"])
 
 
 def saved_centers(tmp: Path, kind: str) -> np.ndarray:
@@ -86,23 +98,39 @@ def saved_centers(tmp: Path, kind: str) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def unresharded(base_run):
-    """The base run's step 8 loaded on 2 ranks again (with batch 4): every rank holds rank 0's
-    BatchNorm statistics (as saved), so its probe loss is the reference for any other rank count."""
+def unresharded(base_run, resumed_run):
+    """The base run's step 8 as loaded on 2 ranks again (``resumed_run``, before its steps): every rank
+    holds rank 0's BatchNorm statistics (as saved), so its probe loss is the reference for any other
+    rank count."""
     tmp, _ = base_run
-    return run(tmp, "reshard_2_to_2", 2, "train.batch_size=4", resume=tmp.joinpath(*STEP_8), no_train=True)
+    return resumed(tmp, "reshard_2_to_2", 2)
 
 
-@pytest.mark.parametrize("nproc, batch, step, repeated", [(2, 4, 12, 0), (1, 6, 16, 0), (3, 6, 5, 6)])
-def test_reshard_and_rebatch(base_run, unresharded, nproc, batch, step, repeated):
+@pytest.fixture(scope="module")
+def one_rank(base_run) -> list[dict]:
+    """The base run's step 8 resumed on 1 rank (batch 6) to the end of epoch 0 (train.epochs=1, step
+    16): its state as resumed (test_reshard_and_rebatch) and its 1-rank checkpoint (test_reshard_1_to_2)."""
+    tmp, _ = base_run
+    run(tmp, "reshard_2_to_1", 1, "train.batch_size=6", "train.epochs=1", resume=tmp.joinpath(*STEP_8),
+        record_resumed=True)
+    return resumed(tmp, "reshard_2_to_1", 1)
+
+
+# The 2-rank case is test_resume_repeats_the_uninterrupted_run's run (same global batch; bit for bit
+# after it too). Another global batch (where the epoch goes on depends on it, not on the rank count): one
+# that divides the 96 samples seen, (1, 6, 16, 0), which also covers a 2-rank batch 4 (global 8), and one
+# that does not, (3, 6, 5, 6).
+@pytest.mark.parametrize("nproc, batch, step, repeated, epochs, max_steps",
+                         [(2, 6, 8, 0, 3, 24), (1, 6, 16, 0, 1, None), (3, 6, 5, 6, 3, None)])
+def test_reshard_and_rebatch(base_run, unresharded, one_rank, nproc, batch, step, repeated, epochs, max_steps):
     """Step 8 of the 2-rank run (global batch 12) on N ranks: centers and momentum resharded
     exactly, the same backbone and probe loss. With another global batch the epoch goes on by
     samples: at the first step not wholly seen (no sample of the epoch skipped, fewer than one
     batch seen again, with a warning), the learning rate's schedule at that point of the epochs,
-    the run's end at the end of its last epoch."""
+    the run's end at the end of its last epoch (``epochs``; or at ``max_steps``)."""
     tmp, _ = base_run
-    loaded = unresharded if nproc == 2 else run(tmp, f"reshard_2_to_{nproc}", nproc, f"train.batch_size={batch}",
-                                                resume=tmp.joinpath(*STEP_8), no_train=True)
+    loaded = {2: unresharded, 1: one_rank}.get(nproc) or run(
+        tmp, f"reshard_2_to_{nproc}", nproc, f"train.batch_size={batch}", resume=tmp.joinpath(*STEP_8), no_train=True)
     np.testing.assert_array_equal(assembled(loaded, "weight"), saved_centers(tmp, "weight"))
     np.testing.assert_array_equal(assembled(loaded, "velocity"), saved_centers(tmp, "velocity"))
     np.testing.assert_array_equal(loaded[0]["backbone"], unresharded[0]["backbone"])
@@ -112,7 +140,8 @@ def test_reshard_and_rebatch(base_run, unresharded, nproc, batch, step, repeated
     for rank in loaded:
         assert (int(rank["epoch"]), int(rank["step_in_epoch"])) == (0, step)
         assert int(rank["global_step"]) == 8 and int(rank["schedule_step"]) == step
-        assert int(rank["total_steps"]) == 8 + 3 * (144 // global_batch) - step
+        end = 8 + epochs * (144 // global_batch) - step
+        assert int(rank["total_steps"]) == (end if max_steps is None else min(end, max_steps))
     assert 96 - step * global_batch == repeated
     log = (tmp / "runs" / f"reshard_2_to_{nproc}" / "train.log").read_text()
     assert ("of them are seen again" in log) == bool(repeated)
@@ -143,9 +172,13 @@ def test_overwrite_starts_a_clean_history(base_run, tmp_path):
         "train.max_steps 2) is step 2" in again.stdout, again.stdout[-2000:]
 
 
-def test_reshard_1_to_2(tmp_path):
-    single = run(tmp_path, "single", 1, "train.max_steps=4")
-    loaded = run(tmp_path, "single_to_2", 2, resume=tmp_path / "runs" / "single" / "checkpoints", no_train=True)
+def test_reshard_1_to_2(base_run, one_rank, tmp_path):
+    """The 1-rank checkpoint of ``one_rank`` (step 16, the end of its run) on 2 ranks."""
+    tmp, _ = base_run
+    single = [dict(np.load(tmp / "reshard_2_to_1" / "rank0.npz"))]
+    checkpoints = tmp / "runs" / "reshard_2_to_1" / "checkpoints"
+    assert json.loads((checkpoints / "step_000000016" / "meta.json").read_text())["world_size"] == 1
+    loaded = run(tmp_path, "single_to_2", 2, resume=checkpoints, no_train=True)
     np.testing.assert_array_equal(assembled(loaded, "weight"), single[0]["weight"])
     np.testing.assert_array_equal(assembled(loaded, "velocity"), single[0]["velocity"])
     np.testing.assert_allclose(float(loaded[0]["probe"]), float(single[0]["probe"]), rtol=1e-5)
@@ -166,11 +199,13 @@ def test_bfloat16_centers_with_loss_scaling_train_resume_and_reshard(tmp_path):
     checkpoints = tmp_path / "runs" / "bf16" / "checkpoints"
     saved = np.load(checkpoints / "step_000000016" / "centers" / "head0.weight.rank0.npy")
     assert saved.dtype == np.uint16 and np.array_equal(saved, ranks[0]["weight"])
-    resumed = run(tmp_path, "bf16_resumed", 2, "train.max_steps=16", *BF16,
-                  resume=checkpoints / "step_000000008")
+    with ThreadPoolExecutor(2) as pool:  # independent: a 2-rank resume and a 1-rank load, side by side
+        resuming = pool.submit(run, tmp_path, "bf16_resumed", 2, "train.max_steps=16", *BF16,
+                               resume=checkpoints / "step_000000008")
+        as_f32 = run(tmp_path, "bf16_to_f32", 1, resume=checkpoints, no_train=True)
+        resumed = resuming.result()
     np.testing.assert_array_equal(resumed[0]["loss"], loss[8:])
     np.testing.assert_array_equal(assembled(resumed, "weight"), assembled(ranks, "weight"))
-    as_f32 = run(tmp_path, "bf16_to_f32", 1, resume=checkpoints, no_train=True)
     expected = (assembled(ranks, "weight").astype(np.uint32) << 16).view(np.float32)
     np.testing.assert_array_equal(as_f32[0]["weight"], expected)
 
@@ -212,8 +247,9 @@ def test_export_and_validate_a_trained_checkpoint(base_run, small_lfw, tmp_path,
 def test_demo_config_smoke(tmp_path):
     """The README's demo config itself, on 2 ranks for 16 steps."""
     # 16 steps: the first 6 losses average 3.05 above the last 6, accuracy 0.64 -> 0.845 (2026-11-26)
+    # (the config's checkpoint_every_steps 0: the run's end is its one checkpoint)
     ranks = run(tmp_path, "demo", 2, "train.max_steps=16", "validation.synthetic_pairs=200",
-                "train.checkpoint_every_steps=8", config=REPO / "configs" / "demo_cpu.yaml")
+                config=REPO / "configs" / "demo_cpu.yaml")
     loss = ranks[0]["loss"]
     assert len(loss) == 16 and loss[-6:].mean() < loss[:6].mean() - 1.0, loss
     assert (tmp_path / "runs" / "demo" / "checkpoints" / "step_000000016" / "meta.json").exists()

@@ -42,21 +42,9 @@ def probe_loss(trainer: Trainer, images: np.ndarray, labels: np.ndarray) -> floa
                                  fetch_list=[head.output_dict["loss"]])[0])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--config", required=True)
-    parser.add_argument("--out", required=True)
-    parser.add_argument("-o", dest="overrides", action="append", default=[])
-    parser.add_argument("--resume", default=None)
-    parser.add_argument("--no-train", action="store_true")
-    args = parser.parse_args()
-    rank, world = paddle_pfc.init_distributed()
-    cfg = load_config(args.config, args.overrides)
-    setup_logging(Path(cfg.train.output_dir), rank)
-    trainer = Trainer(cfg, rank, world)
-    if args.resume:
-        trainer.resume(args.resume)
-    history = {"loss": [], "val": []} if args.no_train else trainer.train()
+def snapshot(trainer: Trainer, history: dict) -> dict[str, np.ndarray]:
+    """The losses of ``history``, the probe loss, the position in the run and the rank's state."""
+    cfg = trainer.cfg
     rng = np.random.default_rng(123)
     probe_n = 12  # divisible by 1, 2 and 3 ranks
     images = rng.uniform(-1, 1, (probe_n, 3, cfg.model.input_size, cfg.model.input_size)).astype(np.float32)
@@ -75,7 +63,29 @@ def main() -> None:
     }
     result["eval_embedding"] = programs.embed(images)  # eval program (BN statistics) on probe images
     result["probe_images"] = images
-    np.savez(Path(args.out) / f"rank{rank}.npz", **result)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("-o", dest="overrides", action="append", default=[])
+    parser.add_argument("--resume", default=None)
+    parser.add_argument("--no-train", action="store_true")
+    parser.add_argument("--record-resumed", action="store_true",
+                        help="also save the state as resumed, before training, to resumed.rank<r>.npz")
+    args = parser.parse_args()
+    rank, world = paddle_pfc.init_distributed()
+    cfg = load_config(args.config, args.overrides)
+    setup_logging(Path(cfg.train.output_dir), rank)
+    trainer = Trainer(cfg, rank, world)
+    if args.resume:
+        trainer.resume(args.resume)
+    if args.resume and args.record_resumed:  # the state as loaded, before the steps of this run
+        np.savez(Path(args.out) / f"resumed.rank{rank}.npz", **snapshot(trainer, {"loss": []}))
+    history = {"loss": [], "val": []} if args.no_train else trainer.train()
+    np.savez(Path(args.out) / f"rank{rank}.npz", **snapshot(trainer, history))
     if rank == 0:
         (Path(args.out) / "val.json").write_text(json.dumps(history["val"]))
 
