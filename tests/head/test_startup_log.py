@@ -75,7 +75,7 @@ def test_centers_without_random_init_are_zeros_and_drawn_by_no_op(static_mode, c
     allocates them; the default head keeps its normal draw."""
     from helpers.startup_ops import RANDOM_OPS, initialisers
 
-    heads = {}
+    heads, programs = {}, []
     for init in (True, False):
         main, startup = paddle.static.Program(), paddle.static.Program()
         with paddle.static.program_guard(main, startup):
@@ -89,6 +89,7 @@ def test_centers_without_random_init_are_zeros_and_drawn_by_no_op(static_mode, c
             paddle.static.Executor(paddle.CPUPlace()).run(startup)
             shard = np.array(scope.find_var(head.weight.name).get_tensor()).copy()  # not a view of the scope's memory
         heads[init] = (head, initialisers(startup), shard)
+        programs.append((main, startup))  # the heads' Values live only as long as their programs
     head, ops, shard = heads[True]
     assert head.init_centers and ops[head.weight.name] == "pd_op.gaussian" and shard.any()
     head, ops, shard = heads[False]
