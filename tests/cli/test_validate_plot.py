@@ -26,7 +26,8 @@ def test_validate_plot_and_progress(tmp_path):
                            "--plot", str(tmp_path / "roc.png"), "--json", str(tmp_path / "out.json"),
                            "--progress-every", "0"], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert "validate syn: 240/240 (100%)" in proc.stdout and "images/s" in proc.stdout
+    # 120 pair images, each distinct: embedded once each (and flipped), counted once
+    assert "validate syn: 120/120 (100%)" in proc.stdout and "distinct images/s" in proc.stdout
     result = json.loads((tmp_path / "out.json").read_text())["sets"]["syn"]
     assert len(result["fold_accuracies"]) == 4
     assert np.mean(result["fold_accuracies"]) == pytest.approx(result["accuracy"], abs=1e-12)
