@@ -31,7 +31,9 @@ from paddle_pfc.utils.errors import InputDataError
 
 __all__ = ["Conversions", "is_grey", "describe", "read_landmarks", "POLICY"]
 
-POLICY = ("grey -> 3 equal channels, non-square -> padded with its border to square, then resized; "
+#: what the policy does to a grey image (all it says of images that need no padding or resize)
+GREY_POLICY = "grey -> 3 equal channels"
+POLICY = (f"{GREY_POLICY}, non-square -> padded with its border to square, then resized; "
           "a resize is no alignment: give aligned crops (--landmarks FILE, or paddle-pfc-align with a face detector)")
 
 
@@ -101,7 +103,7 @@ class Conversions:
             parts.append(f"{self.resized:,} resized{at} (first: {self.first['resized']})")
         if not parts:
             return None
-        policy = POLICY if self.padded or self.resized else POLICY.split(",")[0]
+        policy = POLICY if self.padded or self.resized else GREY_POLICY
         return f"images: {', '.join(parts)}; policy: {policy}"
 
 
