@@ -7,7 +7,6 @@ from collections.abc import Mapping
 import numpy as np
 
 from paddle_pfc.engine.checkpoint.common import CheckpointError, check_finite
-from paddle_pfc.head.dtypes import DTYPE_BYTES, momentum_bytes
 from paddle_pfc.utils.paddle_compat import host_tensor_view
 
 
@@ -83,6 +82,4 @@ def tensor_dtype(head, kind: str) -> str:
 
 def shard_bytes(heads) -> int:
     """Bytes of a rank's center shards in a checkpoint: its centers, their momentum and its scales."""
-    return sum(head.num_local * head.embedding_size * DTYPE_BYTES[head.center_dtype]
-               + (momentum_bytes(head.num_local, head.embedding_size, head.momentum_dtype)
-                  if head.velocity is not None else 0) for head in heads)
+    return sum(head.state_bytes(with_momentum=head.velocity is not None) for head in heads)
