@@ -232,8 +232,8 @@ def _copy_pairs(root: str, output: str) -> str | None:
 def _report(info: dict, tally: _Tally, workers: int, elapsed: float, size) -> None:
     """Skipped images and empty classes on stderr, the conversions' line and the summary line on
     stdout."""
-    if tally.conversions.line(size):
-        print(f"im2rec: {tally.conversions.line(size)}")
+    if said := tally.conversions.line(size):
+        print(f"im2rec: {said}")
     for reason in tally.bad:
         print(f"im2rec: skipped {reason}", file=sys.stderr)
     empty = sorted(set(range(info["num_classes"])) - tally.written)

@@ -98,8 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         raw = embedder.embed(images, normalize=False, flip=args.flip)
     except USER_ERRORS as e:
         return usage_failure(e)
-    if embedder.conversions.line():
-        print(embedder.conversions.line(embedder.input_size))
+    if said := embedder.conversions.line(embedder.input_size):
+        print(said)
     emb = l2_normalize(raw)
     sim = emb @ emb.T
     if args.compare:

@@ -96,8 +96,8 @@ def evaluate_set(embed_fn: EmbedFn, path: str, name: str, input_size: tuple[int,
     with warnings.catch_warnings():  # a set of one kind of pair: said by the table's "no ROC" note
         warnings.simplefilter("ignore", UserWarning)
         images, issame = load_pairs(path, input_size, conversions)
-    if conversions.line(input_size):
-        print(f"{name}: {conversions.line(input_size)}")
+    if said := conversions.line(input_size):
+        print(f"{name}: {said}")
     progress = Progress(f"validate {name}", len(images), "distinct images", every_seconds=args.progress_every,
                         write=print)
     summed, both, distinct = embed_distinct(embed_fn, images, args.batch_size, on_batch=progress.update,
