@@ -25,7 +25,7 @@ class Block:
     head's operand dtype, differentiable (the value ``minimize`` takes the gradient of).
     ``table``: None, or the shard itself when the head's products read the block's rows from it
     by ``index`` (no gathered copy); ``centers`` is then the gradient's handle only, an
-    uninitialised [c, D] float32 value whose contents nothing uses.
+    uninitialised [c, D] value (in the blocks' dtype) whose contents nothing uses.
     """
 
     index: paddle.pir.Value

@@ -273,18 +273,19 @@ class LargeScaleClassifier:
                 index = paddle.arange(start, end, dtype="int64")
                 centers = self.backend.blocks.row_range(self.weight, start, end)
             index.stop_gradient = True
-            if self.block_dtype != self.center_dtype:
+            if self.block_dtype != centers.dtype:
                 centers = paddle.cast(centers, self.block_dtype)
             centers.stop_gradient = False
             blocks.append(Block(index, centers, start, stop, table=self.weight if by_index else None))
         return blocks
 
     def _gradient_handle(self, index) -> paddle.pir.Value:
-        """An uninitialised float32 [len(index), D] value: the differentiable stand-in of a block
-        whose rows the products read from the shard by index. Its first dimension is static only
-        where the index's is, as the gradient's will be."""
+        """An uninitialised [len(index), D] value in ``block_dtype``: the differentiable stand-in of
+        a block whose rows the products read from the shard by index. Its first dimension is static
+        only where the index's is, as the gradient's will be."""
         count = index.shape[0]
-        return paddle.empty([count if count >= 0 else paddle.shape(index)[0], self.embedding_size], "float32")
+        return paddle.empty([count if count >= 0 else paddle.shape(index)[0], self.embedding_size],
+                            self.block_dtype)
 
     @property
     def block_dtype(self) -> str:
@@ -298,8 +299,8 @@ class LargeScaleClassifier:
     @property
     def reads_rows_by_index(self) -> bool:
         """True when the products read the kept rows from the shard by index (composite backend with
-        sampling, where the block operations can: the native float32 kernels): no gathered copy of
-        them (:class:`~paddle_pfc.head.blocks.Block`)."""
+        sampling, where the block operations can: the native kernels' float32 products, of float32
+        or bfloat16 rows): no gathered copy of them (:class:`~paddle_pfc.head.blocks.Block`)."""
         return self.sampled and not self.fused and self.backend.blocks.reads_rows_by_index(
             self.dtype, self.center_dtype)
 

@@ -135,8 +135,8 @@ def _target_cosine(features: _Features, target_centers: paddle.pir.Value, ops: P
 def _block_forward(block: Block, features: _Features, target_logit, local_target, scale: float,
                    ops: PaddleBlockOps, dtype: str, keep_centers: bool) -> _BlockForward:
     """Product, scaling, target margin and softmax of one block (``local_target`` int64 [N, 1])."""
-    if block.table is not None:  # float32 rows read from the shard by index
-        product, inv_norm = ops.indexed_logits(features.operand, block.table, block.index)   # [N,c], [c]
+    if block.table is not None:  # rows read from the shard by index
+        product, inv_norm = ops.indexed_logits(features.operand, block.table, block.index, dtype)  # [N,c], [c]
         keep_centers = False
     else:
         w_operand, unrounded = _center_operand(block.centers, ops, dtype)
@@ -185,9 +185,10 @@ def _backward(grad_loss, features: _Features, blocks: list[_BlockForward], block
         if kept.source.table is not None:
             # Both products read the rows from the shard by index, in one op; the update, which
             # writes those rows, takes its output h, so it follows these reads. h goes on unprojected
-            # (the ops that read rows by index project in the update).
+            # (the ops that read rows by index project in the update), in the block's dtype.
             grad_x_block, h = ops.indexed_backward(grad_scaled, features.operand, kept.source.table,
-                                                   kept.source.index)
+                                                   kept.source.index, dtype,
+                                                   "float32" if block_dtypes[k] == paddle.float32 else "bfloat16")
             grad_x_parts.append(grad_x_block)
             grad_blocks.append(h)
             continue

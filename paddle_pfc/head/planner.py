@@ -21,11 +21,11 @@ The model (all sizes per rank, for the largest shard, i.e. rank 0 of the balance
                                                           place (else h = 0: the blocks are
                                                           gathered again), + temporaries of blocks
                                                           in flight. Where the native products read
-                                                          the kept rows by index (float32 centers
-                                                          and products, sampled): h = 0 and no
-                                                          [R, D] temporary (the blocks' gradient
-                                                          handles are never written, so never
-                                                          resident)
+                                                          the kept rows by index (float32 or
+                                                          bfloat16 centers and operands, sampled):
+                                                          h = 0 and no [R, D] temporary (the
+                                                          blocks' gradient handles are never
+                                                          written, so never resident)
     logits_buffers     = N * S * 4 + k_NR * N * R * 4     float32 softmax blocks, held for the
                                                           backward, + per-block temporaries
     gathered_features  = k_ND * N * D * 4                 gathered features and their grads
@@ -35,8 +35,9 @@ The model (all sizes per rank, for the largest shard, i.e. rank 0 of the balance
     program_analysis   = k_exec * ceil(S / R)^2           Paddle's executor: its dependency
                                                           analysis grows with the square of the
                                                           number of ops (so of blocks)
-    heap_retention     = k_heap * S * D   (speed malloc)  freed block buffers glibc keeps in the
-                       = 0                (memory malloc) heap, fragmented (see below)
+    heap_retention     = k_heap * S * D * f / 4           freed block buffers glibc keeps in the
+                                          (speed malloc)  heap, fragmented (see below)
+                       = 0                (memory malloc)
     process_overhead   = PROCESS_OVERHEAD                 an idle rank (paddle + communicator)
     total              = sum of the above
 
@@ -51,8 +52,9 @@ against measured peak RSS*). ``malloc="memory"`` (``PADDLE_PFC_MALLOC=memory``) 
 buffers, so the RSS follows the live tensors. ``malloc="speed"`` (the process default) keeps freed
 buffers under 32 MiB in the heap, whose high-water mark stays resident: the block temporaries of a
 step, interleaved with block gradients that outlive them, fragment it by ``k_heap`` bytes per kept
-element (a rough fit: 5 to 8 bytes measured with blocks of 4096 rows, more with longer
-blocks); glibc's own thresholds (``default``) lie in between.
+element of float32 gradients, half that of bfloat16 ones (a rough fit: 5 to 8 bytes measured in
+float32, 1.8 to 2.2 in bfloat16, with blocks of 4096 to 6250 rows, more with longer blocks);
+glibc's own thresholds (``default``) lie in between.
 """
 from __future__ import annotations
 
@@ -69,6 +71,11 @@ __all__ = ["MemoryPlan", "plan", "max_classes", "parse_bytes", "DTYPE_BYTES", "P
 
 OPTIMIZER_STATES = {"momentum": 1, "sgd": 0}
 
+#: Center and operand dtypes whose kept rows the native products read by index (planned on a CPU
+#: without native bfloat16 products; where oneDNN multiplies bfloat16, those rows are gathered:
+#: up to k_RD * R * D * 4 bytes more).
+INDEXED_DTYPES = ("float32", "bfloat16")
+
 #: Measured VmRSS (bytes) of an idle rank: paddle imported, communicator up, one tiny program run.
 PROCESS_OVERHEAD = 320 * 2**20  # 318.9-320.2 MiB measured, 1 and 2 ranks
 
@@ -78,7 +85,7 @@ K_NR = 2        # [N, R] float32 temporaries of the blocks in flight
 K_ND = 6        # [N, D] buffers (gathered features, gradients)
 K_INT = 6       # int64 [C_l] buffers of the sampler on Paddle's ops
 K_EXEC = 0.14 * 2**20  # bytes x blocks^2: the executor's dependency analysis of the head's ops
-K_HEAP = 6      # bytes per kept element that glibc's heap keeps beyond the live tensors (speed malloc)
+K_HEAP = 6      # bytes per kept float32-gradient element that glibc's heap keeps beyond the live tensors (speed malloc)
 
 #: The malloc modes planned (``paddle_pfc.engine.runtime``): ``memory`` returns freed buffers,
 #: ``speed`` keeps those under 32 MiB in the heap.
@@ -210,7 +217,8 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
     rows = min(s, geometry.block_rows(d, n, s))
     blocks = -(-s // rows)
     in_place = center_dtype == compute_dtype == "float32"  # blocks held to the backward, updated there
-    by_index = in_place and sampled and native  # rows read where they lie: no block copy is written
+    # rows read where they lie: no block copy is written
+    by_index = sampled and native and {center_dtype, compute_dtype} <= set(INDEXED_DTYPES)
     if by_index:
         kept_working_set = s * d * f
     else:
@@ -229,7 +237,7 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
         gathered_features=K_ND * n * d * 4,
         sampling=sampling,
         program_analysis=int(K_EXEC * blocks * blocks),
-        heap_retention=K_HEAP * s * d if malloc == "speed" else 0,
+        heap_retention=K_HEAP * s * d * f // 4 if malloc == "speed" else 0,
         process_overhead=PROCESS_OVERHEAD, malloc=malloc, momentum_dtype=momentum_dtype)
 
 

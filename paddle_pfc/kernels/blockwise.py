@@ -76,14 +76,16 @@ class PaddleBlockOps:
         (:attr:`projects_in_update`) may say so: the gradient of such a block goes on unprojected."""
         return False
 
-    def indexed_logits(self, features: Value, table: Value, index: Value) -> tuple[Value, Value]:
-        """:meth:`logits_and_norms` (float32) of the rows ``table[index]`` (int64 [c]), read where
-        they lie."""
+    def indexed_logits(self, features: Value, table: Value, index: Value, dtype: str) -> tuple[Value, Value]:
+        """:meth:`logits_and_norms` (float32) of the rows ``table[index]`` (int64 [c]) as the
+        products' operand of ``dtype`` (their values rounded to ``dtype``), read where they lie."""
         raise NotImplementedError("Paddle's ops read scattered rows through a gathered copy")
 
-    def indexed_backward(self, dlogits: Value, features: Value, table: Value, index: Value) -> tuple[Value, Value]:
-        """``(dlogits @ table[index] [N, D], dlogits^T @ features [c, D])``: a block's two gradient
-        products (float32) with its rows ``table[index]`` read where they lie."""
+    def indexed_backward(self, dlogits: Value, features: Value, table: Value, index: Value, dtype: str,
+                         grad_dtype: str = "float32") -> tuple[Value, Value]:
+        """``(dlogits @ rows [N, D], dlogits^T @ features [c, D])``: a block's two gradient
+        products (float32 products) with its rows ``table[index]``, as :meth:`indexed_logits` reads
+        them; the second in ``grad_dtype`` (float32 or bfloat16)."""
         raise NotImplementedError("Paddle's ops read scattered rows through a gathered copy")
 
     def gather_rows(self, table: Value, index: Value) -> Value:
@@ -268,6 +270,15 @@ def _write_rows_(target: Value, index: Value, rows32: Value) -> None:
         _C_ops.index_put_(target, [index], paddle.cast(rows32, target.dtype), False)
 
 
+def _native_grad(grad: Value) -> Value:
+    """``grad`` as the native updates take it: float32 or bfloat16 as it is."""
+    return grad if grad.dtype == paddle.bfloat16 else float32(grad)
+
+
+#: Storage and operand dtypes whose rows the native products read by index (as float32 values).
+_INDEXED_DTYPES = ("float32", "bfloat16")
+
+
 class NativeBlockOps(PaddleBlockOps):
     """The block operations as single native CPU kernels (:mod:`paddle_pfc.kernels.native_ops`);
     the same contracts as :class:`PaddleBlockOps`."""
@@ -285,13 +296,16 @@ class NativeBlockOps(PaddleBlockOps):
         return dtype == "bfloat16" and _native_bfloat16_products()
 
     def reads_rows_by_index(self, dtype, table_dtype):
-        return dtype == table_dtype == "float32" and native_ops.blas_library() is not None
+        # float32 products of float32 or bfloat16 values (native bfloat16 products take gathered rows)
+        return (dtype in _INDEXED_DTYPES and table_dtype in _INDEXED_DTYPES and not self.products_round(dtype)
+                and native_ops.blas_library() is not None)
 
-    def indexed_logits(self, features, table, index):
-        return native_ops.indexed_logits(features, table, index, NORM_EPS)
+    def indexed_logits(self, features, table, index, dtype):
+        return native_ops.indexed_logits(features, table, index, NORM_EPS, round_bfloat16=dtype == "bfloat16")
 
-    def indexed_backward(self, dlogits, features, table, index):
-        return native_ops.indexed_backward(dlogits, features, table, index)
+    def indexed_backward(self, dlogits, features, table, index, dtype, grad_dtype="float32"):
+        return native_ops.indexed_backward(dlogits, features, table, index, round_bfloat16=dtype == "bfloat16",
+                                           bfloat16_grad=grad_dtype == "bfloat16")
 
     def gather_rows(self, table, index):
         if table.dtype in (paddle.float32, paddle.bfloat16):
@@ -346,12 +360,12 @@ class NativeBlockOps(PaddleBlockOps):
         # Straight on the shard's rows: no gather, no scatter, no float32 copy of 2-byte rows; the
         # tangent projection of each gradient row at the row's stored value first.
         if velocity_scale is not None and rule.momentum is not None:
-            native_ops.sparse_update_int8_(weight, velocity, velocity_scale, index, float32(grad), lr,
+            native_ops.sparse_update_int8_(weight, velocity, velocity_scale, index, _native_grad(grad), lr,
                                            momentum=rule.momentum, nesterov=rule.nesterov,
                                            weight_decay=rule.weight_decay, rescale=rule.rescale_grad,
                                            project_eps=NORM_EPS)
             return
-        native_ops.sparse_update_(weight, velocity if velocity is not None else weight, index, float32(grad), lr,
+        native_ops.sparse_update_(weight, velocity if velocity is not None else weight, index, _native_grad(grad), lr,
                                   momentum=rule.momentum, nesterov=rule.nesterov,
                                   weight_decay=rule.weight_decay, rescale=rule.rescale_grad,
                                   project_eps=NORM_EPS)

@@ -106,20 +106,26 @@ def _blas_or_raise(what: str) -> str:
     return library
 
 
-def indexed_logits(features, table, index, eps: float):
+def indexed_logits(features, table, index, eps: float, round_bfloat16: bool = False):
     """:func:`block_logits` of the rows ``table[index]`` without a gathered copy of them:
-    ``(features @ table[index]^T [N, c], 1 / max(|table[index[j]]|, eps) [c])`` of float32
-    ``features`` [N, D] and ``table`` [L, D], int64 ``index`` [c] (each in ``[0, L)``), 128 rows
-    at a time through an L2-sized buffer. Needs :func:`blas_library`. No gradient."""
-    return kernels().pfc_indexed_logits(features, table, index, float(eps), _blas_or_raise("indexed_logits"))
+    ``(features @ rows^T [N, c], 1 / max(|rows[j]|, eps) [c])`` of float32 ``features`` [N, D],
+    a float32 or bfloat16 ``table`` [L, D] and int64 ``index`` [c] (each in ``[0, L)``), where
+    ``rows`` are ``table[index]`` as float32 (bfloat16 rows widened; with ``round_bfloat16``,
+    float32 rows rounded to bfloat16 values first), 128 rows at a time through an L2-sized
+    buffer. Float32 products and sums. Needs :func:`blas_library`. No gradient."""
+    return kernels().pfc_indexed_logits(features, table, index, float(eps), bool(round_bfloat16),
+                                        _blas_or_raise("indexed_logits"))
 
 
-def indexed_backward(dlogits, features, table, index):
-    """The gradient products of a block whose rows are ``table[index]``: ``(dlogits @ table[index]
-    [N, D], dlogits^T @ features [c, D])`` of float32 ``dlogits`` [N, c], ``features`` [N, D] and
-    ``table`` [L, D], int64 ``index`` [c]; each row read once, 128 rows at a time through an
+def indexed_backward(dlogits, features, table, index, round_bfloat16: bool = False, bfloat16_grad: bool = False):
+    """The gradient products of a block whose rows are ``table[index]``: ``(dlogits @ rows
+    [N, D], dlogits^T @ features [c, D])`` of float32 ``dlogits`` [N, c] and ``features`` [N, D],
+    a float32 or bfloat16 ``table`` [L, D] and int64 ``index`` [c], ``rows`` as
+    :func:`indexed_logits` reads them; float32 products and sums, the second rounded to bfloat16
+    (as Paddle's cast) with ``bfloat16_grad``. Each row read once, 128 rows at a time through an
     L2-sized buffer (no gathered copy). Needs :func:`blas_library`. No gradient."""
-    return kernels().pfc_indexed_backward(dlogits, features, table, index, _blas_or_raise("indexed_backward"))
+    return kernels().pfc_indexed_backward(dlogits, features, table, index, bool(round_bfloat16), bool(bfloat16_grad),
+                                          _blas_or_raise("indexed_backward"))
 
 
 def gather_rows(table, index):
@@ -182,7 +188,8 @@ def softmax_grad_(softmax, to_global, column, slope, coef, inv_norm, product_lim
 def sparse_update_(weight, velocity, index, grad, lr, *, momentum: float | None, nesterov: bool,
                    weight_decay: float, rescale: float, project_eps: float | None = None):
     """Update rows ``index`` (int64 [c], unique) of ``weight`` [L, D] and ``velocity`` (float32
-    or bfloat16, alike) in place with float32 ``grad`` [c, D] and float32 ``lr`` [1]:
+    or bfloat16, alike) in place with ``grad`` [c, D] (float32 or bfloat16) and float32 ``lr`` [1],
+    in float32 arithmetic (bfloat16 values widened; stored bfloat16 rounded to nearest even):
     ``g' = rescale * g + weight_decay * w``; SGD (``momentum`` None): ``w -= lr * g'``;
     Momentum: ``v = momentum * v + g'``, ``w -= lr * v`` (Nesterov: ``w -= lr * (g' + momentum * v)``).
     With SGD, ``velocity`` is any tensor of ``weight``'s dtype and is not touched.

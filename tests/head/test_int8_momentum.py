@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.head_runs import check_case, int8_momentum_cases, load_ranks, run_world
+from helpers.head_runs import check_case, int8_momentum_cases, int8_momentum_fused_cases, load_ranks, run_world
 
 WORLD_SIZES = [1, pytest.param(2, marks=pytest.mark.multirank)]
 
@@ -20,8 +20,10 @@ def test_int8_momentum_matches_reference(world_size, native, tmp_path_factory):
 
 
 def test_int8_momentum_on_the_fused_backend_matches_reference(tmp_path_factory):
-    """The fused backend's Python path (emulated kernels on CPU) updates the int8 momentum alike."""
-    out, cases = run_world(1, tmp_path_factory, tag="int8_fused", cases_for=int8_momentum_cases, kernels="fused")
+    """The fused backend's Python path (emulated kernels on CPU) updates the int8 momentum alike
+    (with the fused backend's bounds for bfloat16 operands)."""
+    out, cases = run_world(1, tmp_path_factory, tag="int8_fused", cases_for=int8_momentum_fused_cases,
+                           kernels="fused")
     for case in cases:
         check_case(case, load_ranks(out, case["name"], 1), 1)
 

@@ -166,3 +166,23 @@ def test_bf16_training_program_as_a_bfloat16_cpu_builds_it(static_mode, monkeypa
     assert len(products) == 3 and all(op.attrs()["bf16"] for op in products)  # one block: logits, d x, d w
     eval_convs = [op for op in eval_ops if op.name() in conv_names]
     assert len(eval_convs) == len(convs) and not any(op.attrs()["bf16"] for op in eval_convs)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("center_dtype", ["float32", "bfloat16"])
+def test_native_products_read_float32_and_bfloat16_rows_by_index(dtype, center_dtype, static_mode, monkeypatch):
+    """A sampled head on the native kernels reads its kept rows from the shard by index whatever
+    the storage and operand dtypes (float32 products: rounded where dtype is bfloat16), with no
+    gathered copy of a block; only where oneDNN multiplies bfloat16 (a CPU with native bfloat16
+    products) does a bfloat16 head gather its blocks. Each block's gradient is in the block's dtype."""
+    monkeypatch.setenv("PADDLE_PFC_NATIVE", "on")
+    main, head = build_scaled_program(dtype, center_dtype)
+    names = [op.name() for op in _program_ops(main)]
+    gathered = head.backend.blocks.products_round(dtype)
+    assert head.reads_rows_by_index == (not gathered)
+    assert names.count("custom_op.pfc_indexed_logits") == (0 if gathered else len(head.blocks))
+    assert names.count("custom_op.pfc_indexed_backward") == (0 if gathered else len(head.blocks))
+    # the rows read by gathers: the targets' only, or every block's too
+    assert names.count("custom_op.pfc_gather_rows") == 1 if not gathered else \
+        names.count("custom_op.pfc_gather_rows") > len(head.blocks)
+    assert {str(block.centers.dtype) for block in head.blocks} == {f"paddle.{head.block_dtype}"}

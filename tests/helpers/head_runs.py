@@ -338,6 +338,18 @@ def int8_momentum_cases(world_size: int) -> list[dict]:
     ]
 
 
+def int8_momentum_fused_cases(world_size: int) -> list[dict]:
+    """:func:`int8_momentum_cases` with the fused backend's bounds for bfloat16 operands: twice the
+    composite backend's step and momentum-row bounds (it rounds the unit vectors to bfloat16, see
+    :func:`mixed_fused_cases`)."""
+    cases = int8_momentum_cases(world_size)
+    for case in cases:
+        if case.get("dtype") == "bfloat16":
+            tolerance = case["tolerance"]
+            case["tolerance"] = dict(tolerance, step=2 * tolerance["step"], int8_row=2 * tolerance["int8_row"])
+    return cases
+
+
 #: The CPU runs of the head worker the test modules check, by tag: (test module, world sizes, cases,
 #: native kernels, kernels). The first :func:`run_world` of a world size makes every run of that size
 #: whose test module the session collected (:data:`COLLECTED`, filled by conftest.py) in the same job:
@@ -353,7 +365,7 @@ HEAD_RUNS: dict[str, tuple] = {
     "beyond": ("test_reliability_nonfinite", (2, 3), beyond_limit_cases, True, "composite"),
     "int8_native1": ("test_int8_momentum", (1, 2), int8_momentum_cases, True, "composite"),
     "int8_native0": ("test_int8_momentum", (1, 2), int8_momentum_cases, False, "composite"),
-    "int8_fused": ("test_int8_momentum", (1,), int8_momentum_cases, True, "fused"),
+    "int8_fused": ("test_int8_momentum", (1,), int8_momentum_fused_cases, True, "fused"),
 }
 #: The basenames of the test modules this session collected.
 COLLECTED: set[str] = set()

@@ -49,7 +49,7 @@ def assert_codes(got_codes, got_scale, ratio, scale, err_v, what):
     assert np.abs(got_codes.astype(np.float64) - ratio).max() <= 0.5 + margin.max(), what
 
 
-def _program(backend: str, center_dtype: str, mu: float, wd: float, nesterov: bool):
+def _program(backend: str, center_dtype: str, mu: float, wd: float, nesterov: bool, grad_dtype: str = "float32"):
     import paddle
 
     from paddle_pfc.head.sparse_update import CenterUpdateRule, create_velocity, create_velocity_scale
@@ -64,6 +64,8 @@ def _program(backend: str, center_dtype: str, mu: float, wd: float, nesterov: bo
         velocity, scale = create_velocity(weight, "int8"), create_velocity_scale(weight)
         index = paddle.static.data("index", [KEPT], "int64")
         grad = paddle.static.data("grad", [KEPT, DIM], "float32")
+        if grad_dtype == "bfloat16":  # the update takes a bfloat16 gradient as it is
+            grad = paddle.cast(grad, "bfloat16")
         lr = paddle.static.data("lr", [1], "float32")
         rule = CenterUpdateRule(mu, nesterov, wd, 1.0)
         if backend == "native":
@@ -77,8 +79,9 @@ def _program(backend: str, center_dtype: str, mu: float, wd: float, nesterov: bo
 
 @pytest.mark.parametrize("backend", ["paddle", "native"])
 @pytest.mark.parametrize("nesterov", [False, True])
-@pytest.mark.parametrize("center_dtype", ["float32", "bfloat16"])
-def test_int8_momentum_update_matches_float64_emulation(backend, nesterov, center_dtype, static_mode):
+@pytest.mark.parametrize("center_dtype,grad_dtype", [("float32", "float32"), ("bfloat16", "float32"),
+                                                     ("bfloat16", "bfloat16")])
+def test_int8_momentum_update_matches_float64_emulation(backend, nesterov, center_dtype, grad_dtype, static_mode):
     import paddle
 
     from paddle_pfc.head.dtypes import convert, to_float32
@@ -87,7 +90,7 @@ def test_int8_momentum_update_matches_float64_emulation(backend, nesterov, cente
     if backend == "native" and native_ops.kernels() is None:
         pytest.skip("the native kernels are not built here")
     mu, wd, lr = 0.9, 5e-4, 0.1
-    main, startup = _program(backend, center_dtype, mu, wd, nesterov)
+    main, startup = _program(backend, center_dtype, mu, wd, nesterov, grad_dtype)
     rng = np.random.default_rng(7 + nesterov)
     exe = paddle.static.Executor(paddle.CPUPlace())
     with paddle.static.scope_guard(paddle.static.Scope()):
@@ -108,6 +111,7 @@ def test_int8_momentum_update_matches_float64_emulation(backend, nesterov, cente
             if step == 0:
                 grad[0] = 0.0
             exe.run(main, feed={"index": index, "grad": grad, "lr": np.array([lr], np.float32)})
+            grad = to_float32(convert(grad, grad_dtype))  # the values the update took
             got_w, got_codes, got_scale = to_float32(read("w")), read("w_velocity"), read("w_velocity_scale")
             assert got_codes.dtype == np.int8 and got_scale.shape == (ROWS, 1)
             new_w, ratio, new_scale, err_v = emulate_step(w, codes, scale, grad, index, lr, mu, wd, nesterov)

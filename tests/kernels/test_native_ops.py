@@ -8,6 +8,7 @@ import pytest
 from paddle_pfc.head.dtypes import from_float32, to_float32
 from paddle_pfc.kernels import extensions, native_build, native_ops
 from paddle_pfc.kernels.collectives import zero_depending_on
+from reference import round_bfloat16 as round_bfloat16_ref
 
 RNG = np.random.default_rng(7)
 needs_mkl = pytest.mark.skipif(native_ops.blas_library() is None, reason="this Paddle wheel ships no MKL")
@@ -124,8 +125,10 @@ def _updated(weight: np.ndarray, velocity: np.ndarray, index: np.ndarray, grad: 
         native_ops.sparse_update_(weight, velocity, index, grad, lr_value, **rule)
         return []
 
-    _, final = run(build, dict(index=index, grad=grad, lr_value=np.array([lr], np.float32)),
-                   persist=dict(weight=weight, velocity=velocity))
+    # a bfloat16 gradient (its host form: uint16 bits) goes in as a parameter holding it
+    feeds, persist = dict(index=index, lr_value=np.array([lr], np.float32)), dict(weight=weight, velocity=velocity)
+    (persist if grad.dtype == np.uint16 else feeds)["grad"] = grad
+    _, final = run(build, feeds, persist=persist)
     return final
 
 
@@ -207,22 +210,51 @@ def test_projected_update_stays_finite_below_the_checked_limit(static_mode):
     np.testing.assert_allclose(final["velocity"][1], grad[1], rtol=1e-6)  # not projected
 
 
-@pytest.mark.parametrize("center_dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("center_dtype,grad_dtype", [("float32", "float32"), ("bfloat16", "float32"),
+                                                     ("bfloat16", "bfloat16"), ("float32", "bfloat16")])
 @pytest.mark.parametrize("momentum,nesterov", [(None, False), (0.9, False), (0.9, True)])
-def test_sparse_update_is_paddles_rule_on_the_kept_rows_only(center_dtype, momentum, nesterov, static_mode):
-    rows, dim, lr, wd, rescale = 9, 4, 0.3, 5e-3, 0.5
+def test_sparse_update_is_paddles_rule_on_the_kept_rows_only(center_dtype, grad_dtype, momentum, nesterov,
+                                                             static_mode):
+    """Rows of 37 values (vector bodies and remainders), a float32 or bfloat16 gradient (its values
+    widened)."""
+    rows, dim, lr, wd, rescale = 9, 37, 0.3, 5e-3, 0.5
     index = np.array([7, 2, 4], np.int64)
     weight = from_float32(RNG.standard_normal((rows, dim)), center_dtype)
     velocity = from_float32(RNG.standard_normal((rows, dim)), center_dtype)
-    grad = RNG.standard_normal((3, dim)).astype(np.float32)
+    grad = from_float32(RNG.standard_normal((3, dim)), grad_dtype)
 
     final = _updated(weight, velocity, index, grad, lr, momentum=momentum, nesterov=nesterov, weight_decay=wd,
                      rescale=rescale)
     w, v = to_float32(weight).astype(np.float64), to_float32(velocity).astype(np.float64)
-    ref_w, ref_v = _reference_rule(w, v, index, rescale * grad + wd * w[index], lr, momentum, nesterov)
+    g = to_float32(grad).astype(np.float64)
+    ref_w, ref_v = _reference_rule(w, v, index, rescale * g + wd * w[index], lr, momentum, nesterov)
     _assert_update(final, weight, velocity, index, ref_w, ref_v, center_dtype, atol=1e-7)
-    if center_dtype == "bfloat16":  # stored values are bfloat16 bit patterns, rounded to nearest
-        np.testing.assert_array_equal(final["weight"], from_float32(to_float32(final["weight"]), "bfloat16"))
+
+
+@pytest.mark.parametrize("grad_dtype", ["float32", "bfloat16"])
+def test_sparse_update_stores_bfloat16_as_paddles_cast(grad_dtype, static_mode):
+    """SGD at lr 1 from zero rows stores -g exactly rounded: the stored bits are Paddle's cast of
+    -g to bfloat16 (nearest, ties to even, both ways; infinities, signed zeros, subnormals, and
+    every NaN as Paddle writes it), in vector bodies and remainders."""
+    special = np.array([1 + 2.0**-8, 1 + 3 * 2.0**-8, -(1 + 2.0**-8), 3.0e38, -np.inf, np.inf, 0.0, -0.0,
+                        1e-40, -3e-39, np.nan, -np.nan, 1.0e-3, 65504.0, 2.0**-126], np.float32)
+    grad = np.resize(special, (2, 37)).astype(np.float32)
+    grad[1] = RNG.standard_normal(37).astype(np.float32)
+    grad[1, 36] = np.float32(1 + 2.0**-8)
+    nan_payload = np.array([0x7F800001], np.uint32).view(np.float32)[0]  # a NaN that truncates to inf
+    grad[0, 30] = nan_payload
+    grad = from_float32(grad, "bfloat16") if grad_dtype == "bfloat16" else grad
+    zeros = np.zeros((3, 37), np.uint16)
+
+    def build(index, lr_value, weight, velocity, grad):
+        native_ops.sparse_update_(weight, velocity, index, grad, lr_value, momentum=None, nesterov=False,
+                                  weight_decay=0.0, rescale=1.0)
+        return [paddle.cast(-paddle.cast(grad, "float32"), "bfloat16")]
+
+    (cast,), final = run(build, dict(index=np.array([2, 0], np.int64), lr_value=np.array([1.0], np.float32)),
+                         persist=dict(weight=zeros, velocity=zeros, grad=grad))
+    np.testing.assert_array_equal(final["weight"][[2, 0]], np.asarray(cast).view(np.uint16))
+    np.testing.assert_array_equal(final["weight"][1], zeros[1])
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
@@ -427,33 +459,50 @@ def test_block_logits_is_the_product_and_the_inverse_norms(static_mode):
 
 
 @needs_mkl
+@pytest.mark.parametrize("storage,round_bfloat16,bfloat16_grad", [
+    ("float32", False, False), ("bfloat16", False, False), ("bfloat16", True, True), ("float32", True, True),
+    ("bfloat16", False, True)])
 @pytest.mark.parametrize("count", [0, 1, 300])
-def test_indexed_products_read_the_rows_where_they_lie(count, static_mode):
+def test_indexed_products_read_the_rows_where_they_lie(count, storage, round_bfloat16, bfloat16_grad, static_mode):
     """Scattered unsorted rows (300 = 128 + 128 + 44 rows in the kernel's steps; none; one) and a
-    zero row: the logits, the inverse norms and both gradient products within float32 rounding of
-    float64 products of the gathered rows; the table is not changed."""
+    zero row of a float32 or bfloat16 table, read as float32 values (bfloat16 rows widened; with
+    ``round_bfloat16`` float32 rows rounded to bfloat16, ties to even, as the operand of a bfloat16
+    product): the logits, the inverse norms and both gradient products within float32 rounding of
+    float64 products of those rows (the rows' gradient, with ``bfloat16_grad``, within bfloat16
+    rounding and in bfloat16); the table is not changed."""
     table = RNG.standard_normal((1000, 40)).astype(np.float32)
     table[17] = 0.0
+    table[3, :3] = [1 + 2.0**-8, 1 + 3 * 2.0**-8, -(1 + 2.0**-9)]  # two ties (to even: down, up), one below
     index = RNG.choice(1000, count, replace=False).astype(np.int64)
     if count > 1:
         index[1] = 17
+        index[-1] = 3
     features = RNG.standard_normal((9, 40)).astype(np.float32)
     dlogits = RNG.standard_normal((9, count)).astype(np.float32)
+    stored = table if storage == "float32" else from_float32(table, "bfloat16")
 
     def build(features, dlogits, index, table):
-        return [*native_ops.indexed_logits(features, table, index, 1e-12),
-                *native_ops.indexed_backward(dlogits, features, table, index)]
+        return [*native_ops.indexed_logits(features, table, index, 1e-12, round_bfloat16=round_bfloat16),
+                *native_ops.indexed_backward(dlogits, features, table, index, round_bfloat16=round_bfloat16,
+                                             bfloat16_grad=bfloat16_grad)]
 
     (logits, inv, grad_x, grad_rows), final = run(build, dict(features=features, dlogits=dlogits, index=index),
-                                                  persist=dict(table=table))
-    rows, x, g = table[index].astype(np.float64), features.astype(np.float64), dlogits.astype(np.float64)
+                                                  persist=dict(table=stored))
+    as_bfloat16 = storage == "bfloat16" or round_bfloat16
+    values = round_bfloat16_ref(table) if as_bfloat16 else table.astype(np.float64)
+    if as_bfloat16:
+        assert values[3, :3].tolist() == [1.0, 1 + 4 * 2.0**-8, -1.0]
+    rows, x, g = values[index], features.astype(np.float64), dlogits.astype(np.float64)
     assert logits.shape == (9, count) and inv.shape == (count,) and grad_x.shape == (9, 40) \
         and grad_rows.shape == (count, 40)
     np.testing.assert_allclose(logits, x @ rows.T, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(inv, 1.0 / np.maximum(np.linalg.norm(rows, axis=1), 1e-12), rtol=1e-6)
     np.testing.assert_allclose(grad_x, g @ rows, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(grad_rows, g.T @ x, rtol=1e-5, atol=1e-5)
-    np.testing.assert_array_equal(final["table"], table)
+    if bfloat16_grad:
+        assert grad_rows.dtype == np.uint16  # bfloat16 bits
+        grad_rows = to_float32(grad_rows)
+    np.testing.assert_allclose(grad_rows, g.T @ x, rtol=2.0**-8 if bfloat16_grad else 1e-5, atol=1e-5)
+    np.testing.assert_array_equal(final["table"], stored)
 
 
 @needs_mkl

@@ -64,13 +64,34 @@ inline float RoundToBfloat16(float x) {
   return out;
 }
 
+// The float32 value of a stored element, and a float32 value stored (bfloat16: rounded to nearest,
+// ties to even, every NaN 0x7FFF, as phi's CPU conversion gives them) in forms the compiler
+// vectorizes (phi's own conversion branches on the value's class, element by element).
+inline float Widen(float x) { return x; }
+
+inline float Widen(bfloat16 x) {
+  const uint32_t bits = static_cast<uint32_t>(x.x) << 16;
+  float out;
+  std::memcpy(&out, &bits, sizeof(out));
+  return out;
+}
+
+inline void Store(float value, float* out) { *out = value; }
+
+inline void Store(float value, bfloat16* out) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  const uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
+  out->x = (bits & 0x7FFFFFFFu) > 0x7F800000u ? uint16_t{0x7FFF} : static_cast<uint16_t>(rounded);
+}
+
 // The squared norm of one row of `dim` values (float32 values of float or bfloat16 storage).
 template <typename T>
 inline float SquaredNorm(const T* w, int64_t dim) {
   float squares = 0.0f;
 #pragma omp simd reduction(+ : squares)
   for (int64_t d = 0; d < dim; ++d) {
-    const float p = static_cast<float>(w[d]);
+    const float p = Widen(w[d]);
     squares += p * p;
   }
   return squares;
@@ -384,12 +405,12 @@ constexpr int64_t kRowsAhead = 2;
 // h[d] - a * w[d] * inv (w^ = w * inv, inv = 1 / max(|w|, eps)). |w^| <= 1, so |a| <= |h|: a finite h
 // whose elements stay below 2^64 gives a finite projected gradient (an overflowing |w|^2 gives inv 0:
 // no projection). Two passes over the row (it stays in L1 for the update that follows).
-template <typename T>
-inline void Projection(const T* w, const float* h, int64_t dim, float eps, float* coefficient, float* inverse) {
+template <typename T, typename G>
+inline void Projection(const T* w, const G* h, int64_t dim, float eps, float* coefficient, float* inverse) {
   const float inv = ClippedInverseNorm(SquaredNorm(w, dim), eps);
   float along = 0.0f;
 #pragma omp simd reduction(+ : along)
-  for (int64_t d = 0; d < dim; ++d) along += h[d] * (static_cast<float>(w[d]) * inv);
+  for (int64_t d = 0; d < dim; ++d) along += Widen(h[d]) * (Widen(w[d]) * inv);
   *coefficient = along;
   *inverse = inv;
 }
@@ -414,45 +435,58 @@ inline int64_t CheckedRowPrefetchingAhead(const T* weight, const void* state, in
   return row;
 }
 
-template <typename T>
+template <typename T, typename G>
 void UpdateRows(T* weight, T* velocity, const int64_t* index, int64_t count, int64_t num_rows,
-                int64_t dim, const float* grad, float lr, float momentum, bool use_momentum,
+                int64_t dim, const G* grad, float lr, float momentum, bool use_momentum,
                 bool nesterov, float weight_decay, float rescale, bool project, float eps) {
   const int64_t velocity_row_bytes = use_momentum ? dim * static_cast<int64_t>(sizeof(T)) : 0;
   for (int64_t r = 0; r < count; ++r) {
     const int64_t row = CheckedRowPrefetchingAhead(weight, velocity, velocity_row_bytes, index, r, count, num_rows, dim);
     T* w = weight + row * dim;
-    const float* g = grad + r * dim;
+    const G* g = grad + r * dim;
     float along = 0.0f, inv = 0.0f;  // no projection: g[d] - 0 * p * 0 is g[d]
     if (project) Projection(w, g, dim, eps, &along, &inv);
     if (!use_momentum) {
+#pragma omp simd
       for (int64_t d = 0; d < dim; ++d) {
-        const float p = static_cast<float>(w[d]);
-        const float gd = g[d] - along * (p * inv);
-        w[d] = static_cast<T>(p - lr * (gd * rescale + weight_decay * p));
+        const float p = Widen(w[d]);
+        const float gd = Widen(g[d]) - along * (p * inv);
+        Store(p - lr * (gd * rescale + weight_decay * p), w + d);
       }
       continue;
     }
     T* v = velocity + row * dim;
+#pragma omp simd
     for (int64_t d = 0; d < dim; ++d) {
-      const float p = static_cast<float>(w[d]);
-      const float step = (g[d] - along * (p * inv)) * rescale + weight_decay * p;
-      const float vel = static_cast<float>(v[d]) * momentum + step;
-      v[d] = static_cast<T>(vel);
-      w[d] = static_cast<T>(nesterov ? p - (step + vel * momentum) * lr : p - lr * vel);
+      const float p = Widen(w[d]);
+      const float step = (Widen(g[d]) - along * (p * inv)) * rescale + weight_decay * p;
+      const float vel = Widen(v[d]) * momentum + step;
+      Store(vel, v + d);
+      Store(nesterov ? p - (step + vel * momentum) * lr : p - lr * vel, w + d);
     }
+  }
+}
+
+// f(rows) with the float32 or bfloat16 gradient rows of `grad` (checked: a CPU tensor of either).
+template <typename F>
+void WithGradRows(const paddle::Tensor& grad, F&& f) {
+  PD_CHECK(grad.is_cpu(), "grad must be a CPU tensor");
+  if (grad.dtype() == paddle::DataType::BFLOAT16) {
+    f(grad.data<bfloat16>());
+  } else {
+    PD_CHECK(grad.dtype() == paddle::DataType::FLOAT32, "grad must be float32 or bfloat16");
+    f(grad.data<float>());
   }
 }
 
 }  // namespace
 
 // weight[index[r]] (and velocity[index[r]]) updated by Paddle's SGD / Momentum rule with the
-// float32 gradient row grad[r] (with `project`: its tangent projection at the row, see Projection),
-// in float32 arithmetic, in place.
+// float32 or bfloat16 gradient row grad[r] (with `project`: its tangent projection at the row, see
+// Projection), in float32 arithmetic, in place.
 void SparseUpdate(paddle::Tensor& weight, paddle::Tensor& velocity, const paddle::Tensor& index,
                   const paddle::Tensor& grad, const paddle::Tensor& lr, float momentum, bool use_momentum,
                   bool nesterov, float weight_decay, float rescale, bool project, float eps) {
-  CheckCpuFloat32(grad, "grad");
   CheckCpuFloat32(lr, "lr");
   PD_CHECK(weight.is_cpu() && velocity.is_cpu() && index.is_cpu(), "weight, velocity and index must be on CPU");
   PD_CHECK(index.dtype() == paddle::DataType::INT64, "index must be int64");
@@ -465,11 +499,15 @@ void SparseUpdate(paddle::Tensor& weight, paddle::Tensor& velocity, const paddle
   const float rate = lr.data<float>()[0];
   const int64_t* idx = index.data<int64_t>();
   if (weight.dtype() == paddle::DataType::FLOAT32) {
-    UpdateRows<float>(weight.data<float>(), velocity.data<float>(), idx, count, num_rows, dim,
-                      grad.data<float>(), rate, momentum, use_momentum, nesterov, weight_decay, rescale, project, eps);
+    WithGradRows(grad, [&](const auto* g) {
+      UpdateRows(weight.data<float>(), velocity.data<float>(), idx, count, num_rows, dim, g, rate, momentum,
+                 use_momentum, nesterov, weight_decay, rescale, project, eps);
+    });
   } else if (weight.dtype() == paddle::DataType::BFLOAT16) {
-    UpdateRows<bfloat16>(weight.data<bfloat16>(), velocity.data<bfloat16>(), idx, count, num_rows, dim,
-                         grad.data<float>(), rate, momentum, use_momentum, nesterov, weight_decay, rescale, project, eps);
+    WithGradRows(grad, [&](const auto* g) {
+      UpdateRows(weight.data<bfloat16>(), velocity.data<bfloat16>(), idx, count, num_rows, dim, g, rate, momentum,
+                 use_momentum, nesterov, weight_decay, rescale, project, eps);
+    });
   } else {
     PD_THROW("weight must be float32 or bfloat16");
   }
@@ -511,9 +549,9 @@ inline float RoundHalfEven(float x) {
 // Momentum of rows stored as int8 codes q with one float32 scale s a row (v = q * s): widen, the
 // rule of UpdateRows in float32, then the new row's codes round(v / s') with s' = max|v| / 127
 // (s' = 0 and codes 0 for a zero row). `vel` is a float32 scratch row.
-template <typename T>
+template <typename T, typename G>
 void UpdateRowsInt8(T* weight, int8_t* codes, float* scales, const int64_t* index, int64_t count,
-                    int64_t num_rows, int64_t dim, const float* grad, float lr, float momentum,
+                    int64_t num_rows, int64_t dim, const G* grad, float lr, float momentum,
                     bool nesterov, float weight_decay, float rescale, bool project, float eps) {
   std::vector<float> vel(dim);
   for (int64_t r = 0; r < count; ++r) {
@@ -521,17 +559,17 @@ void UpdateRowsInt8(T* weight, int8_t* codes, float* scales, const int64_t* inde
     T* w = weight + row * dim;
     int8_t* q = codes + row * dim;
     const float s = scales[row];
-    const float* g = grad + r * dim;
+    const G* g = grad + r * dim;
     float along = 0.0f, inv = 0.0f;
     if (project) Projection(w, g, dim, eps, &along, &inv);
     float absmax = 0.0f;
     for (int64_t d = 0; d < dim; ++d) {
-      const float p = static_cast<float>(w[d]);
-      const float step = (g[d] - along * (p * inv)) * rescale + weight_decay * p;
+      const float p = Widen(w[d]);
+      const float step = (Widen(g[d]) - along * (p * inv)) * rescale + weight_decay * p;
       const float v = (static_cast<float>(q[d]) * s) * momentum + step;
       vel[d] = v;
       absmax = std::max(absmax, std::fabs(v));
-      w[d] = static_cast<T>(nesterov ? p - (step + v * momentum) * lr : p - lr * v);
+      Store(nesterov ? p - (step + v * momentum) * lr : p - lr * v, w + d);
     }
     const float scale = absmax / 127.0f;
     scales[row] = scale;
@@ -545,11 +583,10 @@ void UpdateRowsInt8(T* weight, int8_t* codes, float* scales, const int64_t* inde
 }  // namespace
 
 // SparseUpdate's Momentum rule with an int8 momentum and its float32 row scales [L, 1]
-// (UpdateRowsInt8), in place.
+// (UpdateRowsInt8), in place; a float32 or bfloat16 gradient.
 void SparseUpdateInt8(paddle::Tensor& weight, paddle::Tensor& velocity, paddle::Tensor& scale,
                       const paddle::Tensor& index, const paddle::Tensor& grad, const paddle::Tensor& lr,
                       float momentum, bool nesterov, float weight_decay, float rescale, bool project, float eps) {
-  CheckCpuFloat32(grad, "grad");
   CheckCpuFloat32(lr, "lr");
   CheckCpuFloat32(scale, "scale");
   PD_CHECK(weight.is_cpu() && velocity.is_cpu() && index.is_cpu(), "weight, velocity and index must be on CPU");
@@ -566,11 +603,15 @@ void SparseUpdateInt8(paddle::Tensor& weight, paddle::Tensor& velocity, paddle::
   int8_t* codes = velocity.data<int8_t>();
   float* scales = scale.data<float>();
   if (weight.dtype() == paddle::DataType::FLOAT32) {
-    UpdateRowsInt8<float>(weight.data<float>(), codes, scales, idx, count, num_rows, dim, grad.data<float>(),
-                          rate, momentum, nesterov, weight_decay, rescale, project, eps);
+    WithGradRows(grad, [&](const auto* g) {
+      UpdateRowsInt8(weight.data<float>(), codes, scales, idx, count, num_rows, dim, g, rate, momentum, nesterov,
+                     weight_decay, rescale, project, eps);
+    });
   } else if (weight.dtype() == paddle::DataType::BFLOAT16) {
-    UpdateRowsInt8<bfloat16>(weight.data<bfloat16>(), codes, scales, idx, count, num_rows, dim, grad.data<float>(),
-                             rate, momentum, nesterov, weight_decay, rescale, project, eps);
+    WithGradRows(grad, [&](const auto* g) {
+      UpdateRowsInt8(weight.data<bfloat16>(), codes, scales, idx, count, num_rows, dim, g, rate, momentum, nesterov,
+                     weight_decay, rescale, project, eps);
+    });
   } else {
     PD_THROW("weight must be float32 or bfloat16");
   }
@@ -655,19 +696,25 @@ PD_BUILD_OP(pfc_any_nonfinite)
 
 namespace {
 
-// out = table[index[r]] (a [num_rows, dim] table; index[r] checked), with the row index[r + kRowsAhead]
+// Row index[r] of a [num_rows, dim] table (index[r] checked), with the row index[r + kRowsAhead]
 // prefetched when r + kRowsAhead < count.
 template <typename T>
-inline void CopyIndexedRow(const T* table, const int64_t* index, int64_t r, int64_t count, int64_t num_rows,
-                           int64_t dim, T* out) {
-  const int64_t row_bytes = dim * static_cast<int64_t>(sizeof(T));
+inline const T* IndexedRow(const T* table, const int64_t* index, int64_t r, int64_t count, int64_t num_rows,
+                           int64_t dim) {
   const int64_t row = index[r];
   PD_CHECK(row >= 0 && row < num_rows, "index ", row, " outside the table's ", num_rows, " rows");
   if (r + kRowsAhead < count) {
     const int64_t ahead = index[r + kRowsAhead];
-    if (ahead >= 0 && ahead < num_rows) PrefetchBytes(table + ahead * dim, row_bytes, false);
+    if (ahead >= 0 && ahead < num_rows) PrefetchBytes(table + ahead * dim, dim * static_cast<int64_t>(sizeof(T)), false);
   }
-  std::memcpy(out, table + row * dim, row_bytes);
+  return table + row * dim;
+}
+
+// out = table[index[r]], as IndexedRow reads it.
+template <typename T>
+inline void CopyIndexedRow(const T* table, const int64_t* index, int64_t r, int64_t count, int64_t num_rows,
+                           int64_t dim, T* out) {
+  std::memcpy(out, IndexedRow(table, index, r, count, num_rows, dim), dim * static_cast<int64_t>(sizeof(T)));
 }
 
 template <typename T>
@@ -748,28 +795,63 @@ class PackedOperand {
 };
 
 void CheckIndexedTable(const paddle::Tensor& table, const paddle::Tensor& index, int64_t dim) {
-  CheckCpuFloat32(table, "table");
+  PD_CHECK(table.is_cpu(), "table must be a CPU tensor");
+  PD_CHECK(table.dtype() == paddle::DataType::FLOAT32 || table.dtype() == paddle::DataType::BFLOAT16,
+           "table must be float32 or bfloat16");
   PD_CHECK(index.is_cpu() && index.dtype() == paddle::DataType::INT64, "index must be an int64 CPU tensor");
   PD_CHECK(table.shape().size() == 2 && table.shape()[1] == dim, "table must be [L, D] with the features' D = ", dim);
 }
 
-// buffer[r - r0] = table[index[r]] for r in [r0, r0 + m) (the next rows prefetched); with `inverse`,
-// inverse[r] = 1 / max(|table[index[r]]|, eps), taken while the row is in L1.
-void GatherTile(const float* table, const int64_t* index, int64_t r0, int64_t m, int64_t count, int64_t num_rows,
-                int64_t dim, float* buffer, float* inverse, float eps) {
-  for (int64_t r = r0; r < r0 + m; ++r) {
-    float* row = buffer + (r - r0) * dim;
-    CopyIndexedRow(table, index, r, count, num_rows, dim, row);
-    if (inverse != nullptr) inverse[r] = ClippedInverseNorm(SquaredNorm(row, dim), eps);
+// The kept rows of a float32 or bfloat16 table as the float32 operand of a product: a tile of them
+// at a time in an L2-sized buffer, bfloat16 rows widened and, with round_bfloat16, float32 rows
+// rounded to bfloat16 values (the operand of a bfloat16 product computed in float32).
+class IndexedRows {
+ public:
+  IndexedRows(const paddle::Tensor& table, const paddle::Tensor& index, bool round_bfloat16)
+      : bfloat16_rows_(table.dtype() == paddle::DataType::BFLOAT16 ? table.data<bfloat16>() : nullptr),
+        float32_rows_(bfloat16_rows_ == nullptr ? table.data<float>() : nullptr),
+        index_(index.data<int64_t>()),
+        count_(index.numel()),
+        num_rows_(table.shape()[0]),
+        dim_(table.shape()[1]),
+        round_(round_bfloat16 && bfloat16_rows_ == nullptr) {}
+
+  // buffer[r - r0] = row index[r] as the operand, for r in [r0, r0 + m) (the next rows prefetched);
+  // with `inverse`, inverse[r] = 1 / max(|that row|, eps), taken while the row is in L1.
+  void Tile(int64_t r0, int64_t m, float* buffer, float* inverse, float eps) const {
+    for (int64_t r = r0; r < r0 + m; ++r) {
+      float* row = buffer + (r - r0) * dim_;
+      if (bfloat16_rows_ != nullptr) {
+        const bfloat16* stored = IndexedRow(bfloat16_rows_, index_, r, count_, num_rows_, dim_);
+#pragma omp simd
+        for (int64_t d = 0; d < dim_; ++d) row[d] = Widen(stored[d]);
+      } else if (round_) {
+        const float* stored = IndexedRow(float32_rows_, index_, r, count_, num_rows_, dim_);
+#pragma omp simd
+        for (int64_t d = 0; d < dim_; ++d) row[d] = RoundToBfloat16(stored[d]);
+      } else {
+        CopyIndexedRow(float32_rows_, index_, r, count_, num_rows_, dim_, row);
+      }
+      if (inverse != nullptr) inverse[r] = ClippedInverseNorm(SquaredNorm(row, dim_), eps);
+    }
   }
-}
+
+ private:
+  const bfloat16* bfloat16_rows_;
+  const float* float32_rows_;
+  const int64_t* index_;
+  int64_t count_, num_rows_, dim_;
+  bool round_;
+};
 
 }  // namespace
 
-// BlockLogits of the rows table[index] without a gathered copy of them: logits = features
-// table[index]^T ([N, D] x [c, D]^T) and their inverse norms [c], kIndexedRows rows at a time.
+// BlockLogits of the rows table[index] (float32 or bfloat16 table; IndexedRows) without a gathered
+// copy of them: logits = features table[index]^T ([N, D] x [c, D]^T) and their inverse norms [c],
+// kIndexedRows rows at a time.
 std::vector<paddle::Tensor> IndexedLogits(const paddle::Tensor& features, const paddle::Tensor& table,
-                                          const paddle::Tensor& index, float eps, const std::string& library) {
+                                          const paddle::Tensor& index, float eps, bool round_bfloat16,
+                                          const std::string& library) {
   CheckCpuFloat32(features, "features");
   PD_CHECK(features.shape().size() == 2, "features must be [N, D]");
   const int64_t n = features.shape()[0], dim = features.shape()[1], count = index.numel();
@@ -782,10 +864,10 @@ std::vector<paddle::Tensor> IndexedLogits(const paddle::Tensor& features, const 
   float* out = logits.data<float>();
   const int rows = static_cast<int>(n), ld = static_cast<int>(dim), ldc = static_cast<int>(count);
   const PackedOperand packed(blas, kAMatrix, rows, kTile, ld, x, ld);  // x, [N, D]
+  const IndexedRows rows_of_table(table, index, round_bfloat16);
   for (int64_t r0 = 0; r0 < count; r0 += kIndexedRows) {
     const int64_t m = std::min(kIndexedRows, count - r0);
-    GatherTile(table.data<float>(), index.data<int64_t>(), r0, m, count, table.shape()[0], dim, buffer.data(),
-               inverse.data<float>(), eps);
+    rows_of_table.Tile(r0, m, buffer.data(), inverse.data<float>(), eps);
     if (n == 0) continue;
     if (packed.get() != nullptr && m == kIndexedRows) {
       blas.compute(kRowMajor, kPacked, kTrans, rows, kTile, ld, packed.get(), ld, buffer.data(), ld, 0.0f,
@@ -811,17 +893,18 @@ std::vector<paddle::DataType> IndexedLogitsDtype(const paddle::DataType& feature
 PD_BUILD_OP(pfc_indexed_logits)
     .Inputs({"Features", "Table", "Index"})
     .Outputs({"Logits", "InvNorm"})
-    .Attrs({"eps: float", "library: std::string"})
+    .Attrs({"eps: float", "round_bfloat16: bool", "library: std::string"})
     .SetKernelFn(PD_KERNEL(IndexedLogits))
     .SetInferShapeFn(PD_INFER_SHAPE(IndexedLogitsShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(IndexedLogitsDtype));
 
-// The two gradient products of a block whose rows are table[index]: grad_features = dlogits
-// table[index] ([N, c] x [c, D]) and grad_rows = dlogits^T features ([c, N] x [N, D]), kIndexedRows
-// rows at a time (each gathered once into L2 for its product).
+// The two gradient products of a block whose rows are table[index] (float32 or bfloat16 table;
+// IndexedRows): grad_features = dlogits table[index] ([N, c] x [c, D], float32) and grad_rows =
+// dlogits^T features ([c, N] x [N, D]; float32, or with bfloat16_grad rounded to bfloat16 as
+// Paddle's cast), kIndexedRows rows at a time (each read once into L2 for its product).
 std::vector<paddle::Tensor> IndexedBackward(const paddle::Tensor& dlogits, const paddle::Tensor& features,
                                             const paddle::Tensor& table, const paddle::Tensor& index,
-                                            const std::string& library) {
+                                            bool round_bfloat16, bool bfloat16_grad, const std::string& library) {
   CheckCpuFloat32(dlogits, "dlogits");
   CheckCpuFloat32(features, "features");
   PD_CHECK(features.shape().size() == 2 && dlogits.shape().size() == 2, "features [N, D] and dlogits [N, c]");
@@ -829,32 +912,38 @@ std::vector<paddle::Tensor> IndexedBackward(const paddle::Tensor& dlogits, const
   PD_CHECK(dlogits.shape()[0] == n && dlogits.shape()[1] == count, "dlogits must be [N, c] = [", n, ", ", count, "]");
   CheckIndexedTable(table, index, dim);
   auto grad_features = paddle::empty({n, dim}, paddle::DataType::FLOAT32, paddle::CPUPlace());
-  auto grad_rows = paddle::empty({count, dim}, paddle::DataType::FLOAT32, paddle::CPUPlace());
+  auto grad_rows = paddle::empty({count, dim}, bfloat16_grad ? paddle::DataType::BFLOAT16 : paddle::DataType::FLOAT32,
+                                 paddle::CPUPlace());
   const Blas blas = LoadBlas(library);
   std::vector<float> buffer(kIndexedRows * dim);
+  std::vector<float> float32_tile(bfloat16_grad ? kIndexedRows * dim : 0);  // a tile's rows before rounding
   const float* g = dlogits.data<float>();
   const float* x = features.data<float>();
   float* gx = grad_features.data<float>();
-  float* gw = grad_rows.data<float>();
   const int rows = static_cast<int>(n), ld = static_cast<int>(dim), ldg = static_cast<int>(count);
   const PackedOperand packed(blas, kBMatrix, kTile, ld, rows, x, ld);  // x, [N, D]
+  const IndexedRows rows_of_table(table, index, round_bfloat16);
   if (count == 0) std::fill(gx, gx + n * dim, 0.0f);
   for (int64_t r0 = 0; r0 < count; r0 += kIndexedRows) {
     const int64_t m = std::min(kIndexedRows, count - r0);
-    GatherTile(table.data<float>(), index.data<int64_t>(), r0, m, count, table.shape()[0], dim, buffer.data(),
-               nullptr, 0.0f);
+    float* gw = bfloat16_grad ? float32_tile.data() : grad_rows.data<float>() + r0 * dim;
+    rows_of_table.Tile(r0, m, buffer.data(), nullptr, 0.0f);
     if (n == 0) {
-      std::fill(gw + r0 * dim, gw + (r0 + m) * dim, 0.0f);
-      continue;
-    }
-    blas.sgemm(kRowMajor, kNoTrans, kNoTrans, rows, ld, static_cast<int>(m), 1.0f, g + r0, ldg, buffer.data(), ld,
-               r0 == 0 ? 0.0f : 1.0f, gx, ld);
-    if (packed.get() != nullptr && m == kIndexedRows) {
-      blas.compute(kRowMajor, kTrans, kPacked, kTile, ld, rows, g + r0, ldg, packed.get(), ld, 0.0f,
-                   gw + r0 * dim, ld);
+      std::fill(gw, gw + m * dim, 0.0f);
     } else {
-      blas.sgemm(kRowMajor, kTrans, kNoTrans, static_cast<int>(m), ld, rows, 1.0f, g + r0, ldg, x, ld, 0.0f,
-                 gw + r0 * dim, ld);
+      blas.sgemm(kRowMajor, kNoTrans, kNoTrans, rows, ld, static_cast<int>(m), 1.0f, g + r0, ldg, buffer.data(), ld,
+                 r0 == 0 ? 0.0f : 1.0f, gx, ld);
+      if (packed.get() != nullptr && m == kIndexedRows) {
+        blas.compute(kRowMajor, kTrans, kPacked, kTile, ld, rows, g + r0, ldg, packed.get(), ld, 0.0f, gw, ld);
+      } else {
+        blas.sgemm(kRowMajor, kTrans, kNoTrans, static_cast<int>(m), ld, rows, 1.0f, g + r0, ldg, x, ld, 0.0f, gw,
+                   ld);
+      }
+    }
+    if (bfloat16_grad) {
+      bfloat16* out = grad_rows.data<bfloat16>() + r0 * dim;
+#pragma omp simd
+      for (int64_t i = 0; i < m * dim; ++i) Store(gw[i], out + i);
     }
   }
   return {grad_features, grad_rows};
@@ -867,14 +956,15 @@ std::vector<std::vector<int64_t>> IndexedBackwardShape(const std::vector<int64_t
 }
 
 std::vector<paddle::DataType> IndexedBackwardDtype(const paddle::DataType& dlogits, const paddle::DataType&,
-                                                   const paddle::DataType&, const paddle::DataType&) {
-  return {dlogits, dlogits};
+                                                   const paddle::DataType&, const paddle::DataType&, bool,
+                                                   bool bfloat16_grad) {
+  return {dlogits, bfloat16_grad ? paddle::DataType::BFLOAT16 : dlogits};
 }
 
 PD_BUILD_OP(pfc_indexed_backward)
     .Inputs({"DLogits", "Features", "Table", "Index"})
     .Outputs({"GradFeatures", "GradRows"})
-    .Attrs({"library: std::string"})
+    .Attrs({"round_bfloat16: bool", "bfloat16_grad: bool", "library: std::string"})
     .SetKernelFn(PD_KERNEL(IndexedBackward))
     .SetInferShapeFn(PD_INFER_SHAPE(IndexedBackwardShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(IndexedBackwardDtype));
