@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -100,7 +101,15 @@ def test_finetune_from_a_converted_model(tiny_onnx, tmp_path):
     # embeddings unchanged)
     from paddle_pfc.interop.batch_norm_stats import identity_batch_norms
 
-    start = run("start", "train.max_steps=2", "train.freeze_backbone_steps=2")
+    folder = tmp_path / "converted"
+    # three independent commands, two side by side (one core each)
+    with ThreadPoolExecutor(2) as pool:
+        starting = pool.submit(run, "start", "train.max_steps=2", "train.freeze_backbone_steps=2")
+        tuning = pool.submit(run, "tuned", "train.max_steps=3")
+        converting = pool.submit(subprocess.run, [sys.executable, str(REPO / "tools" / "convert.py"), str(tiny_onnx),
+                                                  "--output", str(folder)],
+                                 cwd=REPO, env=_env(), capture_output=True, text=True, timeout=300)
+        start, tuned, proc = starting.result(), tuning.result(), converting.result()
     folded = identity_batch_norms(converted.state)
     assert len(folded) == 49
     offset = 0
@@ -114,13 +123,9 @@ def test_finetune_from_a_converted_model(tiny_onnx, tmp_path):
     expected = EvalProgram("mobilefacenet", 32, 32, converted.state)(start["probe_images"])
     np.testing.assert_allclose(start["eval_embedding"], expected, rtol=1e-4, atol=1e-5)
 
-    tuned = run("tuned", "train.max_steps=3")
     assert len(tuned["loss"]) == 3 and np.all(np.isfinite(tuned["loss"]))
     assert not np.allclose(tuned["eval_embedding"], start["eval_embedding"])
 
-    folder = tmp_path / "converted"
-    proc = subprocess.run([sys.executable, str(REPO / "tools" / "convert.py"), str(tiny_onnx), "--output", str(folder)],
-                          cwd=REPO, env=_env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "converted vs onnxruntime on the source: min cosine" in proc.stdout and "FAILED" not in proc.stdout
     from_folder = read_pretrained(folder)
