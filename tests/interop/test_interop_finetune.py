@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +17,7 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 from helpers.interop_onnx_graphs import GraphWriter, torch_named  # noqa: E402
+from helpers.side_by_side import side_by_side  # noqa: E402
 from launcher import REPO  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -102,14 +103,11 @@ def test_finetune_from_a_converted_model(tiny_onnx, tmp_path):
     from paddle_pfc.interop.batch_norm_stats import identity_batch_norms
 
     folder = tmp_path / "converted"
-    # three independent commands, two side by side (one core each)
-    with ThreadPoolExecutor(2) as pool:
-        starting = pool.submit(run, "start", "train.max_steps=2", "train.freeze_backbone_steps=2")
-        tuning = pool.submit(run, "tuned", "train.max_steps=3")
-        converting = pool.submit(subprocess.run, [sys.executable, str(REPO / "tools" / "convert.py"), str(tiny_onnx),
-                                                  "--output", str(folder)],
-                                 cwd=REPO, env=_env(), capture_output=True, text=True, timeout=300)
-        start, tuned, proc = starting.result(), tuning.result(), converting.result()
+    start, tuned, proc = side_by_side(  # three independent commands, two at a time
+        partial(run, "start", "train.max_steps=2", "train.freeze_backbone_steps=2"),
+        partial(run, "tuned", "train.max_steps=3"),
+        partial(subprocess.run, [sys.executable, str(REPO / "tools" / "convert.py"), str(tiny_onnx), "--output",
+                                 str(folder)], cwd=REPO, env=_env(), capture_output=True, text=True, timeout=300))
     folded = identity_batch_norms(converted.state)
     assert len(folded) == 49
     offset = 0
