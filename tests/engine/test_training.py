@@ -5,11 +5,13 @@ import json
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from helpers.side_by_side import side_by_side
 from launcher import REPO, launch
 
 WORKER = REPO / "tests" / "workers" / "train_worker.py"
@@ -78,10 +80,21 @@ STEP_8 = ("runs", "base", "checkpoints", "step_000000008")  # 2 ranks x batch 6:
 
 
 @pytest.fixture(scope="module")
-def resumed_run(base_run) -> list[dict]:
-    """The base run resumed at step 8 on 2 ranks, to step 24 (its state as resumed: ``unresharded``)."""
+def resumes(base_run) -> tuple[list[dict], list[dict]]:
+    """The base run's step 8 resumed on 2 ranks to step 24 (``resumed_run``) and on 1 rank
+    (``one_rank``): two independent jobs, side by side."""
     tmp, _ = base_run
-    return run(tmp, "reshard_2_to_2", 2, "train.max_steps=24", resume=tmp.joinpath(*STEP_8), record_resumed=True)
+    return tuple(side_by_side(
+        partial(run, tmp, "reshard_2_to_2", 2, "train.max_steps=24", resume=tmp.joinpath(*STEP_8),
+                record_resumed=True),
+        partial(run, tmp, "reshard_2_to_1", 1, "train.batch_size=6", "train.epochs=1", resume=tmp.joinpath(*STEP_8),
+                record_resumed=True)))
+
+
+@pytest.fixture(scope="module")
+def resumed_run(resumes) -> list[dict]:
+    """The base run resumed at step 8 on 2 ranks, to step 24 (its state as resumed: ``unresharded``)."""
+    return resumes[0]
 
 
 def test_resume_repeats_the_uninterrupted_run(base_run, resumed_run):
@@ -107,12 +120,10 @@ def unresharded(base_run, resumed_run):
 
 
 @pytest.fixture(scope="module")
-def one_rank(base_run) -> list[dict]:
+def one_rank(base_run, resumes) -> list[dict]:
     """The base run's step 8 resumed on 1 rank (batch 6) to the end of epoch 0 (train.epochs=1, step
     16): its state as resumed (test_reshard_and_rebatch) and its 1-rank checkpoint (test_reshard_1_to_2)."""
     tmp, _ = base_run
-    run(tmp, "reshard_2_to_1", 1, "train.batch_size=6", "train.epochs=1", resume=tmp.joinpath(*STEP_8),
-        record_resumed=True)
     return resumed(tmp, "reshard_2_to_1", 1)
 
 
