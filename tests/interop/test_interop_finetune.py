@@ -47,9 +47,12 @@ def test_convert_cli_embeds_images_as_the_source(tmp_path):
     from paddle_pfc.deploy.inference import FaceEmbedder
 
     out = tmp_path / "converted"
-    proc = subprocess.run([sys.executable, str(REPO / "tools" / "convert.py"), str(FIXTURES / "mbf128_fp16.pt"),
-                           "--backbone", "mbf", "--output", str(out)], cwd=REPO, env=_env(),
-                          capture_output=True, text=True, timeout=300)
+    convert = [sys.executable, str(REPO / "tools" / "convert.py"), str(FIXTURES / "mbf128_fp16.pt")]
+    proc, bad = side_by_side(  # a conversion and a refused one, independent
+        partial(subprocess.run, [*convert, "--backbone", "mbf", "--output", str(out)], cwd=REPO, env=_env(),
+                capture_output=True, text=True, timeout=300),
+        partial(subprocess.run, [*convert, "--backbone", "r100", "--output", str(tmp_path / "x")], cwd=REPO,
+                env=_env(), capture_output=True, text=True, timeout=300))
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "mobilefacenet (embedding 128, input 112x112)" in proc.stdout
     meta = json.loads((out / "export.json").read_text())
@@ -62,9 +65,6 @@ def test_convert_cli_embeds_images_as_the_source(tmp_path):
     cos = (emb * ref).sum(1) / (np.linalg.norm(emb, axis=1) * np.linalg.norm(ref, axis=1))
     assert cos.min() >= 0.99999 and np.abs(emb - ref).max() / np.abs(ref).max() <= 1e-4
 
-    bad = subprocess.run([sys.executable, str(REPO / "tools" / "convert.py"), str(FIXTURES / "mbf128_fp16.pt"),
-                          "--backbone", "r100", "--output", str(tmp_path / "x")], cwd=REPO, env=_env(),
-                         capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "holds a mobilefacenet backbone, but --backbone r100" in bad.stderr
 
 
