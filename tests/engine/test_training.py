@@ -239,7 +239,11 @@ def test_export_and_validate_a_trained_checkpoint(base_run, small_lfw, tmp_path,
     assert export.main(["--checkpoint", str(checkpoint), "--backbone", "iresnet18", "--out", str(tmp_path / "x")]) == 2
     assert (f"--backbone iresnet18 disagrees with the checkpoint {checkpoint}, whose backbone is 'mobilefacenet'"
             in capsys.readouterr().err)
-    tool("tools/export.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "model"), "--format", "onnx")
+    side_by_side(  # the export and the validation of the checkpoint, independent
+        partial(tool, "tools/export.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "model"),
+                "--format", "onnx"),
+        partial(tool, "tools/validate.py", "--checkpoint", str(checkpoint), "--bin", str(small_lfw), "--nrof-folds",
+                "2", "--json", str(tmp_path / "val.json")))
     exported = FaceEmbedder(tmp_path / "model").forward(ranks[0]["probe_images"])
     # float32 rounding relative to the largest magnitude: the export runs folded batch norm on oneDNN
     expected = ranks[0]["eval_embedding"]
@@ -247,8 +251,6 @@ def test_export_and_validate_a_trained_checkpoint(base_run, small_lfw, tmp_path,
     onnx = FaceEmbedder(tmp_path / "model" / "model.onnx").forward(ranks[0]["probe_images"])
     np.testing.assert_allclose(onnx, exported, rtol=0, atol=1e-4 * np.abs(exported).max())
 
-    tool("tools/validate.py", "--checkpoint", str(checkpoint), "--bin", str(small_lfw), "--nrof-folds", "2",
-         "--json", str(tmp_path / "val.json"))
     report = json.loads((tmp_path / "val.json").read_text())
     during_training = dict(json.loads((tmp / "base" / "val.json").read_text())[-1][1])
     assert report["sets"]["small_lfw"]["accuracy"] == pytest.approx(during_training["lfw"], abs=1e-12)
