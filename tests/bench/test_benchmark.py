@@ -6,10 +6,12 @@ import json
 import os
 import subprocess
 import sys
+from functools import partial
 
 import numpy as np
 import pytest
 
+from helpers.side_by_side import side_by_side
 from launcher import REPO
 from paddle_pfc.bench.communication import build_collectives_program, collectives_of
 from paddle_pfc.bench.floor import GEMM_SIZE, build_floor_program, build_passes_program, paired_floor
@@ -132,15 +134,15 @@ def _run_benchmark(out, *extra: str) -> dict:
 
 
 def test_benchmark_runs_as_a_user_runs_it(tmp_path):
-    record = _run_benchmark(tmp_path / "head.jsonl")
+    # --seed seeds Paddle's generator too: the same kept centers, so the same losses, run after run
+    record, again = side_by_side(partial(_run_benchmark, tmp_path / "head.jsonl"),
+                                 partial(_run_benchmark, tmp_path / "again.jsonl", "--no-floor"))
     assert (record["num_local"], record["num_sample"], record["chunks"]) == (3000, 1500, 3)
     assert np.isfinite(record["first_loss"]) and np.isfinite(record["last_loss"])
     for key in ("floor_s", "step_over_floor", "gemm_peak_gflops", "floor_over_gemm_peak", "paired_step_s",
                 "passes_s", "bound_over_floor", "step_over_bound"):
         assert record[key] is not None and record[key] > 0, key
     assert record["floor_gflops"] == pytest.approx(6.0 * 8 * 1500 * 64 / record["floor_s"] / 1e9, abs=0.06)
-    # --seed seeds Paddle's generator too: the same kept centers, so the same losses, run after run
-    again = _run_benchmark(tmp_path / "again.jsonl", "--no-floor")
     assert again["first_loss"] == pytest.approx(record["first_loss"], rel=1e-6)
     assert again["last_loss"] == pytest.approx(record["last_loss"], rel=1e-6)
 
@@ -189,11 +191,12 @@ def test_e2e_mode_reads_the_configs_data(tmp_path):
     config.write_text(yaml.safe_dump({"data": {"kind": "rec", "root": str(tmp_path / "data"), "num_classes": 8,
                                                   "num_workers": 0}}))
     args = ("--mode", "e2e", "--backbone", "mobilefacenet", "--input-size", "32", "--no-floor", "--config", str(config))
-    record = _run_benchmark(tmp_path / "rec.jsonl", *args)
+    record, proc = side_by_side(partial(_run_benchmark, tmp_path / "rec.jsonl", *args),
+                                partial(_benchmark_process, tmp_path / "few.jsonl", *args[:-2], "--config", str(config),
+                                        "--num-classes", "4"))
     assert (record["input"], record["input_workers"]) == (f"rec:{tmp_path / 'data'}", 0)
     assert np.isfinite(record["first_loss"])
     _check_parts(record)
-    proc = _benchmark_process(tmp_path / "few.jsonl", *args[:-2], "--config", str(config), "--num-classes", "4")
     assert proc.returncode != 0 and "has 8 classes, more than --num-classes 4" in proc.stderr, proc.stderr[-3000:]
 
 
@@ -227,16 +230,18 @@ def test_e2e_mode_follows_the_configs_amp(tmp_path):
     config = tmp_path / "bf16.yaml"
     config.write_text(yaml.safe_dump({"train": {"amp": "bf16"}}))  # no data.num_classes: --num-classes is the head's
     args = ("--mode", "e2e", "--backbone", "mobilefacenet", "--input-size", "32", "--no-floor", "--input", "arrays")
-    fp32 = _run_benchmark(tmp_path / "fp32.jsonl", *args)
-    assert (fp32["input"], fp32["input_workers"], fp32["input_s"]) == ("arrays", None, 0.0)
     from paddle_pfc.kernels import onednn_ops
 
     reason = onednn_ops.bfloat16_unsupported()
+    # the float32 and the bfloat16 benchmarks, side by side
+    fp32, proc = side_by_side(partial(_run_benchmark, tmp_path / "fp32.jsonl", *args),
+                              partial(_benchmark_process, tmp_path / "bf16.jsonl", *args, "--config", str(config)))
+    assert (fp32["input"], fp32["input_workers"], fp32["input_s"]) == ("arrays", None, 0.0)
     if reason is not None:
-        proc = _benchmark_process(tmp_path / "bf16.jsonl", *args, "--config", str(config))
         assert proc.returncode != 0 and f"bfloat16 convolutions: {reason}" in proc.stderr, proc.stderr[-3000:]
         return
-    bf16 = _run_benchmark(tmp_path / "bf16.jsonl", *args, "--config", str(config))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    bf16 = json.loads((tmp_path / "bf16.jsonl").read_text().splitlines()[0])
     assert (fp32["amp"], bf16["amp"]) == ("none", "bf16")
     # the same seed, batches and weights: bfloat16 convolutions move the loss, a little
     assert bf16["first_loss"] == pytest.approx(fp32["first_loss"], rel=0.05)

@@ -5,9 +5,11 @@ import json
 import os
 import subprocess
 import sys
+from functools import partial
 
 import pytest
 
+from helpers.side_by_side import side_by_side
 from launcher import REPO
 
 TINY = ["-c", str(REPO / "tests" / "train_tiny.yaml")]
@@ -22,18 +24,26 @@ def test_trains_on_image_folder_and_recordio(small_folder, small_lfw, tmp_path):
     common = [*TINY, "-o", "data.num_classes=10", "-o", "train.batch_size=2", "-o", "train.max_steps=3",
               "-o", f"validation.sets=[{{name: lfw, path: {small_lfw}}}]",
               "-o", "validation.nrof_folds=2"]
-    folder = train(*common, "-o", "data.kind=folder", "-o", f"data.root={small_folder}",
-                   "-o", f"train.output_dir={tmp_path / 'folder'}")
+    rec_dir = tmp_path / "rec"
+
+    def convert_and_train() -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
+        conv = subprocess.run([sys.executable, "tools/im2rec.py", "--root", str(small_folder), "--output",
+                               str(rec_dir)], cwd=REPO, capture_output=True, text=True, timeout=120)
+        if conv.returncode != 0:
+            return conv, conv
+        return conv, train(*common, "-o", "data.kind=rec", "-o", f"data.root={rec_dir}",
+                           "-o", f"train.output_dir={tmp_path / 'rec_run'}")
+
+    # the folder's run and the conversion then the .rec's run, side by side
+    folder, (conv, rec) = side_by_side(
+        partial(train, *common, "-o", "data.kind=folder", "-o", f"data.root={small_folder}",
+                "-o", f"train.output_dir={tmp_path / 'folder'}"),
+        convert_and_train)
     assert folder.returncode == 0, folder.stdout[-2000:] + folder.stderr[-2000:]
     assert "[lfw][3] accuracy" in folder.stdout
     assert ("data: the first image is 112x112 (width x height): resized to 32x32; every image is converted for "
             "model.input_size 32x32 (grey -> 3 equal channels") in folder.stdout
-    rec_dir = tmp_path / "rec"
-    conv = subprocess.run([sys.executable, "tools/im2rec.py", "--root", str(small_folder), "--output", str(rec_dir)],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
     assert conv.returncode == 0, conv.stderr[-2000:]
-    rec = train(*common, "-o", "data.kind=rec", "-o", f"data.root={rec_dir}",
-                "-o", f"train.output_dir={tmp_path / 'rec_run'}")
     assert rec.returncode == 0, rec.stdout[-2000:] + rec.stderr[-2000:]
     meta = json.loads((tmp_path / "rec_run" / "checkpoints" / "step_000000003" / "meta.json").read_text())
     assert meta["global_step"] == 3 and meta["config"]["data"]["kind"] == "rec"

@@ -7,12 +7,15 @@ import json
 import os
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from helpers.side_by_side import side_by_side
 from launcher import REPO
 from paddle_pfc.utils.npz_state import load_state
 
@@ -145,9 +148,19 @@ def test_frozen_backbone_and_resume_inside_the_freeze(pretrained):
     tmp, ckpt, _ = pretrained
     common = ["data.seed=11", "data.num_classes=16", "train.max_steps=8", "train.checkpoint_every_steps=2",
               "train.freeze_backbone_steps=5", f"model.pretrained={ckpt}"]
-    full = train(tmp, "frozen", *common)
-    _, start = ckpt_mod.load_backbone_state(ckpt)
     runs = tmp / "runs" / "frozen" / "checkpoints"
+
+    def resume_once_saved() -> dict:
+        """The resume from step 2, started once the full run has completed that checkpoint (written
+        under another name, then renamed: a folder with meta.json is whole)."""
+        deadline = time.monotonic() + 300
+        while not (runs / "step_000000002" / "meta.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return train(tmp, "frozen_resumed", *common, resume=runs / "step_000000002")
+
+    # the full run and the resume from its step 2, side by side once that checkpoint is written
+    full, resumed = side_by_side(partial(train, tmp, "frozen", *common), resume_once_saved)
+    _, start = ckpt_mod.load_backbone_state(ckpt)
     _, at4 = ckpt_mod.load_backbone_state(runs / "step_000000004")
     _, at6 = ckpt_mod.load_backbone_state(runs / "step_000000006")
     for key in start:  # parameters and BatchNorm statistics untouched during the freeze
@@ -158,7 +171,6 @@ def test_frozen_backbone_and_resume_inside_the_freeze(pretrained):
     assert all(np.array_equal(states2[k], states4[k]) for k in states2)  # backbone momentum kept too
     w2, w4 = (np.load(runs / s / "centers" / "head0.weight.rank0.npy") for s in ("step_000000002", "step_000000004"))
     assert not np.array_equal(w2, w4)  # the head learns meanwhile
-    resumed = train(tmp, "frozen_resumed", *common, resume=runs / "step_000000002")
     np.testing.assert_array_equal(resumed["loss"], full["loss"][2:])
     np.testing.assert_array_equal(resumed["backbone"], full["backbone"])
     np.testing.assert_array_equal(resumed["weight"], full["weight"])

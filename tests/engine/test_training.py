@@ -5,11 +5,13 @@ import json
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from helpers.side_by_side import side_by_side
 from launcher import REPO, launch
 
 WORKER = REPO / "tests" / "workers" / "train_worker.py"
@@ -78,10 +80,21 @@ STEP_8 = ("runs", "base", "checkpoints", "step_000000008")  # 2 ranks x batch 6:
 
 
 @pytest.fixture(scope="module")
-def resumed_run(base_run) -> list[dict]:
-    """The base run resumed at step 8 on 2 ranks, to step 24 (its state as resumed: ``unresharded``)."""
+def resumes(base_run) -> tuple[list[dict], list[dict]]:
+    """The base run's step 8 resumed on 2 ranks to step 24 (``resumed_run``) and on 1 rank
+    (``one_rank``): two independent jobs, side by side."""
     tmp, _ = base_run
-    return run(tmp, "reshard_2_to_2", 2, "train.max_steps=24", resume=tmp.joinpath(*STEP_8), record_resumed=True)
+    return tuple(side_by_side(
+        partial(run, tmp, "reshard_2_to_2", 2, "train.max_steps=24", resume=tmp.joinpath(*STEP_8),
+                record_resumed=True),
+        partial(run, tmp, "reshard_2_to_1", 1, "train.batch_size=6", "train.epochs=1", resume=tmp.joinpath(*STEP_8),
+                record_resumed=True)))
+
+
+@pytest.fixture(scope="module")
+def resumed_run(resumes) -> list[dict]:
+    """The base run resumed at step 8 on 2 ranks, to step 24 (its state as resumed: ``unresharded``)."""
+    return resumes[0]
 
 
 def test_resume_repeats_the_uninterrupted_run(base_run, resumed_run):
@@ -107,12 +120,10 @@ def unresharded(base_run, resumed_run):
 
 
 @pytest.fixture(scope="module")
-def one_rank(base_run) -> list[dict]:
+def one_rank(base_run, resumes) -> list[dict]:
     """The base run's step 8 resumed on 1 rank (batch 6) to the end of epoch 0 (train.epochs=1, step
     16): its state as resumed (test_reshard_and_rebatch) and its 1-rank checkpoint (test_reshard_1_to_2)."""
     tmp, _ = base_run
-    run(tmp, "reshard_2_to_1", 1, "train.batch_size=6", "train.epochs=1", resume=tmp.joinpath(*STEP_8),
-        record_resumed=True)
     return resumed(tmp, "reshard_2_to_1", 1)
 
 
@@ -228,7 +239,11 @@ def test_export_and_validate_a_trained_checkpoint(base_run, small_lfw, tmp_path,
     assert export.main(["--checkpoint", str(checkpoint), "--backbone", "iresnet18", "--out", str(tmp_path / "x")]) == 2
     assert (f"--backbone iresnet18 disagrees with the checkpoint {checkpoint}, whose backbone is 'mobilefacenet'"
             in capsys.readouterr().err)
-    tool("tools/export.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "model"), "--format", "onnx")
+    side_by_side(  # the export and the validation of the checkpoint, independent
+        partial(tool, "tools/export.py", "--checkpoint", str(checkpoint), "--out", str(tmp_path / "model"),
+                "--format", "onnx"),
+        partial(tool, "tools/validate.py", "--checkpoint", str(checkpoint), "--bin", str(small_lfw), "--nrof-folds",
+                "2", "--json", str(tmp_path / "val.json")))
     exported = FaceEmbedder(tmp_path / "model").forward(ranks[0]["probe_images"])
     # float32 rounding relative to the largest magnitude: the export runs folded batch norm on oneDNN
     expected = ranks[0]["eval_embedding"]
@@ -236,8 +251,6 @@ def test_export_and_validate_a_trained_checkpoint(base_run, small_lfw, tmp_path,
     onnx = FaceEmbedder(tmp_path / "model" / "model.onnx").forward(ranks[0]["probe_images"])
     np.testing.assert_allclose(onnx, exported, rtol=0, atol=1e-4 * np.abs(exported).max())
 
-    tool("tools/validate.py", "--checkpoint", str(checkpoint), "--bin", str(small_lfw), "--nrof-folds", "2",
-         "--json", str(tmp_path / "val.json"))
     report = json.loads((tmp_path / "val.json").read_text())
     during_training = dict(json.loads((tmp / "base" / "val.json").read_text())[-1][1])
     assert report["sets"]["small_lfw"]["accuracy"] == pytest.approx(during_training["lfw"], abs=1e-12)

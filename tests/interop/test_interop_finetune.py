@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 from helpers.interop_onnx_graphs import GraphWriter, torch_named  # noqa: E402
+from helpers.side_by_side import side_by_side  # noqa: E402
 from launcher import REPO  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -45,9 +47,12 @@ def test_convert_cli_embeds_images_as_the_source(tmp_path):
     from paddle_pfc.deploy.inference import FaceEmbedder
 
     out = tmp_path / "converted"
-    proc = subprocess.run([sys.executable, str(REPO / "tools" / "convert.py"), str(FIXTURES / "mbf128_fp16.pt"),
-                           "--backbone", "mbf", "--output", str(out)], cwd=REPO, env=_env(),
-                          capture_output=True, text=True, timeout=300)
+    convert = [sys.executable, str(REPO / "tools" / "convert.py"), str(FIXTURES / "mbf128_fp16.pt")]
+    proc, bad = side_by_side(  # a conversion and a refused one, independent
+        partial(subprocess.run, [*convert, "--backbone", "mbf", "--output", str(out)], cwd=REPO, env=_env(),
+                capture_output=True, text=True, timeout=300),
+        partial(subprocess.run, [*convert, "--backbone", "r100", "--output", str(tmp_path / "x")], cwd=REPO,
+                env=_env(), capture_output=True, text=True, timeout=300))
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "mobilefacenet (embedding 128, input 112x112)" in proc.stdout
     meta = json.loads((out / "export.json").read_text())
@@ -60,9 +65,6 @@ def test_convert_cli_embeds_images_as_the_source(tmp_path):
     cos = (emb * ref).sum(1) / (np.linalg.norm(emb, axis=1) * np.linalg.norm(ref, axis=1))
     assert cos.min() >= 0.99999 and np.abs(emb - ref).max() / np.abs(ref).max() <= 1e-4
 
-    bad = subprocess.run([sys.executable, str(REPO / "tools" / "convert.py"), str(FIXTURES / "mbf128_fp16.pt"),
-                          "--backbone", "r100", "--output", str(tmp_path / "x")], cwd=REPO, env=_env(),
-                         capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "holds a mobilefacenet backbone, but --backbone r100" in bad.stderr
 
 
@@ -100,7 +102,12 @@ def test_finetune_from_a_converted_model(tiny_onnx, tmp_path):
     # embeddings unchanged)
     from paddle_pfc.interop.batch_norm_stats import identity_batch_norms
 
-    start = run("start", "train.max_steps=2", "train.freeze_backbone_steps=2")
+    folder = tmp_path / "converted"
+    start, tuned, proc = side_by_side(  # three independent commands, two at a time
+        partial(run, "start", "train.max_steps=2", "train.freeze_backbone_steps=2"),
+        partial(run, "tuned", "train.max_steps=3"),
+        partial(subprocess.run, [sys.executable, str(REPO / "tools" / "convert.py"), str(tiny_onnx), "--output",
+                                 str(folder)], cwd=REPO, env=_env(), capture_output=True, text=True, timeout=300))
     folded = identity_batch_norms(converted.state)
     assert len(folded) == 49
     offset = 0
@@ -114,13 +121,9 @@ def test_finetune_from_a_converted_model(tiny_onnx, tmp_path):
     expected = EvalProgram("mobilefacenet", 32, 32, converted.state)(start["probe_images"])
     np.testing.assert_allclose(start["eval_embedding"], expected, rtol=1e-4, atol=1e-5)
 
-    tuned = run("tuned", "train.max_steps=3")
     assert len(tuned["loss"]) == 3 and np.all(np.isfinite(tuned["loss"]))
     assert not np.allclose(tuned["eval_embedding"], start["eval_embedding"])
 
-    folder = tmp_path / "converted"
-    proc = subprocess.run([sys.executable, str(REPO / "tools" / "convert.py"), str(tiny_onnx), "--output", str(folder)],
-                          cwd=REPO, env=_env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "converted vs onnxruntime on the source: min cosine" in proc.stdout and "FAILED" not in proc.stdout
     from_folder = read_pretrained(folder)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from functools import partial
 
 import pytest
 
+from helpers.side_by_side import side_by_side
 from launcher import REPO
 
 RSS_PROBE = """
@@ -45,10 +47,12 @@ def probe(mode: str | None) -> tuple[str, bool]:
 
 
 def test_speed_by_default_keeps_freed_blocks_and_memory_returns_them():
-    assert probe(None) == ("speed", True)
-    assert probe("speed") == ("speed", True)
-    assert probe("memory") == ("memory", False)
-    assert probe("default")[0] == "default"
+    default, speed, memory, glibc = side_by_side(*(partial(probe, mode) for mode in (None, "speed", "memory",
+                                                                                      "default")))
+    assert default == ("speed", True)
+    assert speed == ("speed", True)
+    assert memory == ("memory", False)
+    assert glibc[0] == "default"
 
 
 def test_import_changes_nothing():
@@ -84,10 +88,11 @@ def test_mkl_setting_follows_the_running_cpu():
     from paddle_pfc.runtime.process import mkl_kernels_for
     from paddle_pfc.utils.cpu import cpu_info
 
-    out = python("import paddle_pfc\nprint(paddle_pfc.configure_process()['mkl_debug_cpu_type'] or '-')")
+    out, kept = side_by_side(
+        partial(python, "import paddle_pfc\nprint(paddle_pfc.configure_process()['mkl_debug_cpu_type'] or '-')"),
+        partial(python, "import paddle_pfc\nprint(paddle_pfc.configure_process()['mkl_debug_cpu_type'])",
+                MKL_DEBUG_CPU_TYPE="4"))
     assert out[-1] == (mkl_kernels_for(cpu_info()) or "-")
-    kept = python("import paddle_pfc\nprint(paddle_pfc.configure_process()['mkl_debug_cpu_type'])",
-                  MKL_DEBUG_CPU_TYPE="4")
     assert kept[-1] == "4"  # the user's own value wins
 
 
@@ -103,8 +108,9 @@ def test_serial_executor_on_cpu_unless_the_user_set_the_flag():
             "print(paddle.get_flags(['FLAGS_new_executor_serial_run'])['FLAGS_new_executor_serial_run'])")
     import paddle
     gpu = paddle.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0
-    assert python(code)[-2:] == (["no", "False"] if gpu else ["yes", "True"])
-    assert python(code, FLAGS_new_executor_serial_run="0")[-2:] == ["no", "False"]  # the user's value wins
+    default, set_by_user = side_by_side(partial(python, code), partial(python, code, FLAGS_new_executor_serial_run="0"))
+    assert default[-2:] == (["no", "False"] if gpu else ["yes", "True"])
+    assert set_by_user[-2:] == ["no", "False"]  # the user's value wins
 
 
 @pytest.mark.parametrize("flag", ["FLAGS_use_onednn", "FLAGS_use_mkldnn"])
@@ -117,14 +123,16 @@ def test_global_onednn_mode_is_refused_on_cpu_naming_the_flag(flag, tmp_path):
     if gpu_visible():
         pytest.skip("a GPU is visible: GPU programs do not use Paddle's oneDNN kernels")
     env = dict(os.environ, **{flag: "1"})
-    proc = subprocess.run([sys.executable, "-c", "import paddle_pfc; paddle_pfc.configure_process()"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
-    assert proc.returncode != 0 and f"ProcessSettingError: {flag} is on" in proc.stderr, proc.stderr[-2000:]
     out = tmp_path / "run"
-    proc = subprocess.run([sys.executable, str(REPO / "tools" / "train.py"), "-c",
-                           str(REPO / "configs" / "demo_cpu.yaml"), "-o", f"train.output_dir={out}", "-o",
-                           "train.max_steps=1"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    configured, proc = side_by_side(
+        partial(subprocess.run, [sys.executable, "-c", "import paddle_pfc; paddle_pfc.configure_process()"],
+                cwd=REPO, env=env, capture_output=True, text=True, timeout=120),
+        partial(subprocess.run, [sys.executable, str(REPO / "tools" / "train.py"), "-c",
+                                 str(REPO / "configs" / "demo_cpu.yaml"), "-o", f"train.output_dir={out}", "-o",
+                                 "train.max_steps=1"],
+                cwd=REPO, env=env, capture_output=True, text=True, timeout=300))
+    assert configured.returncode != 0 and f"ProcessSettingError: {flag} is on" in configured.stderr, \
+        configured.stderr[-2000:]
     lines = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert proc.returncode == 2 and lines == [f"error: [rank 0] {flag} is on: Paddle 3.3's global oneDNN mode "
                                               "crashes CPU training (a segmentation fault in its batch norm, "
