@@ -35,9 +35,9 @@ The model (all sizes per rank, for the largest shard, i.e. rank 0 of the balance
     program_analysis   = k_exec * ceil(S / R)^2           Paddle's executor: its dependency
                                                           analysis grows with the square of the
                                                           number of ops (so of blocks)
-    heap_retention     = k_heap * S * D * f / 4           freed block buffers glibc keeps in the
-                                          (speed malloc)  heap, fragmented (see below)
-                       = 0                (memory malloc)
+    heap_retention     = k_heap * S * D * g / 4           freed block buffers glibc keeps in the
+                                          (speed malloc)  heap, fragmented (see below); g = f
+                       = 0                (memory malloc) where the rows are read by index, else 4
     process_overhead   = PROCESS_OVERHEAD                 an idle rank (paddle + communicator)
     total              = sum of the above
 
@@ -52,8 +52,9 @@ against measured peak RSS*). ``malloc="memory"`` (``PADDLE_PFC_MALLOC=memory``) 
 buffers, so the RSS follows the live tensors. ``malloc="speed"`` (the process default) keeps freed
 buffers under 32 MiB in the heap, whose high-water mark stays resident: the block temporaries of a
 step, interleaved with block gradients that outlive them, fragment it by ``k_heap`` bytes per kept
-element of float32 gradients, half that of bfloat16 ones (a rough fit: 5 to 8 bytes measured in
-float32, 1.8 to 2.2 in bfloat16, with blocks of 4096 to 6250 rows, more with longer blocks);
+element (a rough fit: 5 to 8 bytes measured with blocks of 4096 to 6250 rows, more with longer
+blocks), half that where bfloat16 rows are read by index (1.8 to 2.2 bytes: no float32 block
+temporaries, only the blocks' bfloat16 gradients);
 glibc's own thresholds (``default``) lie in between.
 """
 from __future__ import annotations
@@ -71,9 +72,8 @@ __all__ = ["MemoryPlan", "plan", "max_classes", "parse_bytes", "DTYPE_BYTES", "P
 
 OPTIMIZER_STATES = {"momentum": 1, "sgd": 0}
 
-#: Center and operand dtypes whose kept rows the native products read by index (planned on a CPU
-#: without native bfloat16 products; where oneDNN multiplies bfloat16, those rows are gathered:
-#: up to k_RD * R * D * 4 bytes more).
+#: Center and operand dtypes whose kept rows the native products read by index (bfloat16 operands
+#: only on a CPU without native bfloat16 products: ``plan(bfloat16_products=...)``).
 INDEXED_DTYPES = ("float32", "bfloat16")
 
 #: Measured VmRSS (bytes) of an idle rank: paddle imported, communicator up, one tiny program run.
@@ -194,7 +194,7 @@ def _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, ce
 def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: float = 1.0,
          batch_size: int = 128, center_dtype: str = "float32", compute_dtype: str = "float32",
          optimizer: str = "momentum", native: bool = True, malloc: str = "memory",
-         momentum_dtype: str | None = None) -> MemoryPlan:
+         momentum_dtype: str | None = None, bfloat16_products: bool = False) -> MemoryPlan:
     """Planned peak memory per rank of a head training step (see the module docstring).
 
     ``batch_size`` is per rank. ``center_dtype`` is the storage dtype of the centers and their
@@ -202,7 +202,8 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
     ``dtype``). ``native``: the CPU head on the native kernels (else Paddle's own kernels).
     ``malloc``: the process's malloc mode (``PADDLE_PFC_MALLOC``), ``memory`` or ``speed``.
     ``momentum_dtype``: the momentum's storage dtype (default ``center_dtype``; ``int8``: with a
-    float32 scale a row). Raises ValueError naming a bad argument.
+    float32 scale a row). ``bfloat16_products``: the CPU multiplies bfloat16 natively (AVX512_BF16 /
+    AMX), so bfloat16 operands take gathered blocks. Raises ValueError naming a bad argument.
     """
     _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
            compute_dtype, optimizer, malloc, momentum_dtype)
@@ -218,7 +219,8 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
     blocks = -(-s // rows)
     in_place = center_dtype == compute_dtype == "float32"  # blocks held to the backward, updated there
     # rows read where they lie: no block copy is written
-    by_index = sampled and native and {center_dtype, compute_dtype} <= set(INDEXED_DTYPES)
+    by_index = (sampled and native and {center_dtype, compute_dtype} <= set(INDEXED_DTYPES)
+                and not (bfloat16_products and compute_dtype == "bfloat16"))
     if by_index:
         kept_working_set = s * d * f
     else:
@@ -237,14 +239,14 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
         gathered_features=K_ND * n * d * 4,
         sampling=sampling,
         program_analysis=int(K_EXEC * blocks * blocks),
-        heap_retention=K_HEAP * s * d * f // 4 if malloc == "speed" else 0,
+        heap_retention=(K_HEAP * s * d * (f if by_index else 4) // 4) if malloc == "speed" else 0,
         process_overhead=PROCESS_OVERHEAD, malloc=malloc, momentum_dtype=momentum_dtype)
 
 
 def max_classes(memory_per_rank_bytes: int, embedding_size: int, world_size: int,
                 sample_ratio: float = 1.0, batch_size: int = 128, center_dtype: str = "float32",
                 compute_dtype: str = "float32", optimizer: str = "momentum", native: bool = True,
-                malloc: str = "memory", momentum_dtype: str | None = None) -> int:
+                malloc: str = "memory", momentum_dtype: str | None = None, bfloat16_products: bool = False) -> int:
     """The largest ``num_classes`` whose :func:`plan` total fits in ``memory_per_rank_bytes``.
 
     Inverse of :func:`plan` (binary search; the total grows with num_classes): for the result
@@ -259,7 +261,7 @@ def max_classes(memory_per_rank_bytes: int, embedding_size: int, world_size: int
 
     def total(c: int) -> int:
         return plan(c, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-                    compute_dtype, optimizer, native, malloc, momentum_dtype).total
+                    compute_dtype, optimizer, native, malloc, momentum_dtype, bfloat16_products).total
 
     lo = world_size
     if total(lo) > memory_per_rank_bytes:
