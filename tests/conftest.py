@@ -91,14 +91,20 @@ def started_early(request, tmp_path_factory):
     """{test id: (folder, {name: process})} for every selected test marked ``starts_early(start)``:
     ``start(folder)``'s processes, all started before the first test. Jobs that mostly wait (a
     rank kept out of a collective for longer than gloo's 30 s) then wait while other tests run,
-    and the test itself only checks their outcome. Processes still running at the end are killed."""
+    and the test itself only checks their outcome. The head worker's jobs of the selected tests
+    start then too (``helpers.head_runs.start_early``). Processes still running at the end are
+    killed."""
+    from helpers import head_runs
+
     started = {}
     for item in request.session.items:
         marker = item.get_closest_marker("starts_early")
         if marker is not None:
             folder = tmp_path_factory.mktemp(item.name)
             started[item.nodeid] = folder, marker.args[0](folder)
+    head_runs.start_early({Path(str(item.fspath)).stem for item in request.session.items}, tmp_path_factory)
     yield started
+    head_runs.stop_pending()
     for _, processes in started.values():
         for process in processes.values():
             if process.poll() is None:

@@ -5,11 +5,13 @@ the cases (:func:`classifier_cases`, :func:`fused_cases`, :func:`mixed_cases`, :
 from __future__ import annotations
 
 import json
+import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from launcher import REPO, launch
+from launcher import REPO, launch, start_launch, worker_logs
 from reference import balanced_split, loss_and_grads, momentum_step
 from workers.head_worker import case_data
 
@@ -47,30 +49,100 @@ def run_world(world_size: int, tmp_path_factory, tag: str = "head", cases_for=No
     emulated kernels), with the native CPU kernels or Paddle's (``PADDLE_PFC_NATIVE``, composite
     only); return its output folder and the cases. ``real``: on a GPU, where the fused kernels are
     Paddle's (not emulated). The runs of :data:`HEAD_RUNS` of this world size whose test module is
-    collected and that are not made yet run in the same job."""
+    collected and that are not made yet run in the same job; a job :func:`start_early` started
+    for this run is waited for instead."""
     if (tag, world_size) not in RUNS:
-        runs = {tag: (cases_for, native, kernels, real)}
-        for other, (module, sizes, other_cases, other_native, other_kernels) in HEAD_RUNS.items():
-            # (not with a GPU run: the listed runs are the CPU ones)
-            if not real and module in COLLECTED and world_size in sizes and other not in runs \
-                    and (other, world_size) not in RUNS:
-                runs[other] = (other_cases, other_native, other_kernels, False)
-        root = tmp_path_factory.mktemp(f"head_w{world_size}")
-        specs = []
-        for name, (make, run_native, run_kernels, _) in runs.items():
-            (root / name).mkdir()
-            specs.append(dict(out=str(root / name), cases=(make or classifier_cases)(world_size),
-                              native="on" if run_native else "off", kernels=run_kernels))
-        (root / "runs.json").write_text(json.dumps(specs))
-        launch(WORKER, world_size, ["--runs", str(root / "runs.json")], root / "log")
-        for (name, (_, run_native, run_kernels, run_real)), spec in zip(runs.items(), specs):
-            for case in spec["cases"]:
-                for r in load_ranks(Path(spec["out"]), case["name"], world_size):
-                    assert str(r["kernels"]) == run_kernels
-                    assert bool(r["emulated"]) == (run_kernels == "fused" and not run_real)
-                    assert bool(r["native"]) == (run_native and run_kernels == "composite")
-            RUNS[(name, world_size)] = (Path(spec["out"]), spec["cases"])
+        wanted = (cases_for or classifier_cases, native, kernels)
+        job = PENDING.get(world_size)
+        if not real and job is not None and job.runs.get(tag, (None,) * 4)[:3] == wanted:
+            _finish(PENDING.pop(world_size))
+        else:
+            runs = {tag: (cases_for, native, kernels, real)}
+            if not real:  # (not the runs a started job makes)
+                runs.update(_listed_runs(world_size, COLLECTED, exclude={**runs, **(job.runs if job else {})}))
+            _finish(_start(world_size, runs, tmp_path_factory), wait=launch)
     return RUNS[(tag, world_size)]
+
+
+@dataclass
+class _Job:
+    """A head worker job: its world size, runs ({tag: (cases_for, native, kernels, real)}), their
+    specs, its folder and (started in the background) its launcher process."""
+
+    world_size: int
+    runs: dict[str, tuple]
+    specs: list[dict]
+    root: Path
+    process: subprocess.Popen | None = None
+
+
+#: Jobs started by :func:`start_early` and not yet waited for, by world size.
+PENDING: dict[int, _Job] = {}
+
+
+def start_early(modules: set[str], tmp_path_factory) -> None:
+    """Start in the background, for each world size, the job of every :data:`HEAD_RUNS` run whose
+    test module is in ``modules`` (the session's selected tests'): they run while the tests
+    before theirs do, on the core a one-process test leaves idle; :func:`run_world` waits."""
+    for world_size in (1, 2, 3):
+        runs = _listed_runs(world_size, modules, exclude={})
+        if runs:
+            job = _start(world_size, runs, tmp_path_factory)
+            job.process = start_launch(WORKER, world_size, ["--runs", str(job.root / "runs.json")], job.root / "log")
+            PENDING[world_size] = job
+
+
+def stop_pending() -> None:
+    """Kill the jobs :func:`start_early` started that no test waited for."""
+    for job in PENDING.values():
+        if job.process is not None and job.process.poll() is None:
+            job.process.kill()
+    PENDING.clear()
+
+
+def _listed_runs(world_size: int, modules: set[str], exclude) -> dict[str, tuple]:
+    """The CPU runs of :data:`HEAD_RUNS` of ``world_size`` whose test module is in ``modules``, not made
+    yet and not in ``exclude``."""
+    return {tag: (cases, native, kernels, False)
+            for tag, (module, sizes, cases, native, kernels) in HEAD_RUNS.items()
+            if module in modules and world_size in sizes and tag not in exclude and (tag, world_size) not in RUNS}
+
+
+def _start(world_size: int, runs: dict[str, tuple], tmp_path_factory) -> _Job:
+    """The job's folder, with ``runs.json`` (every run's output folder, cases and kernels)."""
+    root = tmp_path_factory.mktemp(f"head_w{world_size}")
+    specs = []
+    for name, (make, run_native, run_kernels, _) in runs.items():
+        (root / name).mkdir()
+        specs.append(dict(out=str(root / name), cases=(make or classifier_cases)(world_size),
+                          native="on" if run_native else "off", kernels=run_kernels))
+    (root / "runs.json").write_text(json.dumps(specs))
+    return _Job(world_size, {tag: (make or classifier_cases, *rest) for tag, (make, *rest) in runs.items()},
+                specs, root)
+
+
+def _finish(job: _Job, wait=None) -> None:
+    """Run the job (``wait``: :func:`launcher.launch`) or wait for its background process, check that
+    each run used the kernels asked for, and record its runs in :data:`RUNS`."""
+    if job.process is None:
+        wait(WORKER, job.world_size, ["--runs", str(job.root / "runs.json")], job.root / "log")
+    else:
+        try:
+            code = job.process.wait(timeout=900)
+        finally:
+            if job.process.poll() is None:
+                job.process.kill()
+        if code != 0:
+            raise AssertionError(f"head worker job ({job.world_size} ranks) failed ({code}):\n"
+                                 + (job.root / "log" / "launcher.out").read_text(errors="replace")[-3000:]
+                                 + worker_logs(job.root / "log"))
+    for (name, (_, run_native, run_kernels, run_real)), spec in zip(job.runs.items(), job.specs):
+        for case in spec["cases"]:
+            for r in load_ranks(Path(spec["out"]), case["name"], job.world_size):
+                assert str(r["kernels"]) == run_kernels
+                assert bool(r["emulated"]) == (run_kernels == "fused" and not run_real)
+                assert bool(r["native"]) == (run_native and run_kernels == "composite")
+        RUNS[(name, job.world_size)] = (Path(spec["out"]), spec["cases"])
 
 
 def load_ranks(out: Path, name: str, world_size: int) -> list[dict]:
