@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
@@ -132,9 +131,8 @@ def test_finetuning_beats_training_from_scratch(pretrained):
     tmp, ckpt, _ = pretrained  # (an export holds the same backbone bit for bit: see above)
     common = [*FINETUNE, "train.max_steps=12", "validation.synthetic_pairs=400", "validation.nrof_folds=5"]
     # two independent one-rank runs, side by side (one core each)
-    with ThreadPoolExecutor(2) as pool:
-        scratch, tuned = pool.map(lambda args: train(tmp, *args),
-                                  [("scratch", *common), ("tuned", *common, f"model.pretrained={ckpt}")])
+    scratch, tuned = side_by_side(partial(train, tmp, "scratch", *common),
+                                  partial(train, tmp, "tuned", *common, f"model.pretrained={ckpt}"))
     final = {name: r["val"][-1][1]["synthetic_val"] for name, r in
              (("scratch", scratch), ("tuned", tuned))}
     assert scratch["val"][-1][0] == tuned["val"][-1][0] == 12

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
@@ -210,11 +209,10 @@ def test_bfloat16_centers_with_loss_scaling_train_resume_and_reshard(tmp_path):
     checkpoints = tmp_path / "runs" / "bf16" / "checkpoints"
     saved = np.load(checkpoints / "step_000000016" / "centers" / "head0.weight.rank0.npy")
     assert saved.dtype == np.uint16 and np.array_equal(saved, ranks[0]["weight"])
-    with ThreadPoolExecutor(2) as pool:  # independent: a 2-rank resume and a 1-rank load, side by side
-        resuming = pool.submit(run, tmp_path, "bf16_resumed", 2, "train.max_steps=16", *BF16,
-                               resume=checkpoints / "step_000000008")
-        as_f32 = run(tmp_path, "bf16_to_f32", 1, resume=checkpoints, no_train=True)
-        resumed = resuming.result()
+    # independent: a 2-rank resume and a 1-rank load, side by side
+    resumed, as_f32 = side_by_side(
+        partial(run, tmp_path, "bf16_resumed", 2, "train.max_steps=16", *BF16, resume=checkpoints / "step_000000008"),
+        partial(run, tmp_path, "bf16_to_f32", 1, resume=checkpoints, no_train=True))
     np.testing.assert_array_equal(resumed[0]["loss"], loss[8:])
     np.testing.assert_array_equal(assembled(resumed, "weight"), assembled(ranks, "weight"))
     expected = (assembled(ranks, "weight").astype(np.uint32) << 16).view(np.float32)

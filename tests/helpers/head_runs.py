@@ -60,7 +60,7 @@ def run_world(world_size: int, tmp_path_factory, tag: str = "head", cases_for=No
             runs = {tag: (cases_for, native, kernels, real)}
             if not real:  # (not the runs a started job makes)
                 runs.update(_listed_runs(world_size, COLLECTED, exclude={**runs, **(job.runs if job else {})}))
-            _finish(_start(world_size, runs, tmp_path_factory), wait=launch)
+            _finish(_start(world_size, runs, tmp_path_factory))
     return RUNS[(tag, world_size)]
 
 
@@ -121,11 +121,11 @@ def _start(world_size: int, runs: dict[str, tuple], tmp_path_factory) -> _Job:
                 specs, root)
 
 
-def _finish(job: _Job, wait=None) -> None:
-    """Run the job (``wait``: :func:`launcher.launch`) or wait for its background process, check that
-    each run used the kernels asked for, and record its runs in :data:`RUNS`."""
+def _finish(job: _Job) -> None:
+    """Run the job (one not started) or wait for its background process, check that each run used
+    the kernels asked for, and record its runs in :data:`RUNS`."""
     if job.process is None:
-        wait(WORKER, job.world_size, ["--runs", str(job.root / "runs.json")], job.root / "log")
+        launch(WORKER, job.world_size, ["--runs", str(job.root / "runs.json")], job.root / "log")
     else:
         try:
             code = job.process.wait(timeout=900)

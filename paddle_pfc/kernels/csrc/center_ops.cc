@@ -52,13 +52,19 @@ inline float ExpNonPositive(float x) {
   return x < kLowest ? 0.0f : p * power;
 }
 
+// Float32 `bits` rounded to the nearest bfloat16 (ties to even): the result is the upper half (the
+// lower half is garbage; meaningless for a NaN, see IsNanBits).
+inline uint32_t RoundedBfloat16Bits(uint32_t bits) { return bits + 0x7FFFu + ((bits >> 16) & 1u); }
+
+// True for the bits of a float32 NaN.
+inline bool IsNanBits(uint32_t bits) { return (bits & 0x7FFFFFFFu) > 0x7F800000u; }
+
 // x rounded to the nearest bfloat16 (ties to even; NaN stays NaN), as a float: what Paddle's cast
 // to bfloat16 and back gives, in a form the compiler vectorizes.
 inline float RoundToBfloat16(float x) {
   uint32_t bits;
   std::memcpy(&bits, &x, sizeof(bits));
-  const uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;
-  bits = (bits & 0x7FFFFFFFu) > 0x7F800000u ? bits : rounded;
+  bits = IsNanBits(bits) ? bits : RoundedBfloat16Bits(bits) & 0xFFFF0000u;
   float out;
   std::memcpy(&out, &bits, sizeof(out));
   return out;
@@ -81,8 +87,7 @@ inline void Store(float value, float* out) { *out = value; }
 inline void Store(float value, bfloat16* out) {
   uint32_t bits;
   std::memcpy(&bits, &value, sizeof(bits));
-  const uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
-  out->x = (bits & 0x7FFFFFFFu) > 0x7F800000u ? uint16_t{0x7FFF} : static_cast<uint16_t>(rounded);
+  out->x = IsNanBits(bits) ? uint16_t{0x7FFF} : static_cast<uint16_t>(RoundedBfloat16Bits(bits) >> 16);
 }
 
 // The squared norm of one row of `dim` values (float32 values of float or bfloat16 storage).
