@@ -72,13 +72,15 @@ class PaddleBlockOps:
     def reads_rows_by_index(self, dtype: str, table_dtype: str) -> bool:
         """True when :meth:`indexed_logits` and :meth:`indexed_backward` run for products of
         ``dtype`` on a shard stored in ``table_dtype``: a block of scattered kept rows then needs no
-        gathered copy. Only ops that project the center gradient in the update
-        (:attr:`projects_in_update`) may say so: the gradient of such a block goes on unprojected."""
+        gathered copy that outlives its product. Only ops that project the center gradient in the
+        update (:attr:`projects_in_update`) may say so: the gradient of such a block goes on
+        unprojected."""
         return False
 
     def indexed_logits(self, features: Value, table: Value, index: Value, dtype: str) -> tuple[Value, Value]:
         """:meth:`logits_and_norms` (float32) of the rows ``table[index]`` (int64 [c]) as the
-        products' operand of ``dtype`` (their values rounded to ``dtype``), read where they lie."""
+        products' operand of ``dtype`` (their values rounded to ``dtype``), read from the shard by
+        the op itself (where they lie, or through a copy freed after the product)."""
         raise NotImplementedError("Paddle's ops read scattered rows through a gathered copy")
 
     def indexed_backward(self, dlogits: Value, features: Value, table: Value, index: Value, dtype: str,
@@ -296,14 +298,31 @@ class NativeBlockOps(PaddleBlockOps):
         return dtype == "bfloat16" and _native_bfloat16_products()
 
     def reads_rows_by_index(self, dtype, table_dtype):
-        # float32 products of float32 or bfloat16 values (native bfloat16 products take gathered rows)
-        return (dtype in _INDEXED_DTYPES and table_dtype in _INDEXED_DTYPES and not self.products_round(dtype)
-                and native_ops.blas_library() is not None)
+        # float32 products of float32 or bfloat16 values read the rows where they lie (MKL, a tile
+        # at a time); native bfloat16 products (oneDNN) a copy of the block gathered for each product
+        if dtype not in _INDEXED_DTYPES or table_dtype not in _INDEXED_DTYPES:
+            return False
+        return self.products_round(dtype) or native_ops.blas_library() is not None
+
+    def _gathered_operand(self, table, index):
+        rows = native_ops.gather_rows(table, index)  # in the table's dtype: the products read it as it is
+        rows.stop_gradient = True
+        return rows
 
     def indexed_logits(self, features, table, index, dtype):
+        if self.products_round(dtype):
+            rows = self._gathered_operand(table, index)
+            inverse = native_ops.inverse_row_norm(rows, NORM_EPS, round_bfloat16=rows.dtype == paddle.float32)
+            return onednn_ops.matmul(features, rows, False, True, bf16=True), inverse
         return native_ops.indexed_logits(features, table, index, NORM_EPS, round_bfloat16=dtype == "bfloat16")
 
     def indexed_backward(self, dlogits, features, table, index, dtype, grad_dtype="float32"):
+        if self.products_round(dtype):
+            rows = self._gathered_operand(table, index)
+            grad_features = onednn_ops.matmul(dlogits, rows, False, False, bf16=True)
+            grad_rows = onednn_ops.matmul(dlogits, features, True, False, bf16=True,
+                                          bf16_output=grad_dtype == "bfloat16")
+            return grad_features, grad_rows
         return native_ops.indexed_backward(dlogits, features, table, index, round_bfloat16=dtype == "bfloat16",
                                            bfloat16_grad=grad_dtype == "bfloat16")
 

@@ -79,8 +79,8 @@ def kernels(name: str = "center_ops"):
 
 
 def inverse_row_norm(rows, eps: float, round_bfloat16: bool = False):
-    """``1 / max(|rows[j]|, eps)`` of float32 ``rows`` [c, D], shape [c]; with ``round_bfloat16``
-    the norms of the rows' values rounded to bfloat16 (nearest, ties to even)."""
+    """``1 / max(|rows[j]|, eps)`` of float32 or bfloat16 ``rows`` [c, D], float32 [c]; with
+    ``round_bfloat16`` the norms of float32 rows' values rounded to bfloat16 (nearest, ties to even)."""
     return kernels().pfc_inverse_row_norm(rows, float(eps), bool(round_bfloat16))
 
 

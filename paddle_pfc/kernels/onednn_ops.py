@@ -191,10 +191,16 @@ def to_channels_first(x):
     return kernels().pfc_to_nchw(x)
 
 
-def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False, bf16: bool = True):
-    """``op(a) @ op(b)`` of float32 2-D ``a`` and ``b`` (``op``: transposed when asked), a float32
-    [m, n] result: with ``bf16`` each product's operands rounded to bfloat16 (to nearest even)
-    and the sums accumulated in float32 (what Paddle's matmul computes on operands already rounded
-    to bfloat16, up to summation order); strict float32 without. No gradient: for values without
-    one (the head's hand-written backward). ``bf16`` needs :func:`bfloat16_unsupported` None."""
-    return kernels().pfc_matmul(a, b, bool(transpose_a), bool(transpose_b), bool(bf16))
+def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False, bf16: bool = True,
+           bf16_output: bool = False):
+    """``op(a) @ op(b)`` of 2-D ``a`` and ``b`` (``op``: transposed when asked), an [m, n] result:
+    with ``bf16`` each product's operands are bfloat16 (float32 ``a`` or ``b`` rounded to nearest
+    even, bfloat16 ones read as they are) and the sums accumulated in float32 (what Paddle's matmul
+    computes on operands already rounded to bfloat16, up to summation order), written as float32
+    or, with ``bf16_output``, rounded to bfloat16 (nearest even, as Paddle's cast); strict float32
+    of float32 operands without. No gradient: for values without one (the head's hand-written
+    backward). ``bf16`` needs :func:`bfloat16_unsupported` None. ValueError for a bfloat16 operand
+    or output without ``bf16``."""
+    if (a.dtype == paddle.bfloat16 or b.dtype == paddle.bfloat16 or bf16_output) and not bf16:
+        raise ValueError("matmul: a bfloat16 operand or output needs bf16=True (bfloat16 products)")
+    return kernels().pfc_matmul(a, b, bool(transpose_a), bool(transpose_b), bool(bf16), bool(bf16_output))

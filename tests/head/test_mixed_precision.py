@@ -172,20 +172,25 @@ def test_bf16_training_program_as_a_bfloat16_cpu_builds_it(static_mode, monkeypa
 @pytest.mark.parametrize("center_dtype", ["float32", "bfloat16"])
 def test_native_products_read_float32_and_bfloat16_rows_by_index(dtype, center_dtype, static_mode, monkeypatch):
     """A sampled head on the native kernels reads its kept rows from the shard by index whatever
-    the storage and operand dtypes (float32 products: rounded where dtype is bfloat16), with no
-    gathered copy of a block; only where oneDNN multiplies bfloat16 (a CPU with native bfloat16
-    products) does a bfloat16 head gather its blocks. Each block's gradient is in the block's dtype."""
+    the storage and operand dtypes, and keeps no block copy from the forward to the backward: float32
+    products (rounded where dtype is bfloat16) read the rows where they lie; where oneDNN multiplies
+    bfloat16 (a CPU with native bfloat16 products) each bfloat16 product gathers its block, in the
+    shard's dtype (no widening cast), for itself. Each block's gradient is in the block's dtype."""
     monkeypatch.setenv("PADDLE_PFC_NATIVE", "on")
     main, head = build_scaled_program(dtype, center_dtype)
-    names = [op.name() for op in _program_ops(main)]
-    gathered = head.backend.blocks.products_round(dtype)
-    assert head.reads_rows_by_index == (not gathered)
-    assert names.count("custom_op.pfc_indexed_logits") == (0 if gathered else len(head.blocks))
-    assert names.count("custom_op.pfc_indexed_backward") == (0 if gathered else len(head.blocks))
-    # the rows read by gathers: the targets' only, or every block's too
-    gathers = names.count("custom_op.pfc_gather_rows")
-    if gathered:
-        assert gathers > len(head.blocks)
-    else:
-        assert gathers == 1
+    ops = _program_ops(main)
+    names = [op.name() for op in ops]
+    native_bfloat16 = head.backend.blocks.products_round(dtype)
+    assert head.reads_rows_by_index
+    assert names.count("custom_op.pfc_indexed_logits") == (0 if native_bfloat16 else len(head.blocks))
+    assert names.count("custom_op.pfc_indexed_backward") == (0 if native_bfloat16 else len(head.blocks))
+    # the rows read by gathers: the targets' only, or each block's once for the forward and once for the backward
+    gathers = [op for op in ops if op.name() == "custom_op.pfc_gather_rows"]
+    assert len(gathers) == (1 + 2 * len(head.blocks) if native_bfloat16 else 1)
+    assert all(str(op.result(0).dtype) == f"paddle.{center_dtype}" for op in gathers)
+    if native_bfloat16:  # nothing widens the gathered rows: the products read them as they are stored
+        products = [op for op in ops if op.name() == "custom_op.pfc_matmul"]
+        assert len(products) == 3 * len(head.blocks) and all(op.attrs()["bf16"] for op in products)
+        assert sum(op.attrs()["bf16_out"] for op in products) == (len(head.blocks) if center_dtype == "bfloat16"
+                                                                    else 0)
     assert {str(block.centers.dtype) for block in head.blocks} == {f"paddle.{head.block_dtype}"}

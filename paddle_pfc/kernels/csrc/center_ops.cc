@@ -110,15 +110,21 @@ inline float ClippedInverseNorm(float squares, float eps) {
 
 }  // namespace
 
-// out[j] = 1 / max(|rows[j]|, eps) for float32 rows [c, D]; with round_bfloat16, the norms of the
-// rows' values rounded to bfloat16 (the rows the bfloat16 products multiply).
+// out[j] = 1 / max(|rows[j]|, eps) for float32 or bfloat16 rows [c, D]; with round_bfloat16, the
+// norms of float32 rows' values rounded to bfloat16 (the rows the bfloat16 products multiply).
 std::vector<paddle::Tensor> InverseRowNorm(const paddle::Tensor& rows, float eps, bool round_bfloat16) {
-  CheckCpuFloat32(rows, "rows");
+  PD_CHECK(rows.is_cpu() && (rows.dtype() == paddle::DataType::FLOAT32 || rows.dtype() == paddle::DataType::BFLOAT16),
+           "rows must be a float32 or bfloat16 CPU tensor");
   PD_CHECK(rows.shape().size() == 2, "rows must be [c, D]");
   const int64_t count = rows.shape()[0], dim = rows.shape()[1];
   auto out = paddle::empty({count}, paddle::DataType::FLOAT32, paddle::CPUPlace());
-  const float* w = rows.data<float>();
   float* inv = out.data<float>();
+  if (rows.dtype() == paddle::DataType::BFLOAT16) {
+    const bfloat16* w = rows.data<bfloat16>();
+    for (int64_t j = 0; j < count; ++j) inv[j] = ClippedInverseNorm(SquaredNorm(w + j * dim, dim), eps);
+    return {out};
+  }
+  const float* w = rows.data<float>();
   for (int64_t j = 0; j < count; ++j) {
     const float* wj = w + j * dim;
     float squares = 0.0f;
@@ -138,7 +144,7 @@ std::vector<paddle::Tensor> InverseRowNorm(const paddle::Tensor& rows, float eps
 
 std::vector<std::vector<int64_t>> InverseRowNormShape(const std::vector<int64_t>& rows) { return {{rows[0]}}; }
 
-std::vector<paddle::DataType> InverseRowNormDtype(const paddle::DataType& rows) { return {rows}; }
+std::vector<paddle::DataType> InverseRowNormDtype(const paddle::DataType&) { return {paddle::DataType::FLOAT32}; }
 
 PD_BUILD_OP(pfc_inverse_row_norm)
     .Inputs({"Rows"})

@@ -1,7 +1,7 @@
 // oneDNN ops: 2-D convolution (dense, grouped or depthwise; NCHW, float32 tensors with float32 or
 // bfloat16 products, or with bfloat16 products bfloat16 activations in and / or out; no bias, no
 // dilation, symmetric zero padding) with its backward, and a matrix
-// product (pfc_matmul, float32 tensors, bfloat16 or float32 products; the head's bfloat16 road,
+// product (pfc_matmul, float32 or bfloat16 tensors, bfloat16 or float32 products; the head's bfloat16 road,
 // since Paddle 3.3.1's CPU build registers no bfloat16 matmul kernel), through oneDNN: the
 // library Paddle's CPU wheel already loads (paddle/libs/libdnnl.so.3, oneDNN 3.6.2, OpenMP
 // threading through libgomp). Paddle 3.3's own CPU conv2d /
@@ -501,17 +501,19 @@ void Execute(const dnnl::primitive& p, const Scratch& scratch, int a_arg, const 
   ExecuteBound(p, scratch, a_arg, a.Bind(const_cast<void*>(a_data)), b_arg, b, b_data, c_arg, c, c_data);
 }
 
-// A product op(a) [m, k] x op(b) [k, n] -> [m, n] float32, op = transpose or not: plain float32
-// operands (row-major, read transposed in place through their strides), reordered into the
-// layout and type oneDNN chooses (bfloat16 with bf16 set: rounded to nearest even).
+// A product op(a) [m, k] x op(b) [k, n] -> [m, n], op = transpose or not: plain row-major
+// operands (read transposed in place through their strides), float32 or (with bf16 products)
+// bfloat16 as they are stored, reordered into the layout and type oneDNN chooses (float32 ones
+// to bfloat16 with bf16 set: rounded to nearest even); the float32 sums written as float32 or,
+// with a bfloat16 output, rounded to nearest even.
 struct MatmulEntry {
   dnnl::matmul primitive;
   Operand a, b, c;
   Scratch scratch;
 };
 
-// m, k, n, transpose_a, transpose_b, bf16
-using MatmulKey = std::array<int64_t, 6>;
+// m, k, n, transpose_a, transpose_b, bf16 products, bfloat16 a, bfloat16 b, bfloat16 output
+using MatmulKey = std::array<int64_t, 9>;
 
 const MatmulEntry& PreparedMatmul(const MatmulKey& key) {
   std::lock_guard<std::mutex> guard(CacheLock());
@@ -520,9 +522,9 @@ const MatmulEntry& PreparedMatmul(const MatmulKey& key) {
   if (!slot) {
     const int64_t m = key[0], k = key[1], n = key[2];
     const dt operand = key[5] ? dt::bf16 : dt::f32;
-    const memory::desc a_plain({m, k}, dt::f32, key[3] ? tag::ba : tag::ab);
-    const memory::desc b_plain({k, n}, dt::f32, key[4] ? tag::ba : tag::ab);
-    const memory::desc c_plain({m, n}, dt::f32, tag::ab);
+    const memory::desc a_plain({m, k}, key[6] ? dt::bf16 : dt::f32, key[3] ? tag::ba : tag::ab);
+    const memory::desc b_plain({k, n}, key[7] ? dt::bf16 : dt::f32, key[4] ? tag::ba : tag::ab);
+    const memory::desc c_plain({m, n}, key[8] ? dt::bf16 : dt::f32, tag::ab);
     const dnnl::matmul::primitive_desc pd(Engine(), memory::desc({m, k}, operand, tag::any),
                                           memory::desc({k, n}, operand, tag::any), c_plain, StrictAttr());
     auto entry = std::make_unique<MatmulEntry>();
@@ -632,35 +634,45 @@ std::vector<paddle::DataType> ConvGradDtype(const paddle::DataType& x, const pad
   return {x, w};
 }
 
+bool IsBfloat16(const paddle::Tensor& t) { return t.dtype() == paddle::DataType::BFLOAT16; }
+
 std::vector<paddle::Tensor> Matmul(const paddle::Tensor& a, const paddle::Tensor& b, bool transpose_a,
-                                   bool transpose_b, bool bf16) {
+                                   bool transpose_b, bool bf16, bool bf16_out) {
   ApplyThreads();
-  PD_CHECK(a.is_cpu() && b.is_cpu() && a.dtype() == paddle::DataType::FLOAT32 && b.dtype() == paddle::DataType::FLOAT32,
-           "pfc_matmul takes float32 CPU tensors");
+  auto float32_or_bfloat16 = [](const paddle::Tensor& t) {
+    return t.is_cpu() && (t.dtype() == paddle::DataType::FLOAT32 || t.dtype() == paddle::DataType::BFLOAT16);
+  };
+  PD_CHECK(float32_or_bfloat16(a) && float32_or_bfloat16(b), "pfc_matmul takes float32 or bfloat16 CPU tensors");
+  PD_CHECK(bf16 || !(IsBfloat16(a) || IsBfloat16(b) || bf16_out),
+           "pfc_matmul: bfloat16 operands or a bfloat16 output need bf16 products");
   PD_CHECK(a.shape().size() == 2 && b.shape().size() == 2, "pfc_matmul takes 2-D tensors");
   const int64_t m = a.shape()[transpose_a ? 1 : 0], k = a.shape()[transpose_a ? 0 : 1];
   const int64_t k_b = b.shape()[transpose_b ? 1 : 0], n = b.shape()[transpose_b ? 0 : 1];
   PD_CHECK(k == k_b, "pfc_matmul: inner dimensions differ (", k, " and ", k_b, ")");
-  auto out = paddle::empty({m, n}, paddle::DataType::FLOAT32, paddle::CPUPlace());
+  auto out = paddle::empty({m, n}, bf16_out ? paddle::DataType::BFLOAT16 : paddle::DataType::FLOAT32,
+                           paddle::CPUPlace());
   if (m == 0 || n == 0) return {out};
   if (k == 0) {
-    std::fill(out.data<float>(), out.data<float>() + m * n, 0.0f);
+    std::memset(out.data(), 0, m * n * (bf16_out ? 2 : 4));
     return {out};
   }
-  const MatmulEntry& e = PreparedMatmul({m, k, n, transpose_a ? 1 : 0, transpose_b ? 1 : 0, bf16 ? 1 : 0});
-  float* c = out.data<float>();
-  Execute(e.primitive, e.scratch, DNNL_ARG_SRC, e.a, a.data<float>(), DNNL_ARG_WEIGHTS, e.b, b.data<float>(),
-          DNNL_ARG_DST, e.c, c);
+  const MatmulEntry& e = PreparedMatmul({m, k, n, transpose_a ? 1 : 0, transpose_b ? 1 : 0, bf16 ? 1 : 0,
+                                         IsBfloat16(a) ? 1 : 0, IsBfloat16(b) ? 1 : 0, bf16_out ? 1 : 0});
+  Execute(e.primitive, e.scratch, DNNL_ARG_SRC, e.a, a.data(), DNNL_ARG_WEIGHTS, e.b, b.data(), DNNL_ARG_DST, e.c,
+          out.data());
   Stream().wait();
   return {out};
 }
 
 std::vector<std::vector<int64_t>> MatmulShape(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
-                                              bool transpose_a, bool transpose_b, bool) {
+                                              bool transpose_a, bool transpose_b, bool, bool) {
   return {{a[transpose_a ? 1 : 0], b[transpose_b ? 0 : 1]}};
 }
 
-std::vector<paddle::DataType> MatmulDtype(const paddle::DataType& a, const paddle::DataType&) { return {a}; }
+std::vector<paddle::DataType> MatmulDtype(const paddle::DataType&, const paddle::DataType&, bool, bool, bool,
+                                          bool bf16_out) {
+  return {bf16_out ? paddle::DataType::BFLOAT16 : paddle::DataType::FLOAT32};
+}
 
 // An [n, c, h, w] tensor of `type` reordered between NCHW and NHWC (oneDNN's reorder: a blocked
 // transpose at memory speed; Paddle 3.3's CPU transpose took 37 ms for mobilefacenet's
@@ -705,7 +717,7 @@ std::vector<paddle::DataType> SameDtype(const paddle::DataType& x) { return {x};
 PD_BUILD_OP(pfc_matmul)
     .Inputs({"A", "B"})
     .Outputs({"Out"})
-    .Attrs({"transpose_a: bool", "transpose_b: bool", "bf16: bool"})
+    .Attrs({"transpose_a: bool", "transpose_b: bool", "bf16: bool", "bf16_out: bool"})
     .SetKernelFn(PD_KERNEL(Matmul))
     .SetInferShapeFn(PD_INFER_SHAPE(MatmulShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(MatmulDtype));
