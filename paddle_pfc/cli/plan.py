@@ -17,7 +17,6 @@ import sys
 
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.head import planner
-from paddle_pfc.utils import cpu
 
 
 def _list(kind):
@@ -84,9 +83,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--kernels", default="native", choices=("native", "paddle"),
                    help="the CPU head's kernels: the native ones (PADDLE_PFC_NATIVE, the default where they "
                         "build) or Paddle's own")
-    p.add_argument("--bf16-products", default="auto", choices=("auto", "yes", "no"),
-                   help="whether the CPU multiplies bfloat16 natively (AVX512_BF16 / AMX: bfloat16 operands "
-                        "take gathered blocks, more memory); auto: what this CPU reports")
     p.add_argument("--malloc", default=planner.planned_malloc(os.environ.get("PADDLE_PFC_MALLOC")),
                    choices=planner.MALLOC_MODES,
                    help="the run's malloc mode (PADDLE_PFC_MALLOC): speed keeps freed buffers in the process "
@@ -117,14 +113,6 @@ def _world_size_line(world_sizes: list[int], given: bool, from_config: bool) -> 
             "e.g. 8 for an 8-GPU recipe)")
 
 
-def _bfloat16_products(args: argparse.Namespace) -> bool:
-    """``--bf16-products``: yes / no, or (auto) whether this CPU reports AVX512_BF16 or AMX-BF16."""
-    if args.bf16_products == "auto":
-        info = cpu.cpu_info()
-        return info.has("AVX512_BF16") or info.has("AMX-BF16")
-    return args.bf16_products == "yes"
-
-
 def _print_max_classes(args: argparse.Namespace, combos) -> None:
     """For each (D, W, ratio, batch) of ``combos``: the largest num_classes within ``--memory``, and its plan.
     ``ValueError`` on an impossible plan or memory."""
@@ -132,7 +120,7 @@ def _print_max_classes(args: argparse.Namespace, combos) -> None:
     for d, w, r, b in combos:
         m = planner.max_classes(memory, d, w, r, b, args.center_dtype,
                                 args.compute_dtype, args.optimizer, args.kernels == "native", args.malloc,
-                                args.momentum_dtype, _bfloat16_products(args))
+                                args.momentum_dtype)
         if args.json:
             print(json.dumps(dict(memory_per_rank=memory, embedding_size=d, world_size=w,
                                   sample_ratio=r, batch_size=b, max_classes=m)))
@@ -143,7 +131,7 @@ def _print_max_classes(args: argparse.Namespace, combos) -> None:
         if m:
             print(planner.plan(m, d, w, r, b, args.center_dtype, args.compute_dtype,
                                args.optimizer, args.kernels == "native", args.malloc,
-                               args.momentum_dtype, _bfloat16_products(args)).table())
+                               args.momentum_dtype).table())
         print()
 
 
@@ -153,7 +141,7 @@ def _print_plans(args: argparse.Namespace, combos) -> None:
     memory = planner.parse_bytes(args.memory) if args.memory is not None else None
     for c, (d, w, r, b) in itertools.product(args.num_classes, list(combos)):
         result = planner.plan(c, d, w, r, b, args.center_dtype, args.compute_dtype, args.optimizer,
-                              args.kernels == "native", args.malloc, args.momentum_dtype, _bfloat16_products(args))
+                              args.kernels == "native", args.malloc, args.momentum_dtype)
         fits = None if memory is None else result.total <= memory
         if args.json:
             print(json.dumps(result.as_dict() if fits is None else dict(result.as_dict(), fits=fits)))

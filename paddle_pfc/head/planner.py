@@ -72,8 +72,8 @@ __all__ = ["MemoryPlan", "plan", "max_classes", "parse_bytes", "DTYPE_BYTES", "P
 
 OPTIMIZER_STATES = {"momentum": 1, "sgd": 0}
 
-#: Center and operand dtypes whose kept rows the native products read by index (bfloat16 operands
-#: only on a CPU without native bfloat16 products: ``plan(bfloat16_products=...)``).
+#: Center and operand dtypes whose kept rows the native products read by index (on every CPU: where
+#: it multiplies bfloat16 natively, each bfloat16 product gathers its own block, freed after it).
 INDEXED_DTYPES = ("float32", "bfloat16")
 
 #: Measured VmRSS (bytes) of an idle rank: paddle imported, communicator up, one tiny program run.
@@ -194,7 +194,7 @@ def _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, ce
 def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: float = 1.0,
          batch_size: int = 128, center_dtype: str = "float32", compute_dtype: str = "float32",
          optimizer: str = "momentum", native: bool = True, malloc: str = "memory",
-         momentum_dtype: str | None = None, bfloat16_products: bool = False) -> MemoryPlan:
+         momentum_dtype: str | None = None) -> MemoryPlan:
     """Planned peak memory per rank of a head training step (see the module docstring).
 
     ``batch_size`` is per rank. ``center_dtype`` is the storage dtype of the centers and their
@@ -202,8 +202,8 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
     ``dtype``). ``native``: the CPU head on the native kernels (else Paddle's own kernels).
     ``malloc``: the process's malloc mode (``PADDLE_PFC_MALLOC``), ``memory`` or ``speed``.
     ``momentum_dtype``: the momentum's storage dtype (default ``center_dtype``; ``int8``: with a
-    float32 scale a row). ``bfloat16_products``: the CPU multiplies bfloat16 natively (AVX512_BF16 /
-    AMX), so bfloat16 operands take gathered blocks. Raises ValueError naming a bad argument.
+    float32 scale a row). The same layout on every CPU (with or without native bfloat16 products).
+    Raises ValueError naming a bad argument.
     """
     _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
            compute_dtype, optimizer, malloc, momentum_dtype)
@@ -219,8 +219,7 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
     blocks = -(-s // rows)
     in_place = center_dtype == compute_dtype == "float32"  # blocks held to the backward, updated there
     # rows read where they lie: no block copy is written
-    by_index = (sampled and native and {center_dtype, compute_dtype} <= set(INDEXED_DTYPES)
-                and not (bfloat16_products and compute_dtype == "bfloat16"))
+    by_index = sampled and native and {center_dtype, compute_dtype} <= set(INDEXED_DTYPES)
     if by_index:
         kept_working_set = s * d * f
     else:
@@ -246,7 +245,7 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
 def max_classes(memory_per_rank_bytes: int, embedding_size: int, world_size: int,
                 sample_ratio: float = 1.0, batch_size: int = 128, center_dtype: str = "float32",
                 compute_dtype: str = "float32", optimizer: str = "momentum", native: bool = True,
-                malloc: str = "memory", momentum_dtype: str | None = None, bfloat16_products: bool = False) -> int:
+                malloc: str = "memory", momentum_dtype: str | None = None) -> int:
     """The largest ``num_classes`` whose :func:`plan` total fits in ``memory_per_rank_bytes``.
 
     Inverse of :func:`plan` (binary search; the total grows with num_classes): for the result
@@ -261,7 +260,7 @@ def max_classes(memory_per_rank_bytes: int, embedding_size: int, world_size: int
 
     def total(c: int) -> int:
         return plan(c, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-                    compute_dtype, optimizer, native, malloc, momentum_dtype, bfloat16_products).total
+                    compute_dtype, optimizer, native, malloc, momentum_dtype).total
 
     lo = world_size
     if total(lo) > memory_per_rank_bytes:
