@@ -17,6 +17,7 @@ import sys
 
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.head import planner
+from paddle_pfc.utils import cpu
 
 
 def _list(kind):
@@ -83,6 +84,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--kernels", default="native", choices=("native", "paddle"),
                    help="the CPU head's kernels: the native ones (PADDLE_PFC_NATIVE, the default where they "
                         "build) or Paddle's own")
+    p.add_argument("--bf16-products", default="auto", choices=("auto", "yes", "no"),
+                   help="whether the CPU multiplies bfloat16 natively (AVX512_BF16 / AMX: each bfloat16 product "
+                        "gathers its block, more heap kept with speed malloc); auto: what this CPU reports")
     p.add_argument("--malloc", default=planner.planned_malloc(os.environ.get("PADDLE_PFC_MALLOC")),
                    choices=planner.MALLOC_MODES,
                    help="the run's malloc mode (PADDLE_PFC_MALLOC): speed keeps freed buffers in the process "
@@ -113,6 +117,14 @@ def _world_size_line(world_sizes: list[int], given: bool, from_config: bool) -> 
             "e.g. 8 for an 8-GPU recipe)")
 
 
+def _bfloat16_products(args: argparse.Namespace) -> bool:
+    """``--bf16-products``: yes / no, or (auto) whether this CPU reports AVX512_BF16 or AMX-BF16."""
+    if args.bf16_products == "auto":
+        info = cpu.cpu_info()
+        return info.has("AVX512_BF16") or info.has("AMX-BF16")
+    return args.bf16_products == "yes"
+
+
 def _print_max_classes(args: argparse.Namespace, combos) -> None:
     """For each (D, W, ratio, batch) of ``combos``: the largest num_classes within ``--memory``, and its plan.
     ``ValueError`` on an impossible plan or memory."""
@@ -120,7 +132,7 @@ def _print_max_classes(args: argparse.Namespace, combos) -> None:
     for d, w, r, b in combos:
         m = planner.max_classes(memory, d, w, r, b, args.center_dtype,
                                 args.compute_dtype, args.optimizer, args.kernels == "native", args.malloc,
-                                args.momentum_dtype)
+                                args.momentum_dtype, _bfloat16_products(args))
         if args.json:
             print(json.dumps(dict(memory_per_rank=memory, embedding_size=d, world_size=w,
                                   sample_ratio=r, batch_size=b, max_classes=m)))
@@ -131,7 +143,7 @@ def _print_max_classes(args: argparse.Namespace, combos) -> None:
         if m:
             print(planner.plan(m, d, w, r, b, args.center_dtype, args.compute_dtype,
                                args.optimizer, args.kernels == "native", args.malloc,
-                               args.momentum_dtype).table())
+                               args.momentum_dtype, _bfloat16_products(args)).table())
         print()
 
 
@@ -141,7 +153,7 @@ def _print_plans(args: argparse.Namespace, combos) -> None:
     memory = planner.parse_bytes(args.memory) if args.memory is not None else None
     for c, (d, w, r, b) in itertools.product(args.num_classes, list(combos)):
         result = planner.plan(c, d, w, r, b, args.center_dtype, args.compute_dtype, args.optimizer,
-                              args.kernels == "native", args.malloc, args.momentum_dtype)
+                              args.kernels == "native", args.malloc, args.momentum_dtype, _bfloat16_products(args))
         fits = None if memory is None else result.total <= memory
         if args.json:
             print(json.dumps(result.as_dict() if fits is None else dict(result.as_dict(), fits=fits)))

@@ -15,6 +15,7 @@ import os
 
 from paddle_pfc.head import planner
 from paddle_pfc.head.host_memory import HeadMemoryError, available_memory, check_state_fits, ranks_need, ranks_phrase
+from paddle_pfc.kernels.blockwise import native_bfloat16_products
 
 __all__ = ["PLAN_MARGIN", "check_head_fits"]
 
@@ -30,17 +31,22 @@ PLAN_MARGIN = 1.10
 def check_head_fits(num_classes: int, embedding_size: int, world_size: int, sample_ratio: float,
                     batch_size: int, center_dtype: str, compute_dtype: str, local_ranks: int,
                     available: int | None = None, warn: bool = True,
-                    momentum_dtype: str | None = None) -> planner.MemoryPlan:
+                    momentum_dtype: str | None = None, bfloat16_products: bool | None = None) -> planner.MemoryPlan:
     """The head's :func:`~paddle_pfc.head.planner.plan` per rank (``batch_size`` per rank, Momentum,
     the malloc mode of ``$PADDLE_PFC_MALLOC``), checked against ``available`` bytes (default
     :func:`available_memory`) shared by the ``local_ranks`` ranks of this machine.
     Raises :class:`HeadMemoryError` when their centers and
     momentum alone exceed it (exact sizes), or their planned step peak exceeds it by more than
     :data:`PLAN_MARGIN`: the run cannot fit. Logs a warning (when ``warn``) when the planned peak
-    exceeds it by less (the backbone comes on top of the plan). Returns the plan."""
+    exceeds it by less (the backbone comes on top of the plan). ``bfloat16_products`` (None: as the
+    head decides on this machine, :func:`paddle_pfc.kernels.blockwise.native_bfloat16_products`)
+    plans the layout of a CPU with native bfloat16 products. Returns the plan."""
     malloc = planner.planned_malloc(os.environ.get("PADDLE_PFC_MALLOC"))
+    if bfloat16_products is None:
+        bfloat16_products = compute_dtype == "bfloat16" and native_bfloat16_products()
     plan = planner.plan(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-                        compute_dtype, "momentum", malloc=malloc, momentum_dtype=momentum_dtype)
+                        compute_dtype, "momentum", malloc=malloc, momentum_dtype=momentum_dtype,
+                        bfloat16_products=bfloat16_products)
     available = available_memory() if available is None else available
     if available is None:
         return plan

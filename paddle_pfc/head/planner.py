@@ -37,7 +37,8 @@ The model (all sizes per rank, for the largest shard, i.e. rank 0 of the balance
                                                           number of ops (so of blocks)
     heap_retention     = k_heap * S * D * g / 4           freed block buffers glibc keeps in the
                                           (speed malloc)  heap, fragmented (see below); g = f
-                       = 0                (memory malloc) where the rows are read by index, else 4
+                       = 0                (memory malloc) where the rows are read by index in place (no
+                                                          bfloat16 product gathering them), else 4
     process_overhead   = PROCESS_OVERHEAD                 an idle rank (paddle + communicator)
     total              = sum of the above
 
@@ -53,8 +54,9 @@ buffers, so the RSS follows the live tensors. ``malloc="speed"`` (the process de
 buffers under 32 MiB in the heap, whose high-water mark stays resident: the block temporaries of a
 step, interleaved with block gradients that outlive them, fragment it by ``k_heap`` bytes per kept
 element (a rough fit: 5 to 8 bytes measured with blocks of 4096 to 6250 rows, more with longer
-blocks), half that where bfloat16 rows are read by index (1.8 to 2.2 bytes: no float32 block
-temporaries, only the blocks' bfloat16 gradients);
+blocks), half that where bfloat16 rows are read by index in place (1.8 to 2.2 bytes: no float32 block
+temporaries, only the blocks' bfloat16 gradients) but not where bfloat16 products gather each block
+for themselves (CPUs with native bfloat16 products: 4.3 and 8.3 bytes measured at 1M and 4M classes);
 glibc's own thresholds (``default``) lie in between.
 """
 from __future__ import annotations
@@ -73,7 +75,8 @@ __all__ = ["MemoryPlan", "plan", "max_classes", "parse_bytes", "DTYPE_BYTES", "P
 OPTIMIZER_STATES = {"momentum": 1, "sgd": 0}
 
 #: Center and operand dtypes whose kept rows the native products read by index (on every CPU: where
-#: it multiplies bfloat16 natively, each bfloat16 product gathers its own block, freed after it).
+#: it multiplies bfloat16 natively, each bfloat16 product gathers its own block, freed after it:
+#: ``plan(bfloat16_products=...)``).
 INDEXED_DTYPES = ("float32", "bfloat16")
 
 #: Measured VmRSS (bytes) of an idle rank: paddle imported, communicator up, one tiny program run.
@@ -194,7 +197,7 @@ def _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, ce
 def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: float = 1.0,
          batch_size: int = 128, center_dtype: str = "float32", compute_dtype: str = "float32",
          optimizer: str = "momentum", native: bool = True, malloc: str = "memory",
-         momentum_dtype: str | None = None) -> MemoryPlan:
+         momentum_dtype: str | None = None, bfloat16_products: bool = False) -> MemoryPlan:
     """Planned peak memory per rank of a head training step (see the module docstring).
 
     ``batch_size`` is per rank. ``center_dtype`` is the storage dtype of the centers and their
@@ -202,8 +205,10 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
     ``dtype``). ``native``: the CPU head on the native kernels (else Paddle's own kernels).
     ``malloc``: the process's malloc mode (``PADDLE_PFC_MALLOC``), ``memory`` or ``speed``.
     ``momentum_dtype``: the momentum's storage dtype (default ``center_dtype``; ``int8``: with a
-    float32 scale a row). The same layout on every CPU (with or without native bfloat16 products).
-    Raises ValueError naming a bad argument.
+    float32 scale a row). ``bfloat16_products``: the CPU multiplies bfloat16 natively (AVX512_BF16 /
+    AMX): the tensors are the same, but each bfloat16 product gathers its block for itself, and
+    with ``speed`` malloc those transient copies leave float32's heap retention. Raises ValueError
+    naming a bad argument.
     """
     _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
            compute_dtype, optimizer, malloc, momentum_dtype)
@@ -220,6 +225,7 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
     in_place = center_dtype == compute_dtype == "float32"  # blocks held to the backward, updated there
     # rows read where they lie: no block copy is written
     by_index = sampled and native and {center_dtype, compute_dtype} <= set(INDEXED_DTYPES)
+    gathers_per_product = bfloat16_products and compute_dtype == "bfloat16"
     if by_index:
         kept_working_set = s * d * f
     else:
@@ -238,14 +244,15 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
         gathered_features=K_ND * n * d * 4,
         sampling=sampling,
         program_analysis=int(K_EXEC * blocks * blocks),
-        heap_retention=(K_HEAP * s * d * (f if by_index else 4) // 4) if malloc == "speed" else 0,
+        heap_retention=(K_HEAP * s * d * (f if by_index and not gathers_per_product else 4) // 4)
+        if malloc == "speed" else 0,
         process_overhead=PROCESS_OVERHEAD, malloc=malloc, momentum_dtype=momentum_dtype)
 
 
 def max_classes(memory_per_rank_bytes: int, embedding_size: int, world_size: int,
                 sample_ratio: float = 1.0, batch_size: int = 128, center_dtype: str = "float32",
                 compute_dtype: str = "float32", optimizer: str = "momentum", native: bool = True,
-                malloc: str = "memory", momentum_dtype: str | None = None) -> int:
+                malloc: str = "memory", momentum_dtype: str | None = None, bfloat16_products: bool = False) -> int:
     """The largest ``num_classes`` whose :func:`plan` total fits in ``memory_per_rank_bytes``.
 
     Inverse of :func:`plan` (binary search; the total grows with num_classes): for the result
@@ -260,7 +267,7 @@ def max_classes(memory_per_rank_bytes: int, embedding_size: int, world_size: int
 
     def total(c: int) -> int:
         return plan(c, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-                    compute_dtype, optimizer, native, malloc, momentum_dtype).total
+                    compute_dtype, optimizer, native, malloc, momentum_dtype, bfloat16_products).total
 
     lo = world_size
     if total(lo) > memory_per_rank_bytes:

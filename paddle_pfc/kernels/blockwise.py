@@ -34,7 +34,7 @@ class UpdateRule(Protocol):
     rescale_grad: float
 
 
-def _native_bfloat16_products() -> bool:
+def native_bfloat16_products() -> bool:
     """oneDNN's bfloat16 products run natively on this CPU (AVX512-BF16 / AMX) and build here."""
     return onednn_ops.bfloat16_unsupported() is None
 
@@ -295,7 +295,7 @@ class NativeBlockOps(PaddleBlockOps):
         return super().product(a, b, transpose_a, transpose_b, dtype)
 
     def products_round(self, dtype):
-        return dtype == "bfloat16" and _native_bfloat16_products()
+        return dtype == "bfloat16" and native_bfloat16_products()
 
     def reads_rows_by_index(self, dtype, table_dtype):
         # float32 products of float32 or bfloat16 values read the rows where they lie (MKL, a tile

@@ -3,6 +3,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -41,6 +42,15 @@ def test_native_kernels_by_hand():
     half = dict(center_dtype="bfloat16", compute_dtype="bfloat16")
     assert plan(1000, 8, 2, 0.5, 4, **half).kept_working_set == 250 * 8 * 2
     assert plan(1000, 8, 2, 0.5, 4, **half, native=False).kept_working_set == 250 * 8 * 2 + 6 * 250 * 8 * 4
+    # where the CPU multiplies bfloat16 natively, each bfloat16 product gathers its block for itself:
+    # the same tensors, and its speed-malloc heap keeps float32's 6 bytes a kept element
+    native_bf16 = plan(1000, 8, 2, 0.5, 4, **half, bfloat16_products=True)
+    assert native_bf16.kept_working_set == 250 * 8 * 2
+    assert plan(1000, 8, 2, 0.5, 4, **half, malloc="memory", bfloat16_products=True).total == \
+        plan(1000, 8, 2, 0.5, 4, **half, malloc="memory").total
+    assert plan(1000, 8, 2, 0.5, 4, **half, malloc="speed", bfloat16_products=True).heap_retention == 6 * 250 * 8
+    assert plan(1000, 8, 2, 0.5, 4, center_dtype="bfloat16", malloc="speed",
+                bfloat16_products=True).heap_retention == 6 * 250 * 8
     assert plan(1000, 8, 2, 0.5, 4, **half, malloc="speed").heap_retention == 3 * 250 * 8
     # float16 storage is gathered on either kernels
     float16 = plan(1000, 8, 2, 0.5, 4, center_dtype="float16")
@@ -287,9 +297,24 @@ def test_cli():
                           "2", "--sample-ratio", "0.1", "--momentum-dtype", "int8", "--json"],
                          capture_output=True, text=True, check=True, env=env).stdout
     assert json.loads(out)["momentum"] == plan(1_000_000, 512, 2, 0.1, momentum_dtype="int8").momentum == 500_000 * 516
+    half = dict(center_dtype="bfloat16", compute_dtype="bfloat16")
+    for answer, native_bf16 in (("yes", True), ("no", False), ("auto", cpu_has_native_bfloat16())):
+        out = subprocess.run([sys.executable, str(REPO / "tools" / "plan.py"), "--num-classes", "1000000",
+                              "--world-size", "2", "--sample-ratio", "0.1", "--center-dtype", "bfloat16",
+                              "--compute-dtype", "bfloat16", "--bf16-products", answer, "--malloc", "speed",
+                              "--json"],
+                             capture_output=True, text=True, check=True, env=env).stdout
+        expected = plan(1_000_000, 512, 2, 0.1, **half, malloc="speed", bfloat16_products=native_bf16)
+        assert json.loads(out)["heap_retention"] == expected.heap_retention, answer
     bad = subprocess.run([sys.executable, str(REPO / "tools" / "plan.py"), "--num-classes", "0"],
                          capture_output=True, text=True, env=env)
     assert bad.returncode != 0 and "num_classes" in bad.stderr
+
+
+def cpu_has_native_bfloat16() -> bool:
+    """This CPU reports AVX512_BF16 or AMX-BF16 (/proc/cpuinfo)."""
+    flags = Path("/proc/cpuinfo").read_text().split() if Path("/proc/cpuinfo").exists() else []
+    return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
 def test_cli_config_world_size():
