@@ -68,6 +68,12 @@ in the same processes, each in a fresh scope. Per configuration rank 0 prints ON
   machine at hand (the slowest rank's); ``step_over_bound``: step / (floor + passes), what the
   rest of the step adds (softmax, logit gradient, sampling, collectives and the ranks' waits,
   small ops).
+* ``op_parts_ms`` (head mode, unless ``--no-op-parts``): after everything else, ``--steps`` more
+  steps under Paddle's profiler, each operator's time sorted into one part
+  (:mod:`paddle_pfc.bench.op_parts`: products, softmax, sampling, gathers of kept rows, the sparse
+  update, the finite check, collectives, the other ops, and ``outside_ops``: the executor and
+  Python between operators), milliseconds a step, the slowest rank's each; ``op_parts_step_s``:
+  the profiled step (a little slower than ``median_step_s``: the profiler's cost is in it).
 * memory, per rank (MiB, from ``/proc/self/status``; gathered from every rank with a one-op
   all-gather program): ``peak_rss_mib`` = VmHWM over the whole configuration (program build,
   start-up initialisation and all steps; VmHWM is reset through ``/proc/self/clear_refs`` before
@@ -107,6 +113,7 @@ import paddle
 from paddle_pfc.bench.communication import RankGather
 from paddle_pfc.bench.floor import paired_floor
 from paddle_pfc.bench.memory import idle_overhead, reset_peak_rss
+from paddle_pfc.bench.op_parts import PARTS
 from paddle_pfc.bench.programs import training_config
 from paddle_pfc.bench.steps import run_train, step_parts
 from paddle_pfc.head.dtypes import MOMENTUM_DTYPES
@@ -147,6 +154,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--steps", type=int, default=20, help="timed steps per configuration")
     p.add_argument("--warmup", type=int, default=3, help="untimed steps before timing")
     p.add_argument("--no-floor", action="store_true", help="skip the matmul floor")
+    p.add_argument("--no-op-parts", action="store_true",
+                   help="head mode: skip the profiled steps that split the step into its parts (op_parts_ms)")
     p.add_argument("--backbone", default="mobilefacenet", help="e2e mode: backbone name")
     p.add_argument("--input-size", type=int, default=112, help="e2e mode: image side (multiple of 16)")
     p.add_argument("--input", choices=("loader", "arrays"), default="loader",
@@ -185,6 +194,16 @@ def configurations(args) -> list[dict]:
                                                        args.dtype, args.center_dtype)]
 
 
+def slowest_op_parts(op_parts: dict[str, float], gather) -> dict:
+    """``op_parts_step_s`` and ``op_parts_ms`` (milliseconds a step of each part of
+    :data:`~paddle_pfc.bench.op_parts.PARTS`): the maximum over ranks of each rank's figure."""
+    names = ["step", *PARTS]
+    values = gather([op_parts[name] for name in names] + [0.0] * (gather.length - len(names)))
+    slowest = values[:, :len(names)].max(axis=0)
+    return {"op_parts_step_s": round(float(slowest[0]), 4),
+            "op_parts_ms": {name: round(1e3 * float(v), 2) for name, v in zip(PARTS, slowest[1:])}}
+
+
 def main(argv=None) -> int:
     """Run every configuration of the command line; rank 0 prints (and appends to ``--json``) one
     JSON record per configuration (the module docstring lists its fields)."""
@@ -209,6 +228,8 @@ def main(argv=None) -> int:
         floor = paired_floor(train["rounds"], 6.0 * n * kept * cfg["embedding_size"])
         median_step = statistics.median(train["times"])
         parts = step_parts(train, gather) if args.mode == "e2e" else {}
+        if train["op_parts"] is not None:
+            parts.update(slowest_op_parts(train["op_parts"], gather))
         per_rank = gather([train["peak"], train["step_peak"], idle, floor["floor_s"],
                            median_step, train["startup_s"], train["persistent_alloc"],
                            train["startup_alloc"], train["step_alloc"], train["user_s"],
@@ -286,7 +307,8 @@ def main(argv=None) -> int:
             source, workers = train["input"] if train["input"] is not None else ("arrays", None)
             record.update(backbone=args.backbone, input_size=args.input_size,
                           amp=training_config(args, cfg["batch_size"]).train.amp, input=source,
-                          input_workers=workers, images_per_s=record["samples_per_s"], **parts)
+                          input_workers=workers, images_per_s=record["samples_per_s"])
+        record.update(parts)
         line = json.dumps(record)
         print(line, flush=True)
         if args.json:

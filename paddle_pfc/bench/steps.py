@@ -20,6 +20,7 @@ from paddle_pfc.bench.floor import (
     gemm_libraries,
 )
 from paddle_pfc.bench.memory import allocated_mib, peak_rss_mib, reset_peak_allocated, reset_peak_rss
+from paddle_pfc.bench.op_parts import profiled_parts
 from paddle_pfc.bench.programs import LoaderInput, build_train_program, make_feeds, step_optimizer, training_config
 from paddle_pfc.head.sparse_update import CenterUpdateRule
 
@@ -81,7 +82,9 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
     every rank) runs before each round's step: the ranks' GEMMs and floors end at different
     times, and without it a step's first collective would wait out the slower rank's floor
     (on 2 ranks this made the paired step 1.16 s against 0.88 s for the same step timed in a
-    row, 2026-11-26). In ``e2e`` mode, then ``parts``: :func:`time_parts`'s rounds."""
+    row, 2026-11-26). In ``e2e`` mode, then ``parts``: :func:`time_parts`'s rounds; in ``head`` mode
+    (unless ``args.no_op_parts``) ``op_parts``: ``args.steps`` more steps under the profiler
+    (:func:`paddle_pfc.bench.op_parts.profiled_parts`)."""
     mode = mode or args.mode
     reset_peak_rss()
     reset_peak_allocated()
@@ -131,8 +134,13 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
                 rounds.append(timed)
         del floor, bf16_floor, passes, gemms
     parts = time_parts(step, sync) if mode == "e2e" else None
+    op_parts = None
+    if mode == "head" and not getattr(args, "no_op_parts", False):
+        if sync is not None:
+            sync()
+        op_parts = profiled_parts(step, args.steps)
     step.close()
-    result = dict(rounds=rounds, parts=parts, times=times, waits=waits,
+    result = dict(rounds=rounds, parts=parts, op_parts=op_parts, times=times, waits=waits,
                   input=(step.source.source, step.source.loader.num_workers) if step.source is not None else None,
                   losses=losses, startup_s=step.startup_s, num_local=num_local, chunks=chunks,
                   native=native, num_sample=num_sample, step_peak=step_peak, products_round=products_round,

@@ -16,6 +16,7 @@ from launcher import REPO
 from paddle_pfc.bench.communication import build_collectives_program, collectives_of
 from paddle_pfc.bench.floor import GEMM_SIZE, build_floor_program, build_passes_program, paired_floor
 from paddle_pfc.bench.main import configurations, parse_args
+from paddle_pfc.bench.op_parts import PARTS, part_of
 from paddle_pfc.bench.programs import build_train_program, step_optimizer
 from paddle_pfc.head.sparse_update import CenterUpdateRule
 
@@ -145,6 +146,28 @@ def test_benchmark_runs_as_a_user_runs_it(tmp_path):
     assert record["floor_gflops"] == pytest.approx(6.0 * 8 * 1500 * 64 / record["floor_s"] / 1e9, abs=0.06)
     assert again["first_loss"] == pytest.approx(record["first_loss"], rel=1e-6)
     assert again["last_loss"] == pytest.approx(record["last_loss"], rel=1e-6)
+    # the profiled steps' parts: every part the head has took time, and they add up to the profiled step
+    parts = record["op_parts_ms"]
+    assert set(parts) == set(PARTS) and all(v >= 0 for v in parts.values())
+    for part in ("products", "softmax", "sampling", "update", "finite_check"):
+        assert parts[part] > 0, part
+    assert parts["collectives"] == 0.0  # one rank
+    assert sum(parts.values()) == pytest.approx(1e3 * record["op_parts_step_s"], rel=0.02, abs=0.05)
+
+
+def test_operators_sorted_into_the_parts_of_a_step():
+    """Each operator name the head's step runs counts in one part (by its name, whatever its dialect)."""
+    expected = {"custom_op.pfc_indexed_logits": "products", "custom_op.pfc_indexed_backward": "products",
+                "custom_op.pfc_matmul": "products", "pd_op.matmul": "products",
+                "custom_op.pfc_block_softmax_": "softmax", "custom_op.pfc_block_dlogits_": "softmax",
+                "custom_op.pfc_sample_shard": "sampling", "custom_op.pfc_gather_rows": "gathers",
+                "pd_op.gather": "gathers", "custom_op.pfc_sparse_update_": "update",
+                "custom_op.pfc_sparse_update_int8_": "update", "custom_op.pfc_any_nonfinite": "finite_check",
+                "pd_op.isfinite": "finite_check", "pd_op.all_gather": "collectives",
+                "pd_op.all_reduce_": "collectives", "pd_op.c_allreduce_sum_": "collectives",
+                "pd_op.multiply": "other_ops", "custom_op.pfc_inverse_row_norm": "other_ops"}
+    assert {name: part_of(name) for name in expected} == expected
+    assert set(expected.values()) | {"outside_ops"} == set(PARTS)
 
 
 _PARTS = ("input", "backbone", "head", "communication", "rest")
