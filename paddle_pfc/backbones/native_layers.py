@@ -42,6 +42,7 @@ from paddle_pfc.utils import paddle_compat
 
 _channels_last = [False]  # True while a model builds its channels-last part (channels_last())
 _native_inference = [False]  # True while an eval program that runs only here is built (native_inference())
+_bfloat16_serving = [False]  # True while a program for bfloat16 serving is built (bfloat16_serving())
 
 
 @contextlib.contextmanager
@@ -71,6 +72,21 @@ def native_inference() -> Iterator[None]:
         yield
     finally:
         _native_inference[0] = previous
+
+
+@contextlib.contextmanager
+def bfloat16_serving() -> Iterator[None]:
+    """Within: :class:`PReLU` builds ``relu(x) - alpha * relu(-x)`` (the same values in float32)
+    instead of Paddle's ``prelu`` op, whose oneDNN bfloat16 kernel in Paddle 3.3.1 multiplies by
+    wrong slopes (a conv + PReLU model served in bfloat16: 24 % of the output's largest magnitude
+    off, against 0.2 % without the PReLU; docs/deploy.md). For programs that Paddle Inference runs
+    with ``enable_onednn_bfloat16`` (:mod:`paddle_pfc.deploy.export`, ``precision="bfloat16"``)."""
+    previous = _bfloat16_serving[0]
+    _bfloat16_serving[0] = True
+    try:
+        yield
+    finally:
+        _bfloat16_serving[0] = previous
 
 
 def in_channels_last() -> bool:
@@ -128,6 +144,10 @@ class PReLU(nn.PReLU):
     """``nn.PReLU(num_parameters=C)`` (channel mode, NCHW); see the module docstring."""
 
     def forward(self, x):
+        if _bfloat16_serving[0]:
+            weight = paddle_compat.prelu_weight(self)
+            slope = paddle.reshape(weight, [1, -1, 1, 1]) if self._num_parameters > 1 else weight
+            return nn.functional.relu(x) - slope * nn.functional.relu(-x)
         if in_channels_last():
             return nn.functional.prelu(x, paddle_compat.prelu_weight(self), data_format="NHWC")
         if self._num_parameters > 1 and self._data_format == "NCHW" and native_layers_active(self, x):

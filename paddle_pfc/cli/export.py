@@ -20,6 +20,9 @@ each check) prints a line when it starts and one with its duration when it ends,
 export (large backbone, paddle2onnx) is never silent. A ``--checkpoint`` folder's
 ``validation.json`` (the threshold its validation chose: a run's ``best/``, or
 ``paddle-pfc-validate --record``) is copied into the export, where paddle-pfc-infer reads it.
+``--precision bf16`` (CPUs with AVX512_BF16 / AMX): Paddle Inference serves the export with
+oneDNN's bfloat16 products (``export.json`` ``precision``); checked by the smallest cosine of an
+embedding to the float32 eval program's (at least 0.999).
 """
 from __future__ import annotations
 
@@ -56,8 +59,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0, help="seed for --random-init")
     p.add_argument("--keep-batch-norm", action="store_true",
                    help="float32: write the batch norms as they are (default: folded, for oneDNN)")
+    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                   help="bf16: Paddle Inference serves the model with bfloat16 products (oneDNN) on CPUs with "
+                        "AVX512_BF16 / AMX, float32 elsewhere; needs such a CPU to export and check it")
     args = p.parse_args(argv)
     check_output_dir(p, "--out", args.out)
+    if args.precision == "bf16":
+        if args.dtype != "float32" or args.keep_batch_norm:
+            p.error("--precision bf16 serves a float32 export with its batch norms folded "
+                    "(not with --dtype float16 or --keep-batch-norm)")
+        from paddle_pfc.kernels.onednn_ops import bfloat16_isa_missing
+
+        missing = bfloat16_isa_missing()
+        if missing is not None:
+            p.error(f"--precision bf16 is exported and checked on a CPU that serves it so: {missing}")
     if args.checkpoint and (args.config or args.override):
         p.error("-c / -o do not apply with --checkpoint, which carries its own config")
     return args
@@ -134,11 +149,13 @@ class Steps:
 def check_export(out, prog, dtype: str, to_onnx: bool, opset: int, steps: Steps | None = None) -> int:
     """Check the model saved in ``out`` against ``prog``, the eval program it came from (float32),
     convert it to ONNX when ``to_onnx`` and check onnxruntime against Paddle Inference; print one line
-    a check. Returns 0 when every check holds, else 1 (tolerances: :mod:`paddle_pfc.deploy.parity`)."""
+    a check. A bfloat16 export (``prog.precision``) is checked as it serves, with bfloat16 products, by
+    the cosine of each embedding to the float32 program's. Returns 0 when every check holds, else 1
+    (tolerances: :mod:`paddle_pfc.deploy.parity`)."""
     import numpy as np
 
     from paddle_pfc.deploy.onnx_export import check_onnx, export_onnx
-    from paddle_pfc.deploy.parity import ONNX_RTOL, PADDLE_RTOL, relative_difference
+    from paddle_pfc.deploy.parity import BFLOAT16_COSINE, ONNX_RTOL, PADDLE_RTOL, agreement, relative_difference
 
     def start(what: str) -> None:
         if steps is not None:
@@ -155,11 +172,19 @@ def check_export(out, prog, dtype: str, to_onnx: bool, opset: int, steps: Steps 
         h, w = prog.input_size
         x = np.random.RandomState(1).uniform(-1, 1, (4, 3, h, w)).astype(np.float32)
         start("checking Paddle Inference against the static eval program")
-        diff = relative_difference(FaceEmbedder(out).forward(x), prog(x))
+        served = FaceEmbedder(out).forward(x)
         end()
-        ok = diff <= PADDLE_RTOL
-        print(f"Paddle Inference vs static eval program: max abs diff / max magnitude {diff:.3g} "
-              f"({'OK' if ok else 'FAILED'}, relative tolerance {PADDLE_RTOL:g})")
+        if prog.precision == "bfloat16":
+            cosine, diff = agreement(served, prog(x))
+            ok = cosine >= BFLOAT16_COSINE
+            print(f"Paddle Inference (bfloat16 products) vs static eval program (float32): smallest cosine "
+                  f"{cosine:.6f}, max abs diff / max magnitude {diff:.3g} ({'OK' if ok else 'FAILED'}, "
+                  f"cosine at least {BFLOAT16_COSINE:g})")
+        else:
+            diff = relative_difference(served, prog(x))
+            ok = diff <= PADDLE_RTOL
+            print(f"Paddle Inference vs static eval program: max abs diff / max magnitude {diff:.3g} "
+                  f"({'OK' if ok else 'FAILED'}, relative tolerance {PADDLE_RTOL:g})")
         rc |= 0 if ok else 1
     if to_onnx:
         start("converting to ONNX (paddle2onnx)")
@@ -209,8 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         steps.start("reading the weights and building the eval program")
         model, state = resolve_model(args)
+        precision = "bfloat16" if args.precision == "bf16" else "float32"
         prog = pexport.EvalProgram(model["backbone"], model["embedding_size"], model["input_size"],
-                                   state, dropout=model["dropout"], dtype=args.dtype)
+                                   state, dropout=model["dropout"], dtype=args.dtype, precision=precision)
         steps.end()
     except (*USER_ERRORS, RuntimeError) as e:
         return usage_failure(e)
@@ -218,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     out = prog.save(args.out, fold_batch_norm=not args.keep_batch_norm)
     steps.end()
     print(f"exported {model['backbone']} (embedding {model['embedding_size']}, input "
-          f"{prog.input_size[0]}x{prog.input_size[1]}, {args.dtype}) to {out}/"
+          f"{prog.input_size[0]}x{prog.input_size[1]}, {args.dtype}"
+          f"{', served with bfloat16 products' if precision == 'bfloat16' else ''}) to {out}/"
           f"{{{prog.model_file}, {PARAMS_FILE}, {META_FILE}}}")
     print("model input: float32 NCHW RGB normalized (x - 127.5) / 128 (not inside the model)")
     _carry_threshold(args.checkpoint, out)

@@ -32,7 +32,7 @@ import paddle
 
 from paddle_pfc.backbones import build_backbone
 from paddle_pfc.backbones.common import normalize_input_size
-from paddle_pfc.backbones.native_layers import native_inference
+from paddle_pfc.backbones.native_layers import bfloat16_serving, native_inference
 from paddle_pfc.backbones.state import backbone_state_from_scope
 from paddle_pfc.deploy.model_format import (
     DTYPES,
@@ -41,6 +41,7 @@ from paddle_pfc.deploy.model_format import (
     MODEL_FILE,
     ONNX_FILE,
     PARAMS_FILE,
+    PRECISIONS,
     TRAINING_STATE_FILE,
     PathLike,
     export_meta,
@@ -106,13 +107,22 @@ class EvalProgram:
     so :meth:`save` refuses it.
     ``fold_batch_norm=True`` (float32, not native) folds every batch norm of the program
     (:func:`paddle_pfc.deploy.fold.fold_batch_norms`): what :meth:`save` writes by default.
+    ``precision="bfloat16"`` (float32, not native) builds the program for bfloat16 serving
+    (:func:`paddle_pfc.backbones.native_layers.bfloat16_serving`: the same values here) and records
+    it in ``export.json``: Paddle Inference then runs it with oneDNN's bfloat16 products on CPUs
+    with AVX512_BF16 / AMX (:mod:`paddle_pfc.deploy.predictor`).
     """
 
     def __init__(self, backbone_name: str, embedding_size: int, input_size: InputSize,
                  state: Mapping[str, object], dropout: float = 0.0, dtype: str = "float32",
-                 place=None, native: bool = False, fold_batch_norm: bool = False) -> None:
+                 place=None, native: bool = False, fold_batch_norm: bool = False,
+                 precision: str = "float32") -> None:
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+        if precision != "float32" and (native or dtype != "float32"):
+            raise ValueError(f"precision={precision!r} is for a float32 program built with native=False")
         if native and dtype != "float32":
             raise ValueError(f"native=True builds a float32 program, got dtype {dtype!r}")
         if fold_batch_norm and (native or dtype != "float32"):
@@ -124,6 +134,7 @@ class EvalProgram:
         self.input_size = tuple(normalize_input_size(input_size))
         self.dropout = float(dropout)
         self.dtype = dtype
+        self.precision = precision
         self.native = bool(native)
         self.place = place if place is not None else paddle.CPUPlace()
         self.scope = paddle.static.Scope()
@@ -142,7 +153,8 @@ class EvalProgram:
                                                 dropout)
                 self.layer.eval()
                 x = self.images if dtype == "float32" else paddle.cast(self.images, dtype)
-                with native_inference() if native else contextlib.nullcontext():
+                with (native_inference() if native else
+                      bfloat16_serving() if precision == "bfloat16" else contextlib.nullcontext()):
                     emb = self.layer(x)
                 self.embedding = emb if dtype == "float32" else paddle.cast(emb, "float32")
             self._values = dict(self.layer.state_dict())
@@ -231,7 +243,7 @@ class EvalProgram:
     def meta(self) -> dict:
         """The ``export.json`` content for this program."""
         meta = export_meta(self.backbone, self.embedding_size, self.input_size, self.dtype, self.model_file,
-                           paddle.__version__)
+                           paddle.__version__, self.precision)
         meta["batch_norm"] = "folded" if self.batch_norm_folded else "kept"
         return meta
 
@@ -247,10 +259,13 @@ class EvalProgram:
         if self.native:
             raise ValueError("EvalProgram(native=True) runs custom ops and cannot be exported; build the "
                              "export with native=False")
+        if self.precision == "bfloat16" and not (fold_batch_norm or self.batch_norm_folded):
+            raise ValueError("a bfloat16 export needs its batch norms folded (Paddle Inference runs a model "
+                             "holding batch-norm ops without oneDNN, so in float32)")
         if fold_batch_norm and self.dtype == "float32" and not self.batch_norm_folded:
             state = self.state()
             folded = EvalProgram(self.backbone, self.embedding_size, self.input_size, state, self.dropout,
-                                 self.dtype, self.place, fold_batch_norm=True)
+                                 self.dtype, self.place, fold_batch_norm=True, precision=self.precision)
             out = folded.save(out_dir)
             write_bytes_atomic(out / TRAINING_STATE_FILE, state_bytes(state, str(out / TRAINING_STATE_FILE)))
             return out
@@ -274,7 +289,7 @@ class EvalProgram:
 
 def export_backbone(backbone_name: str, embedding_size: int, input_size: InputSize, state: Mapping[str, object],
                     out_dir: PathLike, dropout: float = 0.0, dtype: str = "float32",
-                    fold_batch_norm: bool = True) -> Path:
+                    fold_batch_norm: bool = True, precision: str = "float32") -> Path:
     """Export a backbone with parameters ``state`` to ``out_dir`` (see the module doc).
 
     ``state``: ``{structured state_dict name: array}``, e.g. from
@@ -282,6 +297,7 @@ def export_backbone(backbone_name: str, embedding_size: int, input_size: InputSi
     ``paddle_pfc.engine.checkpoint.load_backbone_state``.
     Strict matching (``ValueError`` naming missing / unexpected / wrongly-shaped keys).
     Returns ``Path(out_dir)``.
-    ``fold_batch_norm``: see :meth:`EvalProgram.save` (float32 only).
+    ``fold_batch_norm``: see :meth:`EvalProgram.save` (float32 only); ``precision``: see :class:`EvalProgram`.
     """
-    return EvalProgram(backbone_name, embedding_size, input_size, state, dropout, dtype).save(out_dir, fold_batch_norm)
+    return EvalProgram(backbone_name, embedding_size, input_size, state, dropout, dtype,
+                       precision=precision).save(out_dir, fold_batch_norm)

@@ -14,7 +14,8 @@ Model contract: input ``images`` float32 ``[N, 3, H, W]`` (dynamic ``N``), RGB, 
 embedding (not L2-normalized).
 
 ``export.json`` keys: ``format`` ("paddle_pfc.face_embedding"), ``version`` (1), ``backbone``,
-``embedding_size``, ``input_size`` ``[H, W]``, ``dtype``, ``input`` {name, shape, dtype, layout
+``embedding_size``, ``input_size`` ``[H, W]``, ``dtype``, ``precision`` (:data:`PRECISIONS`: how Paddle
+Inference runs it on CPU; absent in older exports, read as "float32"), ``input`` {name, shape, dtype, layout
 "NCHW", color "RGB"}, ``normalization`` {inside_model false, formula "(x - 127.5) / 128", mean
 127.5, std 128.0}, ``output`` {shape, dtype, l2_normalized false}, ``files`` {model, params[,
 onnx]}, ``serving`` (one line on where it runs), ``paddle_version``, ``paddle_pfc_version``,
@@ -38,8 +39,8 @@ from paddle_pfc.utils.version import VERSION
 
 __all__ = [
     "EXPORT_FORMAT", "EXPORT_VERSION", "NORMALIZATION", "FIELD_NORMALIZATION", "INPUT_NAME", "MODEL_FILE",
-    "LEGACY_MODEL_FILE", "PARAMS_FILE", "ONNX_FILE", "META_FILE", "DTYPES", "PathLike", "ModelFiles", "export_meta",
-    "write_export_meta", "read_export_meta", "program_file", "locate_model",
+    "LEGACY_MODEL_FILE", "PARAMS_FILE", "ONNX_FILE", "META_FILE", "DTYPES", "PRECISIONS", "PathLike", "ModelFiles",
+    "export_meta", "write_export_meta", "read_export_meta", "program_file", "locate_model",
 ]
 
 EXPORT_FORMAT = "paddle_pfc.face_embedding"
@@ -57,17 +58,23 @@ META_FILE = "export.json"
 #: the backbone state as training names it (unfolded batch norms): what fine-tuning from an export reads
 TRAINING_STATE_FILE = "backbone.npz"
 DTYPES = ("float32", "float16")
+#: How Paddle Inference runs a float32 export on CPU: float32, or bfloat16 products (oneDNN, on CPUs
+#: with AVX512_BF16 / AMX; float32 elsewhere)
+PRECISIONS = ("float32", "bfloat16")
 
 PathLike = str | os.PathLike
 
 
 def export_meta(backbone: str, embedding_size: int, input_size: Sequence[int], dtype: str,
-                model_file: str, paddle_version: str) -> dict:
+                model_file: str, paddle_version: str, precision: str = "float32") -> dict:
     """The ``export.json`` content of a freshly exported model (key order is the file's)."""
     h, w = input_size
     serving = ("float32: CPU and GPU" if dtype == "float32" else
                "float16 weights for GPU serving (Paddle has no float16 CPU kernels for "
                "conv/matmul: may not run on CPU); input/output are float32")
+    if precision == "bfloat16":
+        serving = ("bfloat16 products on CPUs with AVX512_BF16 / AMX (oneDNN), float32 elsewhere and on GPU; "
+                   "float32 weights, input and output")
     return {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
@@ -75,6 +82,7 @@ def export_meta(backbone: str, embedding_size: int, input_size: Sequence[int], d
         "embedding_size": embedding_size,
         "input_size": [h, w],
         "dtype": dtype,
+        "precision": precision,
         "input": {"name": INPUT_NAME, "shape": [-1, 3, h, w], "dtype": "float32",
                   "layout": "NCHW", "color": "RGB"},
         "normalization": dict(NORMALIZATION),

@@ -127,10 +127,11 @@ def export_onnx(model_dir: PathLike, save_file: PathLike | None = None,
 def check_onnx(model_dir: PathLike, onnx_file: PathLike | None = None, batch: int = 4,
                seed: int = 0) -> float:
     """:func:`paddle_pfc.deploy.parity.relative_difference` of onnxruntime's raw embeddings to
-    Paddle Inference's, of the model in ``model_dir`` on a random normalized batch (CPU); the
-    check passes at most :data:`paddle_pfc.deploy.parity.ONNX_RTOL` (``ONNX_RTOL`` here too)."""
+    Paddle Inference's in float32 (a bfloat16 export too: the ONNX model is float32), of the model
+    in ``model_dir`` on a random normalized batch (CPU); the check passes at most
+    :data:`paddle_pfc.deploy.parity.ONNX_RTOL` (``ONNX_RTOL`` here too)."""
     onnx_file = Path(onnx_file) if onnx_file is not None else Path(model_dir) / ONNX_FILE
-    pd = EmbeddingModel(model_dir, device="cpu")
+    pd = EmbeddingModel(model_dir, device="cpu", precision="float32")
     ox = EmbeddingModel(onnx_file, device="cpu")
     h, w = pd.input_size
     x = np.random.RandomState(seed).uniform(-1.0, 1.0, (batch, 3, h, w)).astype(np.float32)

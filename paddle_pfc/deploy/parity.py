@@ -10,13 +10,16 @@ the same float32 rounding. Tolerances:
   (``paddle_pfc.deploy.export.EvalProgram``, Paddle's kernels, norms kept): measured 2e-6..6e-6;
 * :data:`ONNX_RTOL` -- onnxruntime vs Paddle Inference on the same export: measured ~2e-6;
 * :data:`SOURCE_COSINE` / :data:`SOURCE_RTOL` -- a converted model vs its source framework running
-  the source (:func:`agreement`; each side with its own input normalization).
+  the source (:func:`agreement`; each side with its own input normalization);
+* :data:`BFLOAT16_COSINE` -- a bfloat16 export run with bfloat16 products vs the float32 eval program:
+  the smallest cosine of an image's two embeddings (bfloat16 rounds every product's operands).
 """
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["agreement", "relative_difference", "ONNX_RTOL", "PADDLE_RTOL", "SOURCE_COSINE", "SOURCE_RTOL"]
+__all__ = ["agreement", "relative_difference", "BFLOAT16_COSINE", "ONNX_RTOL", "PADDLE_RTOL", "SOURCE_COSINE",
+           "SOURCE_RTOL"]
 
 #: onnxruntime vs Paddle Inference: different kernels (and summation orders) on the same float32 model
 ONNX_RTOL = 1e-4
@@ -26,6 +29,8 @@ PADDLE_RTOL = 1e-4
 SOURCE_COSINE = 0.99999
 #: ... and the largest relative difference (:func:`relative_difference`)
 SOURCE_RTOL = 1e-4
+#: a bfloat16 export's embeddings (bfloat16 products) vs the float32 eval program's: the smallest cosine
+BFLOAT16_COSINE = 0.999
 
 
 def relative_difference(actual: np.ndarray, reference: np.ndarray) -> float:

@@ -22,9 +22,28 @@ from pathlib import Path
 
 import numpy as np
 
-from paddle_pfc.deploy.model_format import FIELD_NORMALIZATION, META_FILE, PathLike, locate_model, read_export_meta
+from paddle_pfc.deploy.model_format import (
+    FIELD_NORMALIZATION,
+    META_FILE,
+    PRECISIONS,
+    PathLike,
+    locate_model,
+    read_export_meta,
+)
 
 __all__ = ["EmbeddingModel"]
+
+
+def _bfloat16_precision(onednn: bool, model_dir: Path) -> str:
+    """``"bfloat16"`` where a bfloat16 export can run so (oneDNN on, a CPU with native bfloat16
+    products), else ``"float32"`` with one warning saying why."""
+    from paddle_pfc.kernels.onednn_ops import bfloat16_isa_missing
+
+    missing = bfloat16_isa_missing() if onednn else "it runs without oneDNN here"
+    if missing is None:
+        return "bfloat16"
+    warnings.warn(f"{model_dir}: a bfloat16 export, run in float32 ({missing})", stacklevel=3)
+    return "float32"
 
 
 def _first_line(error: Exception) -> str:
@@ -41,13 +60,16 @@ class EmbeddingModel:
     ``model_files``, ``model_dir``, ``onednn`` (Paddle on CPU: whether oneDNN runs it).
     ``onednn``: None picks it from ``export.json`` (see the module doc); True / False forces it.
     ``ir_optim``: Paddle Inference's IR optimization passes (default on).
+    ``precision``: ``"float32"`` or ``"bfloat16"`` (None: ``export.json``'s, else float32); bfloat16
+    runs a Paddle model on CPU with oneDNN's bfloat16 products where the CPU has them (AVX512_BF16 /
+    AMX) and in float32 elsewhere, saying so once; :attr:`precision` is what runs.
     :meth:`forward` (also ``self(batch)``) is an ``embed_fn`` for
     :mod:`paddle_pfc.evaluation.validation`.
     """
 
     def __init__(self, model: PathLike, device: str = "cpu", batch_size: int = 64,
                  num_threads: int | None = None, input_size=None, *, onednn: bool | None = None,
-                 ir_optim: bool = True):
+                 ir_optim: bool = True, precision: str | None = None):
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
         self.batch_size = batch_size
@@ -60,6 +82,10 @@ class EmbeddingModel:
         self.model_dir = files.model_dir
         self.meta = read_export_meta(files.model_dir)
         self.onednn, self.ir_optim = False, bool(ir_optim)
+        requested = precision or (self.meta or {}).get("precision", "float32")
+        if requested not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {requested!r}")
+        self.precision = "float32"
         if files.onnx is not None:
             self.backend = "onnxruntime"
             self._init_onnx(files.onnx)
@@ -67,6 +93,8 @@ class EmbeddingModel:
             self.backend = "paddle"
             folded = (self.meta or {}).get("batch_norm") == "folded" and files.program.suffix.lower() == ".json"
             self.onednn = self.device == "cpu" and (folded if onednn is None else bool(onednn))
+            if requested == "bfloat16":
+                self.precision = _bfloat16_precision(self.onednn, files.model_dir)
             self._init_paddle(files.program, files.program.with_suffix(".pdiparams"))
         self._init_io(input_size)
 
@@ -91,6 +119,8 @@ class EmbeddingModel:
             config.disable_gpu()
             if self.onednn:
                 config.enable_onednn()
+                if self.precision == "bfloat16":
+                    config.enable_onednn_bfloat16()
             else:
                 config.disable_onednn()  # see the module doc
             config.set_cpu_math_library_num_threads(self.num_threads)

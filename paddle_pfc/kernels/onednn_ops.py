@@ -79,18 +79,28 @@ def onednn_cpu_isa() -> int | None:
     return None if lib is None else int(lib.dnnl_get_effective_cpu_isa())
 
 
-def bfloat16_unsupported() -> str | None:
-    """None when :func:`conv2d` and :func:`matmul` can multiply in bfloat16 natively here; otherwise why not (no
-    AVX512_BF16 / AMX on this CPU per oneDNN, or the oneDNN op unavailable). oneDNN would emulate
-    bfloat16 on plain AVX-512 and refuses it on AVX2, so those CPUs are refused here."""
+def bfloat16_isa_missing() -> str | None:
+    """None when oneDNN multiplies bfloat16 natively on this CPU (AVX512_BF16 or AMX, as its
+    effective ISA says), otherwise why not; needs only the oneDNN Paddle ships, not this module's
+    build. oneDNN would emulate bfloat16 on plain AVX-512 and refuses it on AVX2, so those CPUs
+    count as without."""
     from paddle_pfc.utils.cpu import cpu_summary
 
     isa = onednn_cpu_isa()
-    if isa is None or isa & _ISA_AVX512_CORE_BF16 != _ISA_AVX512_CORE_BF16:
-        cap = os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA")
-        return (f"oneDNN has no native bfloat16 products on this CPU ({cpu_summary()}): they need AVX512_BF16 "
-                f"or AMX; oneDNN's effective ISA is {'none' if isa is None else hex(isa)}"
-                + (f", capped by ONEDNN_MAX_CPU_ISA={cap}" if cap else ""))
+    if isa is not None and isa & _ISA_AVX512_CORE_BF16 == _ISA_AVX512_CORE_BF16:
+        return None
+    cap = os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA")
+    return (f"oneDNN has no native bfloat16 products on this CPU ({cpu_summary()}): they need AVX512_BF16 "
+            f"or AMX; oneDNN's effective ISA is {'none' if isa is None else hex(isa)}"
+            + (f", capped by ONEDNN_MAX_CPU_ISA={cap}" if cap else ""))
+
+
+def bfloat16_unsupported() -> str | None:
+    """None when :func:`conv2d` and :func:`matmul` can multiply in bfloat16 natively here; otherwise why not
+    (:func:`bfloat16_isa_missing`, or the oneDNN op unavailable)."""
+    missing = bfloat16_isa_missing()
+    if missing is not None:
+        return missing
     if kernels() is None:
         return ("the oneDNN ops (paddle_pfc.kernels.onednn_ops) are unavailable: PADDLE_PFC_NATIVE=off "
                 "or their build failed (see the warning above)")
