@@ -9,7 +9,9 @@ Exports ``--backbone`` with a random state (``random_state``; or takes the expor
 to a temporary folder, converts it to ONNX (``paddle_pfc.deploy.onnx_export``) and loads it with
 :class:`paddle_pfc.deploy.predictor.EmbeddingModel` as each side runs it by default: Paddle
 Inference (batch norm folded, oneDNN, IR passes) and onnxruntime; ``--unfolded`` adds the same
-weights exported with their batch norms kept (Paddle's own CPU kernels, no oneDNN). One process,
+weights exported with their batch norms kept (Paddle's own CPU kernels, no oneDNN). Where oneDNN
+multiplies bfloat16 natively (AVX512_BF16 / AMX), the side "paddle, bfloat16" is the same weights
+exported with ``precision="bfloat16"`` (``--model``: from its ``backbone.npz``). One process,
 one thread per side; rounds alternate the sides, ``--steps`` batches each after one warm-up
 batch; each side's figure is its median over rounds, each ratio the median of the per-round
 ratios (a busy machine slows neighbouring runs alike).
@@ -19,7 +21,8 @@ ONNX graph, from its inferred shapes) over the best single-thread float32 GEMM r
 (onnxruntime MatMul and numpy ``@`` on 1024 x 1024 x 1024, best of three, measured in every round
 next to the sides, so a side's fraction of the floor compares rates taken under the same load).
 Prints images/s per side, the ratios, each side's fraction of the floor (median over rounds),
-the largest embedding difference relative to the largest magnitude, the CPU and the load average.
+the largest embedding difference relative to the largest magnitude and the smallest cosine to
+onnxruntime's embedding, the CPU and the load average.
 """
 from __future__ import annotations
 
@@ -116,20 +119,28 @@ def main(argv: list[str] | None = None) -> int:
 
     import numpy as np
 
-    from paddle_pfc.backbones.state import random_state
+    from paddle_pfc.backbones.state import load_state_file, random_state
     from paddle_pfc.deploy.export import export_backbone
+    from paddle_pfc.deploy.model_format import TRAINING_STATE_FILE, read_export_meta
     from paddle_pfc.deploy.onnx_export import export_onnx
+    from paddle_pfc.deploy.parity import agreement
     from paddle_pfc.deploy.predictor import EmbeddingModel
+    from paddle_pfc.kernels.onednn_ops import bfloat16_isa_missing
     from paddle_pfc.utils.cpu import cpu_summary
 
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         if args.model:
             model_dir = Path(args.model)
+            meta = read_export_meta(model_dir) or {}
+            state = (load_state_file(model_dir / TRAINING_STATE_FILE) if (model_dir / TRAINING_STATE_FILE).is_file()
+                     else None)
+            shape = (meta.get("backbone"), meta.get("embedding_size"), meta.get("input_size"))
         else:
             model_dir = Path(tmp) / "model"
             state = random_state(args.backbone, args.embedding_size, args.input_size, seed=0)
             export_backbone(args.backbone, args.embedding_size, args.input_size, state, model_dir)
+            shape = (args.backbone, args.embedding_size, args.input_size)
             if args.unfolded:
                 export_backbone(args.backbone, args.embedding_size, args.input_size, state,
                                 Path(tmp) / "unfolded", fold_batch_norm=False)
@@ -142,6 +153,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.unfolded:
             sides["paddle, batch norm kept"] = EmbeddingModel(Path(tmp) / "unfolded", batch_size=args.batch_size,
                                                               num_threads=1)
+        bfloat16_skipped = bfloat16_isa_missing() or (None if state is not None and None not in shape else
+                                                       f"{model_dir} has no {TRAINING_STATE_FILE} / export.json")
+        if bfloat16_skipped is None:
+            export_backbone(*shape, state, Path(tmp) / "bfloat16", precision="bfloat16")
+            sides["paddle, bfloat16"] = EmbeddingModel(Path(tmp) / "bfloat16", batch_size=args.batch_size,
+                                                       num_threads=1)
         h, w = sides["paddle"].input_size
         batch = np.random.default_rng(0).uniform(-1, 1, (args.batch_size, 3, h, w)).astype(np.float32)
         outputs = {side: model(batch) for side, model in sides.items()}  # warm-up
@@ -174,7 +191,10 @@ def main(argv: list[str] | None = None) -> int:
         diff = float(np.abs(outputs[side] - reference).max()) / scale
         of_floor = statistics.median(r / f for r, f in zip(values, floors))
         print(f"{side:>24}: {rate:7.2f} images/s  {ratio:5.2f}x onnxruntime  {of_floor:5.2f} of the floor  "
-              f"embedding difference {diff:.1e} of the largest magnitude")
+              f"embedding difference {diff:.1e} of the largest magnitude, smallest cosine "
+              f"{agreement(outputs[side], reference)[0]:.6f}")
+    if bfloat16_skipped is not None:
+        print(f"{'paddle, bfloat16':>24}: not measured: {bfloat16_skipped}")
     return 0
 
 

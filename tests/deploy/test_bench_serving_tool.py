@@ -58,3 +58,11 @@ def test_runs_and_reports_both_backends():
     for side in ("paddle", "onnxruntime"):
         row = next(ln for ln in lines if ln.strip().startswith(side + ":"))
         assert "images/s" in row and "x onnxruntime" in row and "of the floor" in row
+        assert float(row.rsplit("smallest cosine ", 1)[1]) > 0.99999, row
+    from paddle_pfc.kernels.onednn_ops import bfloat16_isa_missing
+
+    row = next(ln for ln in lines if ln.strip().startswith("paddle, bfloat16:"))
+    if bfloat16_isa_missing() is None:  # served with bfloat16 products: close to float32, not equal
+        assert 0.999 <= float(row.rsplit("smallest cosine ", 1)[1]) < 0.99999, row
+    else:
+        assert "not measured: oneDNN has no native bfloat16 products" in row, row
