@@ -284,7 +284,8 @@ def reference_step(case: dict, ranks: list[dict], step: int, features, centers, 
 
 def adaface_cases(world_size: int) -> list[dict]:
     """AdaFace's margin (three steps: the moving averages move): the reference's defaults, a
-    fast-moving average with norms that clip the margin's scaler at ±1, sampled shards in blocks."""
+    fast-moving average with norms that clip the margin's scaler at ±1, sampled shards in blocks,
+    a skipped non-finite step."""
     classes = {1: 13, 2: 37, 3: 31}[world_size]
     base = dict(batch=4, dim=16, in_dim=12, steps=3, lr=0.2, momentum=0.9, weight_decay=5e-4, scale=16.0,
                 optimizer="momentum")
@@ -295,6 +296,10 @@ def adaface_cases(world_size: int) -> list[dict]:
              adaface=dict(m=0.5, h=2.0, t_alpha=1.0)),
         dict(base, name="adaface_sgd", num_classes=classes * 2 + 1, sample_ratio=0.5, seed=53, optimizer="sgd",
              adaface=dict(m=0.4, h=0.333, t_alpha=0.5), label_rank1=False),
+        # Step 1: the first sample's input is inf (its feature NaN): the step is skipped and the
+        # moving averages hold; step 2 is an ordinary step from them.
+        dict(base, name="adaface_nonfinite_holds", num_classes=classes * 2, sample_ratio=0.5, seed=54,
+             chunk_rows=3, adaface=dict(t_alpha=0.5), inject_inf=[1, 0], skipped_steps=[1]),
     ]
 
 
@@ -339,6 +344,9 @@ def check_skipped(case, ranks, step, previous, centers0, backbone0, previous_sca
             np.testing.assert_array_equal(r[f"velocity_{step}"], before_v, err_msg=f"{name} momentum moved")
         if case.get("loss_scaling"):
             assert float(r[f"scale_{step}"][0]) == previous_scale / 2, (name, step, "scale not halved")
+        for key in ("margin_state0", "margin_state1"):  # a margin's state held through a non-finite batch
+            if step and f"{key}_{step}" in r:
+                np.testing.assert_array_equal(r[f"{key}_{step}"], r[f"{key}_{step - 1}"], err_msg=f"{name} {key}")
 
 
 def kept_classes(case, ranks, split, step_labels, step) -> np.ndarray:
