@@ -23,6 +23,7 @@ from typing import ClassVar
 
 import paddle
 
+from paddle_pfc.head.loss_scaling import persistable_scalar
 from paddle_pfc.head.margin import finite_number
 from paddle_pfc.utils import paddle_compat
 
@@ -60,8 +61,8 @@ class AdaFace:
 
     def create_states(self, prefix: str) -> list[paddle.pir.Value]:
         """``[batch_mean, batch_std]``: persistable float32 [1], starting at 20 and 100."""
-        return [_persistable(f"{prefix}@adaface@batch_mean", INITIAL_MEAN),
-                _persistable(f"{prefix}@adaface@batch_std", INITIAL_STD)]
+        return [persistable_scalar(f"{prefix}@adaface@batch_mean", INITIAL_MEAN, "float32"),
+                persistable_scalar(f"{prefix}@adaface@batch_std", INITIAL_STD, "float32")]
 
     def target(self, cos_target: paddle.pir.Value, norms: paddle.pir.Value | None,
                states: list[paddle.pir.Value]) -> tuple[paddle.pir.Value, paddle.pir.Value]:
@@ -95,10 +96,3 @@ class AdaFace:
             updated.append(new)
         return updated
 
-
-def _persistable(name: str, value: float) -> paddle.pir.Value:
-    var = paddle.static.create_parameter(shape=[1], dtype="float32", name=name,
-                                         default_initializer=paddle.nn.initializer.Constant(value))
-    var.stop_gradient = True
-    var.trainable = False
-    return var
