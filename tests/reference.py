@@ -11,12 +11,23 @@ def margin_target(cos: np.ndarray, m1: float, m2: float, m3: float) -> np.ndarra
 
 def loss_and_grads(features: np.ndarray, centers: np.ndarray, labels: np.ndarray, kept: np.ndarray,
                    m1: float, m2: float, m3: float, scale: float):
-    """Loss over the kept classes and its exact gradients (float64).
+    """Loss over the kept classes and its exact gradients (float64), with the combined margin.
 
     features [N, D]; centers [C, D] (all classes); labels [N] global ids; kept: sorted class ids
     taking part (must contain every label). Returns (loss, dL/dfeatures [N, D], dL/dcenters [C, D]
     with zeros outside ``kept``).
     """
+    def combined(cos):
+        theta = np.arccos(np.clip(cos, -1, 1))
+        return margin_target(cos, m1, m2, m3), m1 * np.sin(m1 * theta + m2) / np.sin(theta)
+
+    return target_loss_and_grads(features, centers, labels, kept, scale, combined)
+
+
+def target_loss_and_grads(features: np.ndarray, centers: np.ndarray, labels: np.ndarray, kept: np.ndarray,
+                          scale: float, target):
+    """:func:`loss_and_grads` with any margin: ``target(cos [N]) -> (target cosine [N], its slope [N])``
+    (held fixed: the margin's own inputs other than the cosine take no gradient)."""
     x = features.astype(np.float64)
     w = centers[kept].astype(np.float64)
     col = np.searchsorted(kept, labels)
@@ -27,8 +38,8 @@ def loss_and_grads(features: np.ndarray, centers: np.ndarray, labels: np.ndarray
     cos = xu @ wu.T
     rows = np.arange(len(x))
     logits = scale * cos
-    theta = np.arccos(np.clip(cos[rows, col], -1, 1))
-    logits[rows, col] = scale * margin_target(cos[rows, col], m1, m2, m3)
+    target_cos, slope = target(cos[rows, col])
+    logits[rows, col] = scale * target_cos
     shift = logits.max(axis=1, keepdims=True)
     exp = np.exp(logits - shift)
     denom = exp.sum(axis=1, keepdims=True)
@@ -39,7 +50,6 @@ def loss_and_grads(features: np.ndarray, centers: np.ndarray, labels: np.ndarray
     grad_logits[rows, col] -= 1.0
     grad_logits /= len(x)
     grad_cos = scale * grad_logits
-    slope = m1 * np.sin(m1 * theta + m2) / np.sin(theta)
     grad_cos[rows, col] *= slope
     # cos = xu wu^T; d xu / d x = (I - xu xu^T) / |x|.
     grad_xu = grad_cos @ wu
@@ -49,6 +59,33 @@ def loss_and_grads(features: np.ndarray, centers: np.ndarray, labels: np.ndarray
     grad_centers = np.zeros(centers.shape, np.float64)
     grad_centers[kept] = grad_w
     return loss, grad_x, grad_centers
+
+
+ADAFACE_EPS = 1e-3
+
+
+def adaface_statistics(features: np.ndarray, batch_mean: float, batch_std: float, t_alpha: float):
+    """``(norms [N], batch_mean, batch_std)``: AdaFace's clipped feature norms and its moving
+    averages after this batch (unbiased std), float64."""
+    norms = np.clip(np.linalg.norm(features.astype(np.float64), axis=1), 0.001, 100.0)
+    return (norms, norms.mean() * t_alpha + (1 - t_alpha) * batch_mean,
+            norms.std(ddof=1) * t_alpha + (1 - t_alpha) * batch_std)
+
+
+def adaface_target(norms: np.ndarray, batch_mean: float, batch_std: float, m: float, h: float):
+    """AdaFace's ``target(cos) -> (target cosine, slope)`` for the samples of ``norms``."""
+    eps = ADAFACE_EPS
+    scaler = np.clip((norms - batch_mean) / (batch_std + eps) * h, -1, 1)
+
+    def target(cos):
+        clipped = np.clip(cos, -1 + eps, 1 - eps)
+        unclipped = np.arccos(clipped) - m * scaler
+        theta = np.clip(unclipped, eps, np.pi - eps)
+        inside = (np.abs(cos) <= 1 - eps) & (unclipped >= eps) & (unclipped <= np.pi - eps)
+        slope = np.where(inside, np.sin(theta) / np.sqrt(1 - clipped * clipped), 0.0)
+        return np.cos(theta) - (m + m * scaler), slope
+
+    return target
 
 
 def momentum_step(param, grad, velocity, lr, momentum, weight_decay, nesterov=False):

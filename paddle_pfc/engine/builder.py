@@ -21,9 +21,11 @@ from paddle_pfc.backbones.native_layers import native_inference, use_bfloat16_co
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.config import Config, ConfigError
 from paddle_pfc.engine.lr import WarmupDecay, build_schedule
+from paddle_pfc.head.adaface import AdaFace
 from paddle_pfc.head.classifier import LargeScaleClassifier
 from paddle_pfc.head.dtypes import CPU_REFUSALS
 from paddle_pfc.head.loss_scaling import LossScaling
+from paddle_pfc.head.margin import CombinedMargin, Margin
 from paddle_pfc.head.optimizer import minimize
 from paddle_pfc.head.registry import nonfinite_flags
 from paddle_pfc.head.startup_log import center_initialisation
@@ -161,16 +163,23 @@ def build_optimizer(cfg: Config, learning_rate) -> paddle.optimizer.Momentum:
                                      grad_clip=clip, multi_precision=t.amp == "fp16_o2")
 
 
+def build_margin(loss_cfg) -> Margin:
+    """The margin ``loss.name`` names: :class:`AdaFace` of ``loss.adaface_*`` and ``loss.scale``, or the
+    :class:`CombinedMargin` of ``loss.margin1..3`` and ``loss.scale``."""
+    if loss_cfg.name == "adaface":
+        return AdaFace(loss_cfg.adaface_m, loss_cfg.adaface_h, loss_cfg.scale, loss_cfg.adaface_t_alpha)
+    return CombinedMargin(loss_cfg.margin1, loss_cfg.margin2, loss_cfg.margin3, loss_cfg.scale)
+
+
 def build_head(cfg: Config, embedding, labels, rank: int, world_size: int,
                chunk_rows: int | None = None, init_centers: bool = True) -> LargeScaleClassifier:
     """The ``LargeScaleClassifier`` of ``cfg`` (``loss.*``, ``classifier.*``, ``data.num_classes``,
     seeded by ``train.seed``) on ``embedding`` [B, D] and ``labels`` [B], named ``pfc_centers``.
     ``chunk_rows``: rows per block of kept centers (default: the head's rule); ``init_centers``:
     the head's random initial centers (False: zeros, see ``LargeScaleClassifier``)."""
-    m, loss_cfg, c, t = cfg.model, cfg.loss, cfg.classifier, cfg.train
+    m, c, t = cfg.model, cfg.classifier, cfg.train
     return LargeScaleClassifier(
-        embedding, labels, rank, world_size, cfg.data.num_classes,
-        loss_cfg.margin1, loss_cfg.margin2, loss_cfg.margin3, loss_cfg.scale,
+        embedding, labels, rank, world_size, cfg.data.num_classes, margin=build_margin(cfg.loss),
         sample_ratio=c.sample_ratio, embedding_size=m.embedding_size, name="pfc_centers",
         seed=t.seed, dtype=c.dtype, center_dtype=c.center_dtype, chunk_rows=chunk_rows, kernels=c.kernels,
         momentum_dtype=c.momentum_dtype, init_centers=init_centers)

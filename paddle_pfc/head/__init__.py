@@ -2,8 +2,9 @@
 
 ``classifier`` (LargeScaleClassifier: sharded centers, what a program holds), ``geometry`` (class
 split, kept centers a step, block rows: the rules the classifier and the planner share; no Paddle),
-``blocks`` (a block of kept centers), ``margin`` (the Margin value), ``margin_softmax`` (the loss
-over blocks of centers, forward and backward; ``margin_softmax_fused`` on the fused backend),
+``blocks`` (a block of kept centers), ``margin`` (the Margin protocol and the combined margin;
+``adaface``: AdaFace), ``margin_softmax`` (the loss over blocks of centers, forward and backward;
+``margin_softmax_fused`` on the fused backend),
 ``sampling`` (class-center sampling), ``checks`` (run-time checks of labels and batch sizes,
 ordered before what they guard), ``sparse_update`` (momentum on the sampled centers),
 ``loss_scaling`` and ``optimizer`` (``minimize``: the update rule of backbone and centers,

@@ -9,7 +9,7 @@ from paddle_pfc.head import checks, geometry, registry, sampling
 from paddle_pfc.head.blocks import Block
 from paddle_pfc.head.dtypes import CPU_REFUSALS, DTYPE_BYTES, MOMENTUM_DTYPES, momentum_bytes
 from paddle_pfc.head.geometry import block_bounds, block_rows, class_split
-from paddle_pfc.head.margin import Margin
+from paddle_pfc.head.margin import Margin, margin_of
 from paddle_pfc.head.margin_softmax import margin_softmax_loss
 from paddle_pfc.head.margin_softmax_fused import margin_softmax_loss_fused
 from paddle_pfc.head.sparse_update import create_velocity, create_velocity_scale
@@ -100,7 +100,10 @@ class LargeScaleClassifier:
     kernels are the CPU emulations), ``native`` (True when the composite CPU head runs its
     per-block work in the native kernels of :mod:`paddle_pfc.kernels.native_ops`,
     ``PADDLE_PFC_NATIVE``; False for Paddle's own kernels, on the fused backend and on GPU),
-    ``margin`` (:class:`~paddle_pfc.head.margin.Margin`). ``init_centers``: the startup program
+    ``margin`` (:class:`~paddle_pfc.head.margin.Margin`: ``margin=``, or the
+    :class:`~paddle_pfc.head.margin.CombinedMargin` of ``margin1``..``margin3`` / ``scale``, default
+    ArcFace 1, 0.5, 0, 64; not both), ``margin_states`` (its persistable state, saved with the
+    program's other non-sharded persistables). ``init_centers``: the startup program
     draws the centers from normal(0, :data:`CENTER_INIT_STD`) (default); False fills them with
     zeros instead (no random draw), for a program whose every center is written before its first
     step (a checkpoint loaded into it); the attribute of that name says which.
@@ -114,21 +117,21 @@ class LargeScaleClassifier:
     """
 
     def __init__(self, feature, label, rank: int, world_size: int, num_classes: int,
-                 margin1: float = 1.0, margin2: float = 0.5, margin3: float = 0.0,
-                 scale: float = 64.0, sample_ratio: float = 1.0, embedding_size: int = 512,
+                 margin1: float | None = None, margin2: float | None = None, margin3: float | None = None,
+                 scale: float | None = None, sample_ratio: float = 1.0, embedding_size: int = 512,
                  name: str | None = None, seed: int = 0, dtype: str = "float32",
                  center_dtype: str = "float32", chunk_rows: int | None = None,
                  kernels: str | None = None, momentum_dtype: str | None = None,
-                 init_centers: bool = True) -> None:
+                 init_centers: bool = True, margin: Margin | None = None) -> None:
         self.margin = self._check_args(feature, label, rank, world_size, num_classes, sample_ratio,
-                                       embedding_size, margin1, margin2, margin3, scale, seed)
+                                       embedding_size, (margin, margin1, margin2, margin3, scale), seed)
         rank, world_size, num_classes, embedding_size, seed = (int(v) for v in (rank, world_size, num_classes,
                                                                        embedding_size, seed))
         dtype, center_dtype = _dtype_name(dtype), _dtype_name(center_dtype)
         momentum_dtype = center_dtype if momentum_dtype is None else _dtype_name(momentum_dtype)
         gpu = paddle_compat.on_gpu()
         _check_dtypes(dtype, center_dtype, momentum_dtype, chunk_rows, gpu)
-        self.backend = choose_backend(kernels, gpu)
+        self.backend = choose_backend(kernels, gpu, self.margin.runs_fused)
         self.dtype, self.center_dtype, self.chunk_rows = dtype, center_dtype, chunk_rows
         self.momentum_dtype = momentum_dtype
         self.rank, self.world_size, self.num_classes = rank, world_size, num_classes
@@ -182,7 +185,7 @@ class LargeScaleClassifier:
     # ------------------------------------------------------------------------------------------
     @staticmethod
     def _check_args(feature, label, rank, world_size, num_classes, sample_ratio, embedding_size,
-                    margin1, margin2, margin3, scale, seed) -> Margin:
+                    margin_args, seed) -> Margin:
         """Raise ValueError naming a bad argument; return the margin."""
         if paddle.in_dynamic_mode():
             raise RuntimeError("LargeScaleClassifier builds a static program: call "
@@ -201,7 +204,7 @@ class LargeScaleClassifier:
             raise ValueError(f"embedding_size must be an int >= 1, got {embedding_size!r}")
         if not is_int(seed) or seed < 0:
             raise ValueError(f"seed must be an int >= 0, got {seed!r}")
-        margin = Margin(margin1, margin2, margin3, scale)
+        margin = margin_of(*margin_args)
         if len(feature.shape) != 2 or feature.shape[-1] != embedding_size:
             raise ValueError(f"feature must have shape [batch, embedding_size={embedding_size}], "
                              f"got {list(feature.shape)}")
@@ -240,6 +243,7 @@ class LargeScaleClassifier:
             self.sampled_index, local_target = sample.sampled_index, sample.local_target
             self.output_dict["sampled_class_index"] = self.sampled_index
         self.blocks = self._kept_blocks(feature)
+        self.margin_states = self.margin.create_states(self.name)
 
         total_feature = self.chain.all_gather_with_grad(feature, self.rank)
         if self.fused:
@@ -248,7 +252,7 @@ class LargeScaleClassifier:
         else:
             loss = margin_softmax_loss(total_feature, self.blocks, self._target_centers(local_target),
                                        local_target, self.chain, self.margin, self.backend.blocks, self.dtype,
-                                       None if self.updates_in_place else self._reload_block)
+                                       None if self.updates_in_place else self._reload_block, self.margin_states)
         self.output_dict["loss"] = loss
 
     def _kept_blocks(self, feature) -> list[Block]:

@@ -52,7 +52,9 @@ class LossScaling:
                 raise ValueError(f"loss scaling {name}: must be an int >= 1, got {value!r}")
 
 
-def _persistable(name: str, value, dtype: str) -> paddle.pir.Value:
+def persistable_scalar(name: str, value, dtype: str) -> paddle.pir.Value:
+    """A [1] ``dtype`` persistable of the current programs starting at ``value``, not trained
+    (state a program updates itself, saved in checkpoints)."""
     var = paddle.static.create_parameter(
         shape=[1], dtype=dtype, name=name, default_initializer=paddle.nn.initializer.Constant(value))
     var.stop_gradient = True
@@ -68,9 +70,9 @@ class DynamicLossScaler:
 
     def __init__(self, settings: LossScaling, name: str = "loss_scaling") -> None:
         self.settings = settings
-        self.scale = _persistable(f"{name}@scale", settings.init_loss_scaling, "float32")
-        self.good_steps = _persistable(f"{name}@good_steps", 0, "int32")
-        self.bad_steps = _persistable(f"{name}@bad_steps", 0, "int32")
+        self.scale = persistable_scalar(f"{name}@scale", settings.init_loss_scaling, "float32")
+        self.good_steps = persistable_scalar(f"{name}@good_steps", 0, "int32")
+        self.bad_steps = persistable_scalar(f"{name}@bad_steps", 0, "int32")
 
     def scaled(self, loss: paddle.pir.Value) -> paddle.pir.Value:
         """``loss * scale`` (float32 scalar)."""

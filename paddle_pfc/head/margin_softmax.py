@@ -3,7 +3,7 @@
 For the global batch of N gathered samples and the kept centers of all shards:
 
     c_ij  = <x_i/|x_i|, w_j/|w_j|>                   (cosine, computed per shard)
-    c'_iy = cos(m1 * acos(c_iy) + m2) - m3            (target column only)
+    c'_iy = margin.target(c_iy)                       (target column only; e.g. cos(m1 * acos(c) + m2) - m3)
     loss  = mean_i [ log sum_j exp(s * c~_ij) - s * c'_iy ],   c~ = c with c'_iy at the target
 
 Every rank ends with the same scalar. The softmax normaliser is assembled with one all-reduce MAX
@@ -213,7 +213,8 @@ def _backward(grad_loss, features: _Features, blocks: list[_BlockForward], block
 def margin_softmax_loss(feature: paddle.pir.Value, blocks: list[Block], target_centers: paddle.pir.Value,
                         local_target: paddle.pir.Value, chain: CollectiveChain, margin: Margin,
                         ops: PaddleBlockOps, dtype: str = "float32",
-                        reload_block: Callable[[int], paddle.pir.Value] | None = None) -> paddle.pir.Value:
+                        reload_block: Callable[[int], paddle.pir.Value] | None = None,
+                        margin_states: list[paddle.pir.Value] = ()) -> paddle.pir.Value:
     """Mean margin-softmax loss of the global batch against sharded centers (composite backend).
 
     feature: float32 [N, D], the all-gathered features (N = global batch), differentiable.
@@ -228,6 +229,8 @@ def margin_softmax_loss(feature: paddle.pir.Value, blocks: list[Block], target_c
     reload_block: optional ``k -> [c_k, D]`` value equal to block k's centers, built in the
       backward (e.g. a fresh gather from the shard), so that the forward's block need not stay
       alive until then.
+    margin: the target's rule (:class:`~paddle_pfc.head.margin.Margin`), with ``margin_states``
+      (what its ``create_states`` returned); it sees the norms of ``feature``'s rows when it asks.
 
     Returns a float32 scalar equal on every rank. Its gradient w.r.t. ``feature`` is this shard's
     contribution (the caller sums it over ranks, see ``all_gather_with_grad``); w.r.t. each block
@@ -245,12 +248,13 @@ def margin_softmax_loss(feature: paddle.pir.Value, blocks: list[Block], target_c
     """
     features = _unit_features(feature, ops, dtype)
     cos_target = _target_cosine(features, target_centers, ops, dtype)
-    target_logit = margin.s * margin.target_cosine(cos_target)
+    norms = paddle.norm(features.x, p=2, axis=1, keepdim=True) if margin.uses_norms else None
+    target_cosine, margin_slope = margin.target(cos_target, norms, list(margin_states))         # [N,1]
+    target_logit = margin.s * target_cosine
     local_target = paddle.unsqueeze(local_target, 1)                                          # [N,1]
     saved = [_block_forward(block, features, target_logit, local_target, margin.s, ops, dtype,
                             keep_centers=reload_block is None) for block in blocks]
     lse, loss_value = _normaliser(saved, local_target, target_logit, chain)
-    margin_slope = margin.target_slope(cos_target)                                             # [N,1]
     num_rows = paddle.cast(paddle.shape(features.x)[0], "float32")
 
     def forward(feature_in, *rest):

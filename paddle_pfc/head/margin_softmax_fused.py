@@ -30,6 +30,13 @@ def _fused_product(x_unit: paddle.pir.Value, w_unit: paddle.pir.Value, dtype) ->
     return paddle.cast(product, "float32")
 
 
+def refuse_unfused(margin: Margin) -> None:
+    """ValueError naming ``margin`` unless the fused ``margin_cross_entropy`` kernel can run it."""
+    if not margin.runs_fused:
+        raise ValueError(f"the fused backend (kernels='fused') runs the combined margin (arcface, cosface, "
+                         f"combined) only, not margin {margin.name!r}: use kernels='composite'")
+
+
 def margin_softmax_loss_fused(feature: paddle.pir.Value, centers: paddle.pir.Value,
                               global_target: paddle.pir.Value, chain: CollectiveChain, rank: int,
                               margin: Margin, kernels: FusedKernels) -> paddle.pir.Value:
@@ -45,7 +52,9 @@ def margin_softmax_loss_fused(feature: paddle.pir.Value, centers: paddle.pir.Val
 
     Returns the float32 mean loss, equal on every rank; the gradient w.r.t. ``feature`` is this
     shard's part (summed over ranks by ``all_gather_with_grad``), w.r.t. ``centers`` complete.
+    ValueError naming the margin when the kernel cannot run it (``margin.runs_fused`` False).
     """
+    refuse_unfused(margin)
     x = chain.tied(feature)
     x_unit = paddle.nn.functional.normalize(x, axis=1)
     w = centers if centers.dtype == paddle.float32 else paddle.cast(centers, "float32")

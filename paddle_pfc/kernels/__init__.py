@@ -10,7 +10,8 @@ Two backends compute the same loss and the same update (see :mod:`paddle_pfc.hea
   which reproduce their contracts from plain Paddle ops and the head's ordered collectives.
 
 ``PADDLE_PFC_KERNELS`` (or ``LargeScaleClassifier(kernels=...)``, or ``classifier.kernels`` in a
-config) picks it: ``auto`` (default) = fused on GPU, composite on CPU; ``fused``; ``composite``.
+config) picks it: ``auto`` (default) = fused on GPU (for a margin the fused kernel runs), composite
+otherwise; ``fused``; ``composite``.
 :func:`choose_backend` returns it with its kernels (:class:`Backend`): the block operations of
 :mod:`paddle_pfc.kernels.blockwise` (Paddle's ops, or the native CPU kernels of
 :mod:`paddle_pfc.kernels.native_ops`, ``PADDLE_PFC_NATIVE``) and, on the fused backend, the fused kernels.
@@ -76,14 +77,16 @@ def expect_emulation() -> None:
     _WARNED_EMULATED.add("kernels")
 
 
-def choose_backend(kernels: str | None, gpu: bool) -> Backend:
-    """The backend of a head on this device (``gpu``: the program runs on a CUDA GPU)."""
+def choose_backend(kernels: str | None, gpu: bool, fused_margin: bool = True) -> Backend:
+    """The backend of a head on this device (``gpu``: the program runs on a CUDA GPU).
+    ``fused_margin``: the fused kernels can run the head's margin (``auto`` takes the composite
+    backend for one they cannot)."""
     from paddle_pfc.kernels import native_ops
     from paddle_pfc.kernels.blockwise import NativeBlockOps, PaddleBlockOps
 
     choice, source = requested(kernels)
     if choice == "auto":
-        choice = "fused" if gpu else "composite"
+        choice = "fused" if gpu and fused_margin else "composite"
     emulated = choice == "fused" and not gpu
     if emulated and source not in _WARNED_EMULATED:  # once a process: a command may build several heads
         _WARNED_EMULATED.add(source)

@@ -21,7 +21,7 @@ ranks, each holding a shard of ``num_classes`` (local) class centers, shards in 
   ``label``: int [N] or [N, 1], indices into the concatenation of every rank's columns. The target
   logit (on the rank that holds it) becomes ``cos(m1 * acos(x) + m2) - m3`` (the acos/cos part only
   when ``|m1 - 1| > 1e-8`` or ``|m2| > 1e-8``; acos is not clipped; ``margin``'s ``m1, m2, m3,
-  s``, e.g. :class:`paddle_pfc.head.margin.Margin`), every logit is scaled by
+  s``, e.g. :class:`paddle_pfc.head.margin.CombinedMargin`), every logit is scaled by
   ``s``, the row maximum is all-reduced (MAX), the row sum of ``exp`` all-reduced (SUM).
   Returns ``(softmax [N, D_rank], loss [N, 1])`` in ``logits``' dtype: this shard's columns of the
   global softmax, and each sample's loss ``-log softmax[target]``, all-reduced (SUM), so the same

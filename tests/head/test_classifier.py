@@ -87,19 +87,19 @@ def test_registry_records_heads_and_flags_per_program_without_keeping_it(static_
                                            ((0.0, 0.5, 0.0, 64.0), "margin1 must be > 0"),
                                            ((1.0, 0.5, 0.0, -1.0), "scale must be > 0")])
 def test_margin_names_a_bad_value(margins, name):
-    from paddle_pfc.head.margin import Margin
+    from paddle_pfc.head.margin import CombinedMargin
 
     with pytest.raises(ValueError, match=name):
-        Margin(*margins)
+        CombinedMargin(*margins)
 
 
 def test_margin_holds_floats():
-    from paddle_pfc.head.margin import Margin
+    from paddle_pfc.head.margin import CombinedMargin
 
-    margin = Margin(1, 0, 0, 64)
+    margin = CombinedMargin(1, 0, 0, 64)
     assert (margin.m1, margin.m2, margin.m3, margin.s) == (1.0, 0.0, 0.0, 64.0)
     assert all(type(v) is float for v in (margin.m1, margin.m2, margin.m3, margin.s))
-    assert not margin.angular and Margin(0.9, 0.0, 0.0, 64.0).angular
+    assert not margin.angular and CombinedMargin(0.9, 0.0, 0.0, 64.0).angular
 
 
 def _sampling_program(num_local: int, num_sample: int, batch: int, native: bool = False):

@@ -12,7 +12,14 @@ from pathlib import Path
 import numpy as np
 
 from launcher import REPO, launch, start_launch, worker_logs
-from reference import balanced_split, loss_and_grads, momentum_step
+from reference import (
+    adaface_statistics,
+    adaface_target,
+    balanced_split,
+    loss_and_grads,
+    momentum_step,
+    target_loss_and_grads,
+)
 from workers.head_worker import case_data
 
 WORKER = REPO / "tests" / "workers" / "head_worker.py"
@@ -196,7 +203,6 @@ def check_case(case: dict, ranks: list[dict], world_size: int) -> list[float]:
     centers, backbone = centers0.astype(np.float64), backbone0.astype(np.float64)
     velocity_c = np.zeros_like(centers)
     velocity_b = np.zeros_like(backbone)
-    m1, m2, m3 = case["margins"]
     momentum = case["momentum"] if case["optimizer"] == "momentum" else 0.0
     loss_errors = []
     previous_scale = case.get("loss_scaling", {}).get("init_loss_scaling") \
@@ -216,7 +222,7 @@ def check_case(case: dict, ranks: list[dict], world_size: int) -> list[float]:
                 assert float(r[f"scale_{step}"][0]) == previous_scale, (name, step, "loss scale")
         kept = kept_classes(case, ranks, split, labels[step], step)
         features = inputs[step].astype(np.float64) @ backbone
-        loss, grad_f, grad_c = loss_and_grads(features, centers, labels[step], kept, m1, m2, m3, case["scale"])
+        loss, grad_f, grad_c = reference_step(case, ranks, step, features, centers, labels[step], kept)
         np.testing.assert_allclose(losses[0], loss, rtol=loss_rtol, err_msg=f"{name} step {step} loss")
         loss_errors.append(abs(losses[0] / loss - 1))
         grad_b = inputs[step].astype(np.float64).T @ grad_f
@@ -257,6 +263,44 @@ def check_case(case: dict, ranks: list[dict], world_size: int) -> list[float]:
             velocity_c = np.concatenate([r[f"velocity_{step}"] for r in ranks]).astype(np.float64)
             velocity_b = ranks[0][f"backbone_velocity_{step}"].astype(np.float64)
     return loss_errors
+
+
+def reference_step(case: dict, ranks: list[dict], step: int, features, centers, labels, kept):
+    """The float64 loss and gradients of ``case``'s margin at ``step``. AdaFace (``case["adaface"]``):
+    from the moving averages the ranks held before the step (20 and 100 at first), after checking
+    the ones they hold after it: equal on every rank, bit for bit, and to the reference's."""
+    if "adaface" not in case:
+        return loss_and_grads(features, centers, labels, kept, *case["margins"], case["scale"])
+    ada = case["adaface"]
+    before = [float(ranks[0][f"margin_state{k}_{step - 1}"][0]) for k in (0, 1)] if step else [20.0, 100.0]
+    norms, mean, std = adaface_statistics(features, *before, ada.get("t_alpha", 0.01))
+    for k, expected in enumerate((mean, std)):
+        got = {float(r[f"margin_state{k}_{step}"][0]) for r in ranks}
+        assert len(got) == 1, (case["name"], step, "moving averages differ between ranks", got)
+        np.testing.assert_allclose(got.pop(), expected, rtol=2e-6, err_msg=f"{case['name']} step {step} EMA {k}")
+    target = adaface_target(norms, mean, std, ada.get("m", 0.4), ada.get("h", 0.333))
+    return target_loss_and_grads(features, centers, labels, kept, case["scale"], target)
+
+
+def adaface_cases(world_size: int) -> list[dict]:
+    """AdaFace's margin (three steps: the moving averages move): the reference's defaults, a
+    fast-moving average with norms that clip the margin's scaler at ±1, sampled shards in blocks,
+    a skipped non-finite step."""
+    classes = {1: 13, 2: 37, 3: 31}[world_size]
+    base = dict(batch=4, dim=16, in_dim=12, steps=3, lr=0.2, momentum=0.9, weight_decay=5e-4, scale=16.0,
+                optimizer="momentum")
+    return [
+        dict(base, name="adaface_defaults", num_classes=classes, sample_ratio=1.0, seed=51, adaface={},
+             chunk_rows=4, scale=64.0),
+        dict(base, name="adaface_clipped", num_classes=classes * 2, sample_ratio=0.4, seed=52, chunk_rows=3,
+             adaface=dict(m=0.5, h=2.0, t_alpha=1.0)),
+        dict(base, name="adaface_sgd", num_classes=classes * 2 + 1, sample_ratio=0.5, seed=53, optimizer="sgd",
+             adaface=dict(m=0.4, h=0.333, t_alpha=0.5), label_rank1=False),
+        # Step 1: the first sample's input is inf (its feature NaN): the step is skipped and the
+        # moving averages hold; step 2 is an ordinary step from them.
+        dict(base, name="adaface_nonfinite_holds", num_classes=classes * 2, sample_ratio=0.5, seed=54,
+             chunk_rows=3, adaface=dict(t_alpha=0.5), inject_inf=[1, 0], skipped_steps=[1]),
+    ]
 
 
 #: The float32 step's error on a momentum row, relative to the row's largest magnitude: the center
@@ -300,6 +344,9 @@ def check_skipped(case, ranks, step, previous, centers0, backbone0, previous_sca
             np.testing.assert_array_equal(r[f"velocity_{step}"], before_v, err_msg=f"{name} momentum moved")
         if case.get("loss_scaling"):
             assert float(r[f"scale_{step}"][0]) == previous_scale / 2, (name, step, "scale not halved")
+        for key in ("margin_state0", "margin_state1"):  # a margin's state held through a non-finite batch
+            if step and f"{key}_{step}" in r:
+                np.testing.assert_array_equal(r[f"{key}_{step}"], r[f"{key}_{step - 1}"], err_msg=f"{name} {key}")
 
 
 def kept_classes(case, ranks, split, step_labels, step) -> np.ndarray:
@@ -438,6 +485,8 @@ HEAD_RUNS: dict[str, tuple] = {
     "int8_native1": ("test_int8_momentum", (1, 2), int8_momentum_cases, True, "composite"),
     "int8_native0": ("test_int8_momentum", (1, 2), int8_momentum_cases, False, "composite"),
     "int8_fused": ("test_int8_momentum", (1,), int8_momentum_fused_cases, True, "fused"),
+    "adaface": ("test_adaface", (1, 2, 3), adaface_cases, True, "composite"),
+    "adaface_paddle_kernels": ("test_adaface", (1,), adaface_cases, False, "composite"),
 }
 #: The basenames of the test modules this session collected.
 COLLECTED: set[str] = set()

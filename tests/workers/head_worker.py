@@ -11,6 +11,7 @@ import paddle
 
 import paddle_pfc
 from paddle_pfc.cli import entry
+from paddle_pfc.head.adaface import AdaFace
 from paddle_pfc.head.dtypes import convert, to_float32
 from paddle_pfc.runtime.distributed import current_place
 
@@ -42,11 +43,15 @@ def run_case(case: dict, rank: int, world_size: int) -> dict:
         y = paddle.static.data("y", [b] if case.get("label_rank1", True) else [b, 1], "int64")
         proj = paddle.static.create_parameter([case["in_dim"], case["dim"]], "float32", name="backbone_w")
         feature = paddle.matmul(x, proj)
-        head = paddle_pfc.LargeScaleClassifier(
-            feature, y, rank, world_size, case["num_classes"], *case["margins"], scale=case["scale"],
-            sample_ratio=case["sample_ratio"], embedding_size=case["dim"], name="centers",
-            dtype=case.get("dtype", "float32"), center_dtype=case.get("center_dtype", "float32"),
-            chunk_rows=case.get("chunk_rows"), momentum_dtype=case.get("momentum_dtype"))
+        settings = dict(sample_ratio=case["sample_ratio"], embedding_size=case["dim"], name="centers",
+                        dtype=case.get("dtype", "float32"), center_dtype=case.get("center_dtype", "float32"),
+                        chunk_rows=case.get("chunk_rows"), momentum_dtype=case.get("momentum_dtype"))
+        if "adaface" in case:  # a Margin object
+            head = paddle_pfc.LargeScaleClassifier(feature, y, rank, world_size, case["num_classes"],
+                                                   margin=AdaFace(s=case["scale"], **case["adaface"]), **settings)
+        else:  # the four scalars, positional as they were
+            head = paddle_pfc.LargeScaleClassifier(feature, y, rank, world_size, case["num_classes"],
+                                                   *case["margins"], scale=case["scale"], **settings)
         if case["optimizer"] == "sgd":
             opt = paddle.optimizer.SGD(case["lr"], weight_decay=case["weight_decay"])
         else:
@@ -91,6 +96,8 @@ def run_case(case: dict, rank: int, world_size: int) -> dict:
             out[f"velocity_{step}"] = tensor(velocity)
         if backbone_velocity is not None:
             out[f"backbone_velocity_{step}"] = tensor(backbone_velocity.name)
+        for k, state in enumerate(head.margin_states):
+            out[f"margin_state{k}_{step}"] = tensor(state.name)
         if scope.find_var("loss_scaling@scale") is not None:
             out[f"scale_{step}"] = tensor("loss_scaling@scale")
     return out

@@ -147,6 +147,9 @@ def _cross_checks(c: dict, errors: list[str]) -> None:
             and "model.pretrained" not in _failed(errors):
         errors.append("classifier.center_init: mean_embedding needs model.pretrained (the embeddings "
                       "of a random backbone carry no identity)")
+    if c["loss"]["name"] == "adaface" and c["classifier"]["kernels"] == "fused":
+        errors.append("classifier.kernels: the fused kernels cannot run loss.name 'adaface' (a margin a sample); "
+                      "use auto or composite")
     if t["resume"] and t["overwrite"]:
         errors.append(f"train.overwrite: deletes the checkpoints that train.resume={t['resume']!r} would "
                       "continue from; give one of them")

@@ -26,6 +26,7 @@ DTYPES: tuple[str, ...] = tuple(DTYPE_BYTES)
 AMP_MODES: tuple[str, ...] = ("none", "bf16", "fp16_o1", "fp16_o2")
 DATA_KINDS: tuple[str, ...] = ("synthetic", "folder", "rec")
 LR_SCHEDULES: tuple[str, ...] = ("polynomial", "cosine", "step")
+LOSS_NAMES: tuple[str, ...] = ("arcface", "cosface", "combined", "adaface")
 
 
 @dataclass(frozen=True)
@@ -132,13 +133,22 @@ class ModelConfig(Section):
 
 @section
 class LossConfig(Section):
-    """Combined margin logit ``s * (cos(m1 * theta + m2) - m3)``: ArcFace (1, 0.5, 0), CosFace (1, 0, 0.4)."""
+    """The margin (``name``). arcface / cosface / combined: the combined margin logit
+    ``s * (cos(m1 * theta + m2) - m3)`` of margin1..3 and scale: ArcFace (1, 0.5, 0), CosFace (1, 0, 0.4).
+    adaface: AdaFace's norm-adaptive margin (adaface_m, adaface_h, adaface_t_alpha and scale)."""
+    name: str = setting("combined", "the margin: arcface, cosface, combined (the combined margin of "
+                        "margin1..3 and scale, as given) or adaface (adaface_*, scale)", choices=LOSS_NAMES)
     margin1: float = setting(1.0, "multiplicative angular margin m1", within(0.0, 4.0, "(]"))
     margin2: float = setting(0.5, "additive angular margin m2 (ArcFace), radians", within(-1.0, 1.0, "()"))
     margin3: float = setting(0.0, "additive cosine margin m3 (CosFace)", within(-1.0, 1.0, "()"))
     scale: float = setting(64.0, "logit scale s (insightface: 30-64; below 1 every logit lies in [-1, 1] and the "
                            "softmax cannot tell the classes apart; far larger saturates it)",
                            within(1.0, 1024.0, "[]"))
+    adaface_m: float = setting(0.4, "AdaFace margin m", within(0.0, 1.0, "[)"))
+    adaface_h: float = setting(0.333, "AdaFace h: how far a feature norm one std from the mean moves the margin",
+                               gt(0.0))
+    adaface_t_alpha: float = setting(0.01, "AdaFace moving-average weight of a batch's norm mean and std",
+                                     within(0.0, 1.0, "(]"))
 
 
 @section
