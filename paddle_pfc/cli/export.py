@@ -186,14 +186,14 @@ def _carry_threshold(checkpoint: str | None, out) -> None:
     if not checkpoint or not (Path(checkpoint) / RECORD_FILE).is_file():
         return
     try:
-        threshold, where = read_record(checkpoint)
+        record = read_record(checkpoint)
     except ValueError as e:
         print(f"note: threshold record not carried over: {e}")
         return
     import shutil
 
     shutil.copyfile(Path(checkpoint) / RECORD_FILE, record_path(out))
-    print(f"threshold {threshold:.3f} (cosine) of {where} copied to {record_path(out)}")
+    print(f"threshold {record.threshold:.3f} (cosine) of {record.where} copied to {record_path(out)}")
 
 
 def main(argv: list[str] | None = None) -> int:

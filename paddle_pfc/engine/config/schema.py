@@ -241,6 +241,9 @@ class ValidationConfig(Section):
     batch_size: int = setting(128, "validation batch size", ge(1))
     nrof_folds: int = setting(10, "verification folds", ge(1))
     synthetic_pairs: int = setting(0, "held-out synthetic verification pairs (synthetic data only)", ge(0))
+    threshold_far: float | None = setting(None, "best/'s threshold: at this false-accept rate on the first set's "
+                                          "impostor pairs (null: the middle of the best-accuracy range)",
+                                          within(0.0, 1.0, "()"))
 
 
 @section
