@@ -204,7 +204,8 @@ class _Table:
             fpr, tpr, folds = verification_curves(summed, issame, args.nrof_folds)
             result["fold_accuracies"] = folds
             self.plotted[name] = {"fpr": fpr, "tpr": tpr, "accuracy": r.accuracy, "fold_accuracies": folds,
-                                  "no_roc": reason, "cosines": cosines, "issame": np.asarray(issame, bool)}
+                                  "no_roc": reason, "cosines": cosines, "issame": np.asarray(issame, bool),
+                                  "threshold": point.threshold}
         note = collapse_note(summed, r.accuracy)
         if note:
             self.notes.append(f"warning: {name}: {note}")
@@ -241,6 +242,8 @@ class _Table:
             rates = error_rates(cosines, issame, threshold)
             res = self.results[name]
             biased = chose is not None and res["sha256"] == chose
+            if name in self.plotted:
+                self.plotted[name]["threshold"] = threshold
             res["checked"] = {"threshold": threshold, "source": source, **rates.as_dict(), "selection_biased": biased}
             said = "selection-biased: these pairs chose the model's threshold" if biased else \
                 "pairs that did not choose the model's threshold"
