@@ -166,7 +166,8 @@ class DataConfig(Section):
                         "MXNet RecordIO (train.rec/train.idx)", choices=DATA_KINDS)
     root: str | None = setting(None, "dataset root directory, also of the validation .bin files; required "
                                "for folder/rec")
-    num_classes: int = setting(MISSING, "number of identities", ge(2))
+    num_classes: int | None = setting(MISSING, "number of identities (null: the data's count: the .rec header, "
+                                      "or the label file's largest label + 1)", ge(2))
     label_file: str = setting("label.txt", "folder data: the label file, relative to data.root (paddle-pfc-pairs "
                               "writes train_label.txt: the identities it did not hold out)")
     samples_per_class: int = setting(20, "synthetic images per identity", ge(1))
