@@ -211,16 +211,17 @@ class Trainer:
         image is converted by the one policy (:mod:`paddle_pfc.data.photos`)."""
         if not isinstance(self.dataset, (ImageFolderDataset, RecordDataset)):
             return  # synthetic faces are drawn at the input size
-        from paddle_pfc.data.photos import POLICY, describe
+        from paddle_pfc.data.photos import describe, is_square, policy
 
         wanted, self.dataset.image_size = self.dataset.image_size, None
         try:
-            first = describe(self.dataset[0][0], (size, size))
+            image = self.dataset[0][0]
         finally:
             self.dataset.image_size = wanted
+        first = describe(image, (size, size))
         if first is not None:
             log.warning("data: the first image is %s; every image is converted for model.input_size %dx%d "
-                        "(%s)", first, size, size, POLICY)
+                        "(%s)", first, size, size, policy(not is_square(image), image.shape[:2] != (size, size)))
 
     def resume(self, path: str) -> None:
         """Load the checkpoint at ``path`` (strict: see :mod:`~paddle_pfc.engine.checkpoint`) and
