@@ -179,6 +179,21 @@ def check_export(out, prog, dtype: str, to_onnx: bool, opset: int, steps: Steps 
     return rc
 
 
+def source_normalization(checkpoint: str | None) -> dict | None:
+    """The input normalization of the model a checkpoint was fine-tuned from, when training recorded
+    one other than (x - 127.5) / 128 (``input_normalization`` of its ``meta.json``), else None."""
+    if not checkpoint or not (Path(checkpoint) / "meta.json").is_file():
+        return None
+    from paddle_pfc.engine.checkpoint import read_meta
+
+    found = read_meta(checkpoint).get("input_normalization")
+    std = found.get("std") if isinstance(found, dict) else None
+    if not isinstance(std, (int, float)) or isinstance(std, bool) or std == 128.0 or not 1.0 <= std <= 1000.0:
+        return None
+    return {"inside_model": False, "formula": str(found.get("formula", f"(x - 127.5) / {std:g}")), "mean": 127.5,
+            "std": float(std)}
+
+
 def _carry_threshold(checkpoint: str | None, out) -> None:
     """Copy the checkpoint's threshold record into the export, and say which threshold it holds."""
     from paddle_pfc.evaluation.threshold_record import RECORD_FILE, read_record, record_path
@@ -209,8 +224,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         steps.start("reading the weights and building the eval program")
         model, state = resolve_model(args)
+        normalization = source_normalization(args.checkpoint)
+        if normalization is not None and state is not None:
+            from paddle_pfc.backbones.input_scale import TRAINING_STD, rescale_input
+
+            state = rescale_input(state, TRAINING_STD, float(normalization["std"]))
         prog = pexport.EvalProgram(model["backbone"], model["embedding_size"], model["input_size"],
                                    state, dropout=model["dropout"], dtype=args.dtype)
+        prog.normalization = normalization
         steps.end()
     except (*USER_ERRORS, RuntimeError) as e:
         return usage_failure(e)
@@ -220,7 +241,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"exported {model['backbone']} (embedding {model['embedding_size']}, input "
           f"{prog.input_size[0]}x{prog.input_size[1]}, {args.dtype}) to {out}/"
           f"{{{prog.model_file}, {PARAMS_FILE}, {META_FILE}}}")
-    print("model input: float32 NCHW RGB normalized (x - 127.5) / 128 (not inside the model)")
+    if normalization is None:
+        print("model input: float32 NCHW RGB normalized (x - 127.5) / 128 (not inside the model)")
+    else:
+        print(f"model input: float32 NCHW RGB normalized {normalization['formula']} (not inside the model), as "
+              "the model it was fine-tuned from")
     _carry_threshold(args.checkpoint, out)
     return check_export(out, prog, args.dtype, args.format == "onnx", args.opset, steps)
 

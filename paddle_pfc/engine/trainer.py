@@ -243,6 +243,7 @@ class Trainer:
         log.info("checkpoint %s loaded in %.1f s", path, time.monotonic() - started)
         s.epoch, s.step_in_epoch = meta["epoch"], meta["step_in_epoch"]
         s.global_step, s.best_accuracy = meta["global_step"], meta.get("best_accuracy", -1.0)
+        s.input_normalization = meta.get("input_normalization")
         if meta["world_size"] != self.world_size:
             log.info("resharded checkpoint from %d to %d ranks", meta["world_size"], self.world_size)
         saved_batch = meta.get("config", {}).get("train", {}).get("batch_size")
@@ -422,7 +423,8 @@ class Trainer:
             if s.global_step == 0 and self.cfg.model.pretrained:
                 from paddle_pfc.engine.pretrained import init_from_pretrained
 
-                init_from_pretrained(self.cfg, self.programs, self.dataset, self.rank)
+                self.state.input_normalization = init_from_pretrained(self.cfg, self.programs, self.dataset,
+                                                                      self.rank)
                 self.sync("pretrained backbone loaded")  # center init takes each rank its own time
             if s.global_step == 0:
                 self.validator.validate_untrained()
