@@ -173,11 +173,11 @@ def plot_roc(path: str | os.PathLike, curves: Mapping[str, tuple[np.ndarray, np.
 def _draw_histograms(ax, sets: Mapping[str, Mapping]) -> None:
     """Histograms of each set's genuine and impostor cosine similarities (``cosines``, ``issame``)
     with its ``threshold`` (when given) as a dashed line."""
-    bins = np.linspace(-1.0, 1.0, 81)
-    low, high = 1.0, -1.0
+    every = np.concatenate([np.asarray(v["cosines"], np.float64) for v in sets.values()])
+    low, high = float(every.min()), float(every.max())
+    bins = np.linspace(low, high, 41) if high > low else np.array([low - 0.01, high + 0.01])
     for k, (name, v) in enumerate(sets.items()):
         cosines, same = np.asarray(v["cosines"], np.float64), np.asarray(v["issame"], bool)
-        low, high = min(low, float(cosines.min())), max(high, float(cosines.max()))
         color = f"C{k}"
         for part, style, kind in ((same, "-", "genuine"), (~same, ":", "impostor")):
             if part.any():
