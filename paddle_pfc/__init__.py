@@ -20,8 +20,14 @@ imported on first use (so ``paddle_pfc.head.planner`` works without Paddle insta
 from __future__ import annotations
 
 import importlib
+import warnings
 
 from paddle_pfc.utils.version import VERSION as __version__
+
+# Paddle's extension builder warns "No ccache found" when paddle is imported (our native kernels
+# are built once and reused, without ccache): not a user's concern.
+warnings.filterwarnings("ignore", message="No ccache found", category=UserWarning,
+                        module=r"paddle\.utils\.cpp_extension\.extension_utils")
 
 _PUBLIC = {
     "LargeScaleClassifier": "paddle_pfc.head.classifier",

@@ -204,6 +204,21 @@ def check_export(out, prog, dtype: str, to_onnx: bool, opset: int, steps: Steps 
     return rc
 
 
+def source_normalization(checkpoint: str | None) -> dict | None:
+    """The input normalization of the model a checkpoint was fine-tuned from, when training recorded
+    one other than (x - 127.5) / 128 (``input_normalization`` of its ``meta.json``), else None."""
+    if not checkpoint or not (Path(checkpoint) / "meta.json").is_file():
+        return None
+    from paddle_pfc.engine.checkpoint import read_meta
+
+    found = read_meta(checkpoint).get("input_normalization")
+    std = found.get("std") if isinstance(found, dict) else None
+    if not isinstance(std, (int, float)) or isinstance(std, bool) or std == 128.0 or not 1.0 <= std <= 1000.0:
+        return None
+    return {"inside_model": False, "formula": str(found.get("formula", f"(x - 127.5) / {std:g}")), "mean": 127.5,
+            "std": float(std)}
+
+
 def _carry_threshold(checkpoint: str | None, out) -> None:
     """Copy the checkpoint's threshold record into the export, and say which threshold it holds."""
     from paddle_pfc.evaluation.threshold_record import RECORD_FILE, read_record, record_path
@@ -211,14 +226,14 @@ def _carry_threshold(checkpoint: str | None, out) -> None:
     if not checkpoint or not (Path(checkpoint) / RECORD_FILE).is_file():
         return
     try:
-        threshold, where = read_record(checkpoint)
+        record = read_record(checkpoint)
     except ValueError as e:
         print(f"note: threshold record not carried over: {e}")
         return
     import shutil
 
     shutil.copyfile(Path(checkpoint) / RECORD_FILE, record_path(out))
-    print(f"threshold {threshold:.3f} (cosine) of {where} copied to {record_path(out)}")
+    print(f"threshold {record.threshold:.3f} (cosine) of {record.where} copied to {record_path(out)}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -235,8 +250,14 @@ def main(argv: list[str] | None = None) -> int:
         steps.start("reading the weights and building the eval program")
         model, state = resolve_model(args)
         precision = "bfloat16" if args.precision == "bf16" else "float32"
+        normalization = source_normalization(args.checkpoint)
+        if normalization is not None and state is not None:
+            from paddle_pfc.backbones.input_scale import TRAINING_STD, rescale_input
+
+            state = rescale_input(state, TRAINING_STD, float(normalization["std"]))
         prog = pexport.EvalProgram(model["backbone"], model["embedding_size"], model["input_size"],
                                    state, dropout=model["dropout"], dtype=args.dtype, precision=precision)
+        prog.normalization = normalization
         steps.end()
     except (*USER_ERRORS, RuntimeError) as e:
         return usage_failure(e)
@@ -247,7 +268,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{prog.input_size[0]}x{prog.input_size[1]}, {args.dtype}"
           f"{', served with bfloat16 products' if precision == 'bfloat16' else ''}) to {out}/"
           f"{{{prog.model_file}, {PARAMS_FILE}, {META_FILE}}}")
-    print("model input: float32 NCHW RGB normalized (x - 127.5) / 128 (not inside the model)")
+    if normalization is None:
+        print("model input: float32 NCHW RGB normalized (x - 127.5) / 128 (not inside the model)")
+    else:
+        print(f"model input: float32 NCHW RGB normalized {normalization['formula']} (not inside the model), as "
+              "the model it was fine-tuned from")
     _carry_threshold(args.checkpoint, out)
     return check_export(out, prog, args.dtype, args.format == "onnx", args.opset, steps)
 

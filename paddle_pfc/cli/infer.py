@@ -16,7 +16,7 @@ emb(x) + emb(flipped x), as in validation (``--no-flip``: emb(x) alone).
 embeddings. ``--compare`` prints SAME if cosine similarity >= the threshold else DIFFERENT; the
 threshold is ``--threshold`` (a cosine similarity), else the one the model's validation recorded
 (``validation.json`` beside the model: paddle-pfc-validate --record, or a run's best/ carried
-by paddle-pfc-export), and the line says which and from where.
+by paddle-pfc-export), and the line says which, from where, and the rule that chose a recorded one.
 """
 from __future__ import annotations
 
@@ -62,8 +62,7 @@ def resolve_threshold(args: argparse.Namespace) -> tuple[float, str]:
     if recorded is None:
         raise UsageError(f"--compare needs a threshold and {args.model} has no validation record: give "
                          f"--threshold COSINE, or {HOW_TO_RECORD}")
-    value, where = recorded
-    return value, f"recorded by validation in {where}"
+    return recorded.threshold, f"recorded by validation in {recorded.where}"
 
 
 def aligned_images(paths: list[str], landmarks_file: str) -> list:

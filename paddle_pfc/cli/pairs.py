@@ -2,7 +2,8 @@
 
 Usage (from the repo root)::
 
-    python tools/pairs.py --root my_faces [--holdout 0.2 | --holdout-ids N] [--seed 0]
+    python tools/pairs.py --root my_faces [--holdout 0.2 | --holdout-ids N] [--test-ids M] [--seed 0]
+    python tools/pairs.py --root new_people --eval-only
 
 From ``ROOT/label.txt`` (``relative/path<TAB>label`` lines, docs/your_own_data.md) it writes, in
 ``ROOT`` (a ``ROOT`` of one sub-folder of images per person and no ``label.txt``: it writes
@@ -13,13 +14,19 @@ From ``ROOT/label.txt`` (``relative/path<TAB>label`` lines, docs/your_own_data.m
   pairs (two identities), shuffled. Pair ``k`` is images ``2k`` and ``2k+1``, ``issame[k]`` says
   whether they show one identity. JPEG and PNG files are stored as they are, other formats
   re-encoded as PNG.
+* ``test_pairs.bin`` (``--test-ids M``): the same kind of set of M further held-out identities,
+  neither trained on nor choosing ``best/`` and its threshold: the numbers of
+  ``paddle-pfc-validate --bin test_pairs.bin`` are what new people get.
 * ``train_label.txt``: the other identities' lines, labels renumbered ``0 .. C-1``: what
   ``paddle-pfc-im2rec --label-file train_label.txt`` converts and ``data.kind: folder`` reads
   (``data.label_file``), so training never sees a held-out identity.
 
+``--eval-only`` holds every identity out: ``pairs.bin`` of all of them, no ``train_label.txt``
+(scoring a model on a new group of people).
+
 The training recipes validate on ``pairs.bin`` (relative to ``data.root``; ``paddle-pfc-im2rec``
-copies it next to ``train.rec``), which is how ``best/`` is chosen. The same list and ``--seed``
-give the same split and pairs.
+copies it next to ``train.rec``), which is how ``best/`` and its threshold are chosen: accuracy on
+it is selection-biased. The same list and ``--seed`` give the same split and pairs.
 """
 from __future__ import annotations
 
@@ -45,6 +52,11 @@ def _parser() -> argparse.ArgumentParser:
     side.add_argument("--holdout", type=float, default=0.2,
                       help="fraction of the identities held out (at least 2)")
     side.add_argument("--holdout-ids", type=int, default=None, help="number of identities held out")
+    side.add_argument("--eval-only", action="store_true",
+                      help="hold every identity out: pairs.bin of all of them, no training label file")
+    ap.add_argument("--test-ids", type=int, default=0,
+                    help="further identities held out for the test set (--test-bin), scored by validate only")
+    ap.add_argument("--test-bin", default="test_pairs.bin", help="test set to write, relative to --root")
     ap.add_argument("--seed", type=int, default=0, help="seed of the split and of the pairs")
     ap.add_argument("--max-genuine", type=int, default=500,
                     help="at most this many genuine pairs (drawn at random), as many impostor pairs")
@@ -62,11 +74,15 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         ap.error("--holdout must be a fraction in (0, 1)")
     if args.max_genuine < 1:
         ap.error("--max-genuine must be >= 1")
+    if args.test_ids < 0 or (args.eval_only and args.test_ids):
+        ap.error("--test-ids must be >= 0 (and --eval-only holds out every identity: no test set beside it)")
     args.root = os.path.abspath(args.root)
-    for name in ("label_file", "bin", "train_label"):
+    for name in ("label_file", "bin", "train_label", "test_bin"):
         setattr(args, name, os.path.join(args.root, getattr(args, name)))
     if os.path.abspath(args.train_label) == os.path.abspath(args.label_file):
         ap.error(f"--train-label {args.train_label} would overwrite the label file it is made from")
+    if args.test_ids and os.path.abspath(args.test_bin) == os.path.abspath(args.bin):
+        ap.error(f"--test-bin {args.test_bin} is the selection set --bin: give the test set its own file")
     return args
 
 
@@ -117,7 +133,9 @@ def _next_commands(args: argparse.Namespace, num_classes: int) -> list[str]:
     rec = shlex.quote(shown(args.root.rstrip(os.sep) + "_rec"))
     return [f"python tools/im2rec.py --root {root} --label-file {label} --output {rec}",
             f"python tools/train.py -c configs/train_small.yaml -o data.root={rec} -o data.num_classes={num_classes}",
-            f"  (or straight from the folder: -o data.kind=folder -o data.root={root} -o data.label_file={label})"]
+            f"  (or straight from the folder: -o data.kind=folder -o data.root={root} -o data.label_file={label})"] + (
+        [f"python tools/validate.py --checkpoint output/train_small/best --bin {shlex.quote(shown(args.test_bin))}"]
+        if args.test_ids else [])
 
 
 def write_folder_labels(args: argparse.Namespace) -> str | None:
@@ -141,27 +159,53 @@ def write_folder_labels(args: argparse.Namespace) -> str | None:
             f"one identity each ({len(lines)} images, labels 0..{len(people) - 1} in folder-name order)")
 
 
-def write_split(args: argparse.Namespace) -> dict:
-    """Split, write both files (each whole or not at all) and return what was written."""
-    from paddle_pfc.data.holdout import group_by_identity, holdout_count, split_identities, verification_pairs
-    from paddle_pfc.data.image_folder import parse_label_file
+def _write_pairs(path: str, pairs: list[tuple[str, str, bool]], cache: dict[str, bytes]) -> None:
+    """Write ``pairs`` as a .bin set (whole or not at all)."""
     from paddle_pfc.evaluation.bin_set import write_bin
+
+    bins = [stored_bytes(p, cache) for a, b, _ in pairs for p in (a, b)]
+    write_bin(path + ".tmp", bins, [same for _, _, same in pairs])
+    os.replace(path + ".tmp", path)
+
+
+def write_split(args: argparse.Namespace) -> dict:
+    """Split, write the files (each whole or not at all) and return what was written."""
+    from paddle_pfc.data import holdout
+    from paddle_pfc.data.image_folder import parse_label_file
     from paddle_pfc.utils.atomic import write_text_atomic
 
     samples, _ = parse_label_file(args.label_file, args.root, check_files=True)
-    groups = group_by_identity(samples)
-    count = holdout_count(len(groups), args.holdout, args.holdout_ids)
-    train, heldout = split_identities(groups, count, args.seed)
-    pairs = verification_pairs(groups, heldout, args.max_genuine, args.seed)
+    groups = holdout.group_by_identity(samples)
+    if args.eval_only:
+        train, heldout, test = [], holdout.pair_identities(groups), []
+    else:
+        count = holdout.holdout_count(len(groups), args.holdout, args.holdout_ids)
+        train, heldout, test = holdout.split_identities(groups, count, args.seed,
+                                                        holdout.count_for_test(len(groups), count, args.test_ids))
+    pairs = holdout.verification_pairs(groups, heldout, args.max_genuine, args.seed)
+    test_pairs = holdout.verification_pairs(groups, test, args.max_genuine, args.seed + 2) if test else []
     cache: dict[str, bytes] = {}
-    bins = [stored_bytes(path, cache) for a, b, _ in pairs for path in (a, b)]
-    write_bin(args.bin + ".tmp", bins, [same for _, _, same in pairs])
-    os.replace(args.bin + ".tmp", args.bin)
-    write_text_atomic(args.train_label, train_label_text(groups, train, args.root))
+    _write_pairs(args.bin, pairs, cache)
+    if test:
+        _write_pairs(args.test_bin, test_pairs, cache)
+    if train:
+        write_text_atomic(args.train_label, train_label_text(groups, train, args.root))
+
+    def side(labels: list[int], made: list[tuple[str, str, bool]]) -> dict:
+        return {"ids": len(labels), "images": sum(len(groups[g]) for g in labels),
+                "names": [identity_name(groups[g], args.root) for g in labels],
+                "genuine": sum(same for _, _, same in made), "impostor": sum(not same for _, _, same in made)}
     return {"train_ids": len(train), "train_images": sum(len(groups[g]) for g in train),
-            "heldout_ids": len(heldout), "heldout_images": sum(len(groups[g]) for g in heldout),
-            "heldout_names": [identity_name(groups[g], args.root) for g in heldout],
-            "genuine": sum(same for _, _, same in pairs), "impostor": sum(not same for _, _, same in pairs)}
+            "heldout": side(heldout, pairs), "test": side(test, test_pairs), "unpaired": len(groups) - len(train)
+            - len(heldout) - len(test)}
+
+
+def _held_lines(what: str, who: str, path: str, side: dict) -> list[str]:
+    """The lines saying what a pair set holds."""
+    names = side["names"]
+    return [f"pairs: {what}: {side['ids']} identities, {side['images']} images -> {shown(path)} "
+            f"({side['genuine']} genuine + {side['impostor']} impostor pairs)",
+            f"pairs: {who} identities: {', '.join(names[:12])}{', ...' if len(names) > 12 else ''}"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -175,13 +219,19 @@ def main(argv: list[str] | None = None) -> int:
         info = write_split(args)
     except USER_ERRORS as e:
         return usage_failure(e, "pairs: error")
-    train_label, pairs_bin = shown(args.train_label), shown(args.bin)
-    print(f"pairs: training: {info['train_ids']} identities, {info['train_images']} images -> {train_label} "
-          f"(labels 0..{info['train_ids'] - 1})")
-    print(f"pairs: held out: {info['heldout_ids']} identities, {info['heldout_images']} images -> {pairs_bin} "
-          f"({info['genuine']} genuine + {info['impostor']} impostor pairs)")
-    names = info["heldout_names"]
-    print(f"pairs: held-out identities: {', '.join(names[:12])}{', ...' if len(names) > 12 else ''}")
+    if args.eval_only:
+        print("\n".join(_held_lines("evaluation only, every identity held out", "held-out", args.bin, info["heldout"])))
+        if info["unpaired"]:
+            print(f"pairs: {info['unpaired']} identities of one image make no genuine pair: left out")
+        print(f"next:\n  python tools/validate.py --model MODEL --bin {shlex.quote(shown(args.bin))}")
+        return 0
+    print(f"pairs: training: {info['train_ids']} identities, {info['train_images']} images -> "
+          f"{shown(args.train_label)} (labels 0..{info['train_ids'] - 1})")
+    print("\n".join(_held_lines("held out", "held-out", args.bin, info["heldout"])))
+    print(f"pairs: {shown(args.bin)} chooses best/ and its threshold: accuracy on it is selection-biased")
+    if info["test"]["ids"]:
+        print("\n".join(_held_lines("test", "test", args.test_bin, info["test"])))
+        print(f"pairs: {shown(args.test_bin)}: people neither training nor selection sees, what new people get")
     print("next:\n" + "\n".join(f"  {line}" for line in _next_commands(args, info["train_ids"])))
     return 0
 

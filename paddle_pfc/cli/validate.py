@@ -9,9 +9,15 @@ Same protocol as validation during training (paddle_pfc.evaluation.validation): 
 emb(image) + emb(flipped image), 10-fold accuracy, xnorm = mean raw-embedding norm; each distinct
 image of a set is embedded once. Prints one table (set, pairs, accuracy +- std, threshold as a
 cosine similarity of the L2-normalized embeddings -- what paddle-pfc-infer --threshold takes --,
-xnorm) and optionally writes it as JSON. ``--record`` writes the first set's threshold beside the
-model (``validation.json``; paddle_pfc.evaluation.threshold_record), where paddle-pfc-infer finds
-it. ``--plot roc.png`` then draws the ROC of every set (log FAR axis,
+xnorm) and optionally writes it as JSON. Each set's threshold is chosen on its pairs by a rule
+(paddle_pfc.evaluation.operating_point): the middle of the best-accuracy range, or with ``--far R``
+a false-accept rate R estimated from its impostor pairs (warned when they are too few for R).
+``--record`` writes the first set's threshold and its rule beside the model (``validation.json``;
+paddle_pfc.evaluation.threshold_record), where paddle-pfc-infer finds it. The threshold in use
+(``--threshold``, else the one recorded now or before) is checked on every set: its false-reject
+and false-accept rates with 95 % intervals; a set that chose the threshold (or best/) is said to
+be selection-biased, and the last line gives the verdict in words.
+``--plot roc.png`` then draws the ROC of every set (log FAR axis,
 TAR@FAR marks, AUC and accuracy) and its accuracy per fold into one PNG; a set holding one kind of
 pair has no ROC (said in the table, the JSON and the picture); a plotting error loses no result.
 An exported model is fed as its ``export.json`` says. Embedding prints a progress line (images/s,
@@ -50,7 +56,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--record", action="store_true",
                    help="write the first set's threshold beside the model (validation.json), the default "
                    "threshold of paddle-pfc-infer for this model")
+    p.add_argument("--far", type=float, metavar="RATE",
+                   help="choose each set's threshold at this false-accept rate of its impostor pairs (default: "
+                   "the middle of the best-accuracy range)")
+    p.add_argument("--threshold", type=float, metavar="COSINE",
+                   help="check this threshold on every set (default: the model's recorded one)")
     args = p.parse_args(argv)
+    if args.far is not None and not 0.0 < args.far < 1.0:
+        p.error(f"--far {args.far}: a false-accept rate is in (0, 1)")
+    if args.threshold is not None and not -1.0 <= args.threshold <= 1.0:
+        p.error(f"--threshold {args.threshold}: a cosine similarity is in [-1, 1]")
     if args.nrof_folds < 1:
         p.error("--nrof-folds must be >= 1")
     if args.batch_size < 1:
@@ -124,11 +139,15 @@ def build_embed_fn(args: argparse.Namespace) -> tuple[EmbedFn, tuple[int, int], 
     normalized ``(x - 127.5) / 128`` (the training input); an exported model recording another
     normalization in its ``export.json`` gets its own."""
     if args.model:
-        from paddle_pfc.deploy.inference import FaceEmbedder
-        from paddle_pfc.deploy.model_format import NORMALIZATION
+        import warnings
 
-        emb = FaceEmbedder(args.model, device=args.device, batch_size=args.batch_size)
-        norm = (emb.meta or {}).get("normalization", NORMALIZATION)
+        from paddle_pfc.deploy.inference import FaceEmbedder
+        from paddle_pfc.deploy.model_format import FIELD_NORMALIZATION, NORMALIZATION
+
+        with warnings.catch_warnings():  # a model without export.json is fed as the field's models are
+            warnings.filterwarnings("ignore", message=r".*no export\.json beside it", category=UserWarning)
+            emb = FaceEmbedder(args.model, device=args.device, batch_size=args.batch_size)
+        norm = emb.meta.get("normalization", NORMALIZATION) if emb.meta is not None else FIELD_NORMALIZATION
         mean, std = (0.0, 1.0) if norm.get("inside_model") else (float(norm.get("mean", 127.5)),
                                                                    float(norm.get("std", 128.0)))
         described = f"{emb.backend}:{emb.model_files[0]}"
@@ -152,20 +171,32 @@ class _Table:
         self.rows: list[tuple[str, ...]] = []
         self.results: dict[str, dict] = {}
         self.plotted: dict[str, dict] = {}
+        self.scores: dict[str, tuple] = {}  # name -> (pair cosines, issame)
         self.notes: list[str] = []
 
     def add(self, name: str, path: str, evaluated: tuple, seconds: float, args: argparse.Namespace) -> None:
-        """Record one set's ``(result, summed, issame, distinct)`` (and its curves with ``--plot``,
-        a collapse warning)."""
+        """Record one set's ``(result, summed, issame, distinct)``: its threshold by the rule of
+        ``--far`` (and its curves with ``--plot``, a collapse warning)."""
+        import numpy as np
+
         from paddle_pfc.evaluation.collapse import collapse_note
+        from paddle_pfc.evaluation.operating_point import choose_threshold
         from paddle_pfc.evaluation.roc import no_roc_reason, verification_curves
+        from paddle_pfc.evaluation.threshold_record import file_sha256
+        from paddle_pfc.evaluation.verification import pair_cosines
 
         r, summed, issame, distinct = evaluated
+        cosines = pair_cosines(summed)
+        self.scores[name] = (cosines, np.asarray(issame, bool))
+        far = args.far if args.far is not None and not np.all(issame) else None
+        point = choose_threshold(cosines, issame, far)
         result = {"path": os.path.abspath(path), "num_pairs": r.num_pairs,
-                  "accuracy": r.accuracy, "accuracy_std": r.accuracy_std,
-                  "threshold": r.cosine_threshold, "xnorm": r.xnorm,
+                  "accuracy": r.accuracy, "accuracy_std": r.accuracy_std, **point.record(),
+                  "fold_threshold": r.cosine_threshold, "xnorm": r.xnorm, "sha256": file_sha256(path),
                   "images": 2 * r.num_pairs, "distinct_images": distinct, "seconds": round(seconds, 3)}
         self.results[name] = result
+        if point.warning:
+            self.notes.append(f"warning: {name}: {point.warning}")
         reason = no_roc_reason(issame)
         if reason is not None:
             result["no_roc"] = reason
@@ -173,13 +204,14 @@ class _Table:
             fpr, tpr, folds = verification_curves(summed, issame, args.nrof_folds)
             result["fold_accuracies"] = folds
             self.plotted[name] = {"fpr": fpr, "tpr": tpr, "accuracy": r.accuracy, "fold_accuracies": folds,
-                                  "no_roc": reason}
+                                  "no_roc": reason, "cosines": cosines, "issame": np.asarray(issame, bool),
+                                  "threshold": point.threshold}
         note = collapse_note(summed, r.accuracy)
         if note:
             self.notes.append(f"warning: {name}: {note}")
             result["collapsed"] = True
         self.rows.append((name, str(r.num_pairs), f"{r.accuracy * 100:.2f} ± {r.accuracy_std * 100:.2f}",
-                          f"{r.cosine_threshold:.3f}", f"{r.xnorm:.3f}"))
+                          f"{point.threshold:.3f}", f"{r.xnorm:.3f}"))
 
     def print_table(self, desc: str, input_size: tuple[int, int], nrof_folds: int) -> None:
         """The table, then the warnings and the sets without a ROC."""
@@ -190,22 +222,63 @@ class _Table:
         print("  ".join("-" * w for w in widths))
         for row in self.rows:
             print("  ".join(c.ljust(w) for c, w in zip(row, widths)))
+        rules = {"the middle of the best-accuracy range" if r["far"] is None else f"false-accept rate {r['far']:g}"
+                 for r in self.results.values()}
+        print(f"threshold: {' / '.join(sorted(rules))} of each set's pairs; accuracy: insightface's 10-fold protocol")
         for note in self.notes:
             print(note)
         for name, res in self.results.items():
             if "no_roc" in res:
                 print(f"note: {name}: no ROC: {res['no_roc']}")
 
+    def check(self, threshold: float, source: str, chose: str | None) -> list[str]:
+        """The error rates of ``threshold`` on every set (in its JSON result too) and the verdict
+        lines; ``chose``: the SHA-256 of the set that chose the threshold (selection-biased)."""
+        from paddle_pfc.evaluation.operating_point import error_rates
 
-def _write_json(path: str, desc: str, input_size: tuple[int, int], nrof_folds: int, results: dict) -> None:
-    """Write the results of every set to ``path`` (its folder made) and say so."""
+        print(f"threshold {threshold:.3f} ({source}):")
+        verdicts = []
+        for name, (cosines, issame) in self.scores.items():
+            rates = error_rates(cosines, issame, threshold)
+            res = self.results[name]
+            biased = chose is not None and res["sha256"] == chose
+            if name in self.plotted:
+                self.plotted[name]["threshold"] = threshold
+            res["checked"] = {"threshold": threshold, "source": source, **rates.as_dict(), "selection_biased": biased}
+            said = "selection-biased: these pairs chose the model's threshold" if biased else \
+                "pairs that did not choose the model's threshold"
+            print(f"  {name}: {rates.line()}  ({said})")
+            verdicts.append(_verdict(name, res["accuracy"], threshold, rates, biased))
+        return verdicts
+
+
+def _verdict(name: str, accuracy: float, threshold: float, rates, biased: bool) -> str:
+    """One set's verdict in words."""
+    def share(what: str, k: int, n: int, interval: tuple[float, float], kind: str) -> str:
+        return f"wrongly {what} {k:,} of {n:,} {kind} pairs ({100 * k / n:.2f} %, at most {100 * interval[1]:.2f} %)"
+
+    parts = []
+    if rates.genuine:
+        parts.append(share("rejects", rates.false_rejects, rates.genuine, rates.frr_interval, "genuine"))
+    if rates.impostor:
+        parts.append(share("accepts", rates.false_accepts, rates.impostor, rates.far_interval, "impostor"))
+    whose = ("the people that chose it: selection-biased, not what new people get" if biased else
+             "people that did not choose it")
+    return (f"verdict: {name}: {100 * accuracy:.2f} % accuracy; threshold {threshold:.3f} {' and '.join(parts)} "
+            f"(95 % bounds), on {whose}")
+
+
+def _write_json(path: str, desc: str, input_size: tuple[int, int], nrof_folds: int, results: dict,
+                quiet: bool = False) -> None:
+    """Write the results of every set to ``path`` (its folder made) and say so (unless ``quiet``)."""
     payload = {"model": desc, "input_size": list(input_size), "nrof_folds": nrof_folds,
                "flip": True, "threshold_kind": "cosine similarity", "sets": results}
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         json.dump(payload, f, indent=2)
         f.write("\n")
-    print(f"wrote {path}")
+    if not quiet:
+        print(f"wrote {path}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -231,19 +304,48 @@ def main(argv: list[str] | None = None) -> int:
         table.add(name, path, evaluated, time.time() - t0, args)
     table.print_table(desc, input_size, args.nrof_folds)
     if args.json:
-        _write_json(args.json, desc, input_size, args.nrof_folds, table.results)
-    if args.record:
-        from paddle_pfc.evaluation.threshold_record import write_record
-
-        name, first = next(iter(table.results.items()))
-        written = write_record(args.model or args.checkpoint, table.results)
-        print(f"recorded threshold {first['threshold']:.3f} (cosine, {name}) in {written}")
+        _write_json(args.json, desc, input_size, args.nrof_folds, table.results)  # rewritten with the check
+    verdicts = []
+    try:
+        checked = _threshold_to_check(args, table)
+    except USER_ERRORS as e:
+        return usage_failure(e)
+    if checked is not None:
+        verdicts = table.check(*checked)
+        if args.json:
+            _write_json(args.json, desc, input_size, args.nrof_folds, table.results, quiet=True)
+    rc = 0
     if args.plot:
         from paddle_pfc.evaluation.roc import plot_verification
 
-        return draw_figure(args.plot, lambda: plot_verification(args.plot, table.plotted, desc),
-                           "the results above stand")
-    return 0
+        rc = draw_figure(args.plot, lambda: plot_verification(args.plot, table.plotted, desc),
+                         "the results above stand")
+    if not verdicts:
+        verdicts = [f"verdict: {name}: {100 * res['accuracy']:.2f} % accuracy (no threshold recorded for the model "
+                    "to check: --record records one)" for name, res in table.results.items()]
+    print("\n".join(verdicts))
+    return rc
+
+
+def _threshold_to_check(args: argparse.Namespace, table: _Table) -> tuple[float, str, str | None] | None:
+    """``(threshold, where from, SHA-256 of the set that chose it)``: ``--threshold``, else the one
+    ``--record`` writes (recorded now), else the model's record; None without any. ``--record``
+    writes the record here."""
+    from paddle_pfc.evaluation.threshold_record import read_record, write_record
+
+    model = args.model or args.checkpoint
+    if args.record:
+        name, first = next(iter(table.results.items()))
+        written = write_record(model, table.results)
+        print(f"recorded threshold {first['threshold']:.3f} (cosine, {name}: {first['rule_text']}) in {written}")
+        if args.threshold is None:
+            return first["threshold"], f"recorded now on {name}", first["sha256"]
+    record = read_record(model)
+    if args.threshold is not None:
+        return args.threshold, "--threshold", record.set_sha256 if record is not None else None
+    if record is None:
+        return None
+    return record.threshold, f"recorded by validation in {record.where}", record.set_sha256
 
 
 if __name__ == "__main__":

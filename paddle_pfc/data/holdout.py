@@ -29,18 +29,40 @@ def holdout_count(num_identities: int, fraction: float | None, count: int | None
     return wanted
 
 
-def split_identities(groups: dict[int, list[str]], num_heldout: int, seed: int) -> tuple[list[int], list[int]]:
-    """``(train_labels, heldout_labels)``, each ascending: ``num_heldout`` identities drawn at
-    random among those with at least 2 images (a genuine pair needs two); ``ValueError`` when
-    fewer such identities exist."""
+def count_for_test(num_identities: int, num_heldout: int, count: int) -> int:
+    """``count`` further identities held out for a test set; ``ValueError`` unless it is 0 or at
+    least 2 and at least 2 identities remain to train on beside the ``num_heldout`` ones."""
+    if count and (count < 2 or num_identities - num_heldout - count < 2):
+        raise ValueError(f"holding out {num_heldout} identities for selection and {count} for the test leaves "
+                         f"{num_identities - num_heldout - count} of {num_identities} to train on: the test set "
+                         "needs at least 2 and training at least 2")
+    return count
+
+
+def pair_identities(groups: dict[int, list[str]]) -> list[int]:
+    """The labels of the identities with at least 2 images (a genuine pair needs two); ``ValueError``
+    when fewer than 2 have."""
     eligible = [label for label, paths in groups.items() if len(paths) >= 2]
-    if len(eligible) < num_heldout:
-        raise ValueError(f"{num_heldout} identities to hold out, but only {len(eligible)} have 2 or more images "
-                         "(a genuine pair needs two)")
+    if len(eligible) < 2:
+        raise ValueError(f"only {len(eligible)} identities have 2 or more images: pairs need at least 2 such "
+                         "identities (a genuine pair needs two images)")
+    return eligible
+
+
+def split_identities(groups: dict[int, list[str]], num_heldout: int, seed: int,
+                     num_test: int = 0) -> tuple[list[int], list[int], list[int]]:
+    """``(train_labels, heldout_labels, test_labels)``, each ascending: ``num_heldout`` then
+    ``num_test`` further identities drawn at random among those with at least 2 images (a genuine
+    pair needs two); ``ValueError`` when fewer such identities exist."""
+    eligible = [label for label, paths in groups.items() if len(paths) >= 2]
+    if len(eligible) < num_heldout + num_test:
+        raise ValueError(f"{num_heldout + num_test} identities to hold out, but only {len(eligible)} have 2 or more "
+                         "images (a genuine pair needs two)")
     rng = np.random.default_rng(seed)
-    heldout = sorted(int(v) for v in rng.choice(eligible, size=num_heldout, replace=False))
-    chosen = set(heldout)
-    return [label for label in groups if label not in chosen], heldout
+    drawn = [int(v) for v in rng.choice(eligible, size=num_heldout + num_test, replace=False)]
+    heldout, test = sorted(drawn[:num_heldout]), sorted(drawn[num_heldout:])
+    chosen = set(drawn)
+    return [label for label in groups if label not in chosen], heldout, test
 
 
 def verification_pairs(groups: dict[int, list[str]], heldout: Sequence[int], max_genuine: int,

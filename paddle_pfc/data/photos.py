@@ -29,12 +29,23 @@ import numpy as np
 from paddle_pfc.data._image import fit_size, pad_to_aspect
 from paddle_pfc.utils.errors import InputDataError
 
-__all__ = ["Conversions", "is_grey", "describe", "read_landmarks", "POLICY"]
+__all__ = ["Conversions", "is_grey", "is_square", "describe", "policy", "read_landmarks", "POLICY"]
 
 #: what the policy does to a grey image (all it says of images that need no padding or resize)
 GREY_POLICY = "grey -> 3 equal channels"
-POLICY = (f"{GREY_POLICY}, non-square -> padded with its border to square, then resized; "
-          "a resize is no alignment: give aligned crops (--landmarks FILE, or paddle-pfc-align with a face detector)")
+RESIZE_POLICY = f"{GREY_POLICY}, non-square -> padded with its border to square, then resized"
+#: said of non-square images only: the crops of paddle-pfc-align (and any aligned crop) are square,
+#: and a square aligned crop resized stays aligned
+ALIGN_HINT = "a resize is no alignment: give aligned crops (--landmarks FILE, or paddle-pfc-align with a face detector)"
+POLICY = f"{RESIZE_POLICY}; {ALIGN_HINT}"
+
+
+def policy(padded: bool, resized: bool) -> str:
+    """The policy's words for images that were ``padded`` (not square) and/or ``resized``: the
+    alignment hint for non-square images only (aligned crops are square)."""
+    if padded:
+        return POLICY
+    return RESIZE_POLICY if resized else GREY_POLICY
 
 
 def is_grey(img: np.ndarray) -> bool:
@@ -42,6 +53,11 @@ def is_grey(img: np.ndarray) -> bool:
     if img.ndim == 2 or img.shape[2] == 1:
         return True
     return bool(np.array_equal(img[:, :, 0], img[:, :, 1]) and np.array_equal(img[:, :, 1], img[:, :, 2]))
+
+
+def is_square(img: np.ndarray) -> bool:
+    """True for an image as high as wide (every aligned crop)."""
+    return img.shape[0] == img.shape[1]
 
 
 def describe(img: np.ndarray, size: tuple[int, int]) -> str | None:
@@ -103,8 +119,7 @@ class Conversions:
             parts.append(f"{self.resized:,} resized{at} (first: {self.first['resized']})")
         if not parts:
             return None
-        policy = POLICY if self.padded or self.resized else GREY_POLICY
-        return f"images: {', '.join(parts)}; policy: {policy}"
+        return f"images: {', '.join(parts)}; policy: {policy(bool(self.padded), bool(self.resized))}"
 
 
 def _landmark_line(line: str, lineno: int, path: str, folder: str) -> tuple[str, np.ndarray] | None:

@@ -308,6 +308,10 @@ class RecordDataset:
             self.num_classes = int(num_classes)
             if self.header_num_classes is not None and self.header_num_classes > self.num_classes:
                 self._check_last_label()
+            elif self.header_num_classes is not None and self.header_num_classes < self.num_classes:
+                _log.warning("data: num_classes=%d, but the header of %s lists %d identities: %d classes have no "
+                             "image (give none: the header's count)", self.num_classes, self.rec_path,
+                             self.header_num_classes, self.num_classes - self.header_num_classes)
         elif self.header_num_classes is not None:
             self.num_classes = int(self.header_num_classes)
             _log.info("data: %d classes (header record of %s)", self.num_classes, self.rec_path)
@@ -400,9 +404,10 @@ class RecordDataset:
         key = self.key_of(len(self) - 1)
         label = self.read_label(len(self) - 1, check=False)
         if label >= self.num_classes:
-            raise ValueError(f"{self.rec_path}: num_classes={self.num_classes}, but the header lists "
-                             f"{self.header_num_classes} identities and the last image (record {key}) has "
-                             f"label {label}: give num_classes >= {label + 1} (data.num_classes), or none")
+            raise InputDataError(f"{self.rec_path}: num_classes={self.num_classes}, but the header lists "
+                                 f"{self.header_num_classes} identities and the last image (record {key}) has "
+                                 f"label {label}: give num_classes >= {label + 1} (data.num_classes), or null (the "
+                                 "header's count)")
 
     def __getstate__(self):
         d = dict(self.__dict__)

@@ -130,6 +130,7 @@ class EvalProgram:
         if not isinstance(state, Mapping):
             raise ValueError(f"state must be a mapping name -> array, got {type(state).__name__}")
         self.backbone = backbone_name
+        self.normalization: dict | None = None  # what the input takes, for export.json (None: NORMALIZATION)
         self.embedding_size = int(embedding_size)
         self.input_size = tuple(normalize_input_size(input_size))
         self.dropout = float(dropout)
@@ -243,7 +244,7 @@ class EvalProgram:
     def meta(self) -> dict:
         """The ``export.json`` content for this program."""
         meta = export_meta(self.backbone, self.embedding_size, self.input_size, self.dtype, self.model_file,
-                           paddle.__version__, self.precision)
+                           paddle.__version__, self.precision, self.normalization)
         meta["batch_norm"] = "folded" if self.batch_norm_folded else "kept"
         return meta
 
@@ -266,6 +267,7 @@ class EvalProgram:
             state = self.state()
             folded = EvalProgram(self.backbone, self.embedding_size, self.input_size, state, self.dropout,
                                  self.dtype, self.place, fold_batch_norm=True, precision=self.precision)
+            folded.normalization = self.normalization  # what its input takes (export.json)
             out = folded.save(out_dir)
             write_bytes_atomic(out / TRAINING_STATE_FILE, state_bytes(state, str(out / TRAINING_STATE_FILE)))
             return out

@@ -66,8 +66,10 @@ PathLike = str | os.PathLike
 
 
 def export_meta(backbone: str, embedding_size: int, input_size: Sequence[int], dtype: str,
-                model_file: str, paddle_version: str, precision: str = "float32") -> dict:
-    """The ``export.json`` content of a freshly exported model (key order is the file's)."""
+                model_file: str, paddle_version: str, precision: str = "float32",
+                normalization: dict | None = None) -> dict:
+    """The ``export.json`` content of a freshly exported model (key order is the file's);
+    ``normalization``: what its input takes (default :data:`NORMALIZATION`)."""
     h, w = input_size
     serving = ("float32: CPU and GPU" if dtype == "float32" else
                "float16 weights for GPU serving (Paddle has no float16 CPU kernels for "
@@ -85,7 +87,7 @@ def export_meta(backbone: str, embedding_size: int, input_size: Sequence[int], d
         "precision": precision,
         "input": {"name": INPUT_NAME, "shape": [-1, 3, h, w], "dtype": "float32",
                   "layout": "NCHW", "color": "RGB"},
-        "normalization": dict(NORMALIZATION),
+        "normalization": dict(normalization or NORMALIZATION),
         "output": {"shape": [-1, embedding_size], "dtype": "float32", "l2_normalized": False},
         "files": {"model": model_file, "params": PARAMS_FILE},
         "serving": serving,

@@ -40,6 +40,8 @@ class TrainState:
     bad_steps: int = 0
     skipped_steps: int = 0
     skipped_in_row: int = 0
+    #: the input normalization of the model fine-tuning started from, when not (x - 127.5) / 128
+    input_normalization: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,8 @@ def checkpoint_meta(cfg: Config, state: TrainState) -> dict:
     return {"global_step": state.global_step, "epoch": state.epoch, "step_in_epoch": state.step_in_epoch,
             "num_classes": cfg.data.num_classes, "embedding_size": cfg.model.embedding_size,
             "backbone": cfg.model.backbone, "best_accuracy": state.best_accuracy,
-            "config": cfg.to_dict()}
+            "config": cfg.to_dict(), **({"input_normalization": state.input_normalization}
+                                        if state.input_normalization else {})}
 
 
 class MetricsWriter:

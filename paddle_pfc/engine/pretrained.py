@@ -67,6 +67,19 @@ class Pretrained:
     backbone: str | None = None
     embedding_size: int | None = None
     input_size: int | None = None
+    #: the input normalization of the model it came from, when not paddle_pfc's (x - 127.5) / 128:
+    #: the state is brought to 128 here, and exports of the fine-tuned model take this one again
+    normalization: dict | None = None
+
+
+def _source_std(normalization) -> float | None:
+    """The ``std`` of a ``(x - 127.5) / std`` normalization outside the model other than 128, else None."""
+    if not isinstance(normalization, Mapping) or normalization.get("inside_model"):
+        return None
+    std, mean = normalization.get("std"), normalization.get("mean", 127.5)
+    if not isinstance(std, (int, float)) or isinstance(std, bool) or not 1.0 <= std <= 1000.0 or mean != 127.5:
+        return None
+    return None if std == 128.0 else float(std)
 
 
 def _input_side(value) -> int | None:
@@ -87,8 +100,12 @@ def _from_checkpoint(path: Path) -> Pretrained:
     except ckpt.CheckpointError as exc:
         raise PretrainedError(f"pretrained {path}: {exc}") from exc
     model = config.get("model", {}) if isinstance(config, Mapping) else {}
+    normalization = None
+    if (path / "meta.json").is_file():
+        normalization = ckpt.read_meta(path).get("input_normalization")
     return Pretrained(str(path), "checkpoint", state, model.get("backbone"),
-                      model.get("embedding_size"), _input_side(model.get("input_size")))
+                      model.get("embedding_size"), _input_side(model.get("input_size")),
+                      normalization if _source_std(normalization) else None)
 
 
 def _from_export(path: Path, meta: dict) -> Pretrained:
@@ -128,7 +145,15 @@ def _from_export(path: Path, meta: dict) -> Pretrained:
     if not diff <= PADDLE_RTOL:
         raise PretrainedError(f"pretrained {path}: its backbone state does not reproduce the exported model "
                               f"(embeddings differ by {diff:.3g} of their magnitude; tolerance {PADDLE_RTOL:g})")
-    return Pretrained(str(path), "export", state, backbone, dim, size)
+    std = _source_std(meta.get("normalization"))
+    if std is None:  # a converted model (paddle-pfc-convert) takes 128, but names its source's normalization
+        source = meta.get("source", {}).get("normalization") if isinstance(meta.get("source"), Mapping) else None
+        return Pretrained(str(path), "export", state, backbone, dim, size,
+                          {"inside_model": False, **source} if _source_std(source) else None)
+    from paddle_pfc.backbones.input_scale import TRAINING_STD, rescale_input
+
+    return Pretrained(str(path), "export", rescale_input(state, std, TRAINING_STD), backbone, dim, size,
+                      dict(meta["normalization"]))
 
 
 def _state_from_inference_model(path: Path, backbone: str, dim: int, size: int) -> dict[str, np.ndarray]:
@@ -187,8 +212,10 @@ def _from_other_framework(path: Path) -> Pretrained:
         converted = convert(path)
     except (OSError, ValueError) as exc:  # ConversionError, UnsafePickleError, MalformedPickleError
         raise PretrainedError(f"pretrained {exc}") from exc
+    normalization = converted.source.get("normalization")
     return Pretrained(str(path), f"converted {converted.source['format']}", converted.state,
-                      converted.backbone, converted.embedding_size, _input_side(converted.input_size))
+                      converted.backbone, converted.embedding_size, _input_side(converted.input_size),
+                      {"inside_model": False, **normalization} if _source_std(normalization) else None)
 
 
 def read_pretrained(path: str | Path) -> Pretrained:
@@ -375,19 +402,23 @@ def calibrate_folded_batch_norms(pre: Pretrained, cfg, target, dataset) -> int:
     return changed
 
 
-def init_from_pretrained(cfg, programs, dataset, rank: int) -> None:
+def init_from_pretrained(cfg, programs, dataset, rank: int) -> dict | None:
     """``cfg.model.pretrained`` into the backbone of ``programs`` (a
     :class:`~paddle_pfc.engine.builder.TrainPrograms`) and, with ``classifier.center_init:
     mean_embedding``, this rank's centers from its classes' mean embeddings in ``dataset`` (for a
-    fresh run: a resumed one takes everything from its checkpoint)."""
+    fresh run: a resumed one takes everything from its checkpoint). Returns the source model's input
+    normalization when it is not paddle_pfc's (:attr:`Pretrained.normalization`), else None."""
     from paddle_pfc.head.dtypes import convert
     from paddle_pfc.utils.progress import Progress
 
     pre = load_into_scope(cfg.model.pretrained, cfg.model, programs)
     log.info("backbone initialised from %s (%s)", pre.source, pre.kind)
+    if pre.normalization is not None:
+        log.info("the source model takes %s: trained on (x - 127.5) / 128 (folded into its first convolution), "
+                 "its exports take %s again", pre.normalization.get("formula"), pre.normalization.get("formula"))
     calibrate_folded_batch_norms(pre, cfg, programs, dataset)
     if cfg.classifier.center_init != "mean_embedding":
-        return
+        return pre.normalization
     head, c = programs.head, cfg.classifier
     total = min(len(dataset), head.num_local * c.center_init_images)
     with Progress(f"center init rank {rank}", total, "images", every_seconds=10.0, write=log) as progress:
@@ -395,3 +426,4 @@ def init_from_pretrained(cfg, programs, dataset, rank: int) -> None:
                                          c.center_init_images, cfg.model.input_size, 1.0,
                                          cfg.validation.batch_size, progress)
     programs.write(head.weight.name, convert(centers.astype(np.float32), head.center_dtype))
+    return pre.normalization

@@ -33,7 +33,7 @@ from paddle_pfc.engine.validator import Validator, load_validation_sets
 from paddle_pfc.head.registry import NONFINITE_PARTS
 from paddle_pfc.head.runner import run
 from paddle_pfc.runtime.barrier import StoreBarrier
-from paddle_pfc.utils.errors import PfcError
+from paddle_pfc.utils.errors import PfcError, UsageError
 from paddle_pfc.utils.launch_env import local_world_size
 from paddle_pfc.utils.paddle_compat import on_gpu
 
@@ -72,16 +72,17 @@ class Trainer:
         self.preemption = preemption or PreemptionWatch(rank, world_size, cfg.train.preempt_grace)
         self.preemption.describe = lambda: f"at global step {self.state.global_step}"
         self.preemption.install()
-        if not on_gpu():  # the centers live in host memory: a shard that cannot fit fails now, not at SIGKILL
-            check_head_fits(cfg.data.num_classes, cfg.model.embedding_size, world_size, cfg.classifier.sample_ratio,
-                            cfg.train.batch_size, cfg.classifier.center_dtype, cfg.classifier.dtype,
-                            local_world_size(), warn=rank == 0, momentum_dtype=cfg.classifier.momentum_dtype)
         self.output_dir = Path(cfg.train.output_dir)
         self._barrier = StoreBarrier(rank, world_size, cfg.train.collective_timeout)
         self._frozen: dict[str, np.ndarray] | None = None  # backbone kept during the frozen steps
         self._resumed = False
         self.resume_path = self._resume_decision()
         self._build_data()
+        cfg = self.cfg  # data.num_classes from the data when the config leaves it null
+        if not on_gpu():  # the centers live in host memory: a shard that cannot fit fails now, not at SIGKILL
+            check_head_fits(cfg.data.num_classes, cfg.model.embedding_size, world_size, cfg.classifier.sample_ratio,
+                            cfg.train.batch_size, cfg.classifier.center_dtype, cfg.classifier.dtype,
+                            local_world_size(), warn=rank == 0, momentum_dtype=cfg.classifier.momentum_dtype)
         self.sync("data indexed")
         validation_sets = load_validation_sets(cfg, self.output_dir, rank, world_size, self.sync)
         self.base_lr = resolve_lr(cfg, world_size)
@@ -186,7 +187,16 @@ class Trainer:
     def _build_data(self) -> None:
         d, t = self.cfg.data, self.cfg.train
         size = self.cfg.model.input_size
+        if d.num_classes is None and d.kind == "synthetic":
+            raise UsageError("data.num_classes: null reads the count from the data, but synthetic data has none: "
+                             "give it (e.g. -o data.num_classes=300)")
         self.dataset = dataset_from_config(d, size)
+        if d.num_classes is None:
+            import dataclasses
+
+            self.cfg = dataclasses.replace(self.cfg, data=dataclasses.replace(d, num_classes=self.dataset.num_classes))
+            if self.rank == 0:
+                log.info("data.num_classes: %d, from the data (%s)", self.dataset.num_classes, d.root)
         self.loader = loader_from_config(d, self.dataset, t.batch_size, self.rank, self.world_size, size)
         if self.rank == 0:
             self._note_resized_images(size)
@@ -201,16 +211,17 @@ class Trainer:
         image is converted by the one policy (:mod:`paddle_pfc.data.photos`)."""
         if not isinstance(self.dataset, (ImageFolderDataset, RecordDataset)):
             return  # synthetic faces are drawn at the input size
-        from paddle_pfc.data.photos import POLICY, describe
+        from paddle_pfc.data.photos import describe, is_square, policy
 
         wanted, self.dataset.image_size = self.dataset.image_size, None
         try:
-            first = describe(self.dataset[0][0], (size, size))
+            image = self.dataset[0][0]
         finally:
             self.dataset.image_size = wanted
+        first = describe(image, (size, size))
         if first is not None:
             log.warning("data: the first image is %s; every image is converted for model.input_size %dx%d "
-                        "(%s)", first, size, size, POLICY)
+                        "(%s)", first, size, size, policy(not is_square(image), image.shape[:2] != (size, size)))
 
     def resume(self, path: str) -> None:
         """Load the checkpoint at ``path`` (strict: see :mod:`~paddle_pfc.engine.checkpoint`) and
@@ -232,6 +243,7 @@ class Trainer:
         log.info("checkpoint %s loaded in %.1f s", path, time.monotonic() - started)
         s.epoch, s.step_in_epoch = meta["epoch"], meta["step_in_epoch"]
         s.global_step, s.best_accuracy = meta["global_step"], meta.get("best_accuracy", -1.0)
+        s.input_normalization = meta.get("input_normalization")
         if meta["world_size"] != self.world_size:
             log.info("resharded checkpoint from %d to %d ranks", meta["world_size"], self.world_size)
         saved_batch = meta.get("config", {}).get("train", {}).get("batch_size")
@@ -411,7 +423,8 @@ class Trainer:
             if s.global_step == 0 and self.cfg.model.pretrained:
                 from paddle_pfc.engine.pretrained import init_from_pretrained
 
-                init_from_pretrained(self.cfg, self.programs, self.dataset, self.rank)
+                self.state.input_normalization = init_from_pretrained(self.cfg, self.programs, self.dataset,
+                                                                      self.rank)
                 self.sync("pretrained backbone loaded")  # center init takes each rank its own time
             if s.global_step == 0:
                 self.validator.validate_untrained()

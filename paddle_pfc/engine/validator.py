@@ -8,7 +8,10 @@ its share of the images. :class:`Validator` (a training callback) validates at
 share (with flips; each distinct image of the share once), the embeddings are gathered, every rank
 computes the same accuracy, and rank 0 logs it (threshold as a cosine similarity) and saves the
 backbone to ``output_dir/best`` when the mean accuracy improves, with the validation's thresholds
-(``best/validation.json``, :mod:`paddle_pfc.evaluation.threshold_record`).
+(``best/validation.json``, :mod:`paddle_pfc.evaluation.threshold_record`): each set's threshold
+is chosen on its pairs by :mod:`paddle_pfc.evaluation.operating_point` (the middle of the
+best-accuracy range, or ``validation.threshold_far``). The accuracy that chose ``best/`` is
+selection-biased, and the run's last line says so.
 """
 from __future__ import annotations
 
@@ -95,6 +98,7 @@ class Validator(Callback):
         self.last_results: dict[str, dict] = {}  # the last validation's numbers per set (best/validation.json)
         self.best_step: int | None = None  # the step whose model best/ holds, when this run wrote it
         self.collapse_advised = False  # what a collapse usually means is said at the first one only
+        self._sha256: dict[str, str] = {}  # each set file's hash (names it in best/validation.json)
 
     def validate_untrained(self) -> None:
         """Validate the model before its first step, for reference (nothing without sets)."""
@@ -129,10 +133,17 @@ class Validator(Callback):
                         "checkpoint, %s (%s)", self.state.best_accuracy, checkpoints, advice)
         elif self.best_step is not None:
             start = self.history[0] if self.history and self.history[0][0] == 0 and self.history[0][1] else None
-            against = "" if start is None or self.best_step == 0 else \
-                f" (the model as it started, step 0: {float(np.mean(list(start[1].values()))):.5f})"
-            log.info("best model: step %d, mean accuracy %.5f on the validation sets%s, in %s",
-                     self.best_step, self.state.best_accuracy, against, self.output_dir / "best")
+            against = verdict = ""
+            if start is not None and self.best_step != 0:
+                before = float(np.mean(list(start[1].values())))
+                against = f" (the model as it started, step 0: {before:.5f})"
+                verdict = (f"; training beat the model as it started by {100 * (self.state.best_accuracy - before):.2f}"
+                           " points" if self.state.best_accuracy > before else "")
+            log.info("best model: step %d, mean accuracy %.5f on the validation sets%s, in %s%s. That accuracy "
+                     "is selection-biased (these pairs chose best/ and its threshold): score people neither "
+                     "training nor selection saw with python tools/validate.py --checkpoint %s --bin TEST.bin "
+                     "(python tools/pairs.py --test-ids N writes one)", self.best_step, self.state.best_accuracy,
+                     against, self.output_dir / "best", verdict, self.output_dir / "best")
 
     def _share_bn_statistics(self) -> None:
         """Give every rank rank 0's BatchNorm running statistics (what checkpoints and ``best/``
@@ -156,7 +167,9 @@ class Validator(Callback):
         if not self.sets:
             return {}
         from paddle_pfc.evaluation.collapse import collapse_note
+        from paddle_pfc.evaluation.operating_point import choose_threshold
         from paddle_pfc.evaluation.validation import embed_distinct, embedded_line, evaluate_embeddings, shard_range
+        from paddle_pfc.evaluation.verification import pair_cosines
 
         self._share_bn_statistics()
         dim, world, step = self.cfg.model.embedding_size, self.world_size, self.state.global_step
@@ -182,10 +195,12 @@ class Validator(Callback):
             result = evaluate_embeddings(full[:, :dim], full[:, dim:], issame,
                                          nrof_folds=self.cfg.validation.nrof_folds)
             results[name] = result.accuracy
+            point = self._operating_point(choose_threshold, pair_cosines(full[:, :dim] + full[:, dim:]), issame)
             self.last_results[name] = {"path": os.path.abspath(path), "num_pairs": result.num_pairs,
-                                       "accuracy": result.accuracy, "threshold": result.cosine_threshold}
+                                       "accuracy": result.accuracy, **point.record(),
+                                       "fold_threshold": result.cosine_threshold, "sha256": self._hash(path)}
             log.info("[%s][%d] accuracy %.5f +- %.5f  threshold %.3f (cosine)  xnorm %.3f  (%.1f s on %d ranks; "
-                     "rank %d %s)", name, step, result.accuracy, result.accuracy_std, result.cosine_threshold,
+                     "rank %d %s)", name, step, result.accuracy, result.accuracy_std, point.threshold,
                      result.xnorm, time.perf_counter() - started, world, self.rank,
                      embedded_line(distinct, len(images)))
             self.metrics.add(step, **{f"val/{name}": result.accuracy})
@@ -202,6 +217,22 @@ class Validator(Callback):
         self.sync(f"validation {step} done")
         return results
 
+    def _operating_point(self, choose, cosines: np.ndarray, issame: np.ndarray):
+        """The set's threshold by ``validation.threshold_far`` (the middle rule on a set without
+        impostor pairs)."""
+        far = self.cfg.validation.threshold_far
+        return choose(cosines, issame, far if far is not None and not np.all(issame) else None)
+
+    def _hash(self, path: str) -> str | None:
+        """SHA-256 of a set's file, on rank 0 (once per file)."""
+        if self.rank != 0:
+            return None
+        if path not in self._sha256:
+            from paddle_pfc.evaluation.threshold_record import file_sha256
+
+            self._sha256[path] = file_sha256(path)
+        return self._sha256[path]
+
     def _save_best(self, results: dict[str, float]) -> None:
         best = self.output_dir / "best"
         best.mkdir(parents=True, exist_ok=True)
@@ -212,5 +243,9 @@ class Validator(Callback):
                         num_heads=len(self.programs.heads), files=files)
         from paddle_pfc.evaluation.threshold_record import write_record
 
-        write_record(best, self.last_results)
-        log.info("best model (mean accuracy %.5f) saved to %s", self.state.best_accuracy, best)
+        written = write_record(best, self.last_results)
+        name, first = next(iter(self.last_results.items()))
+        log.info("best model (mean accuracy %.5f) saved to %s; threshold %.3f (cosine, %s: %s) in %s",
+                 self.state.best_accuracy, best, first["threshold"], name, first["rule_text"], written)
+        if first["warning"]:
+            log.warning("best/ threshold: %s", first["warning"])

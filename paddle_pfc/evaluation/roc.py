@@ -128,6 +128,7 @@ def _draw_roc(ax, curves: Mapping[str, tuple[np.ndarray, np.ndarray]], fars: Seq
     positive = [float(np.min(f[f > 0])) for f, _ in (tuple(np.asarray(a) for a in c) for c in curves.values())
                 if np.any(f > 0)]
     lo = 10.0 ** math.floor(math.log10(min(positive))) if positive else min(fars)
+    lo = min(lo, 0.1)  # a decade at least: curves that separate perfectly have no FPR below 1
     ax.set_xscale("log")
     ax.set_xlim(lo, 1.0)
     ax.set_ylim(0.0, 1.01)
@@ -169,13 +170,46 @@ def plot_roc(path: str | os.PathLike, curves: Mapping[str, tuple[np.ndarray, np.
     return fig
 
 
+def _draw_histograms(ax, sets: Mapping[str, Mapping]) -> None:
+    """Histograms of each set's genuine and impostor cosine similarities (``cosines``, ``issame``)
+    with its ``threshold`` (when given) as a dashed line."""
+    every = np.concatenate([np.asarray(v["cosines"], np.float64) for v in sets.values()])
+    low, high = float(every.min()), float(every.max())
+    bins = np.linspace(low, high, 41) if high > low else np.array([low - 0.01, high + 0.01])
+    for k, (name, v) in enumerate(sets.items()):
+        cosines, same = np.asarray(v["cosines"], np.float64), np.asarray(v["issame"], bool)
+        color = f"C{k}"
+        for part, style, kind in ((same, "-", "genuine"), (~same, ":", "impostor")):
+            if part.any():
+                ax.hist(cosines[part], bins=bins, histtype="step", linestyle=style, color=color, linewidth=1.5,
+                        label=f"{name}: {kind} ({int(part.sum()):,})")
+        if v.get("threshold") is not None:
+            ax.axvline(v["threshold"], color=color, linestyle="--", linewidth=1,
+                       label=f"{name}: threshold {v['threshold']:.3f}")
+    pad = 0.05
+    ax.set_xlim(max(-1.0, low - pad), min(1.0, high + pad))
+    ax.set_xlabel("cosine similarity of the pair")
+    ax.set_ylabel("pairs")
+    ax.set_title("genuine (solid) and impostor (dotted) pairs", fontsize=10)
+    ax.legend(loc="upper left", fontsize=7)
+
+
 def plot_verification(path: str | os.PathLike, sets: Mapping[str, Mapping], model: str,
                       fars: Sequence[float] = (1e-3, 1e-2, 1e-1)):
     """One PNG for .bin sets: their ROCs (log FAR axis, TAR@FAR marks, AUC and accuracy in the
-    legend) above their accuracy per fold. ``sets``: name -> {``accuracy``, ``fold_accuracies``,
-    ``fpr``/``tpr`` (``None`` without a ROC), ``no_roc`` (why, or ``None``)}. Returns the Figure."""
+    legend) beside the histograms of their genuine and impostor scores (when ``cosines`` are given),
+    above their accuracy per fold. ``sets``: name -> {``accuracy``, ``fold_accuracies``,
+    ``fpr``/``tpr`` (``None`` without a ROC), ``no_roc`` (why, or ``None``), optionally
+    ``cosines``/``issame``/``threshold``}. Returns the Figure."""
+    scored = {n: v for n, v in sets.items() if v.get("cosines") is not None}
     fig = _figure(2)
-    top, bottom = fig.add_subplot(2, 1, 1), fig.add_subplot(2, 1, 2)
+    if scored:
+        fig.set_size_inches(15.0, 11.0)
+        grid = fig.add_gridspec(2, 2)
+        top, bottom = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[1, :])
+        _draw_histograms(fig.add_subplot(grid[0, 1]), scored)
+    else:
+        top, bottom = fig.add_subplot(2, 1, 1), fig.add_subplot(2, 1, 2)
     curves = {n: (v["fpr"], v["tpr"]) for n, v in sets.items() if v.get("fpr") is not None}
     notes = {n: f"accuracy {100 * v['accuracy']:.2f}%" for n, v in sets.items()}
     title = f"{model}\nverification ROC: {', '.join(sets)}"

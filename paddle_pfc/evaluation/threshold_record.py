@@ -3,26 +3,61 @@
 A model folder (an export, a checkpoint, a run's ``best/``) holds it as ``validation.json``; a
 model file ``X.onnx`` as ``X.validation.json`` beside it (or its folder's ``validation.json``
 when the folder is an export). The threshold is a cosine similarity of flip-summed embeddings
-(``emb(x) + emb(flipped x)``, L2-normalized): a pair is "same" at or above it. It is the
-threshold of the first set validated (10-fold mean of the per-fold best thresholds).
+(``emb(x) + emb(flipped x)``, L2-normalized): a pair is "same" at or above it. It is chosen on
+the first set validated by a rule of :mod:`paddle_pfc.evaluation.operating_point` (the middle of
+the best-accuracy range, or a false-accept rate), which the record names; that set's accuracy is
+selection-biased for the model the record belongs to (the set chose it).
 
-File: ``{"threshold": 0.31, "threshold_kind": "cosine similarity", "flip": true,
-"set": "lfw", "num_pairs": 6000, "accuracy": 0.995, "sets": {name: {...}}}``.
+File: ``{"threshold": 0.45, "threshold_kind": "cosine similarity", "flip": true, "rule":
+"best_accuracy_middle", "rule_text": "middle of ...", "far": null, "genuine_pairs": 300,
+"impostor_pairs": 300, "set": "pairs", "set_sha256": "...", "num_pairs": 600, "accuracy": 0.995,
+"sets": {name: {...}}}`` (a record without ``rule`` holds the 10-fold mean of the per-fold best
+thresholds).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from paddle_pfc.utils.errors import InputDataError
 
-__all__ = ["RECORD_FILE", "record_path", "write_record", "read_record", "HOW_TO_RECORD"]
+__all__ = ["RECORD_FILE", "record_path", "write_record", "read_record", "ThresholdRecord", "file_sha256",
+           "HOW_TO_RECORD", "FOLD_RULE_TEXT"]
 
 RECORD_FILE = "validation.json"
 HOW_TO_RECORD = ("record one with paddle-pfc-validate --model MODEL --bin SET.bin --record (a training run's "
                  "best/ holds one, and paddle-pfc-export carries it into the export)")
+FOLD_RULE_TEXT = "insightface's 10-fold mean of the per-fold best thresholds"
+_RECORDED = ("rule", "rule_text", "far", "genuine_pairs", "impostor_pairs", "warning", "sha256")
+
+
+@dataclass(frozen=True)
+class ThresholdRecord:
+    """A record read back: the cosine ``threshold``, ``source`` (the file, set and pair count),
+    ``rule_text`` (the rule that chose it), ``set_sha256`` (of the set that chose it, or None)."""
+
+    threshold: float
+    source: str
+    rule_text: str
+    set_sha256: str | None
+
+    @property
+    def where(self) -> str:
+        """``FILE (set, N pairs; rule)``."""
+        return f"{self.source}; {self.rule_text})"
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """Hex SHA-256 of a file's bytes (names a verification set whatever its path)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def record_path(model: str | os.PathLike) -> Path:
@@ -35,13 +70,17 @@ def record_path(model: str | os.PathLike) -> Path:
 
 def write_record(model: str | os.PathLike, sets: dict[str, dict]) -> Path:
     """Write the record of ``model`` from validation results ``{set: {"threshold": cosine,
-    "num_pairs", "accuracy", ...}}`` (the first set's threshold decides); returns its path."""
+    "num_pairs", "accuracy", "rule", "rule_text", ...}}`` (the first set's threshold, chosen by
+    its ``rule``, decides); returns its path."""
     if not sets:
         raise ValueError("no validated set to record a threshold from")
     name, first = next(iter(sets.items()))
     payload = {"threshold": float(first["threshold"]), "threshold_kind": "cosine similarity", "flip": True,
-               "set": name, "num_pairs": int(first["num_pairs"]), "accuracy": float(first["accuracy"]),
+               **{key: first.get(key) for key in _RECORDED}, "set": name, "num_pairs": int(first["num_pairs"]),
+               "accuracy": float(first["accuracy"]),
+               "accuracy_note": "selection-biased: these pairs chose the threshold (and best/ for a run)",
                "sets": sets}
+    payload["set_sha256"] = payload.pop("sha256")
     path = record_path(model)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
@@ -58,9 +97,9 @@ def _candidates(model: Path) -> list[Path]:
     return found
 
 
-def read_record(model: str | os.PathLike) -> tuple[float, str] | None:
-    """``(cosine threshold, where it came from)`` recorded for ``model``, or None when there is
-    no record; :class:`InputDataError` naming the file for a record that is not one."""
+def read_record(model: str | os.PathLike) -> ThresholdRecord | None:
+    """The :class:`ThresholdRecord` of ``model``, or None when there is no record;
+    :class:`InputDataError` naming the file for a record that is not one."""
     for path in _candidates(Path(model)):
         if not path.is_file():
             continue
@@ -72,6 +111,8 @@ def read_record(model: str | os.PathLike) -> tuple[float, str] | None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
                 or not -1.0 <= value <= 1.0 or data.get("threshold_kind") != "cosine similarity":
             raise InputDataError(str(path), "holds no cosine-similarity \"threshold\" in [-1, 1]")
-        detail = f"{data.get('set', '?')}, {data.get('num_pairs', '?')} pairs"
-        return float(value), f"{path} ({detail})"
+        rule = data.get("rule_text") if data.get("rule") else FOLD_RULE_TEXT
+        sha = data.get("set_sha256")
+        return ThresholdRecord(float(value), f"{path} ({data.get('set', '?')}, {data.get('num_pairs', '?')} pairs",
+                               str(rule), sha if isinstance(sha, str) else None)
     return None

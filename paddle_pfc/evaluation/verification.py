@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["VerificationResult", "evaluate_pairs", "kfold_splits", "THRESHOLDS"]
+__all__ = ["VerificationResult", "evaluate_pairs", "kfold_splits", "pair_cosines", "THRESHOLDS"]
 
 #: Distance thresholds scanned by insightface's ``evaluate`` for accuracy.
 THRESHOLDS = np.arange(0, 4, 0.01)
@@ -135,6 +135,12 @@ def _pair_distances(emb: np.ndarray) -> np.ndarray:
     unit = emb / norms
     diff = unit[0::2] - unit[1::2]
     return np.sum(np.square(diff), axis=1)
+
+
+def pair_cosines(embeddings) -> np.ndarray:
+    """``[P]`` cosine similarity of each pair of ``[2P, D]`` embeddings (``1 - d / 2`` of the
+    squared distance ``d`` the protocol uses; zero rows stay zero)."""
+    return 1.0 - _pair_distances(_checked_embeddings(embeddings)) / 2.0
 
 
 def _fold_accuracies(dist: np.ndarray, same: np.ndarray, splits) -> tuple[np.ndarray, np.ndarray]:

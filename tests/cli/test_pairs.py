@@ -142,3 +142,35 @@ def test_every_genuine_pair_of_a_small_set_is_written():
     assert genuine == {frozenset(p) for p in [*itertools.combinations(groups[0], 2), ("b0", "b1")]}
     impostor = [frozenset((a, b)) for a, b, same in pairs if not same]
     assert len(impostor) == 4 == len(set(impostor)) and all(a[0] != b[0] for a, b in map(sorted, impostor))
+
+
+def test_a_test_set_of_other_people_beside_the_selection_set(tmp_path, capsys):
+    labels = write_folder(tmp_path)
+    assert main(["--root", str(tmp_path), "--holdout-ids", "2", "--test-ids", "3", "--seed", "4"]) == 0
+    train, selection, _ = read_split(tmp_path)
+    bins, issame = read_bin(str(tmp_path / "test_pairs.bin"))
+    ids = [identity_of(data, i) for i, data in enumerate(bins)]
+    test = sorted(set(ids))
+    assert len(selection) == 2 and len(test) == 3 and not set(selection) & set(test)
+    trained = {labels[rel] for rel in train}
+    assert not trained & (set(selection) | set(test)) and len(trained) == 9 - 5
+    assert all((ids[2 * k] == ids[2 * k + 1]) == same for k, same in enumerate(issame))
+    out = capsys.readouterr().out
+    assert "accuracy on it is selection-biased" in out and "pairs: test: 3 identities" in out
+    assert f"python tools/validate.py --checkpoint output/train_small/best --bin {tmp_path / 'test_pairs.bin'}" in out
+    assert main(["--root", str(tmp_path), "--holdout-ids", "2", "--test-ids", "6"]) == 2
+    assert "leaves 1 of 9 to train on: the test set needs at least 2 and training at least 2" in \
+        capsys.readouterr().err
+
+
+def test_eval_only_holds_every_person_out(tmp_path, capsys):
+    write_folder(tmp_path)
+    assert main(["--root", str(tmp_path), "--eval-only"]) == 0
+    bins, issame = read_bin(str(tmp_path / "pairs.bin"))
+    ids = [identity_of(data, i) for i, data in enumerate(bins)]
+    paired = sorted(i for i, n in IMAGES.items() if n >= 2)
+    assert sorted(set(ids)) == paired and not (tmp_path / "train_label.txt").exists()
+    assert sum(issame) == sum(IMAGES[i] * (IMAGES[i] - 1) // 2 for i in paired) == len(issame) - sum(issame)
+    out = capsys.readouterr().out
+    assert "pairs: evaluation only, every identity held out: 8 identities" in out
+    assert "pairs: 1 identities of one image make no genuine pair: left out" in out

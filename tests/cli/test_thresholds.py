@@ -54,11 +54,39 @@ def test_validate_embeds_distinct_images_once_and_records_a_cosine_threshold(mod
     embedder = FaceEmbedder(model)
     summed = embedder.forward(images) + embedder.forward(np.ascontiguousarray(images[:, :, :, ::-1]))
     ref = evaluate_pairs(summed, issame, 3)
-    assert result["threshold"] == pytest.approx(1 - ref.threshold / 2) and result["accuracy"] == ref.accuracy
+    assert result["fold_threshold"] == pytest.approx(1 - ref.threshold / 2) and result["accuracy"] == ref.accuracy
+    unit = summed.astype(np.float64) / np.linalg.norm(summed.astype(np.float64), axis=1, keepdims=True)
+    cosines = np.sum(unit[0::2] * unit[1::2], axis=1)
+    assert result["threshold"] == pytest.approx(middle_reference(cosines, issame), abs=1e-5)
+    assert result["rule"] == "best_accuracy_middle" and result["far"] is None
     assert result["distinct_images"] == 6 and result["images"] == 24
     record = json.loads((folder / "model" / "validation.json").read_text())
     assert record["threshold"] == result["threshold"] and record["threshold_kind"] == "cosine similarity"
-    assert f"recorded threshold {result['threshold']:.3f} (cosine, pairs)" in out
+    assert record["rule"] == "best_accuracy_middle" and record["rule_text"] == result["rule_text"]
+    import hashlib
+
+    assert record["set_sha256"] == hashlib.sha256((folder / "pairs.bin").read_bytes()).hexdigest()
+    assert f"recorded threshold {result['threshold']:.3f} (cosine, pairs: middle of the best-accuracy range " in out
+    # the recorded threshold checked on the pairs that chose it, said selection-biased, verdict last
+    rejects = int(np.count_nonzero(issame & (cosines < result["threshold"])))
+    accepts = int(np.count_nonzero(~issame & (cosines >= result["threshold"])))
+    genuine, impostor = int(issame.sum()), int((~issame).sum())
+    head = f"threshold {result['threshold']:.3f} (recorded now on pairs):\n  pairs: false rejects {rejects}/{genuine} "
+    assert head in out and f"false accepts {accepts}/{impostor} = " in out
+    assert "(selection-biased: these pairs chose the model's threshold)" in out
+    assert out.strip().splitlines()[-1].startswith(f"verdict: pairs: {100 * ref.accuracy:.2f} % accuracy; threshold "
+                                                   f"{result['threshold']:.3f} wrongly rejects {rejects} of {genuine} "
+                                                   f"genuine pairs ")
+    assert out.strip().endswith("on the people that chose it: selection-biased, not what new people get")
+
+
+def middle_reference(cosines, issame) -> float:
+    """The middle of the widest gap between neighbouring scores (bounds -1, 1) of the best accuracy."""
+    edges = np.r_[-1.0, np.unique(cosines), 1.0]
+    scored = [(float(np.mean((cosines >= (lo + hi) / 2) == issame)), hi - lo, (lo + hi) / 2)
+              for lo, hi in zip(edges[:-1], edges[1:])]
+    best = max(acc for acc, _, _ in scored)
+    return max((w, t) for acc, w, t in scored if acc == best)[1]
 
 
 def test_infer_uses_the_recorded_threshold_and_flip_sums(model_and_set, capsys):
@@ -75,8 +103,9 @@ def test_infer_uses_the_recorded_threshold_and_flip_sums(model_and_set, capsys):
     cosine = float(unit[0] @ unit[1])
     verdict = "SAME" if cosine >= recorded else "DIFFERENT"
     assert line.startswith(f"{verdict}: cosine similarity {cosine:.4f}")
+    rule = json.loads((folder / "model" / "validation.json").read_text())["rule_text"]
     assert f"threshold {recorded:.3f} (recorded by validation in {folder / 'model' / 'validation.json'} (pairs, " \
-           f"12 pairs); flip-summed)" in line
+           f"12 pairs; {rule}); flip-summed)" in line and rule.startswith("middle of the best-accuracy range ")
     assert infer.main(["--model", model, "--compare", paths[0], paths[5], "--threshold", "0.2", "--no-flip"]) == 0
     line = capsys.readouterr().out.strip().splitlines()[-1]
     plain = embedder.embed(rgb, flip=False)
@@ -115,3 +144,23 @@ def test_infer_aligns_on_landmarks(model_and_set, tmp_path, capsys):
     assert infer.main(["--model", model, "--images", str(tmp_path / "photo.png"), str(tmp_path / "points.txt"),
                        "--landmarks", str(tmp_path / "points.txt")]) == 2
     assert "no line for " in capsys.readouterr().err
+
+
+def test_validate_far_rule_warns_on_too_few_impostors_and_checks_a_given_threshold(model_and_set, tmp_path, capsys):
+    folder, model, _ = model_and_set
+    assert validate.main(["--model", model, "--bin", str(folder / "pairs.bin"), "--nrof-folds", "3", "--record",
+                          "--far", "0.3"]) == 0
+    out = capsys.readouterr().out
+    record = json.loads((folder / "model" / "validation.json").read_text())
+    assert record["rule"] == "false_accept_rate" and record["far"] == 0.3 and record["impostor_pairs"] == 7
+    assert record["rule_text"].startswith("false-accept rate 0.3: 2 of 7 impostor pairs accepted")  # floor(0.3 x 7)
+    assert "warning: pairs: 7 impostor pairs are too few for a false-accept rate of 0.3: it needs at least 34" in out
+    # a given threshold, checked on the set: the record names the set that chose the model's threshold
+    assert validate.main(["--model", model, "--bin", str(folder / "pairs.bin"), "--nrof-folds", "3",
+                          "--threshold", "0.5"]) == 0
+    out = capsys.readouterr().out
+    assert "threshold 0.500 (--threshold):\n  pairs: false rejects " in out
+    assert "(selection-biased: these pairs chose the model's threshold)" in out
+    with pytest.raises(SystemExit):
+        validate.parse_args(["--model", model, "--bin", "x.bin", "--far", "1.5"])
+    assert "--far 1.5: a false-accept rate is in (0, 1)" in capsys.readouterr().err

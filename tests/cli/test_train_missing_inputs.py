@@ -113,14 +113,14 @@ def test_a_best_that_is_the_starting_model_is_said(tmp_path):
     assert "no validation beat the model as it started (step 0" in last and "UNCHANGED starting model" in last
 
 
-@pytest.mark.parametrize("history, best_step, said", [
+@pytest.mark.parametrize("history, best_step, said, verdict", [
     ([(0, {"heldout": 0.95, "lfw": 0.97}), (54, {"heldout": 0.98, "lfw": 0.98})], 54,
      "best model: step 54, mean accuracy 0.98000 on the validation sets (the model as it started, step 0: "
-     "0.96000), in "),
+     "0.96000), in ", "; training beat the model as it started by 2.00 points. "),
     ([(6, {"heldout": 0.97}), (12, {"heldout": 0.98})], 12,  # a resumed run: no step 0 of its own
-     "best model: step 12, mean accuracy 0.98000 on the validation sets, in "),
+     "best model: step 12, mean accuracy 0.98000 on the validation sets, in ", ". "),
 ])
-def test_the_last_line_sets_best_against_the_start(tmp_path, caplog, history, best_step, said):
+def test_the_last_line_sets_best_against_the_start(tmp_path, caplog, history, best_step, said, verdict):
     """A fine-tuning run's last line says whether training beat the model it started from."""
     import logging
     from types import SimpleNamespace
@@ -133,4 +133,7 @@ def test_the_last_line_sets_best_against_the_start(tmp_path, caplog, history, be
     validator.state = SimpleNamespace(best_accuracy=0.98)
     with caplog.at_level(logging.INFO, logger="paddle_pfc.train"):
         validator.on_train_end(validator.state)
-    assert [r.getMessage() for r in caplog.records] == [f"{said}{tmp_path / 'best'}"]
+    [message] = [r.getMessage() for r in caplog.records]
+    assert message.startswith(f"{said}{tmp_path / 'best'}{verdict}That accuracy is selection-biased (these pairs "
+                              "chose best/ and its threshold): score people neither training nor selection saw with "
+                              f"python tools/validate.py --checkpoint {tmp_path / 'best'} --bin TEST.bin")

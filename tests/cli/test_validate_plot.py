@@ -34,4 +34,4 @@ def test_validate_plot_and_progress(tmp_path):
     import matplotlib.image
 
     png = matplotlib.image.imread(tmp_path / "roc.png")
-    assert png.ndim == 3 and png.shape[0] > png.shape[1] > 500 and (png[..., :3] < 0.8).any()
+    assert png.ndim == 3 and png.shape[1] > png.shape[0] > 500 and (png[..., :3] < 0.8).any()  # histograms beside

@@ -61,3 +61,20 @@ def test_landmarks_file(tmp_path):
         (tmp_path / "points.txt").write_text(bad)
         with pytest.raises(InputDataError, match=message):
             read_landmarks(tmp_path / "points.txt")
+
+
+def test_the_alignment_hint_is_for_non_square_images_only():
+    """Crops of paddle-pfc-align are square: resized (or grey) they get no alignment hint; a
+    non-square image does."""
+    from paddle_pfc.data.photos import ALIGN_HINT, Conversions, policy
+
+    aligned = Conversions()
+    grey_crop = np.repeat(np.full((112, 112, 1), 90, np.uint8), 3, axis=2)
+    assert aligned.fit(grey_crop, (32, 32), "crop.jpg").shape[:2] == (32, 32)
+    line = aligned.line((32, 32))
+    assert line.startswith("images: 1 grey (first: crop.jpg), 1 resized to 32x32 (first: crop.jpg 112x112); ")
+    assert ALIGN_HINT not in line and line.endswith("non-square -> padded with its border to square, then resized")
+    photo = Conversions()
+    photo.fit(np.zeros((112, 92, 3), np.uint8), (112, 112), "photo.jpg")
+    assert photo.line((112, 112)).endswith(ALIGN_HINT)
+    assert policy(False, False) == "grey -> 3 equal channels"

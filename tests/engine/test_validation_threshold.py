@@ -32,9 +32,15 @@ def test_best_records_the_cosine_threshold_of_a_validation_of_distinct_images(tm
     best = max(found, key=lambda f: float(f[1]))  # the first validation with the best accuracy wrote best/
     assert f"{record['threshold']:.3f}" == best[2] and record["set"] == "reuse" and record["num_pairs"] == 24
     assert record["threshold_kind"] == "cosine similarity" and record["flip"] is True
+    assert record["rule"] == "best_accuracy_middle" and record["rule_text"].startswith("middle of the best-accuracy")
+    assert record["accuracy_note"].startswith("selection-biased")
+    assert f"threshold {record['threshold']:.3f} (cosine, reuse: {record['rule_text']}) in " in proc.stdout
+    if "best model: step 1," in proc.stdout:  # the last line says which number chose best/
+        assert "That accuracy is selection-biased (these pairs chose best/ and its threshold)" in proc.stdout
     export = subprocess.run([sys.executable, "tools/export.py", "--checkpoint", str(out / "best"), "--out",
                              str(tmp_path / "export")], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert export.returncode == 0, export.stderr[-2000:]
-    assert f"threshold {record['threshold']:.3f} (cosine) of {out / 'best' / 'validation.json'} (reuse, 24 pairs) " \
+    assert f"threshold {record['threshold']:.3f} (cosine) of {out / 'best' / 'validation.json'} (reuse, 24 pairs; " \
+           f"{record['rule_text']}) " \
            f"copied to {tmp_path / 'export' / 'validation.json'}" in export.stdout
     assert json.loads((tmp_path / "export" / "validation.json").read_text()) == record

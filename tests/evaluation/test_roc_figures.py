@@ -107,3 +107,28 @@ def test_bin_verification_picture_shows_accuracy_and_a_collapsed_model(tmp_path)
     heights = [p.get_height() for p in fold_ax.patches]
     assert heights == pytest.approx([1.0, 0.6667, 0.5, 0.5, 1.0, 1.0])
     assert fold_ax.get_ylim()[0] < 0.5  # bars at 0.50 are visible
+
+
+def test_pairs_that_separate_perfectly_show_a_curve_and_their_score_histograms(tmp_path):
+    import warnings
+
+    genuine, impostor = np.array([0.38, 0.45, 0.6, 0.72]), np.array([-0.1, 0.05, 0.2, 0.315, 0.1])
+    cosines = np.r_[genuine, impostor]
+    same = np.r_[np.ones(4, bool), np.zeros(5, bool)]
+    fpr, tpr, _ = roc.roc_curve(same.astype(int), cosines)
+    sets = {"test": {"fpr": fpr, "tpr": tpr, "accuracy": 1.0, "fold_accuracies": [1.0, 1.0], "no_roc": None,
+                     "cosines": cosines, "issame": same, "threshold": 0.3475}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "identical low and high xlims"
+        fig = roc.plot_verification(tmp_path / "v.png", sets, "m")
+    roc_ax, _, hist_ax = fig.axes
+    assert roc_ax.get_xlim() == pytest.approx((0.1, 1.0))
+    words = texts(fig)
+    assert "test: genuine (4)" in words and "test: impostor (5)" in words
+    assert "test: threshold 0.347" in words  # 0.3475 in binary is below it
+    heights = sorted(float(p.get_path().vertices[:, 1].sum()) for p in hist_ax.patches)
+    assert len(hist_ax.patches) == 2 and heights[0] > 0  # a genuine and an impostor histogram, both drawn
+    lo, hi = hist_ax.get_xlim()
+    assert lo == pytest.approx(-0.15) and hi == pytest.approx(0.77)
+    threshold_line = next(line for line in hist_ax.get_lines() if line.get_label().startswith("test: threshold"))
+    assert list(threshold_line.get_xdata()) == [0.3475, 0.3475]

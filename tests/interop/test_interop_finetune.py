@@ -81,6 +81,7 @@ def test_finetune_from_a_converted_model(tiny_onnx, tmp_path):
     pre = read_pretrained(tiny_onnx)
     assert (pre.kind == "converted onnx"
             and (pre.backbone, pre.embedding_size, pre.input_size) == ("mobilefacenet", 32, 32))
+    assert pre.normalization["std"] == 127.5 and pre.normalization["mean"] == 127.5  # kept for its exports
 
     def run(name: str, *overrides: str) -> dict:
         out = tmp_path / name
@@ -127,5 +128,6 @@ def test_finetune_from_a_converted_model(tiny_onnx, tmp_path):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "converted vs onnxruntime on the source: min cosine" in proc.stdout and "FAILED" not in proc.stdout
     from_folder = read_pretrained(folder)
+    assert from_folder.normalization["std"] == 127.5
     for key, value in converted.state.items():
         np.testing.assert_array_equal(from_folder.state[key], value, err_msg=key)

@@ -176,7 +176,8 @@ class DataConfig(Section):
                         "MXNet RecordIO (train.rec/train.idx)", choices=DATA_KINDS)
     root: str | None = setting(None, "dataset root directory, also of the validation .bin files; required "
                                "for folder/rec")
-    num_classes: int = setting(MISSING, "number of identities", ge(2))
+    num_classes: int | None = setting(MISSING, "number of identities (null: the data's count: the .rec header, "
+                                      "or the label file's largest label + 1)", ge(2))
     label_file: str = setting("label.txt", "folder data: the label file, relative to data.root (paddle-pfc-pairs "
                               "writes train_label.txt: the identities it did not hold out)")
     samples_per_class: int = setting(20, "synthetic images per identity", ge(1))
@@ -251,6 +252,9 @@ class ValidationConfig(Section):
     batch_size: int = setting(128, "validation batch size", ge(1))
     nrof_folds: int = setting(10, "verification folds", ge(1))
     synthetic_pairs: int = setting(0, "held-out synthetic verification pairs (synthetic data only)", ge(0))
+    threshold_far: float | None = setting(None, "best/'s threshold: at this false-accept rate on the first set's "
+                                          "impostor pairs (null: the middle of the best-accuracy range)",
+                                          within(0.0, 1.0, "()"))
 
 
 @section

@@ -1,0 +1,173 @@
+"""The operating threshold of a model, chosen from the cosine similarities of verification pairs,
+and the error rates a threshold has on pairs (with their 95 % intervals).
+
+A pair is "same" when its cosine similarity is at or above the threshold. Two rules choose it:
+
+* :func:`middle_threshold` (the default): the middle of the widest range of thresholds at which
+  the accuracy on the pairs is best -- for pairs that separate perfectly, halfway between the
+  highest impostor and the lowest genuine score, not at the lowest genuine score.
+* :func:`far_threshold`: the lowest threshold that accepts at most ``floor(R x N)`` of the ``N``
+  impostor pairs (an estimated false-accept rate of at most ``R``). The estimate needs
+  ``N >= MIN_EXPECTED_ACCEPTS / R`` impostor pairs (that many impostors expected above the
+  threshold); fewer give a warning.
+
+:func:`error_rates` counts the false rejects and false accepts of a threshold on pairs, each with
+a Wilson score interval (:func:`wilson_interval`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["OperatingPoint", "ErrorRates", "MIDDLE_RULE", "FAR_RULE", "MIN_EXPECTED_ACCEPTS", "middle_threshold",
+           "far_threshold", "choose_threshold", "error_rates", "wilson_interval"]
+
+MIDDLE_RULE = "best_accuracy_middle"
+FAR_RULE = "false_accept_rate"
+#: Impostor pairs a false-accept rate R needs: N >= MIN_EXPECTED_ACCEPTS / R.
+MIN_EXPECTED_ACCEPTS = 10
+_Z95 = 1.959963984540054  # the standard normal's 97.5 % quantile
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """A threshold chosen on pairs: ``rule`` (:data:`MIDDLE_RULE` or :data:`FAR_RULE`), ``text``
+    (the rule in words), ``far`` (the rate asked, ``None`` for the middle rule), the genuine and
+    impostor pair counts it was chosen on, ``warning`` (``None``, or why the pairs are too few)."""
+
+    threshold: float
+    rule: str
+    text: str
+    far: float | None
+    genuine_pairs: int
+    impostor_pairs: int
+    warning: str | None = None
+
+    def record(self) -> dict:
+        """The fields a threshold record keeps."""
+        return {"threshold": self.threshold, "rule": self.rule, "rule_text": self.text, "far": self.far,
+                "genuine_pairs": self.genuine_pairs, "impostor_pairs": self.impostor_pairs,
+                "warning": self.warning}
+
+
+@dataclass(frozen=True)
+class ErrorRates:
+    """False rejects of ``genuine`` pairs and false accepts of ``impostor`` pairs at a threshold,
+    with the 95 % Wilson intervals of both rates (``(lo, hi)``; ``(0, 1)`` without such pairs)."""
+
+    false_rejects: int
+    genuine: int
+    false_accepts: int
+    impostor: int
+    frr_interval: tuple[float, float]
+    far_interval: tuple[float, float]
+
+    @property
+    def frr(self) -> float:
+        """False-reject rate (0 without genuine pairs)."""
+        return self.false_rejects / self.genuine if self.genuine else 0.0
+
+    @property
+    def far(self) -> float:
+        """False-accept rate (0 without impostor pairs)."""
+        return self.false_accepts / self.impostor if self.impostor else 0.0
+
+    def line(self) -> str:
+        """``false rejects 3/450 = 0.67 % (95 % interval 0.23-1.94 %), false accepts ...``."""
+        def part(what: str, k: int, n: int, interval: tuple[float, float]) -> str:
+            if not n:
+                return f"{what}: no such pairs"
+            return (f"{what} {k:,}/{n:,} = {100 * k / n:.2f} % "
+                    f"(95 % interval {100 * interval[0]:.2f}-{100 * interval[1]:.2f} %)")
+        return (part("false rejects", self.false_rejects, self.genuine, self.frr_interval) + ", "
+                + part("false accepts", self.false_accepts, self.impostor, self.far_interval))
+
+    def as_dict(self) -> dict:
+        """JSON fields."""
+        return {"false_rejects": self.false_rejects, "genuine_pairs": self.genuine, "frr": self.frr,
+                "frr_interval": list(self.frr_interval), "false_accepts": self.false_accepts,
+                "impostor_pairs": self.impostor, "far": self.far, "far_interval": list(self.far_interval)}
+
+
+def wilson_interval(successes: int, trials: int) -> tuple[float, float]:
+    """95 % Wilson score interval of a rate of ``successes`` in ``trials`` (``(0, 1)`` for none)."""
+    if trials <= 0:
+        return 0.0, 1.0
+    p, z2 = successes / trials, _Z95 * _Z95
+    centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
+    half = _Z95 * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / (1 + z2 / trials)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _checked(scores, issame) -> tuple[np.ndarray, np.ndarray]:
+    s = np.asarray(scores, np.float64)
+    same = np.asarray(issame, bool)
+    if s.ndim != 1 or s.shape != same.shape or s.size == 0:
+        raise ValueError(f"scores and issame must be 1-D of one non-zero length, got {s.shape} and {same.shape}")
+    if not np.all(np.isfinite(s)):
+        raise ValueError("scores contain non-finite values")
+    return s, same
+
+
+def middle_threshold(scores, issame) -> OperatingPoint:
+    """The middle of the widest threshold range (within [-1, 1]) whose accuracy on the pairs is
+    best (the lowest such range on ties)."""
+    s, same = _checked(scores, issame)
+    values, inverse = np.unique(s, return_inverse=True)
+    genuine = np.bincount(inverse, weights=same, minlength=values.size)
+    impostor = np.bincount(inverse, weights=~same, minlength=values.size)
+    # range i accepts the scores >= values[i] (i = values.size: none); its bounds are values[i-1], values[i]
+    genuine_accepted = np.r_[np.cumsum(genuine[::-1])[::-1], 0.0]
+    impostor_rejected = np.r_[0.0, np.cumsum(impostor)]
+    correct = genuine_accepted + impostor_rejected
+    low = np.r_[min(-1.0, values[0]), values]
+    high = np.r_[values, max(1.0, values[-1])]
+    best = np.flatnonzero(correct == correct.max())
+    widest = best[int(np.argmax((high - low)[best]))]
+    threshold = float((low[widest] + high[widest]) / 2)
+    accuracy = correct[widest] / s.size
+    text = (f"middle of the best-accuracy range {low[widest]:.3f} to {high[widest]:.3f} "
+            f"(accuracy {100 * accuracy:.2f} % on these {s.size:,} pairs)")
+    return OperatingPoint(threshold, MIDDLE_RULE, text, None, int(same.sum()), int((~same).sum()))
+
+
+def far_threshold(scores, issame, far: float) -> OperatingPoint:
+    """The lowest threshold accepting at most ``floor(far x N)`` of the ``N`` impostor pairs; a
+    warning when ``N < MIN_EXPECTED_ACCEPTS / far``. ``ValueError`` without impostor pairs or for
+    ``far`` outside (0, 1)."""
+    if not 0.0 < far < 1.0:
+        raise ValueError(f"a false-accept rate is in (0, 1), got {far!r}")
+    s, same = _checked(scores, issame)
+    impostor = np.sort(s[~same])[::-1]
+    n = impostor.size
+    if n == 0:
+        raise ValueError("no impostor pairs to estimate a false-accept rate from")
+    allowed = math.floor(far * n + 1e-9)
+    threshold = -1.0 if allowed >= n else float(np.nextafter(impostor[allowed], np.inf))
+    accepted = int(np.count_nonzero(impostor >= threshold))
+    text = (f"false-accept rate {far:g}: {accepted:,} of {n:,} impostor pairs accepted "
+            f"({100 * accepted / n:.3g} %)")
+    needed = math.ceil(MIN_EXPECTED_ACCEPTS / far - 1e-9)
+    warning = None
+    if n < needed:
+        warning = (f"{n:,} impostor pairs are too few for a false-accept rate of {far:g}: it needs at least "
+                   f"{needed:,} ({MIN_EXPECTED_ACCEPTS} impostors expected above the threshold); more people "
+                   "held out give more")
+    return OperatingPoint(threshold, FAR_RULE, text, float(far), int(same.sum()), n, warning)
+
+
+def choose_threshold(scores, issame, far: float | None = None) -> OperatingPoint:
+    """:func:`far_threshold` when ``far`` is given, else :func:`middle_threshold`."""
+    return middle_threshold(scores, issame) if far is None else far_threshold(scores, issame, far)
+
+
+def error_rates(scores, issame, threshold: float) -> ErrorRates:
+    """False rejects (genuine below ``threshold``) and false accepts (impostor at or above it)."""
+    s, same = _checked(scores, issame)
+    accepted = s >= threshold
+    genuine, impostor = int(same.sum()), int((~same).sum())
+    rejects, accepts = int(np.count_nonzero(same & ~accepted)), int(np.count_nonzero(~same & accepted))
+    return ErrorRates(rejects, genuine, accepts, impostor, wilson_interval(rejects, genuine),
+                      wilson_interval(accepts, impostor))
