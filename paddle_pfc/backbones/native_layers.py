@@ -76,7 +76,7 @@ def native_inference() -> Iterator[None]:
 
 @contextlib.contextmanager
 def bfloat16_serving() -> Iterator[None]:
-    """Within: :class:`PReLU` builds ``relu(x) - alpha * relu(-x)`` (the same values in float32)
+    """Within: :class:`PReLU` builds ``alpha * x + (1 - alpha) * relu(x)`` (the same values in float32)
     instead of Paddle's ``prelu`` op, whose oneDNN bfloat16 kernel in Paddle 3.3.1 multiplies by
     wrong slopes (a conv + PReLU model served in bfloat16: 24 % of the output's largest magnitude
     off, against 0.2 % without the PReLU; docs/deploy.md). For programs that Paddle Inference runs
@@ -147,7 +147,7 @@ class PReLU(nn.PReLU):
         if _bfloat16_serving[0]:
             weight = paddle_compat.prelu_weight(self)
             slope = paddle.reshape(weight, [1, -1, 1, 1]) if self._num_parameters > 1 else weight
-            return nn.functional.relu(x) - slope * nn.functional.relu(-x)
+            return slope * x + (1.0 - slope) * nn.functional.relu(x)
         if in_channels_last():
             return nn.functional.prelu(x, paddle_compat.prelu_weight(self), data_format="NHWC")
         if self._num_parameters > 1 and self._data_format == "NCHW" and native_layers_active(self, x):

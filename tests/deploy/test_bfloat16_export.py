@@ -44,7 +44,7 @@ def _op_names(prog: EvalProgram) -> list[str]:
 
 
 def test_serving_program_computes_prelu_without_the_prelu_op(mbf):
-    """The bfloat16-serving program has no ``prelu`` op (relu(x) - a * relu(-x) instead) and gives
+    """The bfloat16-serving program has no ``prelu`` op (a * x + (1 - a) * relu(x) instead) and gives
     the float32 program's embeddings up to float32 rounding when run in float32."""
     fp32, bf16, _ = mbf
     assert "pd_op.prelu" in _op_names(fp32) and "pd_op.prelu" not in _op_names(bf16)
