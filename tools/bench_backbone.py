@@ -315,7 +315,7 @@ def _run_side(side: str, args) -> float:
     return statistics.median(max(step) for step in zip(*per_rank))
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--backbone", default="mobilefacenet", choices=sorted(PEER_NAMES))
     p.add_argument("--batch-size", type=int, default=32)
@@ -348,6 +348,11 @@ def main(argv: list[str] | None = None) -> int:
         problem = peer_problem(args.insightface, args.classes > 0)
         if problem:
             p.error(problem)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     if args.worker:
         _worker(args)
         return 0
@@ -370,6 +375,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"CPU: {report['cpu']}; {args.backbone}, {what}, {args.nproc} rank(s), batch {args.batch_size} and "
           f"{args.threads} thread(s) per rank, median of {args.steps} steps per round, "
           f"{args.rounds} alternating rounds")
+    _report_sides(args, steps, report)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=1)
+    return 0
+
+
+def _report_sides(args: argparse.Namespace, steps: dict[str, list[float]], report: dict) -> None:
+    """Print each side's median step and images/s, and their ratios (also added to ``report``)."""
     medians = {side: statistics.median(values) for side, values in steps.items()}
     for side, value in medians.items():
         label = {"paddle": "paddle_pfc", "paddle_bf16": "paddle_pfc/bf16", "paddle_off": "paddle_pfc/off",
@@ -388,11 +402,6 @@ def main(argv: list[str] | None = None) -> int:
     if "paddle_off" in medians:
         report["native_over_off_images_per_s"] = medians["paddle_off"] / medians["paddle"]
         print(f"  paddle_pfc native / PADDLE_PFC_NATIVE=off images/s = {report['native_over_off_images_per_s']:.3f}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=1)
-    return 0
-
 
 if __name__ == "__main__":
     run(main)

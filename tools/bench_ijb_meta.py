@@ -33,7 +33,7 @@ IJBC_FACES, IJBC_TEMPLATES, IJBC_PAIRS, IJBC_GENUINE = 469_375, 23_124, 15_658_4
 
 def generate(root: Path, faces: int, templates: int, pairs: int, genuine: int, seed: int = 0) -> None:
     """The three meta files of a synthetic IJB-C-format set under ``root/meta`` (no images)."""
-    import numpy as np
+    import numpy as np  # imports are not part of the read
     import pandas as pd
 
     rng = np.random.default_rng(seed)
@@ -69,7 +69,7 @@ def measure(root: Path) -> dict:
     """Read ``root`` with read_protocol in this process: wall seconds and peak RSS."""
     import resource
 
-    import numpy as np  # noqa: F401 - imports are not part of the read
+    import numpy as np  # imports are not part of the read
     import pandas  # noqa: F401
 
     from paddle_pfc.evaluation import ijb

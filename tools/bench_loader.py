@@ -50,7 +50,7 @@ def plain_loop(dataset: RecordDataset, batches: list[np.ndarray], flips: list[np
     return count
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--images", type=int, default=2048)
     p.add_argument("--size", type=int, default=112)
@@ -66,6 +66,12 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--batch-size {args.batch_size} exceeds --images {args.images}")
     if min(args.workers) < 1:
         p.error("--workers must be >= 1 (the plain loop is timed as 0 workers already)")
+    return args
+
+
+def time_rounds(args: argparse.Namespace) -> dict[str, list[float]]:
+    """Images per second of the plain loop and of each loader, ``args.rounds`` interleaved rounds
+    over a synthetic RecordIO set (the loaders started and warmed up outside the timing)."""
     cv2.setNumThreads(1)
     with tempfile.TemporaryDirectory() as folder:
         write_synthetic_rec(folder, args.images, args.size)
@@ -89,7 +95,12 @@ def main(argv: list[str] | None = None) -> int:
                 rates[name].append(count / (time.perf_counter() - start))
         for loader in loaders.values():
             loader.close()
-    median = {name: statistics.median(values) for name, values in rates.items()}
+    return rates
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    median = {name: statistics.median(values) for name, values in time_rounds(args).items()}
     report = {"cpu": cpu_summary(), "cores": os.cpu_count(), "images": args.images, "size": args.size,
               "batch_size": args.batch_size, "rounds": args.rounds, "images_per_second": median}
     print(f"CPU: {report['cpu']}, {report['cores']} cores; {args.images} JPEG images {args.size}x{args.size}, "
@@ -108,7 +119,6 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)
     return 0
-
 
 if __name__ == "__main__":
     run(main)

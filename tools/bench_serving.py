@@ -104,7 +104,7 @@ def _seconds(fn) -> float:
     return time.perf_counter() - start
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--backbone", default="iresnet50")
     p.add_argument("--input-size", type=int, default=112)
@@ -115,62 +115,87 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", help="an export directory to measure instead of a random-init export")
     p.add_argument("--unfolded", action="store_true",
                    help="also the export with its batch norms kept (Paddle's kernels, no oneDNN; slow)")
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
 
-    import numpy as np
 
+def _exported_model(args: argparse.Namespace, tmp: Path) -> tuple[Path, dict | None, tuple]:
+    """``(model_dir, state, (backbone, embedding_size, input_size))``: ``--model``, or a
+    random-initialised export in ``tmp`` (with ``--unfolded``, also one with its batch norms)."""
     from paddle_pfc.backbones.state import load_state_file, random_state
     from paddle_pfc.deploy.export import export_backbone
     from paddle_pfc.deploy.model_format import TRAINING_STATE_FILE, read_export_meta
+
+    if args.model:
+        model_dir = Path(args.model)
+        meta = read_export_meta(model_dir) or {}
+        state = (load_state_file(model_dir / TRAINING_STATE_FILE) if (model_dir / TRAINING_STATE_FILE).is_file()
+                 else None)
+        return model_dir, state, (meta.get("backbone"), meta.get("embedding_size"), meta.get("input_size"))
+    model_dir = tmp / "model"
+    state = random_state(args.backbone, args.embedding_size, args.input_size, seed=0)
+    export_backbone(args.backbone, args.embedding_size, args.input_size, state, model_dir)
+    if args.unfolded:
+        export_backbone(args.backbone, args.embedding_size, args.input_size, state, tmp / "unfolded",
+                        fold_batch_norm=False)
+    return model_dir, state, (args.backbone, args.embedding_size, args.input_size)
+
+
+def _sides(args: argparse.Namespace, tmp: Path) -> tuple[dict, Path, str | None]:
+    """``(sides, onnx_file, bfloat16_skipped)``: the models to time by name (Paddle Inference, ONNX
+    Runtime, the unfolded and bfloat16 exports where they apply) and why bfloat16 is not, or None."""
+    from paddle_pfc.deploy.export import export_backbone
+    from paddle_pfc.deploy.model_format import TRAINING_STATE_FILE
     from paddle_pfc.deploy.onnx_export import export_onnx
-    from paddle_pfc.deploy.parity import agreement
     from paddle_pfc.deploy.predictor import EmbeddingModel
     from paddle_pfc.kernels.onednn_ops import bfloat16_isa_missing
+
+    model_dir, state, shape = _exported_model(args, tmp)
+    onnx_dir = tmp / "onnx"
+    onnx_dir.mkdir()
+    shutil.copy(model_dir / "export.json", onnx_dir / "export.json")
+    onnx_file = export_onnx(model_dir, onnx_dir / "model.onnx")
+    sides = {"paddle": EmbeddingModel(model_dir, batch_size=args.batch_size, num_threads=1),
+             "onnxruntime": EmbeddingModel(onnx_file, batch_size=args.batch_size, num_threads=1)}
+    if args.unfolded:
+        sides["paddle, batch norm kept"] = EmbeddingModel(tmp / "unfolded", batch_size=args.batch_size,
+                                                          num_threads=1)
+    bfloat16_skipped = bfloat16_isa_missing() or (None if state is not None and None not in shape else
+                                                   f"{model_dir} has no {TRAINING_STATE_FILE} / export.json")
+    if bfloat16_skipped is None:
+        export_backbone(*shape, state, tmp / "bfloat16", precision="bfloat16")
+        sides["paddle, bfloat16"] = EmbeddingModel(tmp / "bfloat16", batch_size=args.batch_size, num_threads=1)
+    return sides, onnx_file, bfloat16_skipped
+
+
+def _time_rounds(args: argparse.Namespace, sides: dict, batch) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """``(rates, gemm)``: images/s of each side and FLOP/s of each GEMM library, a figure a round."""
+    rates: dict[str, list[float]] = {side: [] for side in sides}
+    gemm: dict[str, list[float]] = {}
+    for _ in range(args.rounds):
+        for side, model in sides.items():
+            seconds = _seconds(lambda: [model(batch) for _ in range(args.steps)])
+            rates[side].append(args.steps * args.batch_size / seconds)
+        for name, rate in gemm_rate().items():
+            gemm.setdefault(name, []).append(rate)
+    return rates, gemm
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+
+    import numpy as np
+
+    from paddle_pfc.deploy.parity import agreement
     from paddle_pfc.utils.cpu import cpu_summary
 
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
-        if args.model:
-            model_dir = Path(args.model)
-            meta = read_export_meta(model_dir) or {}
-            state = (load_state_file(model_dir / TRAINING_STATE_FILE) if (model_dir / TRAINING_STATE_FILE).is_file()
-                     else None)
-            shape = (meta.get("backbone"), meta.get("embedding_size"), meta.get("input_size"))
-        else:
-            model_dir = Path(tmp) / "model"
-            state = random_state(args.backbone, args.embedding_size, args.input_size, seed=0)
-            export_backbone(args.backbone, args.embedding_size, args.input_size, state, model_dir)
-            shape = (args.backbone, args.embedding_size, args.input_size)
-            if args.unfolded:
-                export_backbone(args.backbone, args.embedding_size, args.input_size, state,
-                                Path(tmp) / "unfolded", fold_batch_norm=False)
-        onnx_dir = Path(tmp) / "onnx"
-        onnx_dir.mkdir()
-        shutil.copy(model_dir / "export.json", onnx_dir / "export.json")
-        onnx_file = export_onnx(model_dir, onnx_dir / "model.onnx")
-        sides = {"paddle": EmbeddingModel(model_dir, batch_size=args.batch_size, num_threads=1),
-                 "onnxruntime": EmbeddingModel(onnx_file, batch_size=args.batch_size, num_threads=1)}
-        if args.unfolded:
-            sides["paddle, batch norm kept"] = EmbeddingModel(Path(tmp) / "unfolded", batch_size=args.batch_size,
-                                                              num_threads=1)
-        bfloat16_skipped = bfloat16_isa_missing() or (None if state is not None and None not in shape else
-                                                       f"{model_dir} has no {TRAINING_STATE_FILE} / export.json")
-        if bfloat16_skipped is None:
-            export_backbone(*shape, state, Path(tmp) / "bfloat16", precision="bfloat16")
-            sides["paddle, bfloat16"] = EmbeddingModel(Path(tmp) / "bfloat16", batch_size=args.batch_size,
-                                                       num_threads=1)
+        sides, onnx_file, bfloat16_skipped = _sides(args, Path(tmp))
         h, w = sides["paddle"].input_size
         batch = np.random.default_rng(0).uniform(-1, 1, (args.batch_size, 3, h, w)).astype(np.float32)
         outputs = {side: model(batch) for side, model in sides.items()}  # warm-up
         flops = onnx_flops_per_image(onnx_file, (h, w))
-        rates: dict[str, list[float]] = {side: [] for side in sides}
-        gemm: dict[str, list[float]] = {}
-        for _ in range(args.rounds):
-            for side, model in sides.items():
-                seconds = _seconds(lambda: [model(batch) for _ in range(args.steps)])
-                rates[side].append(args.steps * args.batch_size / seconds)
-            for name, rate in gemm_rate().items():
-                gemm.setdefault(name, []).append(rate)
+        rates, gemm = _time_rounds(args, sides, batch)
     floor_rates = [max(per_round) for per_round in zip(*gemm.values())]  # FLOP/s, per round
     floors = [rate / flops for rate in floor_rates]  # images/s, per round
     floor = statistics.median(floors)
@@ -196,7 +221,6 @@ def main(argv: list[str] | None = None) -> int:
     if bfloat16_skipped is not None:
         print(f"{'paddle, bfloat16':>24}: not measured: {bfloat16_skipped}")
     return 0
-
 
 if __name__ == "__main__":
     run(main)

@@ -103,23 +103,20 @@ import argparse
 import itertools
 import json
 import os
-import platform
 import statistics
 import sys
-
-import numpy as np
-import paddle
+from dataclasses import fields
 
 from paddle_pfc.bench.communication import RankGather
 from paddle_pfc.bench.floor import paired_floor
 from paddle_pfc.bench.memory import idle_overhead, reset_peak_rss
 from paddle_pfc.bench.op_parts import PARTS
 from paddle_pfc.bench.programs import training_config
+from paddle_pfc.bench.record import RankFigures, configuration_fields, memory_fields, run_fields, timing_fields
 from paddle_pfc.bench.steps import run_train, step_parts
 from paddle_pfc.head.dtypes import MOMENTUM_DTYPES
 from paddle_pfc.runtime.distributed import init_distributed
 from paddle_pfc.runtime.process import MALLOC_MODES, configure_process
-from paddle_pfc.utils.cpu import cpu_summary
 
 
 def _comma_list(kind):
@@ -183,10 +180,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-def _rounded(value: float, digits: int) -> float | None:
-    return None if np.isnan(value) else round(value, digits)
-
-
 def configurations(args) -> list[dict]:
     return [dict(num_classes=c, embedding_size=d, batch_size=b, sample_ratio=r, dtype=t, center_dtype=ct)
             for c, d, b, r, t, ct in itertools.product(args.num_classes, args.embedding_size,
@@ -204,6 +197,14 @@ def slowest_op_parts(op_parts: dict[str, float], gather) -> dict:
             "op_parts_ms": {name: round(1e3 * float(v), 2) for name, v in zip(PARTS, slowest[1:])}}
 
 
+def _write_record(record: dict, json_path: str | None) -> None:
+    line = json.dumps(record)
+    print(line, flush=True)
+    if json_path:
+        with open(json_path, "a") as f:
+            f.write(line + "\n")
+
+
 def main(argv=None) -> int:
     """Run every configuration of the command line; rank 0 prints (and appends to ``--json``) one
     JSON record per configuration (the module docstring lists its fields)."""
@@ -212,7 +213,7 @@ def main(argv=None) -> int:
         os.environ["PADDLE_PFC_MALLOC"] = args.malloc
     rank, world_size = init_distributed()
     settings = configure_process()  # what init_distributed applied
-    gather = RankGather(world_size, 21)
+    gather = RankGather(world_size, len(fields(RankFigures)))
     idle = idle_overhead()
     can_reset = reset_peak_rss()
 
@@ -224,96 +225,23 @@ def main(argv=None) -> int:
             raise SystemExit(f"--num-classes {cfg['num_classes']} < world size {world_size}")
         train = run_train(cfg, args, rank, world_size, floors=not args.no_floor, sync=sync)
         n = cfg["batch_size"] * world_size
-        kept = train["num_sample"]
-        floor = paired_floor(train["rounds"], 6.0 * n * kept * cfg["embedding_size"])
+        floor = paired_floor(train["rounds"], 6.0 * n * train["num_sample"] * cfg["embedding_size"])
         median_step = statistics.median(train["times"])
         parts = step_parts(train, gather) if args.mode == "e2e" else {}
         if train["op_parts"] is not None:
             parts.update(slowest_op_parts(train["op_parts"], gather))
-        per_rank = gather([train["peak"], train["step_peak"], idle, floor["floor_s"],
-                           median_step, train["startup_s"], train["persistent_alloc"],
-                           train["startup_alloc"], train["step_alloc"], train["user_s"],
-                           train["sys_s"], train["minflt"], floor["bf16_floor_s"], floor["step_over_floor"],
-                           floor["gemm_gflops"], floor["floor_over_gemm"], floor["step_over_bf16_floor"],
-                           floor["paired_step_s"], floor["passes_s"], floor["bound_over_floor"],
-                           floor["step_over_bound"]])
+        ranks = RankFigures.of_rank(train, floor, idle, median_step).gather(gather)
         if rank != 0:
             continue
-        # the slowest rank's floor and GEMM (the floors run on every rank at once)
-        floor_s, bf16_floor_s = float(np.max(per_rank[:, 3])), float(np.max(per_rank[:, 12]))
-        step_over_floor, gemm_gflops = float(np.min(per_rank[:, 13])), float(np.min(per_rank[:, 14]))
-        floor_over_gemm, step_over_bf16 = float(np.min(per_rank[:, 15])), float(np.min(per_rank[:, 16]))
-        # the passes: the slowest rank's, and its bound (the ranks' steps end together)
-        passes_s, bound_over_floor = float(np.max(per_rank[:, 18])), float(np.max(per_rank[:, 19]))
-        step_over_bound = float(np.min(per_rank[:, 20]))
-        global_batch = cfg["batch_size"] * world_size
-        record = {
-            "mode": args.mode,
-            "num_classes": cfg["num_classes"],
-            "embedding_size": cfg["embedding_size"],
-            "batch_per_rank": cfg["batch_size"],
-            "world_size": world_size,
-            "sample_ratio": cfg["sample_ratio"],
-            "dtype": cfg["dtype"],
-            "center_dtype": cfg["center_dtype"],
-            "momentum_dtype": args.momentum_dtype or cfg["center_dtype"],
-            "num_local": train["num_local"],
-            "num_sample": kept,
-            "chunks": train["chunks"],
-            "steps": args.steps,
-            "warmup": args.warmup,
-            "median_step_s": round(median_step, 6),
-            "min_step_s": round(min(train["times"]), 6),
-            "samples_per_s": round(global_batch / median_step, 2),
-            "paired_step_s": _rounded(float(per_rank[0, 17]), 6),
-            "floor_s": _rounded(floor_s, 6),
-            "step_over_floor": _rounded(step_over_floor, 3),
-            "floor_gflops": _rounded(6.0 * n * kept * cfg["embedding_size"] / floor_s / 1e9, 1),
-            "bf16_floor_s": _rounded(bf16_floor_s, 6),
-            "step_over_bf16_floor": _rounded(step_over_bf16, 3),
-            "gemm_peak_gflops": _rounded(gemm_gflops, 1),
-            "floor_over_gemm_peak": _rounded(floor_over_gemm, 3),
-            "passes_s": _rounded(passes_s, 6),
-            "bound_over_floor": _rounded(bound_over_floor, 3),
-            "step_over_bound": _rounded(step_over_bound, 3),
-            "peak_rss_mib": [round(v, 1) for v in per_rank[:, 0]],
-            "peak_rss_mib_max": round(float(per_rank[:, 0].max()), 1),
-            "step_peak_rss_mib": [round(v, 1) for v in per_rank[:, 1]],
-            "step_peak_rss_mib_max": round(float(per_rank[:, 1].max()), 1),
-            "idle_rss_mib": [round(v, 1) for v in per_rank[:, 2]],
-            "persistent_alloc_mib": [round(v, 1) for v in per_rank[:, 6]],
-            "startup_peak_alloc_mib": [round(v, 1) for v in per_rank[:, 7]],
-            "step_peak_alloc_mib": [round(v, 1) for v in per_rank[:, 8]],
-            "cpu_user_s_per_step": [round(v, 4) for v in per_rank[:, 9]],
-            "cpu_sys_s_per_step": [round(v, 4) for v in per_rank[:, 10]],
-            "minor_faults_per_step": [round(v) if np.isfinite(v) else None for v in per_rank[:, 11]],
-            "rank_median_step_s": [round(v, 6) for v in per_rank[:, 4]],
-            "startup_s": round(float(per_rank[:, 5].max()), 3),
-            "first_loss": train["losses"][0],
-            "last_loss": train["losses"][-1],
-            "peak_reset_ok": can_reset,
-            "malloc": settings["malloc"],
-            "mkl_debug_cpu_type": settings["mkl_debug_cpu_type"] or None,
-            "native_kernels": train["native"],
-            "sequential_executor": bool(paddle.get_flags(["FLAGS_new_executor_sequential_run"])
-                                        ["FLAGS_new_executor_sequential_run"]),
-            "serial_executor": bool(paddle.get_flags(["FLAGS_new_executor_serial_run"])
-                                    ["FLAGS_new_executor_serial_run"]),  # configure_process: on CPU
-            "host": platform.node(),
-            "cpu": cpu_summary(),
-            "cpus": os.cpu_count(),
-        }
+        record = {**configuration_fields(args, cfg, train, world_size),
+                  **timing_fields(cfg, train, ranks, world_size), **memory_fields(ranks),
+                  **run_fields(train, settings, can_reset)}
         if args.mode == "e2e":
             source, workers = train["input"] if train["input"] is not None else ("arrays", None)
             record.update(backbone=args.backbone, input_size=args.input_size,
                           amp=training_config(args, cfg["batch_size"]).train.amp, input=source,
                           input_workers=workers, images_per_s=record["samples_per_s"])
         record.update(parts)
-        line = json.dumps(record)
-        print(line, flush=True)
-        if args.json:
-            with open(args.json, "a") as f:
-                f.write(line + "\n")
+        _write_record(record, args.json)
     sys.stdout.flush()
     return 0
-

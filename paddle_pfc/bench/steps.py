@@ -96,16 +96,7 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
     reset_peak_rss()
     reset_peak_allocated()
     step.prepare_inputs()
-    times, waits, losses = [], [], []
-    usage0 = None
-    for k in range(args.warmup + args.steps):
-        elapsed, value, waited = step()
-        if k >= args.warmup:
-            times.append(elapsed)
-            waits.append(waited)
-        if k + 1 == args.warmup:
-            usage0 = resource.getrusage(resource.RUSAGE_SELF)
-        losses.append(value)
+    times, waits, losses, usage0 = _timed_steps(step, args.warmup, args.steps)
     step_peak = peak_rss_mib()
     usage1 = resource.getrusage(resource.RUSAGE_SELF)
     if usage0 is None:
@@ -115,30 +106,11 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
     num_local, num_sample, chunks, native = ((head.num_local, head.num_sample, len(head.blocks), head.native)
                                              if head is not None else (0, 0, 0, False))
     products_round = head is not None and head.backend.blocks.products_round(cfg["dtype"])
-    rounds = []
-    if floors and head is not None:  # after the memory readings: the floors' buffers are not the step's
-        n, d = cfg["batch_size"] * world_size, cfg["embedding_size"]
-        rows = head.blocks[0].stop  # the head's block rows (None: one block)
-        gemms = [TimedProgram(*build_gemm_program(library)) for library in gemm_libraries()]
-        floor = TimedProgram(*build_floor_program(n, num_sample, d, block_rows=rows))
-        bf16_floor = (TimedProgram(*build_floor_program(n, num_sample, d, bf16=True, block_rows=rows))
-                      if products_round else None)
-        rule = CenterUpdateRule.from_optimizer(step_optimizer(cfg, args, world_size))
-        passes = TimedProgram(*build_passes_program(head, rule, seed=args.seed + rank), scope=step.scope)
-        for k in range(1 + args.steps):  # round 0 warms the programs up
-            if sync is not None:
-                sync()
-            timed = [step()[0], min(gemm() for gemm in gemms), floor(),
-                     bf16_floor() if bf16_floor is not None else float("nan"), passes()]
-            if k:
-                rounds.append(timed)
-        del floor, bf16_floor, passes, gemms
+    # after the memory readings: the floors' buffers are not the step's
+    timed_floors = floors and head is not None
+    rounds = _floor_rounds(step, cfg, args, rank, world_size, sync, products_round) if timed_floors else []
     parts = time_parts(step, sync) if mode == "e2e" else None
-    op_parts = None
-    if mode == "head" and not getattr(args, "no_op_parts", False):
-        if sync is not None:
-            sync()
-        op_parts = profiled_parts(step, args.steps)
+    op_parts = _op_parts(step, args, sync) if mode == "head" and not getattr(args, "no_op_parts", False) else None
     step.close()
     result = dict(rounds=rounds, parts=parts, op_parts=op_parts, times=times, waits=waits,
                   input=(step.source.source, step.source.loader.num_workers) if step.source is not None else None,
@@ -152,6 +124,53 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
     del step, head
     gc.collect()
     return result
+
+
+def _timed_steps(step: TrainStep, warmup: int, steps: int) -> tuple[list[float], list[float], list[float], object]:
+    """``warmup`` untimed steps then ``steps`` timed ones: ``(times, waits, losses, usage)``, the
+    losses of every step and the resource usage at the warm-up's end (None without warm-up)."""
+    times, waits, losses = [], [], []
+    usage = None
+    for k in range(warmup + steps):
+        elapsed, value, waited = step()
+        if k >= warmup:
+            times.append(elapsed)
+            waits.append(waited)
+        if k + 1 == warmup:
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+        losses.append(value)
+    return times, waits, losses, usage
+
+
+def _floor_rounds(step: TrainStep, cfg: dict, args, rank: int, world_size: int, sync: Callable[[], object] | None,
+                  products_round: bool) -> list[list[float]]:
+    """``args.steps`` rounds of (step, best GEMM, floor, bfloat16 floor or NaN, passes) seconds,
+    after one that warms the programs up (see :func:`run_train`)."""
+    head = step.head
+    n, d = cfg["batch_size"] * world_size, cfg["embedding_size"]
+    rows = head.blocks[0].stop  # the head's block rows (None: one block)
+    gemms = [TimedProgram(*build_gemm_program(library)) for library in gemm_libraries()]
+    floor = TimedProgram(*build_floor_program(n, head.num_sample, d, block_rows=rows))
+    bf16_floor = (TimedProgram(*build_floor_program(n, head.num_sample, d, bf16=True, block_rows=rows))
+                  if products_round else None)
+    rule = CenterUpdateRule.from_optimizer(step_optimizer(cfg, args, world_size))
+    passes = TimedProgram(*build_passes_program(head, rule, seed=args.seed + rank), scope=step.scope)
+    rounds = []
+    for k in range(1 + args.steps):  # round 0 warms the programs up
+        if sync is not None:
+            sync()
+        timed = [step()[0], min(gemm() for gemm in gemms), floor(),
+                 bf16_floor() if bf16_floor is not None else float("nan"), passes()]
+        if k:
+            rounds.append(timed)
+    return rounds
+
+
+def _op_parts(step: TrainStep, args, sync: Callable[[], object] | None) -> dict:
+    """``args.steps`` more steps under the profiler, once every rank is here."""
+    if sync is not None:
+        sync()
+    return profiled_parts(step, args.steps)
 
 
 PART_NAMES = ("step", "input", "backbone", "head", "head_collectives", "communication")

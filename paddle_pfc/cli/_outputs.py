@@ -46,7 +46,7 @@ def draw_figure(path: str | os.PathLike, draw: Callable[[], None], standing: str
     stderr with what still ``standing`` (the results written before it: a plot must not hide them)."""
     try:
         draw()
-    except Exception as e:  # noqa: BLE001 - the results are out; a plot must not hide them
+    except Exception as e:  # the results are out; a plot must not hide them
         print(f"error: {path} not drawn ({type(e).__name__}: {e}); {standing}", file=sys.stderr)
         return 1
     print(f"wrote {path}")

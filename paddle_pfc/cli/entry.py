@@ -83,7 +83,7 @@ def run(main: Callable[[], int | None]) -> NoReturn:
         if not multi_rank:
             raise
         code = exc.code
-    except BaseException as exc:  # noqa: BLE001 - reported as the interpreter would, then the same exit
+    except BaseException as exc:  # reported as the interpreter would, then the same exit
         if not multi_rank:
             raise
         traceback.print_exc()

@@ -81,7 +81,7 @@ def _default_dtype(dtype: str) -> Iterator[None]:
 def _to_numpy(value, key: str) -> np.ndarray:
     try:
         arr = value.numpy() if hasattr(value, "numpy") else np.asarray(value)
-    except Exception as e:  # noqa: BLE001 - report which entry is bad
+    except Exception as e:  # report which entry is bad
         raise ValueError(f"state[{key!r}]: cannot convert to a numpy array ({e})") from e
     if arr.dtype.kind not in "fiub":
         raise ValueError(f"state[{key!r}]: expected a numeric array, got dtype {arr.dtype}")

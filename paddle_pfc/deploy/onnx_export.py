@@ -104,7 +104,7 @@ def export_onnx(model_dir: PathLike, save_file: PathLike | None = None,
             paddle2onnx.export(str(model), str(params), save_file=str(target),
                                opset_version=opset_version, enable_onnx_checker=True,
                                enable_optimize=False, optimize_tool="None")  # onnxruntime optimizes at load time
-    except Exception as e:  # noqa: BLE001 - paddle2onnx raises assorted errors
+    except Exception as e:  # paddle2onnx raises assorted errors
         output = "".join(said).strip()
         raise RuntimeError(f"paddle2onnx {getattr(paddle2onnx, '__version__', '?')} could not "
                            f"convert {model}: {e}" + (f"\npaddle2onnx said:\n{output}" if output else "")) from e

@@ -132,7 +132,7 @@ class EmbeddingModel:
             config.enable_use_gpu(256, int(self.device[4:] or 0) if ":" in self.device else 0)
         try:
             self._predictor = pi.create_predictor(config)
-        except Exception as e:  # noqa: BLE001 - Paddle raises RuntimeError/ValueError/...
+        except Exception as e:  # Paddle raises RuntimeError/ValueError/...
             msg = _first_line(e)
             low = msg.lower()
             if any(w in low for w in ("tensor", "load_combine", "deserialize", "param", "partial data")):
@@ -164,7 +164,7 @@ class EmbeddingModel:
         opts.log_severity_level = 3
         try:
             self._session = ort.InferenceSession(str(onnx_file), sess_options=opts, providers=providers)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             raise ValueError(f"{onnx_file}: corrupted or unsupported ONNX model ({_first_line(e)})") from e
         inp = self._session.get_inputs()[0]
         self._input_name = inp.name

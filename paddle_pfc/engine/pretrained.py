@@ -175,7 +175,7 @@ def _state_from_inference_model(path: Path, backbone: str, dim: int, size: int) 
         exe = paddle.static.Executor(paddle.CPUPlace())
         with paddle.static.scope_guard(scope):
             paddle.static.load_inference_model(str(path / "model"), exe)
-    except Exception as exc:  # noqa: BLE001 - Paddle raises assorted errors for bad files
+    except Exception as exc:  # Paddle raises assorted errors for bad files
         raise PretrainedError(f"pretrained {path}: cannot load the inference model ({exc})") from exc
     finally:
         if was_dynamic:

@@ -26,9 +26,9 @@ from paddle_pfc.engine.callbacks import Callback, Checkpointing, MetricsWriter, 
 from paddle_pfc.engine.config import Config, describe_lr, dump_config, log_interval, resolve_lr
 from paddle_pfc.engine.input import dataset_from_config, loader_from_config
 from paddle_pfc.engine.memory import check_head_fits
-from paddle_pfc.engine.overwrite import OutputDirError, delete_earlier_run, planned_deletions
+from paddle_pfc.engine.overwrite import OutputDirError, delete_earlier_run
 from paddle_pfc.engine.preemption import Preempted, PreemptionWatch
-from paddle_pfc.engine.protect import check_data_spared, check_sources_spared
+from paddle_pfc.engine.resume import ResumePlan, plan_resume
 from paddle_pfc.engine.validator import Validator, load_validation_sets
 from paddle_pfc.head.registry import NONFINITE_PARTS
 from paddle_pfc.head.runner import run
@@ -76,7 +76,8 @@ class Trainer:
         self._barrier = StoreBarrier(rank, world_size, cfg.train.collective_timeout)
         self._frozen: dict[str, np.ndarray] | None = None  # backbone kept during the frozen steps
         self._resumed = False
-        self.resume_path = self._resume_decision()
+        self.plan = self._plan_start()
+        self.resume_path = str(self.plan.checkpoint) if self.plan.checkpoint else None
         self._build_data()
         cfg = self.cfg  # data.num_classes from the data when the config leaves it null
         if not on_gpu():  # the centers live in host memory: a shard that cannot fit fails now, not at SIGKILL
@@ -89,8 +90,7 @@ class Trainer:
         self.programs: TrainPrograms = build_programs(cfg, rank, world_size, self.base_lr, self.steps_per_epoch,
                                                       self.sync, centers_written=self._centers_written())
         self.preemption.checkpoint_bytes = ckpt.shard_bytes(self.programs.heads)  # for an auto grace
-        start_step = ckpt.read_meta(self.resume_path)["global_step"] if self.resume_path else -1
-        self.metrics = MetricsWriter(self.output_dir, rank == 0, start_step)
+        self.metrics = MetricsWriter(self.output_dir, rank == 0, self.plan.step if self.resume_path else -1)
         writer = ckpt.CheckpointWriter(self.output_dir / "checkpoints", rank, world_size,
                                        keep=cfg.train.keep_checkpoints,
                                        wait_timeout=cfg.train.collective_timeout)
@@ -107,76 +107,41 @@ class Trainer:
         return self._barrier.wait(phase)
 
     # ----------------------------------------------------------------------------- set-up
-    def _resume_decision(self) -> str | None:
-        """The checkpoint to resume from (``train.resume``: a path, ``auto`` or null), or None.
-
-        ``auto``: the newest complete checkpoint of ``output_dir/checkpoints`` (by the step in its
-        meta.json) whose files pass :func:`~paddle_pfc.engine.checkpoint.verify_checkpoint`, else
-        a fresh start; a checkpoint folder whose meta.json cannot be read, or a newer one with a
-        damaged file, is skipped with a warning naming it and what is wrong. Each file is hashed
-        by one rank (:func:`~paddle_pfc.engine.checkpoint.verify_shared`) and the ranks agree on
-        the checkpoint: a damaged file any rank finds makes every rank skip it. A checkpoint named
-        by path must pass the same check (:class:`~paddle_pfc.engine.checkpoint.CheckpointError`
-        naming the file). A fresh run into a folder that holds checkpoints or a ``best/`` model is
-        an :class:`OutputDirError` unless ``train.overwrite`` (then rank 0 deletes them, when each is
-        a run's own and deletable: :mod:`~paddle_pfc.engine.overwrite`). An output folder that is,
-        holds or lies inside ``data.root`` is refused. A run that takes its backbone from
-        ``model.pretrained`` is refused first when
-        that source lies where the run deletes or replaces files (:mod:`~paddle_pfc.engine.protect`).
-        """
-        root = self.output_dir / "checkpoints"
-        resume = self.cfg.train.resume
-        if self.cfg.data.kind != "synthetic":
-            check_data_spared(self.output_dir, self.cfg.data.root)
-        newest = ckpt.latest_checkpoint(root)
-        if not resume or (resume == "auto" and newest is None):  # the run starts from model.pretrained
-            check_sources_spared(self.output_dir, self.cfg.model.pretrained)
-        if resume == "auto":
-            if self.rank == 0:
-                for folder, reason in ckpt.scan_checkpoints(root)[1]:
-                    log.warning("resume auto: skipped %s, whose meta.json cannot be read (%s); the run "
-                                "replaces it if it saves that step again: copy it away to keep it",
-                                folder, reason)
-            started = time.monotonic()
-            newest, damaged = ckpt.newest_intact_checkpoint(root, self.rank, self.world_size, self._barrier.exchange)
-            if self.rank == 0 and newest is not None:
-                log.info("resume auto: every file of %s checked in %.1f s%s", newest, time.monotonic() - started,
-                         f" (each by one of the {self.world_size} ranks)" if self.world_size > 1 else "")
-            if self.rank == 0:
-                for folder, reason in damaged:
-                    log.warning("resume auto: skipped damaged checkpoint %s (%s); resuming from %s", folder.name,
-                                reason, newest.name if newest is not None else "nothing: starting fresh")
-            if newest is None:
-                log.info("resume auto: no complete checkpoint in %s, starting fresh", root)
-                if self.rank == 0 and (self.output_dir / "best").exists():
-                    log.warning("resume auto: %s is an earlier run's best model; this run replaces it at "
-                                "its first validation", self.output_dir / "best")
-            return None if newest is None else str(newest)
-        if resume:
-            named = ckpt.resolve_checkpoint(resume)  # a wrong path fails now, naming it
-            damaged = ckpt.verify_shared(named, self.rank, self.world_size, self._barrier.exchange)
-            if damaged is not None:  # and so does a damaged file, on every rank
-                raise ckpt.CheckpointError(damaged)
-            return str(named)
-        leftovers = sorted(p.name for p in root.glob("step_*")) if root.is_dir() else []
-        best = self.output_dir / "best"
-        if leftovers or best.exists():
-            if not self.cfg.train.overwrite:
-                found = (f"checkpoints in {root} (newest complete: {newest.name})" if newest else
-                         f"{len(leftovers)} unfinished checkpoints in {root}" if leftovers else
-                         f"best model in {best}")
-                raise OutputDirError(
-                    f"{self.output_dir} already holds an earlier run's {found}. To continue that run, add "
-                    "--resume auto (or -o train.resume=auto); to start over and delete them, add "
-                    "--overwrite (-o train.overwrite=true); or choose another train.output_dir")
-            plan = planned_deletions(self.output_dir)  # every rank: each refuses alike, nothing deleted
+    def _plan_start(self) -> ResumePlan:
+        """The run's :class:`~paddle_pfc.engine.resume.ResumePlan` (:func:`~paddle_pfc.engine.resume.plan_resume`:
+        the ranks agree on it), carried out: what ``resume auto`` skipped is logged, and a fresh
+        run with ``train.overwrite`` deletes the earlier run (rank 0, between two barriers)."""
+        started = time.monotonic()
+        plan = plan_resume(self.cfg, self.rank, self.world_size, self._barrier.exchange)
+        if self.cfg.train.resume == "auto":
+            self._log_auto_resume(plan, time.monotonic() - started)
+        if plan.delete:
             self.sync("output folder checked")
             if self.rank == 0:
-                removed = delete_earlier_run(plan)
+                removed = delete_earlier_run(list(plan.delete))
                 log.warning("train.overwrite: deleted %d checkpoints and the best model of an earlier run "
                             "in %s", removed, self.output_dir)
             self.sync("old checkpoints deleted")
-        return None
+        return plan
+
+    def _log_auto_resume(self, plan: ResumePlan, seconds: float) -> None:
+        """``resume auto``'s lines: the checkpoints skipped and why, the one taken, or a fresh start."""
+        newest = plan.checkpoint
+        if self.rank == 0:
+            for folder, reason in plan.unreadable:
+                log.warning("resume auto: skipped %s, whose meta.json cannot be read (%s); the run "
+                            "replaces it if it saves that step again: copy it away to keep it", folder, reason)
+            if newest is not None:
+                log.info("resume auto: every file of %s checked in %.1f s%s", newest, seconds,
+                         f" (each by one of the {self.world_size} ranks)" if self.world_size > 1 else "")
+            for folder, reason in plan.damaged:
+                log.warning("resume auto: skipped damaged checkpoint %s (%s); resuming from %s", folder.name,
+                            reason, newest.name if newest is not None else "nothing: starting fresh")
+        if newest is None:
+            log.info("resume auto: no complete checkpoint in %s, starting fresh", self.output_dir / "checkpoints")
+            if self.rank == 0 and (self.output_dir / "best").exists():
+                log.warning("resume auto: %s is an earlier run's best model; this run replaces it at "
+                            "its first validation", self.output_dir / "best")
 
     def _centers_written(self) -> bool:
         """Whether every class center is written before the first step: by the checkpoint resumed
@@ -414,48 +379,61 @@ class Trainer:
                          self.preemption.seconds_since_request())
 
     def _train_steps(self) -> dict:
-        t, s, preemption = self.cfg.train, self.state, self.preemption
+        """The steps from the current one to the run's end (or a preemption's stop); see :meth:`train`."""
         losses: list[float] = []
-        preempted = False
         try:
-            if preemption.stops_before(s.global_step, lambda: self.sync("training starts")):
-                raise self._preempted(saved=False)
-            if s.global_step == 0 and self.cfg.model.pretrained:
-                from paddle_pfc.engine.pretrained import init_from_pretrained
-
-                self.state.input_normalization = init_from_pretrained(self.cfg, self.programs, self.dataset,
-                                                                      self.rank)
-                self.sync("pretrained backbone loaded")  # center init takes each rank its own time
-            if s.global_step == 0:
-                self.validator.validate_untrained()
-            for callback in self.callbacks:
-                callback.on_train_begin(s)
-            while s.global_step < self.total_steps and s.epoch < t.epochs and not preempted:
-                if self.num_skipped and self.rank == 0:
-                    log.warning("epoch %d: %d images skipped by data.skip_bad (listed at start-up)",
-                                s.epoch, self.num_skipped)
-                for images, labels in self.loader.epoch(s.epoch, s.step_in_epoch):
-                    preemption.propose(s.global_step + 1)
-                    lr = self.programs.schedule()
-                    started = time.monotonic()
-                    losses.append(self._step(images, labels))
-                    preemption.step_seconds = time.monotonic() - started
-                    stop = preemption.stop_step(s.global_step)
-                    done = s.global_step >= self.total_steps
-                    preempted = stop is not None and s.global_step >= stop and not done
-                    step = StepEnd(s, losses[-1], lr, epoch_end=s.step_in_epoch >= self.steps_per_epoch,
-                                   done=done, preempted=preempted)
-                    for callback in self.callbacks:
-                        callback.on_step_end(step)
-                    if step.done or preempted:
-                        break
-                if s.step_in_epoch >= self.steps_per_epoch and not preempted:
-                    s.epoch, s.step_in_epoch = s.epoch + 1, 0
+            self._begin_steps()
+            preempted = False
+            while self.state.global_step < self.total_steps and self.state.epoch < self.cfg.train.epochs \
+                    and not preempted:
+                preempted = self._train_epoch(losses)
             if preempted:
                 raise self._preempted(saved=True)
             for callback in self.callbacks:
-                callback.on_train_end(s)
+                callback.on_train_end(self.state)
         finally:
             self.loader.close()
             self.metrics.close()
         return {"loss": losses, "val": self.validator.history}
+
+    def _begin_steps(self) -> None:
+        """Before the first step: a stop requested already, the pretrained backbone (at step 0),
+        the untrained validation and the callbacks' ``on_train_begin``."""
+        s = self.state
+        if self.preemption.stops_before(s.global_step, lambda: self.sync("training starts")):
+            raise self._preempted(saved=False)
+        if s.global_step == 0 and self.cfg.model.pretrained:
+            from paddle_pfc.engine.pretrained import init_from_pretrained
+
+            self.state.input_normalization = init_from_pretrained(self.cfg, self.programs, self.dataset, self.rank)
+            self.sync("pretrained backbone loaded")  # center init takes each rank its own time
+        if s.global_step == 0:
+            self.validator.validate_untrained()
+        for callback in self.callbacks:
+            callback.on_train_begin(s)
+
+    def _train_epoch(self, losses: list[float]) -> bool:
+        """The rest of the current epoch (each step's loss appended to ``losses``), up to the run's
+        end or a preemption's stop; whether the run was preempted."""
+        s, preemption = self.state, self.preemption
+        if self.num_skipped and self.rank == 0:
+            log.warning("epoch %d: %d images skipped by data.skip_bad (listed at start-up)", s.epoch, self.num_skipped)
+        preempted = False
+        for images, labels in self.loader.epoch(s.epoch, s.step_in_epoch):
+            preemption.propose(s.global_step + 1)
+            lr = self.programs.schedule()
+            started = time.monotonic()
+            losses.append(self._step(images, labels))
+            preemption.step_seconds = time.monotonic() - started
+            stop = preemption.stop_step(s.global_step)
+            done = s.global_step >= self.total_steps
+            preempted = stop is not None and s.global_step >= stop and not done
+            step = StepEnd(s, losses[-1], lr, epoch_end=s.step_in_epoch >= self.steps_per_epoch,
+                           done=done, preempted=preempted)
+            for callback in self.callbacks:
+                callback.on_step_end(step)
+            if step.done or preempted:
+                break
+        if s.step_in_epoch >= self.steps_per_epoch and not preempted:
+            s.epoch, s.step_in_epoch = s.epoch + 1, 0
+        return preempted

@@ -6,10 +6,11 @@ from collections import OrderedDict
 import paddle
 
 from paddle_pfc.head import checks, geometry, registry, sampling
+from paddle_pfc.head.arguments import check_arguments
 from paddle_pfc.head.blocks import Block
 from paddle_pfc.head.dtypes import CPU_REFUSALS, DTYPE_BYTES, MOMENTUM_DTYPES, momentum_bytes
 from paddle_pfc.head.geometry import block_bounds, block_rows, class_split
-from paddle_pfc.head.margin import Margin, margin_of
+from paddle_pfc.head.margin import Margin
 from paddle_pfc.head.margin_softmax import margin_softmax_loss
 from paddle_pfc.head.margin_softmax_fused import margin_softmax_loss_fused
 from paddle_pfc.head.sparse_update import create_velocity, create_velocity_scale
@@ -123,7 +124,7 @@ class LargeScaleClassifier:
                  center_dtype: str = "float32", chunk_rows: int | None = None,
                  kernels: str | None = None, momentum_dtype: str | None = None,
                  init_centers: bool = True, margin: Margin | None = None) -> None:
-        self.margin = self._check_args(feature, label, rank, world_size, num_classes, sample_ratio,
+        self.margin = check_arguments(feature, label, rank, world_size, num_classes, sample_ratio,
                                        embedding_size, (margin, margin1, margin2, margin3, scale), seed)
         rank, world_size, num_classes, embedding_size, seed = (int(v) for v in (rank, world_size, num_classes,
                                                                        embedding_size, seed))
@@ -183,42 +184,6 @@ class LargeScaleClassifier:
         return self.backend.native
 
     # ------------------------------------------------------------------------------------------
-    @staticmethod
-    def _check_args(feature, label, rank, world_size, num_classes, sample_ratio, embedding_size,
-                    margin_args, seed) -> Margin:
-        """Raise ValueError naming a bad argument; return the margin."""
-        if paddle.in_dynamic_mode():
-            raise RuntimeError("LargeScaleClassifier builds a static program: call "
-                               "paddle_pfc.init_distributed() or paddle.enable_static() first")
-        if not is_int(world_size) or world_size < 1:
-            raise ValueError(f"world_size must be an int >= 1, got {world_size!r}")
-        if not is_int(rank) or not 0 <= rank < world_size:
-            raise ValueError(f"rank must be an int in [0, world_size={world_size}), got {rank!r}")
-        if not is_int(num_classes) or num_classes < 1:
-            raise ValueError(f"num_classes must be an int >= 1, got {num_classes!r}")
-        if num_classes < world_size:
-            raise ValueError(f"num_classes ({num_classes}) must be >= world_size ({world_size}): "
-                             "every rank needs at least one class")
-        geometry.check_sample_ratio(sample_ratio)
-        if not is_int(embedding_size) or embedding_size < 1:
-            raise ValueError(f"embedding_size must be an int >= 1, got {embedding_size!r}")
-        if not is_int(seed) or seed < 0:
-            raise ValueError(f"seed must be an int >= 0, got {seed!r}")
-        margin = margin_of(*margin_args)
-        if len(feature.shape) != 2 or feature.shape[-1] != embedding_size:
-            raise ValueError(f"feature must have shape [batch, embedding_size={embedding_size}], "
-                             f"got {list(feature.shape)}")
-        if feature.dtype not in (paddle.float32,):
-            raise ValueError(f"feature must be float32, got {feature.dtype}")
-        if label.dtype not in (paddle.int64, paddle.int32):
-            raise ValueError(f"label must be an integer tensor (int64 or int32), got {label.dtype}")
-        if not (len(label.shape) == 1 or (len(label.shape) == 2 and label.shape[1] == 1)):
-            raise ValueError(f"label must have shape [batch] or [batch, 1], got {list(label.shape)}")
-        if feature.shape[0] not in (None, -1) and label.shape[0] not in (None, -1) \
-                and feature.shape[0] != label.shape[0]:
-            raise ValueError(f"feature and label batch sizes differ: {feature.shape[0]} vs {label.shape[0]}")
-        return margin
-
     def _build(self, feature, label) -> None:
         label = paddle.reshape(paddle.cast(label, "int64"), [-1])
         label.stop_gradient = True
@@ -348,3 +313,4 @@ class LargeScaleClassifier:
         """Bytes of the shard's centers, and (``with_momentum``) of their momentum and its scales."""
         size = self.num_local * self.embedding_size * DTYPE_BYTES[self.center_dtype]
         return size + (momentum_bytes(self.num_local, self.embedding_size, self.momentum_dtype) if with_momentum else 0)
+

@@ -91,6 +91,23 @@ def map_state(source: SourceTensors, backbone: str, embedding_size: int, input_s
     reads the images (the input scale is folded into it). ``ConversionError`` names every missing,
     wrongly-shaped or unused tensor."""
     layout = target_layout(backbone, embedding_size, input_size)
+    state, used, missing, wrong = _read_layout(source, layout, first_conv)
+    ignored, unused = _leftovers(source, used)
+    problems = [text for text in (_listed(f"missing {len(missing)}", missing), _listed("wrong shape", wrong, "; "),
+                                  _listed(f"not used by {backbone} ({len(unused)})", unused)) if text]
+    if problems:
+        raise ConversionError(f"{source.path}: does not map onto paddle_pfc {backbone}(embedding_size="
+                              f"{embedding_size}, input_size={list(input_size)}): " + " | ".join(problems))
+    for name, value in state.items():
+        if not np.all(np.isfinite(value)):
+            raise ConversionError(f"{source.path}: tensor for {name} holds NaN or infinity")
+    return state, ignored
+
+
+def _read_layout(source: SourceTensors, layout: dict, first_conv: str
+                 ) -> tuple[dict[str, np.ndarray], dict[str, str], list[str], list[str]]:
+    """``(state, used, missing, wrong)``: each tensor of ``layout`` read from ``source`` (float32),
+    the source keys read (→ the name each became), the keys missing, and why others do not fit."""
     tensors = source.tensors
     used: dict[str, str] = {}
     state: dict[str, np.ndarray] = {}
@@ -103,42 +120,50 @@ def map_state(source: SourceTensors, backbone: str, embedding_size: int, input_s
         if key in used:
             raise ConversionError(f"{source.path}: source tensor {key} would be read twice "
                                   f"({used[key]} and {name})")
-        value = np.asarray(tensors[key])
-        if kind == "linear" and source.convention == "torch" and value.ndim == 2:
-            value = value.T
-        if kind == "prelu" and value.size == int(np.prod(shape)) and value.ndim != len(shape):
-            value = value.reshape(shape)
-        if tuple(value.shape) != shape:
-            wrong.append(f"{key} {list(np.shape(tensors[key]))} (paddle_pfc {name} needs {list(shape)})")
-            continue
-        if value.dtype.kind != "f":
-            wrong.append(f"{key} is {value.dtype}, not floating point")
+        value = _as_target(np.asarray(tensors[key]), shape, kind, source.convention)
+        problem = _misfit(key, name, value, shape, np.shape(tensors[key]))
+        if problem:
+            wrong.append(problem)
             continue
         if name == first_conv:
             value = value.astype(np.float64) * INPUT_SCALE
         used[key] = name
         state[name] = np.ascontiguousarray(value, dtype=np.float32)
-    leftovers = [k for k in tensors if k not in used]
+    return state, used, missing, wrong
+
+
+def _as_target(value: np.ndarray, shape: tuple, kind: str, convention: str) -> np.ndarray:
+    """A source tensor in paddle_pfc's layout: torch's linear weights transposed, PReLU slopes reshaped."""
+    if kind == "linear" and convention == "torch" and value.ndim == 2:
+        value = value.T
+    if kind == "prelu" and value.size == int(np.prod(shape)) and value.ndim != len(shape):
+        value = value.reshape(shape)
+    return value
+
+
+def _misfit(key: str, name: str, value: np.ndarray, shape: tuple, source_shape: tuple) -> str | None:
+    """Why ``value`` (source ``key``) cannot be paddle_pfc's ``name`` of ``shape``, or None."""
+    if tuple(value.shape) != shape:
+        return f"{key} {list(source_shape)} (paddle_pfc {name} needs {list(shape)})"
+    if value.dtype.kind != "f":
+        return f"{key} is {value.dtype}, not floating point"
+    return None
+
+
+def _leftovers(source: SourceTensors, used: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """``(ignored, unused)``: the source keys not read that may be left out (with the reason: the
+    source's own and :func:`_ignorable`'s), and those that may not."""
     ignored = dict(source.ignored)
     unused = []
-    for key in leftovers:
+    for key in (k for k in source.tensors if k not in used):
         reason = _ignorable(key)
         if reason is None:
-            unused.append(f"{key} {list(np.shape(tensors[key]))}")
+            unused.append(f"{key} {list(np.shape(source.tensors[key]))}")
         else:
             ignored[key] = reason
-    problems = []
-    if missing:
-        problems.append(f"missing {len(missing)}: " + ", ".join(missing[:6]) + (" ..." if len(missing) > 6 else ""))
-    if wrong:
-        problems.append("wrong shape: " + "; ".join(wrong[:6]) + (" ..." if len(wrong) > 6 else ""))
-    if unused:
-        problems.append(f"not used by {backbone} ({len(unused)}): " + ", ".join(unused[:6])
-                        + (" ..." if len(unused) > 6 else ""))
-    if problems:
-        raise ConversionError(f"{source.path}: does not map onto paddle_pfc {backbone}(embedding_size="
-                              f"{embedding_size}, input_size={list(input_size)}): " + " | ".join(problems))
-    for name, value in state.items():
-        if not np.all(np.isfinite(value)):
-            raise ConversionError(f"{source.path}: tensor for {name} holds NaN or infinity")
-    return state, ignored
+    return ignored, unused
+
+
+def _listed(label: str, items: list[str], sep: str = ", ") -> str:
+    """``label: the first six items ...``, or ``""`` without items."""
+    return f"{label}: " + sep.join(items[:6]) + (" ..." if len(items) > 6 else "") if items else ""

@@ -60,7 +60,7 @@ def read_onnx(path: str | os.PathLike) -> SourceTensors:
                               "(pip install 'paddle_pfc[onnx]')") from error
     try:
         model = onnx.load(path, load_external_data=False)
-    except Exception as error:  # noqa: BLE001 - protobuf raises assorted errors for a damaged file
+    except Exception as error:  # protobuf raises assorted errors for a damaged file
         raise ConversionError(f"{path}: not a readable ONNX model ({type(error).__name__}: {error}); "
                               "truncated or corrupt?") from error
     load_external_data(model, path)
@@ -133,38 +133,48 @@ def _attrs(node: Any) -> dict:
 def _item(graph: _Graph, node: Any, items: list) -> None:
     """Append ``node``'s weighted layer to ``items`` (or attach a bias; pass shape ops)."""
     op, attrs = node.op_type, _attrs(node)
-    if op == "Conv":
-        if any(d != 1 for d in attrs.get("dilations", [1])):
-            raise ConversionError(f"{graph.path}: a dilated Conv; paddle_pfc's backbones have none")
-        items.append({"op": "conv", "w": graph.const(node, 1), "b": graph.const(node, 2),
-                      "group": int(attrs.get("group", 1))})
-    elif op == "BatchNormalization":
-        items.append({"op": "bn", "scale": graph.const(node, 1), "b": graph.const(node, 2),
-                      "mean": graph.const(node, 3), "var": graph.const(node, 4),
-                      "eps": float(attrs.get("epsilon", 1e-5))})
-    elif op == "PRelu":
-        items.append({"op": "prelu", "slope": graph.const(node, 1)})
-    elif op == "Gemm":
-        if attrs.get("transA", 0) or float(attrs.get("alpha", 1.0)) != 1.0 or float(attrs.get("beta", 1.0)) != 1.0:
-            raise ConversionError(f"{graph.path}: a Gemm with transA/alpha/beta; expected a plain Linear")
-        w = graph.const(node, 1)
-        items.append({"op": "linear", "w": w.T if attrs.get("transB", 0) else w, "b": graph.const(node, 2)})
-    elif op == "MatMul":
-        items.append({"op": "linear", "w": graph.const(node, 1), "b": None})
-    elif op == "Add":  # a bias added to the previous layer
+    if op == "Add":  # a bias added to the previous layer
         bias = graph.const(node, 1) if node.input[1] in graph.consts else graph.const(node, 0)
         if not items or items[-1]["op"] not in ("linear", "conv") or items[-1]["b"] is not None:
             raise ConversionError(f"{graph.path}: a constant Add that is no layer's bias")
         items[-1]["b"] = bias.reshape(-1)
     elif op in _LEADING:
-        if any(i["op"] != "norm" for i in items):
-            raise ConversionError(f"{graph.path}: a {op} inside the network; only an input normalization "
-                                  "before the first convolution is supported")
-        value = next((graph.const(node, k) for k in (1, 0) if node.input[k] in graph.consts), None)
-        if value is None:
-            raise ConversionError(f"{graph.path}: a {op} of two computed values")
-        items.append({"op": "norm", "kind": op, "value": np.asarray(value, np.float64)})
+        items.append(_input_normalization(graph, node, items))
+    elif op in ("Conv", "BatchNormalization", "PRelu", "Gemm", "MatMul"):
+        items.append(_weighted_layer(graph, node, attrs))
     # _PASS ops change only the shape
+
+
+def _weighted_layer(graph: _Graph, node: Any, attrs: dict) -> dict:
+    """The item of a Conv, BatchNormalization, PRelu, Gemm or MatMul node."""
+    op = node.op_type
+    if op == "Conv":
+        if any(d != 1 for d in attrs.get("dilations", [1])):
+            raise ConversionError(f"{graph.path}: a dilated Conv; paddle_pfc's backbones have none")
+        return {"op": "conv", "w": graph.const(node, 1), "b": graph.const(node, 2), "group": int(attrs.get("group", 1))}
+    if op == "BatchNormalization":
+        return {"op": "bn", "scale": graph.const(node, 1), "b": graph.const(node, 2), "mean": graph.const(node, 3),
+                "var": graph.const(node, 4), "eps": float(attrs.get("epsilon", 1e-5))}
+    if op == "PRelu":
+        return {"op": "prelu", "slope": graph.const(node, 1)}
+    if op == "Gemm":
+        if attrs.get("transA", 0) or float(attrs.get("alpha", 1.0)) != 1.0 or float(attrs.get("beta", 1.0)) != 1.0:
+            raise ConversionError(f"{graph.path}: a Gemm with transA/alpha/beta; expected a plain Linear")
+        w = graph.const(node, 1)
+        return {"op": "linear", "w": w.T if attrs.get("transB", 0) else w, "b": graph.const(node, 2)}
+    return {"op": "linear", "w": graph.const(node, 1), "b": None}  # MatMul
+
+
+def _input_normalization(graph: _Graph, node: Any, items: list) -> dict:
+    """The item of a constant Sub, Mul or Div ahead of the first convolution (the input normalization)."""
+    op = node.op_type
+    if any(i["op"] != "norm" for i in items):
+        raise ConversionError(f"{graph.path}: a {op} inside the network; only an input normalization "
+                              "before the first convolution is supported")
+    value = next((graph.const(node, k) for k in (1, 0) if node.input[k] in graph.consts), None)
+    if value is None:
+        raise ConversionError(f"{graph.path}: a {op} of two computed values")
+    return {"op": "norm", "kind": op, "value": np.asarray(value, np.float64)}
 
 
 def _chain(graph: _Graph, value: str, items: list) -> tuple[list, Any]:

@@ -12,6 +12,8 @@ from paddle_pfc.utils.errors import InputDataError
 
 _PLAIN = (type(None), bool, int, float)
 _STRINGS = (str, bytes, bytearray)
+_MAPPINGS = (dict, collections.OrderedDict)
+_CONTAINERS = (list, tuple, set, frozenset, *_MAPPINGS)
 
 
 class UnsafePickleError(InputDataError):
@@ -39,32 +41,49 @@ def check_result(root: Any, budget: DecodeBudget) -> None:
         kind = type(value)
         if kind in _STRINGS:
             returned += len(value)
-        elif kind in (list, tuple, set, frozenset, dict, collections.OrderedDict):
+        elif kind in _CONTAINERS:
             if depth >= budget.max_depth:
                 budget.check_depth(depth + 1, _where(where))
-            children = value.items() if kind in (dict, collections.OrderedDict) else enumerate(value)
-            for key, item in children:
-                if kind in (dict, collections.OrderedDict):
-                    todo.append((key, depth + 1, (where, "key")))
-                # plain leaves are counted here (no stack entry each)
-                if type(item) in _PLAIN:
-                    items += 1
-                elif type(item) in _STRINGS:
-                    items += 1
-                    returned += len(item)
-                else:
-                    todo.append((item, depth + 1, (where, key)))
-        elif kind is np.ndarray or isinstance(value, (np.generic, Decoded)):
-            if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind not in "biufc":
-                raise MalformedPickleError(budget.source, f"an array of dtype {value.dtype}", _where(where))
-            returned += value.nbytes
-        elif kind not in _PLAIN:
-            raise MalformedPickleError(budget.source, f"a {value!r:.80} where data belongs (only containers, "
-                                       "numbers, strings and arrays are read)", _where(where))
+            leaves, leaf_bytes = _push_children(value, depth, where, todo)
+            items += leaves
+            returned += leaf_bytes
+        else:
+            returned += _leaf_bytes(value, where, budget)
         if items > budget.item_limit or returned > budget.limit:
             budget.check_items(items, _where(where))
             budget.charge_returned(returned, _where(where))
     budget.charge_returned(returned, None)
+
+
+def _push_children(container: Any, depth: int, where: Any, todo: list) -> tuple[int, int]:
+    """Push the keys and values of ``container`` onto ``todo``, except its plain and string values,
+    which are counted here (no stack entry each): ``(items, bytes)`` of those."""
+    items = returned = 0
+    mapping = type(container) in _MAPPINGS
+    for key, item in container.items() if mapping else enumerate(container):
+        if mapping:
+            todo.append((key, depth + 1, (where, "key")))
+        if type(item) in _PLAIN:
+            items += 1
+        elif type(item) in _STRINGS:
+            items += 1
+            returned += len(item)
+        else:
+            todo.append((item, depth + 1, (where, key)))
+    return items, returned
+
+
+def _leaf_bytes(value: Any, where: Any, budget: DecodeBudget) -> int:
+    """The bytes a leaf returns: an array's, a :class:`Decoded`'s, 0 for a plain value; any other
+    value is a :class:`MalformedPickleError`."""
+    if type(value) is np.ndarray or isinstance(value, (np.generic, Decoded)):
+        if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind not in "biufc":
+            raise MalformedPickleError(budget.source, f"an array of dtype {value.dtype}", _where(where))
+        return value.nbytes
+    if type(value) not in _PLAIN:
+        raise MalformedPickleError(budget.source, f"a {value!r:.80} where data belongs (only containers, "
+                                   "numbers, strings and arrays are read)", _where(where))
+    return 0
 
 
 def _where(where: Any) -> str:

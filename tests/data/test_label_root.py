@@ -2,12 +2,12 @@
 are errors naming the line (training data and tools/im2rec.py), unless explicitly allowed."""
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
 import pytest
 
+from helpers.tool_scripts import load_tool
 from launcher import REPO
 from paddle_pfc.data.image_folder import ImageFolderDataset, parse_label_file
 
@@ -56,16 +56,9 @@ def test_symlinks_inside_the_root_are_fine(tmp_path):
     assert len(samples) == 3
 
 
-def _im2rec():
-    spec = importlib.util.spec_from_file_location("_tool_im2rec", REPO / "tools" / "im2rec.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_im2rec_refuses_a_path_outside_the_root_unless_allowed(tmp_path, capsys):
     root = make_root(tmp_path, ["../outside.jpg"])
-    im2rec = _im2rec()
+    im2rec = load_tool("im2rec")
     assert im2rec.main(["--root", str(root), "--output", str(tmp_path / "rec"), "--workers", "0"]) == 2
     err = capsys.readouterr().err
     assert f"{root / 'label.txt'}, line 2: image '../outside.jpg' resolves to {tmp_path / 'outside.jpg'}" in err

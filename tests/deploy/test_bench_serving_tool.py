@@ -9,18 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from helpers.tool_scripts import load_tool
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "tools" / "bench_serving.py"
 
 needs_onnx = pytest.mark.skipif(not all(importlib.util.find_spec(m) for m in ("paddle2onnx", "onnxruntime")),
                                 reason="paddle2onnx / onnxruntime not installed")
-
-
-def _tool():
-    spec = importlib.util.spec_from_file_location("bench_serving", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @needs_onnx
@@ -43,7 +38,7 @@ def test_flops_of_a_conv_and_a_matmul(tmp_path):
     path = tmp_path / "m.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
     expected = 2 * (4 * 10 * 10 * 3 * 9 + 4 * 5 * 5 * 2 * 9 + 6 * 100)
-    assert _tool().onnx_flops_per_image(path, (10, 10)) == expected
+    assert load_tool("bench_serving").onnx_flops_per_image(path, (10, 10)) == expected
 
 
 @needs_onnx

@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from launcher import REPO
+from helpers.tool_scripts import load_tool
 from paddle_pfc.backbones.state import backbone_state_from_scope, load_state_file, random_state
 from paddle_pfc.deploy.export import EvalProgram, export_backbone
 from paddle_pfc.deploy.inference import FaceEmbedder
@@ -247,24 +247,16 @@ def test_bad_model_files(mbf, tmp_path):
 
 
 # ------------------------------------------------------------------ tools
-def _tool(name):
-    """Load tools/<name>.py as a module (not as __main__: its ``main`` is not run)."""
-    spec = importlib.util.spec_from_file_location(f"_tool_{name}", REPO / "tools" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_tools_validate_and_infer(mbf, images, small_lfw, tmp_path, capsys):
     out_json = tmp_path / "val.json"
-    assert _tool("validate").main(["--model", str(mbf[2]), "--bin", str(small_lfw), "--json", str(out_json),
+    assert load_tool("validate").main(["--model", str(mbf[2]), "--bin", str(small_lfw), "--json", str(out_json),
                                    "--batch-size", "8"]) == 0
     table = capsys.readouterr().out
     assert "small_lfw" in table and "xnorm" in table
     res = json.loads(out_json.read_text())["sets"]["small_lfw"]
     ref = evaluation.evaluate_bin(mbf[0], small_lfw, SIZE, batch_size=8)
     assert res["accuracy"] == ref.accuracy and res["num_pairs"] == 10
-    infer = _tool("infer")
+    infer = load_tool("infer")
     _, paths, _ = images
     assert infer.main(["--model", str(mbf[2]), "--images", *paths[:3]]) == 0
     assert "cosine similarity" in capsys.readouterr().out
@@ -275,7 +267,7 @@ def test_tools_validate_and_infer(mbf, images, small_lfw, tmp_path, capsys):
 def test_tool_export_weights_file(mbf, tmp_path, capsys):
     np.savez(tmp_path / "w.npz", **mbf[1])
     assert set(load_state_file(tmp_path / "w.npz")) == set(mbf[1])
-    rc = _tool("export").main(["--weights", str(tmp_path / "w.npz"), "--backbone", "mobilefacenet",
+    rc = load_tool("export").main(["--weights", str(tmp_path / "w.npz"), "--backbone", "mobilefacenet",
                                "--embedding-size", str(EMB), "--input-size", str(SIZE),
                                "--out", str(tmp_path / "exp")])
     assert rc == 0 and "OK" in capsys.readouterr().out

@@ -5,7 +5,6 @@ BatchNorm variance is named; ``--resume auto`` skips a damaged newest checkpoint
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import logging
 import os
@@ -18,7 +17,7 @@ import numpy as np
 import pytest
 
 from helpers.checkpoint_runs import CONFIG, copy_run, make_trainer, reseal
-from launcher import REPO
+from helpers.tool_scripts import load_tool
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.utils.npz_state import load_state, state_bytes
 
@@ -70,13 +69,6 @@ def train_log():
     yield messages
     logger.removeHandler(handler)
     logger.setLevel(level)
-
-
-def _tool(name):
-    spec = importlib.util.spec_from_file_location(f"_tool_{name}", REPO / "tools" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def train_main(*argv: str) -> int:
@@ -133,12 +125,12 @@ def test_payload_in_a_format1_backbone_is_refused_by_every_entry_point(run, tmp_
     err = capsys.readouterr().err
     assert f"{source}: {REFUSED}" in err and not marker.exists()
     # tools/validate.py, export.py, eval_ijb.py --checkpoint
-    assert _tool("validate").main(["--checkpoint", str(evil), "--bin", str(small_lfw)]) == 2
+    assert load_tool("validate").main(["--checkpoint", str(evil), "--bin", str(small_lfw)]) == 2
     assert f"{source}: {REFUSED}" in capsys.readouterr().err and not marker.exists()
-    assert _tool("export").main(["--checkpoint", str(evil), "--out", str(tmp_path / "exported")]) == 2
+    assert load_tool("export").main(["--checkpoint", str(evil), "--out", str(tmp_path / "exported")]) == 2
     assert f"{source}: {REFUSED}" in capsys.readouterr().err and not marker.exists()
     build_ijb(tmp_path / "IJBC", identities=2, templates_per_id=2)
-    assert _tool("eval_ijb").main(["--checkpoint", str(evil), "--root", str(tmp_path / "IJBC"),
+    assert load_tool("eval_ijb").main(["--checkpoint", str(evil), "--root", str(tmp_path / "IJBC"),
                                    "--out", str(tmp_path / "ijb")]) == 2
     assert f"{source}: {REFUSED}" in capsys.readouterr().err and not marker.exists()
     with open(source, "rb") as f:  # the file is a working payload: plain pickle runs it
@@ -172,7 +164,7 @@ def test_payload_pdparams_is_refused_by_pretrained_and_export_weights(tmp_path, 
     assert train_main("-o", f"train.output_dir={tmp_path / 'tuned'}", "-o", "train.max_steps=1",
                       "--pretrained", str(path)) == 2
     assert f"{path}: {REFUSED}" in capsys.readouterr().err and not marker.exists()
-    assert _tool("export").main(["--weights", str(path), "--backbone", "mobilefacenet", "--embedding-size", "32",
+    assert load_tool("export").main(["--weights", str(path), "--backbone", "mobilefacenet", "--embedding-size", "32",
                                  "--input-size", "32", "--out", str(tmp_path / "exported")]) == 2
     assert f"{path}: {REFUSED}" in capsys.readouterr().err and not marker.exists()
     pickle.loads(path.read_bytes())

@@ -11,6 +11,7 @@ import struct
 import numpy as np
 import pytest
 
+from helpers.tool_scripts import load_tool
 from launcher import REPO
 from paddle_pfc.evaluation.bin_set import read_bin
 from paddle_pfc.utils.safe_pickle import UnsafePickleError
@@ -79,15 +80,6 @@ def test_python2_and_numpy_bins_still_read(tmp_path):
         assert read_bin(str(tmp_path / "np.bin")) == (images, [True, False])
 
 
-def _tool(name):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(f"_tool_{name}", REPO / "tools" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_validate_tool_refuses_a_payload_bin(tmp_path, capsys):
     from paddle_pfc.backbones.state import random_state
     from paddle_pfc.deploy.export import export_backbone
@@ -95,7 +87,7 @@ def test_validate_tool_refuses_a_payload_bin(tmp_path, capsys):
     model = export_backbone("mobilefacenet", 32, 32, random_state("mobilefacenet", 32, 32), tmp_path / "model")
     marker, path = tmp_path / "pwned", tmp_path / "evil.bin"
     write_payload_bin(path, marker)
-    assert _tool("validate").main(["--model", str(model), "--bin", str(path)]) == 2
+    assert load_tool("validate").main(["--model", str(model), "--bin", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"{path}: refused to load: the pickle asks for posix.system" in err
     assert not marker.exists()

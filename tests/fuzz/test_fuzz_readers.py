@@ -6,7 +6,7 @@ A cross-cutting folder rather than one test per package layer: one harness (work
 with an address-space limit and a timeout, :mod:`helpers.fuzz.harness`) and one case generator
 serve readers of five layers (utils, data, evaluation, interop, engine), and the suite is
 deselected as a whole with ``-m "not fuzz"``. Each test runs a few dozen cases from a fixed seed;
-``tools/fuzz_readers.py`` runs thousands (docs/reliability.md, "Fuzzing").
+``tests/fuzz/fuzz_readers.py`` runs thousands (docs/reliability.md, "Fuzzing").
 """
 from __future__ import annotations
 

@@ -2,26 +2,19 @@
 checkout), and its report's arithmetic."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 
+from helpers.tool_scripts import load_tool
 from launcher import REPO
 
 SCRIPT = REPO / "tools" / "profile_backbone.py"
 
 
-def _tool():
-    spec = importlib.util.spec_from_file_location("pfc_profile_tool", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_report_ranks_ops_and_accounts_for_the_whole_step():
     figures = {"step_s": 0.1, "ops": {"a": [0.05, 2.0], "b": [0.01, 1.0], "c": [0.03, 4.0], "d": [0.005, 1.0]}}
-    lines = _tool().report("side", figures, top=2)
+    lines = load_tool("profile_backbone").report("side", figures, top=2)
     assert lines[0] == "side: 100.0 ms a step"
     assert lines[1].split()[-1] == "a" and lines[2].split()[-1] == "c"
     assert "50.0 %" in lines[1] and "2.0x" in lines[1]

@@ -131,7 +131,7 @@ def main(reader: str, listing: str, progress_file: str, extra: int) -> None:
         try:
             read(path)
             error = None
-        except Exception as caught:  # noqa: BLE001 - classifying every exception is the point
+        except Exception as caught:  # classifying every exception is the point
             error = caught
         seconds = time.perf_counter() - start
         outcome, text = classify(error, path)

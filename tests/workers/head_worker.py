@@ -3,6 +3,7 @@ few steps per case and save everything the tests compare with the numpy referenc
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 
@@ -34,8 +35,9 @@ def case_data(case: dict, world_size: int):
     return inputs, labels, centers, backbone
 
 
-def run_case(case: dict, rank: int, world_size: int) -> dict:
-    inputs, labels, centers, backbone = case_data(case, world_size)
+def build_case(case: dict, rank: int, world_size: int):
+    """``(main, startup, head, backbone_velocity)``: ``case``'s program, a linear backbone and the
+    head, minimized (``backbone_velocity``: the backbone's momentum, or None)."""
     b = case["batch"]
     main, startup = paddle.static.Program(), paddle.static.Program()
     with paddle.static.program_guard(main, startup):
@@ -52,22 +54,58 @@ def run_case(case: dict, rank: int, world_size: int) -> dict:
         else:  # the four scalars, positional as they were
             head = paddle_pfc.LargeScaleClassifier(feature, y, rank, world_size, case["num_classes"],
                                                    *case["margins"], scale=case["scale"], **settings)
-        if case["optimizer"] == "sgd":
-            opt = paddle.optimizer.SGD(case["lr"], weight_decay=case["weight_decay"])
-        else:
-            opt = paddle.optimizer.Momentum(case["lr"], momentum=case["momentum"],
-                                            use_nesterov=case.get("nesterov", False),
-                                            weight_decay=case["weight_decay"])
+        opt = optimizer_of(case)
         scaling = case.get("loss_scaling")
         if isinstance(scaling, dict):
             scaling = paddle_pfc.LossScaling(**scaling)
         paddle_pfc.minimize(opt, head.output_dict["loss"] * case.get("loss_factor", 1.0), loss_scaling=scaling)
         backbone_velocity = opt._accumulators.get("velocity", {}).get("backbone_w")
+    return main, startup, head, backbone_velocity
+
+
+def optimizer_of(case: dict):
+    """``case``'s optimizer: SGD or (Nesterov) momentum, with its weight decay."""
+    if case["optimizer"] == "sgd":
+        return paddle.optimizer.SGD(case["lr"], weight_decay=case["weight_decay"])
+    return paddle.optimizer.Momentum(case["lr"], momentum=case["momentum"], use_nesterov=case.get("nesterov", False),
+                                     weight_decay=case["weight_decay"])
+
+
+def read_tensor(scope, name: str) -> np.ndarray:
+    """The variable ``name`` of ``scope`` as float32."""
+    return to_float32(np.array(scope.find_var(name).get_tensor()))
+
+
+def step_state(head, scope, step: int, backbone_velocity) -> dict:
+    """What the worker records after ``step``: the shard, the backbone, the momentum (int8 codes and
+    row scales with their values), the margin's state and the loss scale."""
+    tensor = functools.partial(read_tensor, scope)
+    velocity = head.velocity.name if head.velocity is not None else None
+    out = {f"shard_{step}": tensor(head.weight.name), f"backbone_{step}": tensor("backbone_w")}
+    if head.velocity_scale is not None:  # int8 codes and row scales; velocity_ holds their values
+        codes, scales = np.array(scope.find_var(velocity).get_tensor()), tensor(head.velocity_scale.name)
+        out[f"velocity_codes_{step}"], out[f"velocity_scale_{step}"] = codes, scales
+        out[f"velocity_{step}"] = codes.astype(np.float64) * scales
+    elif velocity:
+        out[f"velocity_{step}"] = tensor(velocity)
+    if backbone_velocity is not None:
+        out[f"backbone_velocity_{step}"] = tensor(backbone_velocity.name)
+    for k, state in enumerate(head.margin_states):
+        out[f"margin_state{k}_{step}"] = tensor(state.name)
+    if scope.find_var("loss_scaling@scale") is not None:
+        out[f"scale_{step}"] = tensor("loss_scaling@scale")
+    return out
+
+
+def run_case(case: dict, rank: int, world_size: int) -> dict:
+    inputs, labels, centers, backbone = case_data(case, world_size)
+    b = case["batch"]
+    main, startup, head, backbone_velocity = build_case(case, rank, world_size)
     place = current_place()  # the CPU here; a GPU where one is visible (tests marked gpu)
     exe = paddle.static.Executor(place)
     exe.run(startup)
     scope = paddle.static.global_scope()
-    tensor = lambda name: to_float32(np.array(scope.find_var(name).get_tensor()))  # noqa: E731
+    tensor = functools.partial(read_tensor, scope)
     out = {"class_start": head.class_start, "num_local": head.num_local, "num_sample": head.num_sample,
            "native": head.native, "kernels": head.kernels, "emulated": head.emulated,
            "backbone_after_startup": tensor("backbone_w")}
@@ -78,7 +116,6 @@ def run_case(case: dict, rank: int, world_size: int) -> dict:
     fetch = [head.output_dict["loss"]]
     if "sampled_class_index" in head.output_dict:
         fetch.append(head.output_dict["sampled_class_index"])
-    velocity = head.velocity.name if head.velocity is not None else None
     for step in range(case["steps"]):
         rows = slice(rank * b, (rank + 1) * b)
         label = labels[step, rows] if case.get("label_rank1", True) else labels[step, rows, None]
@@ -86,20 +123,7 @@ def run_case(case: dict, rank: int, world_size: int) -> dict:
         out[f"loss_{step}"] = results[0]
         if len(results) > 1:
             out[f"sampled_{step}"] = results[1]
-        out[f"shard_{step}"] = tensor(head.weight.name)
-        out[f"backbone_{step}"] = tensor("backbone_w")
-        if head.velocity_scale is not None:  # int8 codes and row scales; velocity_ holds their values
-            codes, scales = np.array(scope.find_var(velocity).get_tensor()), tensor(head.velocity_scale.name)
-            out[f"velocity_codes_{step}"], out[f"velocity_scale_{step}"] = codes, scales
-            out[f"velocity_{step}"] = codes.astype(np.float64) * scales
-        elif velocity:
-            out[f"velocity_{step}"] = tensor(velocity)
-        if backbone_velocity is not None:
-            out[f"backbone_velocity_{step}"] = tensor(backbone_velocity.name)
-        for k, state in enumerate(head.margin_states):
-            out[f"margin_state{k}_{step}"] = tensor(state.name)
-        if scope.find_var("loss_scaling@scale") is not None:
-            out[f"scale_{step}"] = tensor("loss_scaling@scale")
+        out.update(step_state(head, scope, step, backbone_velocity))
     return out
 
 

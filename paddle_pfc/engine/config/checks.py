@@ -130,7 +130,15 @@ def _failed(errors: list[str]) -> set[str]:
 
 def _cross_checks(c: dict, errors: list[str]) -> None:
     """Rules spanning several keys; only run on keys that passed their own checks."""
-    m, d, t, v = c["model"], c["data"], c["train"], c["validation"]
+    _check_model_and_data(c, errors)
+    _check_run(c, errors)
+    _check_schedule(c["train"], errors)
+
+
+def _check_model_and_data(c: dict, errors: list[str]) -> None:
+    """The input size, the data's root and kind, the centers' initialisation (``data.image_size``
+    follows ``model.input_size`` when unset)."""
+    m, d, v = c["model"], c["data"], c["validation"]
     if m["input_size"] is not None:
         if d["image_size"] is None and "data.image_size" not in _failed(errors):
             d["image_size"] = m["input_size"]
@@ -147,12 +155,21 @@ def _cross_checks(c: dict, errors: list[str]) -> None:
             and "model.pretrained" not in _failed(errors):
         errors.append("classifier.center_init: mean_embedding needs model.pretrained (the embeddings "
                       "of a random backbone carry no identity)")
+
+
+def _check_run(c: dict, errors: list[str]) -> None:
+    """The loss against the kernels, resume against overwrite."""
+    t = c["train"]
     if c["loss"]["name"] == "adaface" and c["classifier"]["kernels"] == "fused":
         errors.append("classifier.kernels: the fused kernels cannot run loss.name 'adaface' (a margin a sample); "
                       "use auto or composite")
     if t["resume"] and t["overwrite"]:
         errors.append(f"train.overwrite: deletes the checkpoints that train.resume={t['resume']!r} would "
                       "continue from; give one of them")
+
+
+def _check_schedule(t: dict, errors: list[str]) -> None:
+    """The warm-up and the step schedule's epochs against ``train.epochs``."""
     epochs = t["epochs"]
     if epochs is not None and t["warmup_epochs"] is not None and t["warmup_epochs"] >= epochs:
         errors.append(f"train.warmup_epochs: must be < train.epochs "

@@ -97,7 +97,7 @@ def _check_expansion(value: Any, source: str) -> None:
 
 def _yaml_load(text: str, source: str) -> Any:
     try:
-        value = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+        value = yaml.load(text, Loader=_Loader)  # _Loader is a SafeLoader
     except _TooManyAliases as e:
         raise ConfigError(f"{source}: {e}") from None
     except RecursionError:
@@ -157,31 +157,14 @@ def _read_with_bases(path: str | os.PathLike, chain: tuple[str, ...]) -> Any:
 
 def _apply_override(raw: dict, override: str) -> None:
     """Set ``section.key=value`` (or merge ``section={...}``) into ``raw``, checking the key."""
-    if not isinstance(override, str) or "=" not in override:
-        raise ConfigError(f"{override}: override must look like 'section.key=value'")
-    dotted, text = override.split("=", 1)
-    dotted = dotted.strip()
-    parts = dotted.split(".")
-    if not dotted or any(not p for p in parts):
-        raise ConfigError(f"{dotted or '<empty>'}: malformed override key in {override!r}")
+    parts, text = _override_parts(override)
     section = parts[0]
-    if section not in SCHEMA:
-        raise ConfigError(unknown_section_msg(section))
-    if not text.strip():  # e.g. -o model.pretrained=$UNSET_VARIABLE: not silently null
-        raise ConfigError(f"{dotted}: empty value in override {override!r} (write {dotted}=null for none)")
-    value = _yaml_load(text, dotted)
+    value = _yaml_load(text, ".".join(parts))
     sec = raw.get(section)
     if sec is None:
         sec = raw[section] = {}
     if len(parts) > 1:
-        key = parts[1]
-        if key not in SCHEMA[section]:
-            raise ConfigError(unknown_key_msg(section, key))
-        if len(parts) > 2:
-            raise ConfigError(f"{section}.{key}: cannot override inside this value "
-                              f"({dotted!r}); give the whole value, e.g. -o {section}.{key}=[...]")
-        if SCHEMA[section][key].kind == "str" and isinstance(value, (bool, int, float)):
-            value = text.strip()  # keep e.g. '2024' as a string for str keys
+        value = _key_value(parts, value, text)
     elif not isinstance(value, Mapping):
         raise ConfigError(f"{section}: a section override needs a mapping value, got {describe(value)}")
     if not isinstance(sec, dict):
@@ -190,6 +173,36 @@ def _apply_override(raw: dict, override: str) -> None:
         sec[parts[1]] = value
     else:
         sec.update(value)
+
+
+def _override_parts(override: str) -> tuple[list[str], str]:
+    """``(["section", "key"], value text)`` of ``section.key=value``, the section known and the
+    value not empty."""
+    if not isinstance(override, str) or "=" not in override:
+        raise ConfigError(f"{override}: override must look like 'section.key=value'")
+    dotted, text = override.split("=", 1)
+    dotted = dotted.strip()
+    parts = dotted.split(".")
+    if not dotted or any(not p for p in parts):
+        raise ConfigError(f"{dotted or '<empty>'}: malformed override key in {override!r}")
+    if parts[0] not in SCHEMA:
+        raise ConfigError(unknown_section_msg(parts[0]))
+    if not text.strip():  # e.g. -o model.pretrained=$UNSET_VARIABLE: not silently null
+        raise ConfigError(f"{dotted}: empty value in override {override!r} (write {dotted}=null for none)")
+    return parts, text
+
+
+def _key_value(parts: list[str], value: Any, text: str) -> Any:
+    """The value of ``section.key`` (the key checked; a str key keeps a number's text as written)."""
+    section, key = parts[0], parts[1]
+    if key not in SCHEMA[section]:
+        raise ConfigError(unknown_key_msg(section, key))
+    if len(parts) > 2:
+        raise ConfigError(f"{section}.{key}: cannot override inside this value "
+                          f"({'.'.join(parts)!r}); give the whole value, e.g. -o {section}.{key}=[...]")
+    if SCHEMA[section][key].kind == "str" and isinstance(value, (bool, int, float)):
+        return text.strip()  # keep e.g. '2024' as a string for str keys
+    return value
 
 
 def _plain(v: Any) -> Any:

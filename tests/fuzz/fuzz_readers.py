@@ -1,13 +1,13 @@
 #!/usr/bin/env python
 """Fuzz paddle_pfc's file readers for longer than CI does.
 
-    python tools/fuzz_readers.py --reader bin --cases 2000 --seed 1
-    python tools/fuzz_readers.py --reader all --cases 300 --findings /tmp/fuzz-findings
+    python tests/fuzz/fuzz_readers.py --reader bin --cases 2000 --seed 1
+    python tests/fuzz/fuzz_readers.py --reader all --cases 300 --findings /tmp/fuzz-findings
 
 Prints, per reader: files tried, outcome counts, peak RSS, longest read, and every finding (an
 outcome other than read / refused) with its file; ``--findings`` keeps a copy of each such input.
 A development tool over the test suite's harness (tests/helpers/fuzz: its seeds come from the
-test fixtures); the package never imports it.
+test fixtures), so it lives beside that harness, not in tools/; the package never imports it.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parents[1] / "tests"
+TESTS = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(TESTS), str(TESTS.parent)]
 
 from helpers.fuzz.cases import make_cases  # noqa: E402
