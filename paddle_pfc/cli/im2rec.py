@@ -4,13 +4,15 @@ Usage (from the repo root)::
 
     python tools/im2rec.py --root DIR --output OUTDIR [--quality 95] [--image-size 112]
                            [--num-classes C] [--skip-bad] [--workers N] [--landmarks FILE]
+                           [--non-square pad|crop|stretch]
 
 The output follows insightface's MS1M/Glint360K layout (images keys 1..N
 sorted by label, header record 0, one identity record per class) and a
 ``property`` file ``C,H,W`` when all images share one size.
 Images are decoded and re-encoded as JPEG at ``--quality``, converted by the one policy of every
 command (paddle_pfc.data.photos: grey -> 3 equal channels; with ``--image-size``, non-square ->
-padded with its border to square, then resized), said in one line. ``--landmarks FILE`` (lines
+made square by ``--non-square``: stretched, padded with its border or centre-cropped, then
+resized), said in one line. ``--landmarks FILE`` (lines
 ``image x1 y1 ... x5 y5``, see paddle_pfc.data.photos) first aligns each image on the ArcFace
 template (paddle_pfc.evaluation.face_align; 112x112, or ``--image-size S``).
 
@@ -30,6 +32,7 @@ import os
 import sys
 import time
 
+from paddle_pfc.cli._photos import add_non_square_option
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli.help import HelpFormatter
 from paddle_pfc.utils.progress import Progress
@@ -68,7 +71,7 @@ def convert(span: tuple[int, int]) -> tuple[list[tuple[int, bytes | None, tuple 
     from paddle_pfc.data._image import encode_jpeg
     from paddle_pfc.data.photos import Conversions
 
-    out, conversions = [], Conversions()
+    out, conversions = [], Conversions(_OPTIONS["non_square"])
     for path, label in _SAMPLES[span[0]:span[1]]:
         try:
             img = _load(path, conversions)
@@ -106,6 +109,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--progress-every", type=float, default=10.0, help="seconds between progress lines")
     ap.add_argument("--landmarks", metavar="FILE",
                     help="align each image on its five points in FILE first (lines: image x1 y1 ... x5 y5)")
+    add_non_square_option(ap)
     return ap
 
 
@@ -154,10 +158,10 @@ def _read_samples(args: argparse.Namespace) -> tuple[list, list]:
 class _Tally:
     """What the written records held: image sizes, labels with an image, skipped-image reasons."""
 
-    def __init__(self, skipped: list, progress: Progress) -> None:
+    def __init__(self, skipped: list, progress: Progress, non_square: str) -> None:
         from paddle_pfc.data.photos import Conversions
 
-        self.conversions = Conversions()
+        self.conversions = Conversions(non_square)
         self.sizes: set = set()
         self.written: set = set()
         self.bad = [f"{path}: {reason}" for path, reason in skipped]  # each skipped image, its path first
@@ -187,7 +191,8 @@ def _encode_and_write(args: argparse.Namespace, ordered: list, size, num_classes
         from paddle_pfc.data.photos import read_landmarks
 
         landmarks = read_landmarks(args.landmarks)
-    options = {"size": size, "quality": args.quality, "skip_bad": args.skip_bad, "landmarks": landmarks}
+    options = {"size": size, "quality": args.quality, "skip_bad": args.skip_bad, "landmarks": landmarks,
+               "non_square": args.non_square}
     spans = [(s, min(s + CHUNK, len(ordered))) for s in range(0, len(ordered), CHUNK)]
     pool = None
     try:
@@ -258,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         return usage_failure(e, "im2rec: error")
     num_classes = args.num_classes if args.num_classes is not None else max(lab for _, lab in ordered) + 1
     progress = Progress("im2rec", len(ordered), "images", every_seconds=args.progress_every, write=print)
-    tally = _Tally(skipped, progress)
+    tally = _Tally(skipped, progress, args.non_square)
     try:
         info = _encode_and_write(args, ordered, size, num_classes, tally)
     except USER_ERRORS as e:

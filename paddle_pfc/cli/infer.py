@@ -7,8 +7,9 @@ Usage (from the repo root)::
 
 ``--model``: an export directory (model.json + model.pdiparams + export.json) or a
 ``.onnx`` file. Images are turned into the model's input as every command does
-(paddle_pfc.data.photos: grey -> 3 equal channels, non-square -> padded with its border to
-square, then resized; said in one line); they should be aligned face crops: ``--landmarks FILE``
+(paddle_pfc.data.photos: grey -> 3 equal channels, non-square -> made square by
+``--non-square``: stretched, padded with its border or centre-cropped, then resized; said in one
+line); they should be aligned face crops: ``--landmarks FILE``
 aligns them from five points each (paddle_pfc.evaluation.face_align). An embedding is
 emb(x) + emb(flipped x), as in validation (``--no-flip``: emb(x) alone).
 ``--images`` prints, per image, the norm of its RAW embedding (before L2 normalization; the
@@ -24,6 +25,7 @@ import argparse
 import os
 import sys
 
+from paddle_pfc.cli._photos import add_non_square_option
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli.help import HelpFormatter
 
@@ -42,6 +44,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="embedding = emb(x) alone (default: emb(x) + emb(flipped x), as validation computes it)")
     p.add_argument("--landmarks", metavar="FILE",
                    help="align each image from its five points in FILE (lines: image x1 y1 ... x5 y5)")
+    add_non_square_option(p)
     args = p.parse_args(argv)
     if args.threshold is not None and not -1.0 <= args.threshold <= 1.0:  # also NaN
         p.error(f"--threshold {args.threshold}: a cosine similarity is in [-1, 1]")
@@ -91,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         paths = expand_image_paths(args.images or args.compare)
-        embedder = FaceEmbedder(args.model, device=args.device, batch_size=args.batch_size)
+        embedder = FaceEmbedder(args.model, device=args.device, batch_size=args.batch_size,
+                                non_square=args.non_square)
         threshold = resolve_threshold(args) if args.compare else None  # before any image is embedded
         images = aligned_images(paths, args.landmarks) if args.landmarks else paths
         raw = embedder.embed(images, normalize=False, flip=args.flip)

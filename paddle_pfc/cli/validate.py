@@ -20,6 +20,8 @@ be selection-biased, and the last line gives the verdict in words.
 ``--plot roc.png`` then draws the ROC of every set (log FAR axis,
 TAR@FAR marks, AUC and accuracy) and its accuracy per fold into one PNG; a set holding one kind of
 pair has no ROC (said in the table, the JSON and the picture); a plotting error loses no result.
+Images not at the model's input size are converted by the policy of every command
+(paddle_pfc.data.photos; ``--non-square``), said in one line per set.
 An exported model is fed as its ``export.json`` says. Embedding prints a progress line (images/s,
 eta) every ``--progress-every`` seconds.
 """
@@ -34,6 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from paddle_pfc.cli._outputs import IMAGE_SUFFIXES, check_output_file, draw_figure
+from paddle_pfc.cli._photos import add_non_square_option
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli.help import HelpFormatter
 from paddle_pfc.utils.progress import Progress
@@ -53,6 +56,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--device", default="cpu", help="cpu | gpu | gpu:N (--model only)")
     p.add_argument("--plot", metavar="PNG", help="write the ROC curves and per-fold accuracies here")
     p.add_argument("--progress-every", type=float, default=10.0, help="seconds between progress lines")
+    add_non_square_option(p)
     p.add_argument("--record", action="store_true",
                    help="write the first set's threshold beside the model (validation.json), the default "
                    "threshold of paddle-pfc-infer for this model")
@@ -107,7 +111,7 @@ def evaluate_set(embed_fn: EmbedFn, path: str, name: str, input_size: tuple[int,
     from paddle_pfc.evaluation.validation import embed_distinct, embedded_line, load_pairs
     from paddle_pfc.evaluation.verification import evaluate_pairs
 
-    conversions = Conversions()
+    conversions = Conversions(args.non_square)
     with warnings.catch_warnings():  # a set of one kind of pair: said by the table's "no ROC" note
         warnings.simplefilter("ignore", UserWarning)
         images, issame = load_pairs(path, input_size, conversions)

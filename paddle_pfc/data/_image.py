@@ -6,6 +6,8 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
+from paddle_pfc.data.shape_policy import DEFAULT_NON_SQUARE, checked_non_square
+
 SizeLike = int | Sequence[int] | None
 
 
@@ -74,17 +76,46 @@ def pad_to_aspect(img: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     return out[:, :, None] if img.ndim == 3 and out.ndim == 2 else out
 
 
-def fit_size(img: np.ndarray, size: tuple[int, int] | None) -> np.ndarray:
-    """``img`` (HWC) at ``size=(H, W)``: padded with its border to that aspect ratio
-    (:func:`pad_to_aspect`, a face keeps its shape), then resized (INTER_AREA when shrinking,
-    else INTER_LINEAR); unchanged when it has that size. The one policy of every command
-    (:mod:`paddle_pfc.data.photos`)."""
+def crop_to_aspect(img: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """``img`` (HW or HWC) cut to the aspect ratio of ``size=(H, W)`` by dropping rows or columns
+    of its long direction, as many on each side (one more at the end when odd); unchanged when
+    it has that ratio."""
+    h, w = size
+    ih, iw = img.shape[:2]
+    if ih * w > iw * h:  # too tall: drop rows
+        keep = int(round(iw * h / w))
+        top = (ih - keep) // 2
+        return img[top:top + keep]
+    if ih * w < iw * h:  # too wide: drop columns
+        keep = int(round(ih * w / h))
+        left = (iw - keep) // 2
+        return img[:, left:left + keep]
+    return img
+
+
+def to_aspect(img: np.ndarray, size: tuple[int, int], non_square: str = DEFAULT_NON_SQUARE) -> np.ndarray:
+    """``img`` brought to the aspect ratio of ``size=(H, W)`` by the policy ``non_square``:
+    ``pad`` (:func:`pad_to_aspect`), ``crop`` (:func:`crop_to_aspect`) or ``stretch`` (unchanged:
+    the resize changes the ratio). An image of that ratio is returned as it is by every policy."""
+    if checked_non_square(non_square) == "pad":
+        return pad_to_aspect(img, size)
+    if non_square == "crop":
+        return crop_to_aspect(img, size)
+    return img
+
+
+def fit_size(img: np.ndarray, size: tuple[int, int] | None, non_square: str = DEFAULT_NON_SQUARE) -> np.ndarray:
+    """``img`` (HWC) at ``size=(H, W)``: brought to that aspect ratio by the policy ``non_square``
+    (:func:`to_aspect`), then resized (INTER_AREA when shrinking, else INTER_LINEAR); unchanged
+    when it has that size. The policy of every command (:mod:`paddle_pfc.data.photos`)."""
     if size is None:
         return img
     h, w = size
     if img.shape[0] == h and img.shape[1] == w:
         return img
-    img = pad_to_aspect(img, (h, w))
+    img = to_aspect(img, (h, w), non_square)
+    if img.shape[0] == h and img.shape[1] == w:
+        return img
     interp = cv2.INTER_AREA if (img.shape[0] > h and img.shape[1] > w) else cv2.INTER_LINEAR
     out = cv2.resize(img, (w, h), interpolation=interp)
     if out.ndim == 2:

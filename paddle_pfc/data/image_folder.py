@@ -49,6 +49,7 @@ from .label_blocks import (
 )
 from .label_checks import FolderResolver, folder_groups, irregular, release_powers, span_hashes
 from .label_list import ImageList
+from .shape_policy import DEFAULT_NON_SQUARE, checked_non_square
 
 _log = logging.getLogger("paddle_pfc.data")
 
@@ -269,7 +270,8 @@ class ImageFolderDataset:
 
     ``ds[i] -> (rgb uint8 [H, W, 3], label int)``. Images are decoded with cv2;
     grayscale/alpha are converted to 3-channel RGB; an image whose size differs
-    from ``image_size`` is resized to it (``image_size=None`` keeps native size).
+    from ``image_size`` is brought to it by the policy ``non_square`` (``pad`` | ``crop`` |
+    ``stretch``, :func:`~paddle_pfc.data._image.fit_size`; ``image_size=None`` keeps native size).
 
     ``num_classes``: when given, labels must be in ``[0, num_classes)``; otherwise
     it is ``max(label) + 1``.
@@ -284,8 +286,10 @@ class ImageFolderDataset:
     """
 
     def __init__(self, root: str, label_file: str = "label.txt", image_size: SizeLike = 112,
-                 num_classes: int | None = None, skip_bad: bool = False, allow_outside_root: bool = False):
+                 num_classes: int | None = None, skip_bad: bool = False, allow_outside_root: bool = False,
+                 non_square: str = DEFAULT_NON_SQUARE):
         started = time.perf_counter()
+        self.non_square = checked_non_square(non_square)
         self.root = os.path.abspath(root)
         self.label_file = label_file if os.path.isabs(label_file) else os.path.join(self.root, label_file)
         self.image_size = as_size(image_size)
@@ -331,4 +335,5 @@ class ImageFolderDataset:
         return len(self.samples)
 
     def __getitem__(self, index: int) -> tuple[np.ndarray, int]:
-        return fit_size(read_rgb(self.samples.checked_path(index)), self.image_size), int(self.labels[index])
+        image = read_rgb(self.samples.checked_path(index))
+        return fit_size(image, self.image_size, self.non_square), int(self.labels[index])

@@ -19,6 +19,7 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 
 from ._image import SizeLike, as_size, fit_size, normalize_nchw
+from .shape_policy import DEFAULT_NON_SQUARE
 
 
 # --------------------------------------------------------------------------- sampler
@@ -108,7 +109,7 @@ def decode_batch_into(dataset, indices: np.ndarray, flips: np.ndarray, out: np.n
         img, lab = dataset[idx]
         if num_classes is not None and not 0 <= int(lab) < num_classes:
             raise ValueError(f"{type(dataset).__name__} sample {idx}: label {lab} outside [0, {num_classes})")
-        img = fit_size(img, (h, w))
+        img = fit_size(img, (h, w), getattr(dataset, "non_square", DEFAULT_NON_SQUARE))
         if img.ndim != 3 or img.shape[2] != 3:
             raise ValueError(f"{type(dataset).__name__} sample {idx}: expected HWC RGB, got shape {img.shape}")
         out[j] = img[:, ::-1] if fl else img
@@ -316,8 +317,8 @@ def build_dataset(kind: str, root: str | None = None, num_classes: int | None = 
     """Create a dataset: ``kind`` in ``folder`` | ``rec`` | ``synthetic``.
 
     * ``folder``: :class:`ImageFolderDataset` ``(root, label_file='label.txt', skip_bad=False,
-      allow_outside_root=False)``
-    * ``rec``: :class:`RecordDataset` over ``root/train.rec`` + ``train.idx``
+      allow_outside_root=False, non_square=...)``
+    * ``rec``: :class:`RecordDataset` over ``root/train.rec`` + ``train.idx`` ``(non_square=...)``
     * ``synthetic``: :class:`SyntheticFaces` ``(num_classes, samples_per_class=20, seed=0, ...)``; ``root`` ignored
     """
     from .image_folder import ImageFolderDataset

@@ -4,9 +4,12 @@ Every command that reads images (``paddle-pfc-im2rec``, training, ``paddle-pfc-v
 ``paddle-pfc-infer``) turns an image into the model's input the same way:
 
 * grey (one channel, or three equal ones) -> three equal RGB channels;
-* not the model's aspect ratio (square) -> padded on both sides of its short direction with
-  copies of its border row / column, centred, so the face keeps its shape
-  (:func:`paddle_pfc.data._image.pad_to_aspect`);
+* not the model's aspect ratio (square) -> made square by the policy ``non_square``
+  (:data:`~paddle_pfc.data.shape_policy.NON_SQUARE`, :func:`paddle_pfc.data._image.to_aspect`):
+  ``pad`` (both sides of its short direction padded with copies of its border row / column,
+  centred: the face keeps its shape), ``crop`` (its centre square) or ``stretch`` (no change
+  here: the resize changes the aspect ratio; the default,
+  :data:`~paddle_pfc.data.shape_policy.DEFAULT_NON_SQUARE`); a square image is the same under each;
 * then resized to the input size.
 
 A plain resize is no face alignment: the models expect crops aligned on five landmarks
@@ -26,26 +29,36 @@ import os
 
 import numpy as np
 
-from paddle_pfc.data._image import fit_size, pad_to_aspect
+from paddle_pfc.data._image import fit_size, to_aspect
+from paddle_pfc.data.shape_policy import DEFAULT_NON_SQUARE, checked_non_square
 from paddle_pfc.utils.errors import InputDataError
 
-__all__ = ["Conversions", "is_grey", "is_square", "describe", "policy", "read_landmarks", "POLICY"]
+__all__ = ["Conversions", "is_grey", "is_square", "describe", "policy", "read_landmarks", "square_words"]
 
-#: what the policy does to a grey image (all it says of images that need no padding or resize)
+#: what the policy does to a grey image (all it says of images that need no squaring or resize)
 GREY_POLICY = "grey -> 3 equal channels"
-RESIZE_POLICY = f"{GREY_POLICY}, non-square -> padded with its border to square, then resized"
+#: how each ``non_square`` policy makes an image square, as the commands say it
+SQUARE_WORDS = {"pad": "padded with its border to square",
+                "crop": "centre-cropped to square",
+                "stretch": "stretched to square (aspect ratio not kept)"}
 #: said of non-square images only: the crops of paddle-pfc-align (and any aligned crop) are square,
 #: and a square aligned crop resized stays aligned
 ALIGN_HINT = "a resize is no alignment: give aligned crops (--landmarks FILE, or paddle-pfc-align with a face detector)"
-POLICY = f"{RESIZE_POLICY}; {ALIGN_HINT}"
 
 
-def policy(padded: bool, resized: bool) -> str:
-    """The policy's words for images that were ``padded`` (not square) and/or ``resized``: the
-    alignment hint for non-square images only (aligned crops are square)."""
-    if padded:
-        return POLICY
-    return RESIZE_POLICY if resized else GREY_POLICY
+def square_words(non_square: str = DEFAULT_NON_SQUARE) -> str:
+    """How the policy ``non_square`` makes an image square (``padded with its border to square``)."""
+    return SQUARE_WORDS[checked_non_square(non_square)]
+
+
+def policy(squared: bool, resized: bool, non_square: str = DEFAULT_NON_SQUARE) -> str:
+    """The policy's words for images that were ``squared`` (not square) and/or ``resized``: the
+    ``non_square`` policy and the alignment hint for non-square images only (aligned crops are
+    square)."""
+    resize = f"{GREY_POLICY}, non-square -> {square_words(non_square)}, then resized (non_square: {non_square})"
+    if squared:
+        return f"{resize}; {ALIGN_HINT}"
+    return resize if resized else GREY_POLICY
 
 
 def is_grey(img: np.ndarray) -> bool:
@@ -60,24 +73,31 @@ def is_square(img: np.ndarray) -> bool:
     return img.shape[0] == img.shape[1]
 
 
-def describe(img: np.ndarray, size: tuple[int, int]) -> str | None:
+def _squares(img: np.ndarray, size: tuple[int, int]) -> bool:
+    """True when ``img`` does not have the aspect ratio of ``size=(H, W)``."""
+    return img.shape[0] * size[1] != img.shape[1] * size[0]
+
+
+def describe(img: np.ndarray, size: tuple[int, int], non_square: str = DEFAULT_NON_SQUARE) -> str | None:
     """What the policy does to ``img`` at ``size=(H, W)`` (``grey, 92x112 (width x height):
-    padded to square, resized to 112x112``), or None when it is used as it is."""
+    padded with its border to square, resized to 112x112``), or None when it is used as it is."""
     h, w = img.shape[:2]
     facts = ["grey"] if is_grey(img) else []
     if (h, w) != tuple(size):
-        square = pad_to_aspect(img[:, :, :1] if img.ndim == 3 else img, size).shape[:2]
-        steps = (["padded with its border to square"] if square != (h, w) else []) + \
-            ([f"resized to {size[1]}x{size[0]}"] if square != tuple(size) else [])
+        squared = to_aspect(img[:, :, :1] if img.ndim == 3 else img, size, non_square).shape[:2]
+        steps = ([square_words(non_square)] if _squares(img, size) else []) + \
+            ([f"resized to {size[1]}x{size[0]}"] if squared != tuple(size) else [])
         facts.append(f"{w}x{h} (width x height): {', '.join(steps)}")
     return ", ".join(facts) or None
 
 
 class Conversions:
-    """Counts the images a command converted (see the module doc) and gives its one line."""
+    """Counts the images a command converted by the policy ``non_square`` (see the module doc)
+    and gives its one line."""
 
-    def __init__(self) -> None:
-        self.grey = self.padded = self.resized = 0
+    def __init__(self, non_square: str = DEFAULT_NON_SQUARE) -> None:
+        self.non_square = checked_non_square(non_square)
+        self.grey = self.squared = self.resized = 0
         self.first: dict[str, str] = {}
 
     def fit(self, img: np.ndarray, size: tuple[int, int] | None, name: str = "") -> np.ndarray:
@@ -88,38 +108,38 @@ class Conversions:
         if size is None or img.shape[:2] == tuple(size):
             return img
         h, w = img.shape[:2]
-        square = pad_to_aspect(img, size)
-        if square.shape[:2] != (h, w):
-            self.padded += 1
-            self.first.setdefault("padded", f"{name} {w}x{h}".strip())
+        if _squares(img, size):
+            self.squared += 1
+            self.first.setdefault("squared", f"{name} {w}x{h}".strip())
+        square = to_aspect(img, size, self.non_square)
         if square.shape[:2] != tuple(size):
             self.resized += 1
             self.first.setdefault("resized", f"{name} {w}x{h}".strip())
-        return fit_size(square, size)
+        return fit_size(square, size, self.non_square)
 
     def add(self, other: Conversions) -> None:
         """Fold the counts of ``other`` (e.g. a worker's) into these."""
         self.grey += other.grey
-        self.padded += other.padded
+        self.squared += other.squared
         self.resized += other.resized
         for key, value in other.first.items():
             self.first.setdefault(key, value)
 
     def line(self, size: tuple[int, int] | None = None) -> str | None:
-        """``images: 400 grey (first: a.pgm), 400 non-square (first: a.pgm 92x112), ...`` with the
+        """``images: 400 grey (first: a.pgm), 400 not square (first: a.pgm 92x112), ...`` with the
         policy (of grey images alone: their conversion, no word of alignment), or None when nothing
         was converted."""
         parts = []
         if self.grey:
             parts.append(f"{self.grey:,} grey (first: {self.first['grey']})")
-        if self.padded:
-            parts.append(f"{self.padded:,} not square (first: {self.first['padded']})")
+        if self.squared:
+            parts.append(f"{self.squared:,} not square (first: {self.first['squared']})")
         if self.resized:
             at = f" to {size[1]}x{size[0]}" if size else ""
             parts.append(f"{self.resized:,} resized{at} (first: {self.first['resized']})")
         if not parts:
             return None
-        return f"images: {', '.join(parts)}; policy: {policy(bool(self.padded), bool(self.resized))}"
+        return f"images: {', '.join(parts)}; policy: {policy(bool(self.squared), bool(self.resized), self.non_square)}"
 
 
 def _landmark_line(line: str, lineno: int, path: str, folder: str) -> tuple[str, np.ndarray] | None:

@@ -39,6 +39,7 @@ from paddle_pfc.utils.errors import BudgetError, InputDataError
 from ._image import SizeLike, as_size, decode_rgb, fit_size
 from .rec_index import read_idx_file, timed_index  # noqa: F401  (read_idx_file: also read from here)
 from .rec_labels import all_labels, max_label
+from .shape_policy import DEFAULT_NON_SQUARE, checked_non_square
 
 _log = logging.getLogger("paddle_pfc.data")
 
@@ -275,7 +276,8 @@ class RecordDataset:
     """
 
     def __init__(self, root: str | None = None, rec_path: str | None = None, idx_path: str | None = None,
-                 image_size: SizeLike = 112, num_classes: int | None = None):
+                 image_size: SizeLike = 112, num_classes: int | None = None,
+                 non_square: str = DEFAULT_NON_SQUARE):
         if rec_path is None:
             if root is None:
                 raise ValueError("RecordDataset: give root or rec_path")
@@ -284,6 +286,7 @@ class RecordDataset:
             idx_path = os.path.splitext(rec_path)[0] + ".idx"
         self.rec_path, self.idx_path = os.path.abspath(rec_path), os.path.abspath(idx_path)
         self.image_size = as_size(image_size)
+        self.non_square = checked_non_square(non_square)
         if not os.path.isfile(self.rec_path):
             raise ValueError(f"{self.rec_path}: record file not found")
         self._file_size = os.path.getsize(self.rec_path)
@@ -464,7 +467,7 @@ class RecordDataset:
         where = self._where(key)
         h, img = unpack(self._read_payload(key), where)
         label = self._check_label(header_class_label(h), key, True)
-        return fit_size(decode_rgb(img, where), self.image_size), label
+        return fit_size(decode_rgb(img, where), self.image_size, self.non_square), label
 
     def read_labels(self) -> np.ndarray:
         """Every sample's label (int64 ``[len(self)]``, each checked against ``num_classes``), read from

@@ -20,10 +20,10 @@ L2-normalized float32 embeddings ``[n, D]`` (cosine similarity = dot product).
 
 Decoded / array images are converted to 3-channel RGB (grayscale is repeated
 over 3 channels, alpha is dropped), brought to the model's input size by the policy of every
-command (:mod:`paddle_pfc.data.photos`: padded with their border to square, then resized;
-counted in ``FaceEmbedder.conversions``, whose ``line()`` says it once -- a face-recognition
-model expects ALIGNED crops and a plain resize is no alignment) and normalized as
-``export.json`` says (``(x - 127.5) / 128``).
+command (:mod:`paddle_pfc.data.photos`: made square by ``non_square=`` -- stretched, padded with
+their border or centre-cropped --, then resized; counted in ``FaceEmbedder.conversions``,
+whose ``line()`` says it once -- a face-recognition model expects ALIGNED crops and a plain
+resize is no alignment) and normalized as ``export.json`` says (``(x - 127.5) / 128``).
 
 Errors: a missing model file -> ``FileNotFoundError`` naming it; a corrupted
 one -> ``ValueError`` naming it; a missing image -> ``FileNotFoundError``, an
@@ -41,6 +41,7 @@ import numpy as np
 
 from paddle_pfc.data._image import decode_rgb
 from paddle_pfc.data.photos import Conversions
+from paddle_pfc.data.shape_policy import DEFAULT_NON_SQUARE
 from paddle_pfc.deploy.model_format import PathLike
 from paddle_pfc.deploy.predictor import EmbeddingModel
 
@@ -128,15 +129,18 @@ class FaceEmbedder(EmbeddingModel):
 
     Constructor, attributes and :meth:`forward` (raw embeddings of a normalized NCHW batch, an
     ``embed_fn`` for :mod:`paddle_pfc.evaluation.validation`) are
-    :class:`paddle_pfc.deploy.predictor.EmbeddingModel`'s; this class adds images.
+    :class:`paddle_pfc.deploy.predictor.EmbeddingModel`'s; this class adds images, made square
+    by ``non_square`` (``pad`` | ``crop`` | ``stretch``, :mod:`paddle_pfc.data.photos`).
     """
+
+    def __init__(self, model: PathLike, *args, non_square: str = DEFAULT_NON_SQUARE, **kwargs) -> None:
+        self._conversions = Conversions(non_square)
+        super().__init__(model, *args, **kwargs)
 
     @property
     def conversions(self) -> Conversions:
-        """What the images embedded so far needed (grey, not square, resized): see
-        :mod:`paddle_pfc.data.photos`."""
-        if "_conversions" not in self.__dict__:
-            self._conversions = Conversions()
+        """What the images embedded so far needed (grey, not square, resized) and the policy that
+        converts them: see :mod:`paddle_pfc.data.photos`."""
         return self._conversions
 
     def _normalize(self, rgb_batch: np.ndarray) -> np.ndarray:

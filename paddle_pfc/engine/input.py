@@ -25,7 +25,8 @@ def dataset_from_config(data_cfg, image_size: int):
     d = data_cfg
     extra = {"synthetic": {"samples_per_class": d.samples_per_class, "seed": d.seed},
              "folder": {"skip_bad": d.skip_bad, "allow_outside_root": d.allow_outside_root,
-                        "label_file": d.label_file}, "rec": {}}[d.kind]
+                        "label_file": d.label_file, "non_square": d.non_square},
+             "rec": {"non_square": d.non_square}}[d.kind]
     where = f" at {d.root}" if d.root else ""
     log.info("data: indexing the %s data%s", d.kind, where)
     started = time.perf_counter()

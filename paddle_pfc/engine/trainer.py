@@ -173,7 +173,7 @@ class Trainer:
 
     def _note_resized_images(self, size: int) -> None:
         """One line when the data's first image is grey or not ``model.input_size`` square: every
-        image is converted by the one policy (:mod:`paddle_pfc.data.photos`)."""
+        image is converted by the one policy, ``data.non_square`` (:mod:`paddle_pfc.data.photos`)."""
         if not isinstance(self.dataset, (ImageFolderDataset, RecordDataset)):
             return  # synthetic faces are drawn at the input size
         from paddle_pfc.data.photos import describe, is_square, policy
@@ -183,10 +183,12 @@ class Trainer:
             image = self.dataset[0][0]
         finally:
             self.dataset.image_size = wanted
-        first = describe(image, (size, size))
+        non_square = self.dataset.non_square
+        first = describe(image, (size, size), non_square)
         if first is not None:
             log.warning("data: the first image is %s; every image is converted for model.input_size %dx%d "
-                        "(%s)", first, size, size, policy(not is_square(image), image.shape[:2] != (size, size)))
+                        "(%s)", first, size, size,
+                        policy(not is_square(image), image.shape[:2] != (size, size), non_square))
 
     def resume(self, path: str) -> None:
         """Load the checkpoint at ``path`` (strict: see :mod:`~paddle_pfc.engine.checkpoint`) and

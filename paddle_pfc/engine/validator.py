@@ -73,7 +73,8 @@ def load_validation_sets(cfg: Config, output_dir: Path, rank: int, world_size: i
     for name, path in sets:
         started = time.perf_counter()
         try:
-            images, issame, total = load_bin_part(path, cfg.model.input_size, rank, world_size)
+            images, issame, total = load_bin_part(path, cfg.model.input_size, rank, world_size,
+                                                  cfg.data.non_square)
         except (OSError, ValueError) as exc:
             where = "" if os.path.isabs(path) else f" (read as {os.path.abspath(path)})"
             raise ValidationSetError(f"validation.sets {name!r}{where}: {exc}") from exc

@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from paddle_pfc.data._image import SizeLike, as_size, decode_rgb, fit_size, normalize_nchw
+from paddle_pfc.data.shape_policy import DEFAULT_NON_SQUARE
 from paddle_pfc.utils.decode_budget import file_budget
 from paddle_pfc.utils.errors import BudgetError, InputDataError
 from paddle_pfc.utils.image_header import image_size as declared_image_size
@@ -141,11 +142,13 @@ def write_bin(path: str, bins: Sequence[bytes], issame: Sequence[bool]) -> None:
         pickle.dump((bins, issame), f, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def load_bin(path: str, image_size: SizeLike = 112, flip: bool = True, conversions=None) -> VerificationSet:
+def load_bin(path: str, image_size: SizeLike = 112, flip: bool = True, conversions=None,
+             non_square: str = DEFAULT_NON_SQUARE) -> VerificationSet:
     """Decode a ``.bin`` set into normalized arrays (see :class:`VerificationSet`).
 
     Images are decoded to RGB and brought to ``image_size`` when different (the policy of
-    :mod:`paddle_pfc.data.photos`; counted in ``conversions``, a ``Conversions``, when given).
+    :mod:`paddle_pfc.data.photos`, ``non_square``; counted in ``conversions``, a ``Conversions``
+    whose own policy then applies, when given).
     An undecodable image raises ``ValueError`` naming the file and image index; a set whose
     pairs are all same-identity (or all different) warns that its accuracy means nothing.
     Memory: ``2P*3*H*W*4`` bytes per copy (LFW at 112: ~1.8 GB with ``flip``).
@@ -156,7 +159,8 @@ def load_bin(path: str, image_size: SizeLike = 112, flip: bool = True, conversio
         warnings.warn(f"{path}: all {len(issame)} pairs are {'same' if issame[0] else 'different'}-identity "
                       "pairs: its accuracy does not measure verification (a threshold that accepts "
                       "or rejects every pair is right on all of them)", stacklevel=2)
-    fit = fit_size if conversions is None else (lambda img, to: conversions.fit(img, to, f"{path}[{i}]"))
+    fit = ((lambda img, to: fit_size(img, to, non_square)) if conversions is None
+           else (lambda img, to: conversions.fit(img, to, f"{path}[{i}]")))
     i = 0
     first = fit(decode_bin_image(bins[0], path, 0), size)
     h, w = first.shape[:2]

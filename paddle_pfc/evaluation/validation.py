@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from paddle_pfc.data.shape_policy import DEFAULT_NON_SQUARE
 from paddle_pfc.evaluation.verification import VerificationResult, evaluate_pairs
 
 __all__ = ["EmbedFn", "embed_pairs", "distinct_images", "embed_distinct", "embedded_line", "load_pairs",
@@ -125,12 +126,13 @@ def embedded_line(distinct: int, total: int) -> str:
 
 
 def load_pairs(path: str | os.PathLike, image_size=112,
-               conversions=None) -> tuple[np.ndarray, np.ndarray]:
+               conversions=None, non_square: str = DEFAULT_NON_SQUARE) -> tuple[np.ndarray, np.ndarray]:
     """The pairs of an insightface ``.bin`` set as arrays: ``(images float32 [2P, 3, H, W], issame bool [P])``
     (:func:`paddle_pfc.evaluation.bin_set.load_bin` without the flipped copy).
 
     Images are decoded to RGB, brought to ``image_size`` (int or ``(H, W)``) when
-    they differ (:mod:`paddle_pfc.data.photos`; counted in ``conversions`` when given), and
+    they differ (:mod:`paddle_pfc.data.photos`, ``non_square``; counted in ``conversions``, whose
+    own policy then applies, when given), and
     normalized ``(x - 127.5) / 128``.  Pair ``k`` is images
     ``2k, 2k+1``.  Uses the data layer's reader (:mod:`paddle_pfc.evaluation.bin_set`);
     ``ValueError`` naming the file for unreadable / malformed sets (``UnsafePickleError``, a
@@ -141,7 +143,7 @@ def load_pairs(path: str | os.PathLike, image_size=112,
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: verification .bin file not found")
-    vs = load_bin(path, image_size, flip=False, conversions=conversions)
+    vs = load_bin(path, image_size, flip=False, conversions=conversions, non_square=non_square)
     return vs.images, np.asarray(vs.issame, dtype=bool)
 
 
@@ -154,7 +156,7 @@ def shard_range(count: int, rank: int, world_size: int) -> tuple[int, int]:
 
 
 def load_bin_part(path: str | os.PathLike, image_size=112, rank: int = 0,
-                  world_size: int = 1) -> tuple[np.ndarray, np.ndarray, int]:
+                  world_size: int = 1, non_square: str = DEFAULT_NON_SQUARE) -> tuple[np.ndarray, np.ndarray, int]:
     """Open and check a ``.bin`` set and decode only rank ``rank``'s share of its images
     (``shard_range(2P, rank, world_size)``).
 
@@ -175,7 +177,7 @@ def load_bin_part(path: str | os.PathLike, image_size=112, rank: int = 0,
         raise ValueError(f"{path}: empty verification set")
     start, stop = shard_range(len(bins), rank, world_size)
     size = as_size(image_size)
-    decoded = [fit_size(decode_bin_image(bins[i], path, i), size) for i in range(start, stop)]
+    decoded = [fit_size(decode_bin_image(bins[i], path, i), size, non_square) for i in range(start, stop)]
     if decoded:
         images = normalize_nchw(np.stack(decoded))
     else:

@@ -35,7 +35,7 @@ def decoded(out) -> list[np.ndarray]:
 def test_grey_and_non_square_images_are_converted_and_said_once(folder, tmp_path, capsys):
     root, images = folder
     assert im2rec.main(["--root", str(root), "--output", str(tmp_path / "rec"), "--image-size", "112",
-                        "--workers", "0", "--quality", "100"]) == 0
+                        "--workers", "0", "--quality", "100", "--non-square", "pad"]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("im2rec: images:")]
     assert len(lines) == 1
     assert lines[0].startswith(f"im2rec: images: 2 grey (first: {root / 'a.pgm'}), 2 not square (first: "
@@ -62,3 +62,26 @@ def test_landmarks_align_each_image_first(folder, tmp_path, capsys):
     error = np.abs(c.astype(int) - reference.astype(int))[5:-1, 1:-1].mean()
     unmoved = np.abs(c.astype(int) - images["c.png"][:112, :112, ::-1].astype(int))[5:-1, 1:-1].mean()
     assert c.shape == (112, 112, 3) and error < 3 < 3 * error < unmoved  # JPEG's error, far from a wrong shift
+
+
+@pytest.mark.parametrize("non_square, said", [("crop", "centre-cropped to square"),
+                                              ("stretch", "stretched to square (aspect ratio not kept)")])
+def test_non_square_chooses_how_a_photo_becomes_square(folder, tmp_path, capsys, non_square, said):
+    root, images = folder
+    assert im2rec.main(["--root", str(root), "--output", str(tmp_path / "rec"), "--image-size", "92",
+                        "--workers", "0", "--quality", "100", "--non-square", non_square]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("im2rec: images:")]
+    assert len(lines) == 1 and f"non-square -> {said}, then resized (non_square: {non_square})" in lines[0]
+    a = decoded(tmp_path / "rec")[0]
+    if non_square == "crop":  # the centre 92x92 of the 92x112 face, no resize
+        expected = images["a.pgm"][10:102]
+    else:
+        expected = cv2.resize(images["a.pgm"], (92, 92), interpolation=cv2.INTER_LINEAR)
+    assert a.shape == (92, 92, 3) and np.abs(a.astype(int) - expected[:, :, None].astype(int)).mean() < 1.5
+
+
+def test_an_unknown_non_square_policy_is_a_usage_error(folder, tmp_path, capsys):
+    root, _ = folder
+    with pytest.raises(SystemExit) as exit_:
+        im2rec.main(["--root", str(root), "--output", str(tmp_path / "rec"), "--non-square", "squash"])
+    assert exit_.value.code == 2 and "--non-square: invalid choice: 'squash'" in capsys.readouterr().err

@@ -164,3 +164,21 @@ def test_validate_far_rule_warns_on_too_few_impostors_and_checks_a_given_thresho
     with pytest.raises(SystemExit):
         validate.parse_args(["--model", model, "--bin", "x.bin", "--far", "1.5"])
     assert "--far 1.5: a false-accept rate is in (0, 1)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("non_square, said", [("crop", "centre-cropped to square"), ("stretch", "stretched to square")])
+def test_validate_and_infer_say_the_non_square_policy_they_apply(model_and_set, capsys, non_square, said):
+    folder, model, paths = model_and_set
+    assert validate.main(["--model", model, "--bin", str(folder / "pairs.bin"), "--nrof-folds", "3",
+                          "--non-square", non_square, "--json", str(folder / f"{non_square}.json")]) == 0
+    assert f"non-square -> {said}" in capsys.readouterr().out
+    from paddle_pfc.evaluation.validation import evaluate_arrays, load_pairs
+
+    images, issame = load_pairs(folder / "pairs.bin", SIZE, non_square=non_square)
+    padded, _ = load_pairs(folder / "pairs.bin", SIZE, non_square="pad")
+    assert not np.array_equal(images, padded)  # the 30x40 face differs
+    embedder = FaceEmbedder(model, non_square=non_square)
+    result = json.loads((folder / f"{non_square}.json").read_text())["sets"]["pairs"]
+    assert result["accuracy"] == pytest.approx(evaluate_arrays(embedder.forward, images, issame, nrof_folds=3).accuracy)
+    assert infer.main(["--model", model, "--images", paths[5], "--non-square", non_square]) == 0
+    assert f"(non_square: {non_square})" in capsys.readouterr().out

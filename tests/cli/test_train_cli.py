@@ -57,6 +57,7 @@ def test_trains_on_image_folder_and_recordio(small_folder, small_lfw, tmp_path):
     ("classifier.dtype=float16", "classifier.dtype"),  # float16 needs a GPU (bfloat16 works on CPU)
     ("classifier.center_dtype=float16", "classifier.center_dtype"),
     ("train.loss_scaling=sometimes", "train.loss_scaling"),
+    ("data.non_square=squash", "data.non_square: must be one of pad, crop, stretch"),
 ])
 def test_bad_config_names_the_key_before_starting(override, key, tmp_path):
     proc = train(*TINY, "-o", override, "-o", f"train.output_dir={tmp_path}", timeout=120)

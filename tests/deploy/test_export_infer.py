@@ -195,8 +195,8 @@ def test_grayscale_and_resize(embedder, images, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # said in the conversions' line, not as a Python warning
         got = embedder.embed(str(tmp_path / "big.png"))
-    squared = cv2.copyMakeBorder(big, 8, 8, 0, 0, cv2.BORDER_REPLICATE)  # 64x48 (WxH) padded to 64x64
-    expected = embedder.embed([cv2.resize(squared, (SIZE, SIZE), interpolation=cv2.INTER_AREA)])
+    # data.non_square's default, stretch: 64x48 (WxH) resized to 32x32 as it is
+    expected = embedder.embed([cv2.resize(big, (SIZE, SIZE), interpolation=cv2.INTER_AREA)])
     np.testing.assert_allclose(got, expected, atol=1e-6)
     line = embedder.conversions.line((SIZE, SIZE))
     assert "1 not square (first: " in line and "big.png 64x48" in line and " resized to 32x32 (first: " in line, line

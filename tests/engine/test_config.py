@@ -351,3 +351,10 @@ def test_configuration_reference_is_current():
     proc = subprocess.run([sys.executable, "tools/config_reference.py", "--check"],
                           cwd=CONFIG_DIR.parent, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_data_non_square_takes_one_of_its_policies():
+    assert load_config(None, ["data.num_classes=10"]).data.non_square == "stretch"
+    assert load_config(None, ["data.num_classes=10", "data.non_square=crop"]).data.non_square == "crop"
+    assert "data.non_square: must be one of pad, crop, stretch; got 'squash'" in _err(
+        ["data.num_classes=10", "data.non_square=squash"])

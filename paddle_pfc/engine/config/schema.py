@@ -20,6 +20,7 @@ from typing import Any, get_args
 import yaml
 
 from paddle_pfc.backbones.names import BACKBONES  # model.backbone's choices: the backbones' one list
+from paddle_pfc.data.shape_policy import DEFAULT_NON_SQUARE, NON_SQUARE
 from paddle_pfc.head.dtypes import DTYPE_BYTES, MOMENTUM_DTYPES
 
 DTYPES: tuple[str, ...] = tuple(DTYPE_BYTES)
@@ -180,6 +181,11 @@ class DataConfig(Section):
                                       "or the label file's largest label + 1)", ge(2))
     label_file: str = setting("label.txt", "folder data: the label file, relative to data.root (paddle-pfc-pairs "
                               "writes train_label.txt: the identities it did not hold out)")
+    non_square: str = setting(DEFAULT_NON_SQUARE, "how an image that is not square becomes the square model "
+                              "input before its resize (training and validation): pad (with its border "
+                              "row / column), crop (the centre square) or stretch (resized without keeping "
+                              "its aspect ratio); square images (aligned crops, insightface data) are the "
+                              "same under each", choices=NON_SQUARE)
     samples_per_class: int = setting(20, "synthetic images per identity", ge(1))
     image_size: int | None = setting(None, "image side: leave it out, it follows model.input_size (accepted "
                                      "when equal to it)", ge(1))
