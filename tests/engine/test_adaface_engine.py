@@ -41,17 +41,30 @@ def test_resumed_adaface_run_equals_the_uninterrupted_one(tmp_path):
         np.testing.assert_array_equal(value, expected[name], err_msg=name)
 
 
-@pytest.mark.parametrize("name", ["arcface", "cosface", "combined"])
-def test_loss_name_builds_the_margin(name):
+@pytest.mark.parametrize("name, margins, expected", [
+    ("arcface", ["loss.margin2=0.2"], (1.0, 0.2, 0.0)),
+    ("cosface", ["loss.margin2=0", "loss.margin3=0.35"], (1.0, 0.0, 0.35)),
+    ("combined", ["loss.margin1=0.9", "loss.margin2=0.2", "loss.margin3=0.1"], (0.9, 0.2, 0.1))])
+def test_loss_name_builds_the_margin(name, margins, expected):
     from paddle_pfc.engine.builder import build_margin
     from paddle_pfc.head.adaface import AdaFace
     from paddle_pfc.head.margin import CombinedMargin
 
-    cfg = load_config(str(CONFIG), [f"loss.name={name}", "loss.margin2=0.2", "loss.margin3=0.1"])
-    assert build_margin(cfg.loss) == CombinedMargin(1.0, 0.2, 0.1, 16.0)
+    cfg = load_config(str(CONFIG), [f"loss.name={name}", *margins])
+    assert build_margin(cfg.loss) == CombinedMargin(*expected, 16.0)
     cfg = load_config(str(CONFIG), ["loss.name=adaface", "loss.adaface_m=0.3", "loss.adaface_h=0.5",
                                     "loss.adaface_t_alpha=0.1"])
     assert build_margin(cfg.loss) == AdaFace(m=0.3, h=0.5, s=16.0, t_alpha=0.1)
+
+
+@pytest.mark.parametrize("name, margins", [("cosface", []), ("cosface", ["loss.margin2=0"]),
+                                           ("arcface", ["loss.margin3=0.2"]), ("arcface", ["loss.margin1=0.9"]),
+                                           ("arcface", ["loss.margin2=-0.1"])])
+def test_a_named_margin_refuses_margins_of_another(name, margins):
+    """loss.name cosface with ArcFace's default margin2 (or any margins not its own) is refused,
+    naming what it needs: a run never trains another margin than its name says."""
+    with pytest.raises(ConfigError, match=rf"loss\.name: '{name}' is the margin .* it needs margin1 1"):
+        load_config(str(CONFIG), [f"loss.name={name}", *margins])
 
 
 @pytest.mark.parametrize("override, key", [("loss.name=magface", "loss.name"),

@@ -160,12 +160,33 @@ def _check_model_and_data(c: dict, errors: list[str]) -> None:
 def _check_run(c: dict, errors: list[str]) -> None:
     """The loss against the kernels, resume against overwrite."""
     t = c["train"]
+    _check_margin_name(c["loss"], errors)
     if c["loss"]["name"] == "adaface" and c["classifier"]["kernels"] == "fused":
         errors.append("classifier.kernels: the fused kernels cannot run loss.name 'adaface' (a margin a sample); "
                       "use auto or composite")
     if t["resume"] and t["overwrite"]:
         errors.append(f"train.overwrite: deletes the checkpoints that train.resume={t['resume']!r} would "
                       "continue from; give one of them")
+
+
+#: what ``loss.name`` arcface / cosface asks of margin1..3: (margin1, margin2 > 0 or == 0, margin3 > 0 or == 0)
+_NAMED_MARGINS = {"arcface": ("cos(theta + margin2)", (1.0, True, False)),
+                  "cosface": ("cos(theta) - margin3", (1.0, False, True))}
+
+
+def _check_margin_name(loss: dict, errors: list[str]) -> None:
+    """``loss.name`` arcface / cosface agree with margin1..3 (a CosFace run must not train ArcFace's
+    default margins); combined takes them as given."""
+    if loss["name"] not in _NAMED_MARGINS or _failed(errors) & {"loss.margin1", "loss.margin2", "loss.margin3"}:
+        return
+    formula, (m1, m2_set, m3_set) = _NAMED_MARGINS[loss["name"]]
+    if loss["margin1"] != m1 or (loss["margin2"] > 0) != m2_set or (loss["margin3"] > 0) != m3_set \
+            or min(loss["margin2"], loss["margin3"]) < 0:
+        errors.append(f"loss.name: {loss['name']!r} is the margin {formula}: it needs margin1 1, "
+                      f"{'margin2 > 0 and margin3 0' if m2_set else 'margin2 0 and margin3 > 0'} (got margin1 "
+                      f"{loss['margin1']}, margin2 {loss['margin2']}, margin3 {loss['margin3']}; "
+                      f"{'ArcFace: margin2 0.5' if m2_set else 'CosFace: margin2 0, margin3 0.4'}); "
+                      "loss.name combined takes margin1..3 as given")
 
 
 def _check_schedule(t: dict, errors: list[str]) -> None:

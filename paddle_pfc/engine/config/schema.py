@@ -135,10 +135,12 @@ class ModelConfig(Section):
 @section
 class LossConfig(Section):
     """The margin (``name``). arcface / cosface / combined: the combined margin logit
-    ``s * (cos(m1 * theta + m2) - m3)`` of margin1..3 and scale: ArcFace (1, 0.5, 0), CosFace (1, 0, 0.4).
-    adaface: AdaFace's norm-adaptive margin (adaface_m, adaface_h, adaface_t_alpha and scale)."""
-    name: str = setting("combined", "the margin: arcface, cosface, combined (the combined margin of "
-                        "margin1..3 and scale, as given) or adaface (adaface_*, scale)", choices=LOSS_NAMES)
+    ``s * (cos(m1 * theta + m2) - m3)`` of margin1..3 and scale: ArcFace (1, 0.5, 0), CosFace (1, 0, 0.4);
+    arcface and cosface refuse margins that are not theirs. adaface: AdaFace's norm-adaptive margin
+    (adaface_m, adaface_h, adaface_t_alpha and scale)."""
+    name: str = setting("combined", "the margin: arcface (margin2 > 0, margin1 1, margin3 0), cosface (margin3 > "
+                        "0, margin1 1, margin2 0), combined (margin1..3 as given) or adaface (adaface_*); "
+                        "each with scale", choices=LOSS_NAMES)
     margin1: float = setting(1.0, "multiplicative angular margin m1", within(0.0, 4.0, "(]"))
     margin2: float = setting(0.5, "additive angular margin m2 (ArcFace), radians", within(-1.0, 1.0, "()"))
     margin3: float = setting(0.0, "additive cosine margin m3 (CosFace)", within(-1.0, 1.0, "()"))
