@@ -88,6 +88,21 @@ def adaface_target(norms: np.ndarray, batch_mean: float, batch_std: float, m: fl
     return target
 
 
+def central_differences(loss_of, array: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """d loss_of() / d array by central differences, ``array`` perturbed in place one element at a
+    time (and restored)."""
+    numeric = np.zeros_like(array)
+    for index in np.ndindex(array.shape):
+        saved = array[index]
+        array[index] = saved + eps
+        plus = loss_of()
+        array[index] = saved - eps
+        minus = loss_of()
+        array[index] = saved
+        numeric[index] = (plus - minus) / (2 * eps)
+    return numeric
+
+
 def momentum_step(param, grad, velocity, lr, momentum, weight_decay, nesterov=False):
     """Paddle's Momentum with L2 decay: v = mu v + (g + wd p); p -= lr v (float64)."""
     g = grad + weight_decay * param

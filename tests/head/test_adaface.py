@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from helpers.head_runs import adaface_cases, check_case, load_ranks, run_world
-from reference import adaface_statistics, adaface_target, target_loss_and_grads
+from reference import adaface_statistics, adaface_target, central_differences, target_loss_and_grads
 
 WORLD_SIZES = [1, pytest.param(2, marks=pytest.mark.multirank), pytest.param(3, marks=pytest.mark.multirank)]
 
@@ -45,17 +45,9 @@ def test_reference_gradient_matches_finite_differences(h, t_alpha):
     norms, mean, std = adaface_statistics(features, 20.0, 100.0, t_alpha)
     target = adaface_target(norms, mean, std, 0.4, h)
     _, grad_f, grad_c = target_loss_and_grads(features, centers, labels, kept, 8.0, target)
-    eps = 1e-6
     for array, grad in ((features, grad_f), (centers, grad_c)):
-        numeric = np.zeros_like(array)
-        for index in np.ndindex(array.shape):
-            saved = array[index]
-            array[index] = saved + eps
-            plus = target_loss_and_grads(features, centers, labels, kept, 8.0, target)[0]
-            array[index] = saved - eps
-            minus = target_loss_and_grads(features, centers, labels, kept, 8.0, target)[0]
-            array[index] = saved
-            numeric[index] = (plus - minus) / (2 * eps)
+        numeric = central_differences(
+            lambda: target_loss_and_grads(features, centers, labels, kept, 8.0, target)[0], array)
         np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
 
 
