@@ -78,8 +78,7 @@ def native_inference() -> Iterator[None]:
 def bfloat16_serving() -> Iterator[None]:
     """Within: :class:`PReLU` builds ``alpha * x + (1 - alpha) * relu(x)`` (the same values in float32)
     instead of Paddle's ``prelu`` op, whose oneDNN bfloat16 kernel in Paddle 3.3.1 multiplies by
-    wrong slopes (a conv + PReLU model served in bfloat16: 24 % of the output's largest magnitude
-    off, against 0.2 % without the PReLU; docs/deploy.md). For programs that Paddle Inference runs
+    wrong slopes (docs/paddle-notes.md). For programs that Paddle Inference runs
     with ``enable_onednn_bfloat16`` (:mod:`paddle_pfc.deploy.export`, ``precision="bfloat16"``)."""
     previous = _bfloat16_serving[0]
     _bfloat16_serving[0] = True
