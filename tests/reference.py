@@ -126,3 +126,14 @@ def round_bfloat16(a) -> np.ndarray:
     bits = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
     bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
     return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def adamw_step(param, grad, moment1, moment2, steps, lr, beta1, beta2, eps, weight_decay):
+    """torch.optim.AdamW's documented step (float64): ``steps`` the step number t (this step
+    included: a scalar, or one a row as [rows, 1]). Returns (param, moment1, moment2)."""
+    param = param * (1.0 - lr * weight_decay)
+    moment1 = beta1 * moment1 + (1.0 - beta1) * grad
+    moment2 = beta2 * moment2 + (1.0 - beta2) * grad * grad
+    corrected1 = moment1 / (1.0 - beta1 ** steps)
+    corrected2 = moment2 / (1.0 - beta2 ** steps)
+    return param - lr * corrected1 / (np.sqrt(corrected2) + eps), moment1, moment2

@@ -10,7 +10,7 @@ checkpoint keys, do not depend on what the process built before) and ``paddle.se
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -153,14 +153,43 @@ def backbone_forward(backbone: paddle.nn.Layer, images, amp: str):
     return backbone, paddle.cast(embedding, "float32") if embedding.dtype != paddle.float32 else embedding
 
 
-def build_optimizer(cfg: Config, learning_rate) -> paddle.optimizer.Momentum:
-    """The training optimizer of ``cfg``: Momentum with ``train.momentum`` and ``train.weight_decay``,
-    the backbone's gradients clipped by global norm ``train.grad_clip`` (none at 0), float32 master
-    weights under ``fp16_o2``. ``learning_rate``: a float or the schedule (an ``LRScheduler``)."""
+#: Structured parameter names (their last part) exempt from decay under ``norms_biases`` besides the
+#: 1-D parameters: position embeddings and class tokens (timm's ``no_weight_decay``).
+EXEMPT_NAMES = ("pos_embed", "pos_embedding", "position_embedding", "position_embeddings", "cls_token",
+                "class_token")
+
+
+def decay_exempt_names(backbone: paddle.nn.Layer, exempt: str) -> frozenset[str]:
+    """Variable names of ``backbone``'s parameters that ``train.weight_decay_exempt`` = ``exempt``
+    leaves undecayed: none for ``none``; for ``norms_biases`` every parameter of at most one
+    dimension (norm weights and biases, every bias, PReLU slopes) and those of :data:`EXEMPT_NAMES`."""
+    if exempt == "none":
+        return frozenset()
+    return frozenset(p.name for key, p in backbone.named_parameters()
+                     if len(p.shape) <= 1 or key.rsplit(".", 1)[-1] in EXEMPT_NAMES)
+
+
+def build_optimizer(cfg: Config, learning_rate, exempt: Collection[str] = ()) -> paddle.optimizer.Optimizer:
+    """The training optimizer of ``cfg`` (``train.optimizer``): Momentum with ``train.momentum`` and
+    L2 decay ``train.weight_decay``, SGD with that decay, or AdamW with ``train.betas``, ``train.eps``
+    and decoupled decay ``train.weight_decay`` of every parameter but the variables named in
+    ``exempt`` (:func:`decay_exempt_names`); the backbone's gradients clipped by global norm
+    ``train.grad_clip`` (none at 0), float32 master weights under ``fp16_o2``. ``learning_rate``: a
+    float or the schedule (an ``LRScheduler``). The class centers take the same rule
+    (:func:`paddle_pfc.minimize`)."""
     t = cfg.train
     clip = paddle.nn.ClipGradByGlobalNorm(t.grad_clip) if t.grad_clip else None
+    multi_precision = t.amp == "fp16_o2"
+    if t.optimizer == "adamw":
+        exempt = frozenset(exempt)
+        return paddle.optimizer.AdamW(learning_rate, beta1=t.betas[0], beta2=t.betas[1], epsilon=t.eps,
+                                      weight_decay=t.weight_decay, grad_clip=clip, multi_precision=multi_precision,
+                                      apply_decay_param_fun=(lambda name: name not in exempt) if exempt else None)
+    if t.optimizer == "sgd":
+        return paddle.optimizer.SGD(learning_rate, weight_decay=t.weight_decay, grad_clip=clip,
+                                    multi_precision=multi_precision)
     return paddle.optimizer.Momentum(learning_rate, momentum=t.momentum, weight_decay=t.weight_decay,
-                                     grad_clip=clip, multi_precision=t.amp == "fp16_o2")
+                                     grad_clip=clip, multi_precision=multi_precision)
 
 
 def build_margin(loss_cfg) -> Margin:
@@ -200,21 +229,21 @@ class HeadTraining:
 
     head: LargeScaleClassifier
     loss: object
-    optimizer: paddle.optimizer.Momentum
+    optimizer: paddle.optimizer.Optimizer
     loss_scaling: LossScaling | bool
 
 
 def append_head_training(cfg: Config, embedding, labels, rank: int, world_size: int, learning_rate,
                          chunk_rows: int | None = None, check_memory: bool = True,
-                         init_centers: bool = True) -> HeadTraining:
+                         init_centers: bool = True, decay_exempt: Collection[str] = ()) -> HeadTraining:
     """The head (:func:`build_head`) on ``embedding`` and ``labels``, and :func:`paddle_pfc.minimize`
     of its loss with :func:`build_optimizer` (``learning_rate``: a float or the schedule), the
     config's loss scaling and non-finite steps skipped. ``check_memory``: minimize's check of the
     centers against this machine's memory (off where the caller checked the whole plan).
-    ``init_centers``: as :func:`build_head`."""
+    ``init_centers``: as :func:`build_head`; ``decay_exempt``: as :func:`build_optimizer`'s ``exempt``."""
     head = build_head(cfg, embedding, labels, rank, world_size, chunk_rows, init_centers)
     loss = head.output_dict["loss"]
-    optimizer = build_optimizer(cfg, learning_rate)
+    optimizer = build_optimizer(cfg, learning_rate, decay_exempt)
     loss_scaling = loss_scaling_setting(cfg)
     minimize(optimizer, loss, loss_scaling=loss_scaling, skip_nonfinite=True, check_memory=check_memory)
     return HeadTraining(head, loss, optimizer, loss_scaling)
@@ -237,7 +266,8 @@ def _build(cfg: Config, rank: int, world_size: int, base_lr: float, steps_per_ep
         # check_memory=False: the trainer checked the whole plan of this config (engine.memory.check_head_fits)
         backbone, embedding = build_embedding(cfg, images)
         step = append_head_training(cfg, embedding, labels, rank, world_size, schedule, check_memory=False,
-                                    init_centers=not centers_written)
+                                    init_centers=not centers_written,
+                                    decay_exempt=decay_exempt_names(backbone, t.weight_decay_exempt))
         head, loss, loss_scaling = step.head, step.loss, step.loss_scaling
         lr_name = learning_rate_value(step.optimizer).name
     eval_main = paddle.static.Program()

@@ -31,10 +31,11 @@ PLAN_MARGIN = 1.10
 def check_head_fits(num_classes: int, embedding_size: int, world_size: int, sample_ratio: float,
                     batch_size: int, center_dtype: str, compute_dtype: str, local_ranks: int,
                     available: int | None = None, warn: bool = True,
-                    momentum_dtype: str | None = None, bfloat16_products: bool | None = None) -> planner.MemoryPlan:
-    """The head's :func:`~paddle_pfc.head.planner.plan` per rank (``batch_size`` per rank, Momentum,
-    the malloc mode of ``$PADDLE_PFC_MALLOC``), checked against ``available`` bytes (default
-    :func:`available_memory`) shared by the ``local_ranks`` ranks of this machine.
+                    momentum_dtype: str | None = None, bfloat16_products: bool | None = None,
+                    optimizer: str = "momentum") -> planner.MemoryPlan:
+    """The head's :func:`~paddle_pfc.head.planner.plan` per rank (``batch_size`` per rank, the centers'
+    ``optimizer`` of ``train.optimizer``, the malloc mode of ``$PADDLE_PFC_MALLOC``), checked against
+    ``available`` bytes (default :func:`available_memory`) shared by the ``local_ranks`` ranks of this machine.
     Raises :class:`HeadMemoryError` when their centers and
     momentum alone exceed it (exact sizes), or their planned step peak exceeds it by more than
     :data:`PLAN_MARGIN`: the run cannot fit. Logs a warning (when ``warn``) when the planned peak
@@ -45,12 +46,13 @@ def check_head_fits(num_classes: int, embedding_size: int, world_size: int, samp
     if bfloat16_products is None:
         bfloat16_products = compute_dtype == "bfloat16" and native_bfloat16_products()
     plan = planner.plan(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-                        compute_dtype, "momentum", malloc=malloc, momentum_dtype=momentum_dtype,
+                        compute_dtype, optimizer, malloc=malloc, momentum_dtype=momentum_dtype,
                         bfloat16_products=bfloat16_products)
     available = available_memory() if available is None else available
     if available is None:
         return plan
     momentum_option = "" if momentum_dtype is None else f" --momentum-dtype {momentum_dtype}"
+    momentum_option += "" if optimizer == "momentum" else f" --optimizer {optimizer}"
     command = (f"paddle-pfc-plan --num-classes {num_classes} --embedding-size {embedding_size} --world-size "
                f"{world_size} --sample-ratio {sample_ratio:g} --batch-size {batch_size} --center-dtype "
                f"{center_dtype}{momentum_option} --compute-dtype {compute_dtype} --malloc {malloc} "

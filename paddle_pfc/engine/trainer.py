@@ -83,7 +83,8 @@ class Trainer:
         if not on_gpu():  # the centers live in host memory: a shard that cannot fit fails now, not at SIGKILL
             check_head_fits(cfg.data.num_classes, cfg.model.embedding_size, world_size, cfg.classifier.sample_ratio,
                             cfg.train.batch_size, cfg.classifier.center_dtype, cfg.classifier.dtype,
-                            local_world_size(), warn=rank == 0, momentum_dtype=cfg.classifier.momentum_dtype)
+                            local_world_size(), warn=rank == 0, momentum_dtype=cfg.classifier.momentum_dtype,
+                            optimizer=cfg.train.optimizer)
         self.sync("data indexed")
         validation_sets = load_validation_sets(cfg, self.output_dir, rank, world_size, self.sync)
         self.base_lr = resolve_lr(cfg, world_size)

@@ -13,7 +13,7 @@ from paddle_pfc.head.geometry import block_bounds, block_rows, class_split
 from paddle_pfc.head.margin import Margin
 from paddle_pfc.head.margin_softmax import margin_softmax_loss
 from paddle_pfc.head.margin_softmax_fused import margin_softmax_loss_fused
-from paddle_pfc.head.sparse_update import create_velocity, create_velocity_scale
+from paddle_pfc.head.sparse_update import create_adamw_states, create_velocity, create_velocity_scale
 from paddle_pfc.kernels import choose_backend
 from paddle_pfc.kernels.collectives import CollectiveChain
 from paddle_pfc.utils import paddle_compat
@@ -149,7 +149,7 @@ class LargeScaleClassifier:
         self.feature_feed_names = _batch_feed_names(feature)
         self.output_dict = OrderedDict()
         self.chain = CollectiveChain(world_size)
-        self.velocity = self.velocity_scale = None
+        self.velocity = self.velocity_scale = self.adamw_states = None
         self.init_centers = bool(init_centers)
 
         initializer = (paddle.nn.initializer.normal.NormalInitializer(
@@ -298,7 +298,10 @@ class LargeScaleClassifier:
     # ------------------------------------------------------------------------------------------
     def create_states(self, rule) -> paddle.pir.Value | None:
         """Create (once) the momentum buffer of the shard (``momentum_dtype``; int8: with its row
-        scales ``velocity_scale``) when ``rule`` needs one; return it."""
+        scales ``velocity_scale``) when ``rule`` needs one; return it. An AdamW ``rule``: its
+        states ``adamw_states`` (:class:`~paddle_pfc.head.sparse_adamw.AdamWStates`) instead."""
+        if rule.adamw is not None and self.adamw_states is None:
+            self.adamw_states = create_adamw_states(self.weight)
         if rule.momentum is not None and self.velocity is None:
             self.velocity = create_velocity(self.weight, self.momentum_dtype)
             if self.momentum_dtype == "int8":
@@ -306,8 +309,10 @@ class LargeScaleClassifier:
         return self.velocity
 
     def states(self) -> list:
-        """Persistable per-shard optimizer states (the momentum buffer and its scales, once created)."""
-        return [v for v in (self.velocity, self.velocity_scale) if v is not None]
+        """Persistable per-shard optimizer states (the momentum buffer and its scales, or the AdamW
+        states, once created)."""
+        adamw = self.adamw_states.values() if self.adamw_states is not None else []
+        return [v for v in (self.velocity, self.velocity_scale, *adamw) if v is not None]
 
     def state_bytes(self, with_momentum: bool) -> int:
         """Bytes of the shard's centers, and (``with_momentum``) of their momentum and its scales."""

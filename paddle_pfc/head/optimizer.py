@@ -8,6 +8,7 @@ import paddle
 
 from paddle_pfc.head.host_memory import check_state_fits
 from paddle_pfc.head.loss_scaling import DynamicLossScaler, LossScaling, nonfinite_flag
+from paddle_pfc.head.planner import optimizer_state_row_bytes
 from paddle_pfc.head.registry import classifiers_of, mark_minimized, set_nonfinite_flags
 from paddle_pfc.head.sparse_update import CenterUpdateRule, append_center_update
 from paddle_pfc.kernels.collectives import CollectiveChain
@@ -149,6 +150,9 @@ def check_arguments(program, heads: list, optimizer: paddle.optimizer.Optimizer,
         raise ValueError("minimize: loss was built in another program than the current main program; call "
                          "minimize under the program_guard of the program that built the loss")
     rule = CenterUpdateRule.from_optimizer(optimizer)
+    if rule.adamw is not None and any(h.momentum_dtype == "int8" for h in heads):
+        raise ValueError("momentum_dtype='int8' with optimizer AdamW: the centers' AdamW moments are float32; "
+                         "leave momentum_dtype unset")
     if rule.rescale_grad != 1.0 and not paddle_compat.on_gpu():
         raise ValueError(f"optimizer rescale_grad={rule.rescale_grad:g}: Paddle 3.3's CPU momentum kernel ignores it "
                          "for the backbone while the class centers would apply it; scale the loss instead")
@@ -164,9 +168,10 @@ def check_centers_fit(heads: list, rule: CenterUpdateRule) -> None:
     machine's ranks: it fails now, not at the OOM killer's SIGKILL."""
     if paddle_compat.on_gpu():
         return
-    state = sum(h.state_bytes(with_momentum=rule.momentum is not None) for h in heads)
-    check_state_fits(state, local_world_size(),
-                     f"the class centers{'' if rule.momentum is None else ' and their momentum'} of "
+    state = sum(h.state_bytes(with_momentum=False)
+                + h.num_local * optimizer_state_row_bytes(rule.kind, h.embedding_size, h.momentum_dtype) for h in heads)
+    held = {"sgd": "", "momentum": " and their momentum", "adamw": " and their AdamW moments"}[rule.kind]
+    check_state_fits(state, local_world_size(), f"the class centers{held} of "
                      f"{', '.join(h.name for h in heads)}")
 
 
@@ -248,7 +253,7 @@ def append_updates(optimizer: paddle.optimizer.Optimizer, heads: list, grads: Gr
     def apply_updates():
         for head, head_grads in zip(heads, _per_head(grads.blocks, heads)):
             append_center_update(head.weight, head.velocity, head.blocks, head_grads, lr, rule, head.backend.blocks,
-                                 head.velocity_scale)
+                                 head.velocity_scale, head.adamw_states)
         if grads.pairs:
             optimizer.apply_gradients(grads.pairs)
 
@@ -270,7 +275,8 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
       the gradient of the global loss — their local gradients summed over ranks, in ordered
       buckets — and Paddle's own ``optimizer.apply_gradients`` (its LR scheduler, momentum, weight
       decay and grad clip, identical on every rank). They are synchronised from rank 0 at start-up.
-    * Each classifier's kept centers get the same rule sparsely (:mod:`paddle_pfc.head.sparse_update`).
+    * Each classifier's kept centers get the same rule sparsely (:mod:`paddle_pfc.head.sparse_update`;
+      AdamW: :mod:`paddle_pfc.head.sparse_adamw`, each row bias-corrected by its own step count).
       On CPU, shards whose centers and optimizer state cannot fit in the memory available to this
       machine's ranks raise :class:`paddle_pfc.head.host_memory.HeadMemoryError` here, before anything
       is allocated (``check_memory=False``: the caller has checked, e.g. the trainer's whole plan).

@@ -14,6 +14,7 @@ The model (all sizes per rank, for the largest shard, i.e. rank 0 of the balance
     centers            = C_l * D * c                      the shard (persistable)
     momentum           = C_l * D * m   (momentum), 0 (sgd) the optimizer state (persistable)
                        + C_l * 4       (int8 momentum)    with its row scales
+                       = C_l * (2 D + 1) * 4  (adamw)     two float32 moments and a step count a row
     kept_working_set   = S * D * (f + h)                  the blocks' gradients (operand dtype),
                          + k_RD * R * D * 4             alive until the update, + the blocks
                                                           themselves (h = 4) when float32 blocks
@@ -72,7 +73,17 @@ from paddle_pfc.utils.numbers import is_int
 __all__ = ["MemoryPlan", "plan", "max_classes", "parse_bytes", "DTYPE_BYTES", "PROCESS_OVERHEAD", "MALLOC_MODES",
            "planned_malloc"]
 
-OPTIMIZER_STATES = {"momentum": 1, "sgd": 0}
+#: The optimizers of the centers a plan knows (their state a row: :func:`optimizer_state_row_bytes`).
+OPTIMIZER_STATES = ("momentum", "sgd", "adamw")
+
+
+def optimizer_state_row_bytes(optimizer: str, width: int, momentum_dtype: str) -> int:
+    """Bytes of the optimizer state of one center row of ``width`` values: ``momentum`` one row in
+    ``momentum_dtype`` (int8: with its float32 scale), ``sgd`` none, ``adamw`` two float32 moments
+    and a float32 step count (:mod:`paddle_pfc.head.sparse_adamw`)."""
+    if optimizer == "adamw":
+        return (2 * width + 1) * 4
+    return momentum_bytes(1, width, momentum_dtype) if optimizer == "momentum" else 0
 
 #: Center and operand dtypes whose kept rows the native products read by index (on every CPU: where
 #: it multiplies bfloat16 natively, each bfloat16 product gathers its own block, freed after it:
@@ -219,7 +230,7 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
     n, d, s = batch_size * world_size, embedding_size, num_sample
     c, f = DTYPE_BYTES[center_dtype], DTYPE_BYTES[compute_dtype]
     centers = num_local * d * c
-    momentum = OPTIMIZER_STATES[optimizer] * momentum_bytes(num_local, d, momentum_dtype)
+    momentum = num_local * optimizer_state_row_bytes(optimizer, d, momentum_dtype)
     rows = min(s, geometry.block_rows(d, n, s))
     blocks = -(-s // rows)
     in_place = center_dtype == compute_dtype == "float32"  # blocks held to the backward, updated there

@@ -1,4 +1,4 @@
-"""The update rule of class centers: Paddle's SGD / Momentum applied to the kept rows only.
+"""The update rule of class centers: Paddle's SGD / Momentum (or AdamW) applied to the kept rows only.
 
 For the kept rows ``w`` (and their momentum ``v``) with gradient ``g``, learning rate ``lr``,
 momentum ``mu`` and L2 weight decay ``wd`` (Paddle's ``weight_decay``):
@@ -27,6 +27,10 @@ The block update is the head's block operation ``update_rows_`` (:mod:`paddle_pf
 Paddle's kernels as above, or on CPU, when the native kernels are built, one native
 ``sparse_update_`` per block that applies the same rule straight to the shard's rows (no gather,
 no scatter, no float32 copy of 2-byte rows).
+
+``paddle.optimizer.AdamW`` gives the centers the sparse AdamW rule of
+:mod:`paddle_pfc.head.sparse_adamw` (decoupled decay, float32 moments and a step count per row),
+on Paddle's ops on every backend.
 """
 from __future__ import annotations
 
@@ -35,22 +39,33 @@ from dataclasses import dataclass
 import paddle
 
 from paddle_pfc.head.blocks import Block
+from paddle_pfc.head.sparse_adamw import AdamWSettings, AdamWStates, read_adamw, update_rows_adamw_
 from paddle_pfc.kernels.blockwise import PaddleBlockOps
 from paddle_pfc.utils import paddle_compat
 
 
 @dataclass(frozen=True)
 class CenterUpdateRule:
-    """Hyper-parameters of the optimizer, read from a Paddle SGD or Momentum instance."""
+    """Hyper-parameters of the optimizer, read from a Paddle SGD, Momentum or AdamW instance.
+    ``adamw``: AdamW's settings (``weight_decay`` then is its decoupled decay coefficient), else None."""
 
-    momentum: float | None  # None: plain SGD
+    momentum: float | None  # None: plain SGD (or AdamW)
     nesterov: bool
     weight_decay: float
     rescale_grad: float
+    adamw: AdamWSettings | None = None
+
+    @property
+    def kind(self) -> str:
+        """``"adamw"``, ``"momentum"`` or ``"sgd"``."""
+        return "adamw" if self.adamw is not None else "sgd" if self.momentum is None else "momentum"
 
     @classmethod
     def from_optimizer(cls, optimizer: paddle.optimizer.Optimizer) -> CenterUpdateRule:
         """Read the rule; other optimizers and L1 decay raise ValueError (naming them)."""
+        if isinstance(optimizer, paddle.optimizer.AdamW):
+            settings, weight_decay = read_adamw(optimizer)
+            return cls(None, False, weight_decay, 1.0, settings)
         if isinstance(optimizer, paddle.optimizer.Momentum):
             momentum, nesterov, rescale_grad, method, coeff = paddle_compat.momentum_settings(optimizer)
             if optimizer.regularization is not None:  # L1Decay is kept as a generic regularizer
@@ -65,8 +80,8 @@ class CenterUpdateRule:
                 raise ValueError("optimizer weight_decay: class centers support L2 decay (a float or "
                                  f"paddle.regularizer.L2Decay), got {reg}")
             return cls(None, False, paddle_compat.l2_decay_coeff(reg) if reg is not None else 0.0, 1.0)
-        raise ValueError("optimizer: paddle_pfc.minimize supports paddle.optimizer.SGD and "
-                         f"paddle.optimizer.Momentum, got {type(optimizer).__name__}")
+        raise ValueError("optimizer: paddle_pfc.minimize supports paddle.optimizer.SGD, paddle.optimizer.Momentum "
+                         f"and paddle.optimizer.AdamW, got {type(optimizer).__name__}")
 
 
 def _state(weight: paddle.pir.Value, shape: list[int], dtype, suffix: str) -> paddle.pir.Value:
@@ -91,9 +106,19 @@ def create_velocity_scale(weight: paddle.pir.Value) -> paddle.pir.Value:
     return _state(weight, [weight.shape[0], 1], "float32", "_velocity_scale")
 
 
+def create_adamw_states(weight: paddle.pir.Value) -> AdamWStates:
+    """Zero-initialised float32 AdamW states of ``weight`` [L, D], sharded: its two moments [L, D]
+    (``_moment1``, ``_moment2``) and its rows' step counts [L, 1] (``_adam_steps``)."""
+    rows, width = weight.shape
+    return AdamWStates(_state(weight, [rows, width], "float32", "_moment1"),
+                       _state(weight, [rows, width], "float32", "_moment2"),
+                       _state(weight, [rows, 1], "float32", "_adam_steps"))
+
+
 def append_center_update(weight: paddle.pir.Value, velocity: paddle.pir.Value | None, blocks: list[Block],
                          grads: list, lr: paddle.pir.Value, rule: CenterUpdateRule, ops: PaddleBlockOps,
-                         velocity_scale: paddle.pir.Value | None = None) -> None:
+                         velocity_scale: paddle.pir.Value | None = None,
+                         adamw_states: AdamWStates | None = None) -> None:
     """Append the in-place update of the kept rows of ``weight`` (and ``velocity``), block by block.
 
     ``blocks``: the classifier's :class:`~paddle_pfc.head.blocks.Block` s (rows ``block.index`` of
@@ -101,6 +126,11 @@ def append_center_update(weight: paddle.pir.Value, velocity: paddle.pir.Value | 
     other read of its block (``margin_softmax_loss`` guarantees it), so a float32 block that is a
     copy of the shard's rows is updated in place. ``ops``: the head's block operations.
     ``velocity_scale``: the row scales of an int8 ``velocity`` (None for a float momentum).
+    ``adamw_states``: the shard's AdamW states, with an AdamW ``rule`` (:mod:`paddle_pfc.head.sparse_adamw`).
     """
     for block, grad in zip(blocks, grads):
+        if rule.adamw is not None:
+            update_rows_adamw_(weight, adamw_states, block.index, block.centers, grad, lr, rule.adamw,
+                               rule.weight_decay, ops)
+            continue
         ops.update_rows_(weight, velocity, block.index, block.centers, grad, lr, rule, velocity_scale)

@@ -123,6 +123,14 @@ def momentum_settings(optimizer) -> tuple[float, bool, float, str | None, float]
             float(getattr(optimizer, "_regularization_coeff", 0.0) or 0.0))
 
 
+def adamw_settings(optimizer) -> tuple[object, object, object, float, bool, bool]:
+    """``(beta1, beta2, epsilon, weight decay coefficient, amsgrad, has lr_ratio)`` of a
+    ``paddle.optimizer.AdamW`` (its ``_beta1``, ``_beta2``, ``_epsilon``, ``_weight_decay``,
+    ``_amsgrad``, ``_lr_ratio``); the betas and epsilon as given (floats or Tensors)."""
+    return (optimizer._beta1, optimizer._beta2, optimizer._epsilon, float(optimizer._weight_decay),
+            bool(getattr(optimizer, "_amsgrad", False)), getattr(optimizer, "_lr_ratio", None) is not None)
+
+
 def l2_decay_coeff(regularizer) -> float:
     """The coefficient of a ``paddle.regularizer.L2Decay`` (``_coeff``)."""
     return float(regularizer._coeff)

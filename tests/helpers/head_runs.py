@@ -303,6 +303,23 @@ def adaface_cases(world_size: int) -> list[dict]:
     ]
 
 
+def adamw_cases(world_size: int) -> list[dict]:
+    """AdamW (:mod:`paddle_pfc.head.sparse_adamw`) over four steps: sampled shards in blocks (rows
+    kept at some steps and not others, so their step counts differ), every row kept (dense AdamW),
+    bfloat16 centers (float32 moments)."""
+    classes = {1: 13, 2: 37, 3: 31}[world_size]
+    base = dict(batch=4, dim=16, in_dim=12, steps=4, lr=0.02, momentum=0.0, weight_decay=0.05, scale=16.0,
+                optimizer="adamw", betas=[0.9, 0.999], eps=1e-8)
+    return [
+        dict(base, name="adamw_sampled", num_classes=classes * 3, margins=ARCFACE, sample_ratio=0.3, seed=61,
+             chunk_rows=3),
+        dict(base, name="adamw_full", num_classes=classes, margins=COSFACE, sample_ratio=1.0, seed=62, chunk_rows=4,
+             betas=[0.8, 0.99], eps=1e-6, label_rank1=False),
+        dict(base, name="adamw_bfloat16", num_classes=classes * 2, margins=COMBINED, sample_ratio=0.5, seed=63,
+             center_dtype="bfloat16"),
+    ]
+
+
 #: The float32 step's error on a momentum row, relative to the row's largest magnitude: the center
 #: gradients are float32 sums over the batch (measured: 1.4e-6 on the scales, 1 to 3 ranks).
 INT8_ROW_RTOL = 2e-5
@@ -487,6 +504,9 @@ HEAD_RUNS: dict[str, tuple] = {
     "int8_fused": ("test_int8_momentum", (1,), int8_momentum_fused_cases, True, "fused"),
     "adaface": ("test_adaface", (1, 2, 3), adaface_cases, True, "composite"),
     "adaface_paddle_kernels": ("test_adaface", (1,), adaface_cases, False, "composite"),
+    "adamw_native1": ("test_sparse_adamw", (1, 2, 3), adamw_cases, True, "composite"),
+    "adamw_native0": ("test_sparse_adamw", (1, 2), adamw_cases, False, "composite"),
+    "adamw_fused": ("test_sparse_adamw", (1,), adamw_cases, True, "fused"),
 }
 #: The basenames of the test modules this session collected.
 COLLECTED: set[str] = set()

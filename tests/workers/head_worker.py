@@ -60,11 +60,16 @@ def build_case(case: dict, rank: int, world_size: int):
             scaling = paddle_pfc.LossScaling(**scaling)
         paddle_pfc.minimize(opt, head.output_dict["loss"] * case.get("loss_factor", 1.0), loss_scaling=scaling)
         backbone_velocity = opt._accumulators.get("velocity", {}).get("backbone_w")
+        if case["optimizer"] == "adamw":  # the backbone's moments, recorded as its "velocity" pair
+            backbone_velocity = [opt._accumulators[kind]["backbone_w"] for kind in ("moment1", "moment2")]
     return main, startup, head, backbone_velocity
 
 
 def optimizer_of(case: dict):
-    """``case``'s optimizer: SGD or (Nesterov) momentum, with its weight decay."""
+    """``case``'s optimizer: SGD, (Nesterov) momentum or AdamW, with its weight decay."""
+    if case["optimizer"] == "adamw":
+        return paddle.optimizer.AdamW(case["lr"], beta1=case["betas"][0], beta2=case["betas"][1], epsilon=case["eps"],
+                                      weight_decay=case["weight_decay"])
     if case["optimizer"] == "sgd":
         return paddle.optimizer.SGD(case["lr"], weight_decay=case["weight_decay"])
     return paddle.optimizer.Momentum(case["lr"], momentum=case["momentum"], use_nesterov=case.get("nesterov", False),
@@ -88,7 +93,12 @@ def step_state(head, scope, step: int, backbone_velocity) -> dict:
         out[f"velocity_{step}"] = codes.astype(np.float64) * scales
     elif velocity:
         out[f"velocity_{step}"] = tensor(velocity)
-    if backbone_velocity is not None:
+    if isinstance(backbone_velocity, list):  # AdamW: the backbone's and the centers' moments, the rows' steps
+        for k, moment in enumerate(backbone_velocity, 1):
+            out[f"backbone_moment{k}_{step}"] = tensor(moment.name)
+        for kind, state in zip(("moment1", "moment2", "steps"), head.adamw_states.values()):
+            out[f"{kind}_{step}"] = tensor(state.name)
+    elif backbone_velocity is not None:
         out[f"backbone_velocity_{step}"] = tensor(backbone_velocity.name)
     for k, state in enumerate(head.margin_states):
         out[f"margin_state{k}_{step}"] = tensor(state.name)

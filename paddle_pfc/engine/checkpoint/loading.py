@@ -14,7 +14,14 @@ from paddle_pfc.engine.checkpoint.files import FileCheck, present
 from paddle_pfc.engine.checkpoint.folders import read_meta, resolve_checkpoint
 from paddle_pfc.engine.checkpoint.shards import read_rows_into, reshard_rows
 from paddle_pfc.engine.checkpoint.states import check_loaded_state, read_state
-from paddle_pfc.engine.checkpoint.tensors import center_tensors, read_tensor, tensor_dtype, tensor_view, write_tensor
+from paddle_pfc.engine.checkpoint.tensors import (
+    center_tensors,
+    read_tensor,
+    tensor_dtype,
+    tensor_view,
+    tensor_width,
+    write_tensor,
+)
 from paddle_pfc.head.dtypes import HOST_DTYPES
 from paddle_pfc.head.geometry import class_split
 
@@ -58,7 +65,7 @@ def _load_shard(path: Path, meta: dict, target: CheckpointTarget, index: int, ki
     where it offers no view of it (a GPU tensor), through a host copy set into it."""
     head = target.heads[index]
     start, count = class_split(head.num_classes, head.world_size, head.rank)
-    width, dtype = 1 if kind == "velocity_scale" else head.embedding_size, tensor_dtype(head, kind)
+    width, dtype = tensor_width(head, kind), tensor_dtype(head, kind)
     rows = tensor_view(target.scope, name)
     if rows is None:
         write_tensor(target.scope, name, reshard_rows(path, index, kind, meta["world_size"], start, count, width,

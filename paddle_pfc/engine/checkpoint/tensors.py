@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from paddle_pfc.engine.checkpoint.common import CheckpointError, check_finite
+from paddle_pfc.head.dtypes import HOST_DTYPES
 from paddle_pfc.utils.paddle_compat import host_tensor_view
 
 
@@ -67,19 +68,32 @@ def read_finite(scope, names: Mapping[str, str], label: str = "") -> dict[str, n
     return values
 
 
+#: The shard tensors of the AdamW states (float32), and those of them with one value a row.
+ADAMW_KINDS = ("moment1", "moment2", "adam_steps")
+ROW_KINDS = ("velocity_scale", "adam_steps")
+
+
 def center_tensors(head) -> list[tuple[str, str]]:
     """``[(kind, variable name)]`` of a classifier's shard: its centers, their momentum and (int8
-    momentum) its row scales."""
+    momentum) its row scales, or their AdamW moments and step counts."""
+    adamw = head.adamw_states.values() if head.adamw_states is not None else (None,) * 3
     return [("weight", head.weight.name)] + [
-        (kind, value.name) for kind, value in (("velocity", head.velocity), ("velocity_scale", head.velocity_scale))
+        (kind, value.name) for kind, value in (("velocity", head.velocity), ("velocity_scale", head.velocity_scale),
+                                               *zip(ADAMW_KINDS, adamw))
         if value is not None]
 
 
 def tensor_dtype(head, kind: str) -> str:
     """The storage dtype of a shard tensor of ``kind`` (:func:`center_tensors`)."""
-    return {"weight": head.center_dtype, "velocity": head.momentum_dtype, "velocity_scale": "float32"}[kind]
+    return {"weight": head.center_dtype, "velocity": head.momentum_dtype}.get(kind, "float32")
+
+
+def tensor_width(head, kind: str) -> int:
+    """The row width of a shard tensor of ``kind``: 1 for the per-row ones, else the embedding size."""
+    return 1 if kind in ROW_KINDS else head.embedding_size
 
 
 def shard_bytes(heads) -> int:
-    """Bytes of a rank's center shards in a checkpoint: its centers, their momentum and its scales."""
-    return sum(head.state_bytes(with_momentum=head.velocity is not None) for head in heads)
+    """Bytes of a rank's center shards in a checkpoint: its centers and their optimizer state."""
+    return sum(head.num_local * tensor_width(head, kind) * np.dtype(HOST_DTYPES[tensor_dtype(head, kind)]).itemsize
+               for head in heads for kind, _ in center_tensors(head))

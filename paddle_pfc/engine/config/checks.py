@@ -65,6 +65,8 @@ _TYPES = {
     "bool": (lambda v: isinstance(v, bool), "bool (true/false)"),
     "str": (lambda v: isinstance(v, str), "str"),
     "int_list": (lambda v: isinstance(v, (list, tuple)) and all(is_int(x) for x in v), "a list of ints"),
+    "float_list": (lambda v: isinstance(v, (list, tuple)) and all(is_int(x) or isinstance(x, float) for x in v),
+                   "a list of numbers"),
 }
 _VAL_SET_KEYS = ("name", "path")
 
@@ -88,6 +90,8 @@ def _coerce(key: str, f: Field, v: Any, errors: list[str]) -> Any:
             return None
     elif f.kind == "int_list":
         v = list(v)
+    elif f.kind == "float_list":
+        v = [float(x) for x in v]
     choices = f.allowed()
     if choices is not None and v not in choices:
         errors.append(f"{key}: must be one of {', '.join(map(str, choices))}; got {v!r}"
@@ -164,9 +168,24 @@ def _check_run(c: dict, errors: list[str]) -> None:
     if c["loss"]["name"] == "adaface" and c["classifier"]["kernels"] == "fused":
         errors.append("classifier.kernels: the fused kernels cannot run loss.name 'adaface' (a margin a sample); "
                       "use auto or composite")
+    _check_optimizer(c, errors)
     if t["resume"] and t["overwrite"]:
         errors.append(f"train.overwrite: deletes the checkpoints that train.resume={t['resume']!r} would "
                       "continue from; give one of them")
+
+
+def _check_optimizer(c: dict, errors: list[str]) -> None:
+    """The settings that only one optimizer takes, against ``train.optimizer``."""
+    t, momentum_dtype = c["train"], c["classifier"]["momentum_dtype"]
+    if t["optimizer"] == "adamw" and momentum_dtype is not None:
+        errors.append(f"classifier.momentum_dtype: {momentum_dtype!r} with train.optimizer adamw, whose moments are "
+                      "float32; leave classifier.momentum_dtype out")
+    if t["optimizer"] == "adamw" and t["lr"] is None and "train.lr" not in _failed(errors):
+        errors.append("train.lr: required with train.optimizer adamw (its default, 0.1 at global batch 512, is "
+                      "SGD's; AdamW trains at about 1e-3)")
+    if t["weight_decay_exempt"] not in (None, "none") and t["optimizer"] != "adamw":
+        errors.append(f"train.weight_decay_exempt: {t['weight_decay_exempt']!r} needs train.optimizer adamw "
+                      f"(train.optimizer {t['optimizer']!r} decays every parameter)")
 
 
 #: what ``loss.name`` arcface / cosface asks of margin1..3: (margin1, margin2 > 0 or == 0, margin3 > 0 or == 0)

@@ -28,6 +28,8 @@ AMP_MODES: tuple[str, ...] = ("none", "bf16", "fp16_o1", "fp16_o2")
 DATA_KINDS: tuple[str, ...] = ("synthetic", "folder", "rec")
 LR_SCHEDULES: tuple[str, ...] = ("polynomial", "cosine", "step")
 LOSS_NAMES: tuple[str, ...] = ("arcface", "cosface", "combined", "adaface")
+OPTIMIZERS: tuple[str, ...] = ("momentum", "sgd", "adamw")
+DECAY_EXEMPTIONS: tuple[str, ...] = ("none", "norms_biases")
 
 
 @dataclass(frozen=True)
@@ -218,8 +220,17 @@ class TrainConfig(Section):
     warmup_epochs: float = setting(0.0, "linear warmup epochs, from 0 to lr (fractional allowed)", ge(0.0))
     decay_epochs: tuple[int, ...] = setting((), "step-schedule decay epochs")
     lr_decay_factor: float = setting(0.1, "step-schedule decay factor", within(0.0, 1.0, "()"))
-    momentum: float = setting(0.9, "SGD momentum", within(0.0, 1.0, "[)"))
-    weight_decay: float = setting(5e-4, "weight decay (backbone and class centers)", ge(0.0))
+    optimizer: str = setting("momentum", "optimizer of the backbone and the class centers (adamw: decoupled decay; "
+                             "the centers' rows bias-corrected by their own step counts, docs/training.md)",
+                             choices=OPTIMIZERS)
+    momentum: float = setting(0.9, "SGD momentum (train.optimizer momentum)", within(0.0, 1.0, "[)"))
+    betas: tuple[float, ...] = setting((0.9, 0.999), "AdamW's beta1, beta2 (train.optimizer adamw)", Check(
+        "two values in [0, 1)", lambda v: len(v) == 2 and all(0 <= b < 1 for b in v)))
+    eps: float = setting(1e-8, "AdamW's epsilon (train.optimizer adamw)", ge(0.0))
+    weight_decay: float = setting(5e-4, "weight decay of backbone and centers (adamw: decoupled)", ge(0.0))
+    weight_decay_exempt: str = setting("none", "parameters without weight decay: none (arcface_torch) or norms_biases "
+                                       "(adamw: 1-D parameters, position embeddings, class tokens)",
+                                       choices=DECAY_EXEMPTIONS)
     grad_clip: float | None = setting(5.0, "backbone grad-norm clip (arcface_torch: 5; null = off)", gt(0.0))
     amp: str = setting("none", "backbone mixed precision mode (fp16_*: GPU; fp16_o2: float16 weights, "
                        "float32 master weights; bf16: GPU autocast, or on a CPU with AVX512_BF16 / AMX the "
@@ -282,7 +293,7 @@ class Config(Section):
         def value(f: "Field", v: Any) -> Any:
             if f.kind == "val_sets":
                 return tuple(ValSet(**s) for s in v)
-            return tuple(v) if f.kind == "int_list" else v
+            return tuple(v) if f.kind in ("int_list", "float_list") else v
         return cls(**{s: SECTIONS[s](**{k: value(f, data[s][k]) for k, f in keys.items()})
                       for s, keys in SCHEMA.items()})
 
@@ -290,7 +301,7 @@ class Config(Section):
 @dataclass(frozen=True)
 class Field:
     """One config key as the validator sees it: ``kind`` is ``int | float | bool | str | int_list |
-    val_sets``; ``default`` is ``MISSING`` for a required key."""
+    float_list | val_sets``; ``default`` is ``MISSING`` for a required key."""
 
     kind: str
     default: Any
@@ -316,7 +327,7 @@ class Field:
 
 
 _KINDS = {int: "int", float: "float", bool: "bool", str: "str",
-          tuple[int, ...]: "int_list", tuple[ValSet, ...]: "val_sets"}
+          tuple[int, ...]: "int_list", tuple[float, ...]: "float_list", tuple[ValSet, ...]: "val_sets"}
 
 
 def _field(f: dataclasses.Field) -> Field:
