@@ -161,12 +161,12 @@ EXEMPT_NAMES = ("pos_embed", "pos_embedding", "position_embedding", "position_em
 
 def decay_exempt_names(backbone: paddle.nn.Layer, exempt: str) -> frozenset[str]:
     """Variable names of ``backbone``'s parameters that ``train.weight_decay_exempt`` = ``exempt``
-    leaves undecayed: none for ``none``; for ``norms_biases`` every parameter of at most one
+    leaves undecayed: none for ``none``; for ``norms_biases`` every trainable parameter of at most one
     dimension (norm weights and biases, every bias, PReLU slopes) and those of :data:`EXEMPT_NAMES`."""
     if exempt == "none":
         return frozenset()
     return frozenset(p.name for key, p in backbone.named_parameters()
-                     if len(p.shape) <= 1 or key.rsplit(".", 1)[-1] in EXEMPT_NAMES)
+                     if not p.stop_gradient and (len(p.shape) <= 1 or key.rsplit(".", 1)[-1] in EXEMPT_NAMES))
 
 
 def build_optimizer(cfg: Config, learning_rate, exempt: Collection[str] = ()) -> paddle.optimizer.Optimizer:
