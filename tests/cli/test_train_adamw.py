@@ -15,10 +15,11 @@ ADAMW = ["-c", str(REPO / "tests" / "train_tiny.yaml"), "-o", "train.optimizer=a
          "-o", "train.weight_decay=0.05", "-o", "train.weight_decay_exempt=norms_biases", "-o", "train.max_steps=36"]
 
 
-def train(*args: str) -> None:
-    proc = subprocess.run([sys.executable, "tools/train.py", *ADAMW, *args], cwd=REPO, capture_output=True,
+def train(*args: str, options: tuple[str, ...] = tuple(ADAMW), ok: bool = True) -> str:
+    proc = subprocess.run([sys.executable, "tools/train.py", *options, *args], cwd=REPO, capture_output=True,
                           text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert (proc.returncode == 0) == ok, proc.stdout[-2000:] + proc.stderr[-3000:]
+    return proc.stdout + proc.stderr
 
 
 def losses(run) -> list[float]:
@@ -50,3 +51,9 @@ def test_adamw_trains_checkpoints_and_resumes_exactly(tmp_path):
         for key in saved.files:
             np.testing.assert_array_equal(again[key], saved[key], err_msg=f"{name} {key}")
     assert any(key.endswith("_moment1_0") for key in np.load(a / "states.npz").files)  # the backbone's AdamW
+    # the checkpoint of an AdamW run does not resume into a Momentum run: the error names both settings
+    momentum = ADAMW[:2] + ["-o", "train.max_steps=20", "-o", f"train.output_dir={tmp_path / 'momentum'}",
+                            "-o", f"train.resume={step_16}"]
+    text = train(options=tuple(momentum), ok=False)
+    assert ("the class centers of head0 were trained with train.optimizer adamw (its state is saved), this run's is "
+            "momentum; resume with train.optimizer=adamw") in text, text[-3000:]

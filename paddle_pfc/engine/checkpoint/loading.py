@@ -15,6 +15,7 @@ from paddle_pfc.engine.checkpoint.folders import read_meta, resolve_checkpoint
 from paddle_pfc.engine.checkpoint.shards import read_rows_into, reshard_rows
 from paddle_pfc.engine.checkpoint.states import check_loaded_state, read_state
 from paddle_pfc.engine.checkpoint.tensors import (
+    center_optimizer,
     center_tensors,
     read_tensor,
     tensor_dtype,
@@ -108,16 +109,23 @@ def load_checkpoint(path: str | Path, target: CheckpointTarget, expect: dict, ve
 
 
 def _check_momentum_dtype(path: Path, index: int, head, check: Callable[[Path], None]) -> None:
-    """:class:`CheckpointError` when head ``index``'s saved momentum is int8 and this run's is not, or
-    the other way round (a float momentum converts between float dtypes; int8 codes do not)."""
-    if head.velocity is None:
-        return
+    """:class:`CheckpointError` when head ``index``'s centers were saved with another optimizer's
+    state than this run's (``train.optimizer``), or its saved momentum is int8 and this run's is not,
+    or the other way round (a float momentum converts between float dtypes; int8 codes do not)."""
     info_path = present(path / "centers" / f"head{index}.rank0.json", check)
     try:
         info = json.loads(info_path.read_text())
         saved = info.get("momentum_dtype", info["center_dtype"]) if info["has_velocity"] else None
+        optimizer = info.get("optimizer", "momentum" if info["has_velocity"] else "sgd")
     except (ValueError, KeyError, TypeError) as exc:
         raise CheckpointError(f"checkpoint file {info_path} is corrupt: {type(exc).__name__}: {exc}") from exc
+    if optimizer != center_optimizer(head):
+        raise CheckpointError(
+            f"checkpoint {path}: the class centers of head{index} were trained with train.optimizer {optimizer} "
+            f"(its state is saved), this run's is {center_optimizer(head)}; resume with train.optimizer={optimizer}, "
+            "or start a new run from its backbone (model.pretrained)")
+    if head.velocity is None:
+        return
     if saved is not None and (saved == "int8") != (head.momentum_dtype == "int8"):
         raise CheckpointError(
             f"checkpoint {path}: the class centers' momentum of head{index} is stored as {saved}, this run's "

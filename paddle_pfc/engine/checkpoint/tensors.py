@@ -83,6 +83,11 @@ def center_tensors(head) -> list[tuple[str, str]]:
         if value is not None]
 
 
+def center_optimizer(head) -> str:
+    """The optimizer whose state a head's shard holds: ``adamw``, ``momentum`` or ``sgd``."""
+    return "adamw" if head.adamw_states is not None else "momentum" if head.velocity is not None else "sgd"
+
+
 def tensor_dtype(head, kind: str) -> str:
     """The storage dtype of a shard tensor of ``kind`` (:func:`center_tensors`)."""
     return {"weight": head.center_dtype, "velocity": head.momentum_dtype}.get(kind, "float32")

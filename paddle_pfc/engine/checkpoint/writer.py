@@ -14,7 +14,13 @@ from paddle_pfc.engine.checkpoint.common import BACKBONE_FILE, LATEST, STATES_FI
 from paddle_pfc.engine.checkpoint.files import disk_error, write_bytes
 from paddle_pfc.engine.checkpoint.folders import complete_checkpoints, step_dir, stranger_in_partial, write_meta
 from paddle_pfc.engine.checkpoint.npy import write_npy
-from paddle_pfc.engine.checkpoint.tensors import center_tensors, read_finite, read_tensor, tensor_view
+from paddle_pfc.engine.checkpoint.tensors import (
+    center_optimizer,
+    center_tensors,
+    read_finite,
+    read_tensor,
+    tensor_view,
+)
 from paddle_pfc.utils.deletable import undeletable
 from paddle_pfc.utils.npz_state import state_bytes
 
@@ -75,7 +81,7 @@ class CheckpointWriter:
             files[info.relative_to(partial).as_posix()] = write_bytes(info, json.dumps(
                 {"class_start": head.class_start, "num_local": head.num_local,
                  "has_velocity": head.velocity is not None, "center_dtype": head.center_dtype,
-                 "momentum_dtype": head.momentum_dtype}).encode())
+                 "momentum_dtype": head.momentum_dtype, "optimizer": center_optimizer(head)}).encode())
         if self.rank == 0:
             files[BACKBONE_FILE] = write_bytes(partial / BACKBONE_FILE, state_bytes(backbone, "backbone"))
             files[STATES_FILE] = write_bytes(partial / STATES_FILE, state_bytes(states, "states"))
