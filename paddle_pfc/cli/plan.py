@@ -32,7 +32,8 @@ def _list(kind):
 
 #: Each option's value when neither the option nor a config gives it.
 DEFAULTS = {"num_classes": [1_000_000], "embedding_size": [512], "world_size": [1], "sample_ratio": [1.0],
-            "batch_size": [128], "center_dtype": "float32", "compute_dtype": "float32", "momentum_dtype": None}
+            "batch_size": [128], "center_dtype": "float32", "compute_dtype": "float32", "momentum_dtype": None,
+            "optimizer": "momentum"}
 
 SCOPE = ("the head only: class centers, their momentum, the kept rows, logits and softmax of one rank, plus "
          "a fixed process overhead; not the backbone's parameters and activations nor the data loader")
@@ -46,7 +47,7 @@ def _from_config(path: str, overrides: list[str]) -> dict:
     return {"num_classes": [cfg.data.num_classes], "embedding_size": [cfg.model.embedding_size],
             "sample_ratio": [cfg.classifier.sample_ratio], "batch_size": [cfg.train.batch_size],
             "center_dtype": cfg.classifier.center_dtype, "compute_dtype": cfg.classifier.dtype,
-            "momentum_dtype": cfg.classifier.momentum_dtype}
+            "momentum_dtype": cfg.classifier.momentum_dtype, "optimizer": cfg.train.optimizer}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -57,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
                                 formatter_class=HelpFormatter)
     p.add_argument("-c", "--config", default=None, metavar="PATH",
                    help="a training config: its data.num_classes, model.embedding_size, classifier.sample_ratio "
-                        "/ dtype / center_dtype and train.batch_size, unless an option below gives them")
+                        "/ dtype / center_dtype and train.batch_size / optimizer, unless an option below gives them")
     p.add_argument("-o", "--override", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a value of the config (repeatable)")
     p.add_argument("--num-classes", type=_list(int), default=None,
@@ -79,8 +80,9 @@ def _parser() -> argparse.ArgumentParser:
                         "int8: one byte an element and a float32 scale a row)")
     p.add_argument("--compute-dtype", default=None, choices=sorted(planner.DTYPE_BYTES),
                    help="classifier product dtype (default: the config's classifier.dtype, else float32)")
-    p.add_argument("--optimizer", default="momentum", choices=sorted(planner.OPTIMIZER_STATES),
-                   help="optimizer of the centers (its state per center)")
+    p.add_argument("--optimizer", default=None, choices=sorted(planner.OPTIMIZER_STATES),
+                   help="optimizer of the centers (its state a center: momentum one row, adamw two float32 rows "
+                        "and a step count, sgd none; default: the config's train.optimizer, else momentum)")
     p.add_argument("--kernels", default="native", choices=("native", "paddle"),
                    help="the CPU head's kernels: the native ones (PADDLE_PFC_NATIVE, the default where they "
                         "build) or Paddle's own")
