@@ -65,6 +65,7 @@ def check_adamw_case(case: dict, ranks: list[dict], world_size: int) -> None:
     centers, backbone = cat("shard_initial"), backbone0.astype(np.float64)
     m1, m2, steps = np.zeros_like(centers), np.zeros_like(centers), np.zeros((len(centers), 1))
     b1, b2 = np.zeros_like(backbone), np.zeros_like(backbone)
+    lagging = False
     for step in range(case["steps"]):
         losses = {float(r[f"loss_{step}"]) for r in ranks}
         assert len(losses) == 1, (name, step, losses)
@@ -93,5 +94,8 @@ def check_adamw_case(case: dict, ranks: list[dict], world_size: int) -> None:
             for value, want, bound, what in zip(got_b, expected_b, bounds_b, ("backbone", "moment1", "moment2")):
                 _close(value, want, bound, VALUE_RTOL, f"{name} step {step} backbone {what}")
         centers, m1, m2, steps = got[0], got[1], got[2], new_steps
+        lagging |= bool((new_steps[kept] < step + 1).any())  # a kept row that skipped an earlier step
         backbone, b1, b2 = (ranks[0][f"{key}_{step}"].astype(np.float64)
                             for key in BACKBONE_KEYS)
+    # sampled: rows are bias-corrected by their own counts, not the global step (else: dense AdamW)
+    assert lagging == (case["sample_ratio"] < 1), (name, "no kept row with a count below the global step")
