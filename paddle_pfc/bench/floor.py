@@ -26,12 +26,16 @@ def build_passes_program(head, rule: CenterUpdateRule, seed: int = 0):
     included) with a float32 [c, D] gradient of small random values and a learning rate of 1e-3:
     it changes the head's kept rows a little. The kept
     rows are a uniform sorted subset of the shard (``seed``), fed as ``passes_index_<k>`` per block.
-    ``probe``: the sum of each gathered block's first element (0 without a gather).
+    ``probe``: the sum of each gathered block's first element (0 without a gather). An AdamW ``rule``
+    is a ValueError (its passes are not modelled here).
 
     Every step of the head pays these passes at least once (its momentum, rows and gradient are read
     and written where they lie in memory), so (floor + passes) / floor is the lowest step / floor
     that the head's design reaches on the machine that runs it. Memory: the gradients, as large as
     the step's own center gradients."""
+    if rule.adamw is not None:
+        raise ValueError("the passes floor models the Momentum / SGD update; benchmark with train.optimizer "
+                         "momentum or sgd")
     ops = head.backend.blocks
     num_kept = head.num_sample if head.sampled else head.num_local
     shape, dtype = [head.num_local, head.embedding_size], head.center_dtype
