@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import paddle
 
-from paddle_pfc.data import ImageFolderDataset, RecordDataset
+from paddle_pfc.data.formats import data_format
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.builder import TrainPrograms, build_programs, check_supported
 from paddle_pfc.engine.callbacks import Callback, Checkpointing, MetricsWriter, StepEnd, StepLogger, TrainState
@@ -152,8 +152,8 @@ class Trainer:
     def _build_data(self) -> None:
         d, t = self.cfg.data, self.cfg.train
         size = self.cfg.model.input_size
-        if d.num_classes is None and d.kind == "synthetic":
-            raise UsageError("data.num_classes: null reads the count from the data, but synthetic data has none: "
+        if d.num_classes is None and data_format(d.kind).classes_from is None:
+            raise UsageError(f"data.num_classes: null reads the count from the data, but {d.kind} data has none: "
                              "give it (e.g. -o data.num_classes=300)")
         self.dataset = dataset_from_config(d, size)
         if d.num_classes is None:
@@ -166,7 +166,7 @@ class Trainer:
         if self.rank == 0:
             self._note_resized_images(size)
         self.steps_per_epoch = self.loader.steps_per_epoch
-        self.num_skipped = getattr(self.dataset, "num_skipped", 0)
+        self.num_skipped = self.dataset.num_skipped
         self.total_steps = t.epochs * self.steps_per_epoch
         if t.max_steps is not None:
             self.total_steps = min(self.total_steps, t.max_steps)
@@ -174,8 +174,8 @@ class Trainer:
     def _note_resized_images(self, size: int) -> None:
         """One line when the data's first image is grey or not ``model.input_size`` square: every
         image is converted by the one policy, ``data.non_square`` (:mod:`paddle_pfc.data.photos`)."""
-        if not isinstance(self.dataset, (ImageFolderDataset, RecordDataset)):
-            return  # synthetic faces are drawn at the input size
+        if not data_format(self.cfg.data.kind).under_root:
+            return  # generated images (synthetic faces) are drawn at the input size
         from paddle_pfc.data.photos import describe, is_square, policy
 
         wanted, self.dataset.image_size = self.dataset.image_size, None
