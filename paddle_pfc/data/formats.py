@@ -70,6 +70,7 @@ class DataFormat:
     held_out_pairs: bool = False
 
     def dataset_class(self) -> type:
+        """The row's dataset class (its module imported now)."""
         module, name = self.dataset.split(":")
         return getattr(importlib.import_module(f"{__package__}.{module}"), name)
 
