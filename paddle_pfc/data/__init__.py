@@ -6,12 +6,9 @@ Pure numpy / OpenCV; batches are numpy arrays fed to a Paddle static program:
 ``images`` float32 ``[B, 3, H, W]`` RGB normalized ``(x - 127.5) / 128`` and
 ``labels`` int64 ``[B]``.
 """
-from .dataset import Dataset
-from .formats import FORMATS, DataFormat, data_format
-from .image_folder import ImageFolderDataset, parse_label_file
-from .loader import BatchLoader, DistributedBatchSampler, build_dataset, flip_mask, load_batch
-from .recordio import IRHeader, RecordDataset, RecordIOWriter, pack, read_idx_file, unpack, write_insightface_rec
-from .synthetic import SyntheticFaces, make_verification_set, write_synthetic_rec
+from __future__ import annotations
+
+import importlib
 
 __all__ = [
     "BatchLoader", "DataFormat", "Dataset", "DistributedBatchSampler", "FORMATS", "ImageFolderDataset", "IRHeader",
@@ -19,3 +16,22 @@ __all__ = [
     "make_verification_set", "pack", "parse_label_file", "read_idx_file", "unpack", "write_insightface_rec",
     "write_synthetic_rec",
 ]
+
+#: Where each public name lives (imported on first use: importing the package loads no OpenCV).
+_LAZY = {
+    **dict.fromkeys(("Dataset",), "dataset"),
+    **dict.fromkeys(("FORMATS", "DataFormat", "data_format"), "formats"),
+    **dict.fromkeys(("ImageFolderDataset", "parse_label_file"), "image_folder"),
+    **dict.fromkeys(("BatchLoader", "DistributedBatchSampler", "build_dataset", "flip_mask", "load_batch"), "loader"),
+    **dict.fromkeys(("IRHeader", "RecordDataset", "RecordIOWriter", "pack", "read_idx_file", "unpack",
+                     "write_insightface_rec"), "recordio"),
+    **dict.fromkeys(("SyntheticFaces", "make_verification_set", "write_synthetic_rec"), "synthetic"),
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"paddle_pfc.data.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'paddle_pfc.data' has no attribute {name!r}")
