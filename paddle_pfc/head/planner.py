@@ -80,8 +80,8 @@ from paddle_pfc.head.spec import (
 )
 from paddle_pfc.utils.numbers import is_int
 
-__all__ = ["MemoryPlan", "plan", "plan_spec", "max_classes", "max_classes_spec", "parse_bytes", "DTYPE_BYTES",
-           "MOMENTUM_DTYPES", "OPTIMIZER_STATES", "INDEXED_DTYPES", "PROCESS_OVERHEAD", "MALLOC_MODES",
+__all__ = ["MemoryPlan", "plan", "plan_spec", "head_spec", "max_classes", "max_classes_spec", "parse_bytes",
+           "DTYPE_BYTES", "MOMENTUM_DTYPES", "OPTIMIZER_STATES", "INDEXED_DTYPES", "PROCESS_OVERHEAD", "MALLOC_MODES",
            "planned_malloc"]
 
 #: Measured VmRSS (bytes) of an idle rank: paddle imported, communicator up, one tiny program run.
