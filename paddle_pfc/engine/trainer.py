@@ -25,7 +25,7 @@ from paddle_pfc.engine.builder import TrainPrograms, build_programs, check_suppo
 from paddle_pfc.engine.callbacks import Callback, Checkpointing, MetricsWriter, StepEnd, StepLogger, TrainState
 from paddle_pfc.engine.config import Config, describe_lr, dump_config, log_interval, resolve_lr
 from paddle_pfc.engine.input import dataset_from_config, loader_from_config
-from paddle_pfc.engine.memory import check_head_fits
+from paddle_pfc.engine.memory import check_head_fits, training_head_spec
 from paddle_pfc.engine.overwrite import OutputDirError, delete_earlier_run
 from paddle_pfc.engine.preemption import Preempted, PreemptionWatch
 from paddle_pfc.engine.resume import ResumePlan, plan_resume
@@ -81,9 +81,7 @@ class Trainer:
         self._build_data()
         cfg = self.cfg  # data.num_classes from the data when the config leaves it null
         if not on_gpu():  # the centers live in host memory: a shard that cannot fit fails now, not at SIGKILL
-            check_head_fits(cfg.data.num_classes, cfg.model.embedding_size, world_size, cfg.classifier.sample_ratio,
-                            cfg.train.batch_size, cfg.classifier.center_dtype, cfg.classifier.dtype,
-                            local_world_size(), warn=rank == 0, momentum_dtype=cfg.classifier.momentum_dtype)
+            check_head_fits(training_head_spec(cfg, world_size), local_world_size(), warn=rank == 0)
         self.sync("data indexed")
         validation_sets = load_validation_sets(cfg, self.output_dir, rank, world_size, self.sync)
         self.base_lr = resolve_lr(cfg, world_size)
