@@ -4,7 +4,7 @@
     python tools/bench_scale.py [--kind rec|folder|tree] [--sizes small ms1mv3 webface42m] [--workers 2]
                                 [--folder /tmp/x]
 
-Writes, per size, a ``.rec`` / ``.idx`` pair (:mod:`paddle_pfc.data.scale_rec`): ``small`` (10,000
+Writes, per size, a ``.rec`` / ``.idx`` pair (:mod:`paddle_pfc.bench.scale_rec`): ``small`` (10,000
 images / 100 ids) and ``ms1mv3`` (5,179,510 / 93,431) in insightface's layout over a sparse
 ``.rec``; ``webface42m`` (42,474,557 / 2,059,906) without a header record (its keys pass 2^24,
 beyond float32 header labels), every record header written (the class count reads them all);
@@ -12,7 +12,7 @@ beyond float32 header labels), every record header written (the class count read
 Then, in a fresh process per size, builds the :class:`~paddle_pfc.data.RecordDataset` and reads a
 few batches with ``--workers`` loader workers, and prints one JSON line per size: build time (wall
 and CPU), peak RSS and its growth per record, and each worker's RSS / PSS / private memory.
-``--kind folder``: an image folder instead (:mod:`paddle_pfc.data.scale_folder`): a full
+``--kind folder``: an image folder instead (:mod:`paddle_pfc.bench.scale_folder`): a full
 ``label.txt`` of the size (``id_0001234/0000012.jpg``) and only the images the loader reads, so
 each file is checked when read; ``--kind tree``: a real tree of ``--tree-images`` empty files in
 ``--tree-images / 10`` folders (every tenth a symlink to a folder inside the root), built with
@@ -31,8 +31,8 @@ import time
 import cv2
 import numpy as np
 
+from paddle_pfc.bench import scale_folder, scale_measure, scale_rec
 from paddle_pfc.cli.entry import run
-from paddle_pfc.data import scale_folder, scale_measure, scale_rec
 from paddle_pfc.data.image_folder import FILE_CHECK_LIMIT
 from paddle_pfc.utils.cpu import cpu_summary
 

@@ -8,6 +8,7 @@ import time
 import numpy as np
 import paddle
 
+from paddle_pfc.head.geometry import block_bounds
 from paddle_pfc.head.sparse_update import CenterUpdateRule
 from paddle_pfc.kernels import onednn_ops
 
@@ -37,7 +38,7 @@ def build_passes_program(head, rule: CenterUpdateRule, seed: int = 0):
         raise ValueError("the passes floor models the Momentum / SGD update; benchmark with train.optimizer "
                          "momentum or sgd")
     ops = head.backend.blocks
-    num_kept = head.num_sample if head.sampled else head.num_local
+    num_kept = head.layout.num_kept
     shape, dtype = [head.num_local, head.embedding_size], head.center_dtype
     rng = np.random.default_rng(seed)
     kept = (np.sort(rng.choice(head.num_local, num_kept, replace=False)) if head.sampled
@@ -83,7 +84,8 @@ def build_passes_program(head, rule: CenterUpdateRule, seed: int = 0):
 
 def build_floor_program(n: int, s: int, d: int, bf16: bool = False, block_rows: int | None = None):
     """The three products of the head alone, on persistable inputs (nothing is fed), in the head's
-    blocks of ``block_rows`` kept centers (all ``s`` in one block by default): per block
+    blocks of ``block_rows`` kept centers (``block_layout(spec).rows``; all ``s`` in one block by
+    default), cut as the head cuts them (:func:`paddle_pfc.head.geometry.block_bounds`): per block
     ``[N, D] x [D, c]`` (logits), ``[N, c] x [c, D]`` (the feature gradient, summed over blocks)
     and ``[c, N] x [N, D]`` (the block's center gradient). Paddle's float32 ``matmul``, or with
     ``bf16`` the head's native bfloat16 products."""
@@ -100,8 +102,8 @@ def build_floor_program(n: int, s: int, d: int, bf16: bool = False, block_rows: 
         w = paddle.static.create_parameter([s, d], "float32", name="floor_w", default_initializer=init)
         x.stop_gradient = w.stop_gradient = True
         grad_x, probe = None, None
-        for start in range(0, s, rows):
-            block = w if rows >= s else paddle.slice(w, [0], [start], [min(s, start + rows)])
+        for start, stop in block_bounds(s, rows):
+            block = w if rows >= s else paddle.slice(w, [0], [start], [s if stop is None else stop])
             logits = product(x, block, transpose_b=True)                     # [N,D]x[D,c]
             grad = product(logits, block)                                    # [N,c]x[c,D]
             grad_x = grad if grad_x is None else grad_x + grad

@@ -124,7 +124,7 @@ def make_feeds(cfg: dict, args, rank: int, inputs: str) -> list[dict]:
 class LoaderInput:
     """e2e ``--input loader``: each step's images from the loader ``tools/train.py`` builds
     (:mod:`paddle_pfc.engine.input`: the config's ``data.num_workers``, ``flip``, ``seed``,
-    ``batch_timeout``): over the config's data where it names ``rec`` or ``folder`` data (its
+    ``batch_timeout``): over the config's data where its format reads files under ``data.root`` (its
     labels too, split over the ranks as training splits them), else over a temporary ``.rec`` of
     ``_DISTINCT_BATCHES`` batches of synthetic face JPEGs per rank (its labels replaced by the
     uniform ones of the pre-generated batches, so that the head's positives spread over the
@@ -133,12 +133,14 @@ class LoaderInput:
     workers' uint8 batch)."""
 
     def __init__(self, cfg: dict, args, rank: int, world_size: int, train_cfg) -> None:
-        from paddle_pfc.data import build_dataset, write_synthetic_rec
+        from paddle_pfc.data.formats import data_format
+        from paddle_pfc.data.recordio import RecordDataset
+        from paddle_pfc.data.synthetic import write_synthetic_rec
         from paddle_pfc.engine.input import DataSizeError, dataset_from_config, loader_from_config
 
         d, batch = train_cfg.data, cfg["batch_size"]
         self._folder = None
-        if d.kind in ("rec", "folder"):
+        if data_format(d.kind).under_root:
             dataset = dataset_from_config(d, args.input_size)
             if dataset.num_classes > cfg["num_classes"]:
                 raise SystemExit(f"--input loader: the config's data has {dataset.num_classes} classes, more than "
@@ -147,7 +149,7 @@ class LoaderInput:
         else:
             self._folder = tempfile.mkdtemp(prefix="pfc_benchmark_")
             write_synthetic_rec(self._folder, _DISTINCT_BATCHES * batch, args.input_size, seed=args.seed + rank)
-            dataset = build_dataset("rec", self._folder, None, args.input_size)
+            dataset = RecordDataset(self._folder, image_size=args.input_size)
             rank, world_size = 0, 1  # every rank reads its own synthetic set
             self.source, self.own_labels = "synthetic jpeg", False
         try:

@@ -103,9 +103,9 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
         usage0 = usage1
     step_alloc = allocated_mib() - base_alloc
     head = step.head
-    num_local, num_sample, chunks, native = ((head.num_local, head.num_sample, len(head.blocks), head.native)
+    num_local, num_sample, chunks, native = ((head.num_local, head.num_sample, head.layout.num_blocks, head.native)
                                              if head is not None else (0, 0, 0, False))
-    products_round = head is not None and head.backend.blocks.products_round(cfg["dtype"])
+    products_round = head is not None and head.layout.products_round
     # after the memory readings: the floors' buffers are not the step's
     timed_floors = floors and head is not None
     rounds = _floor_rounds(step, cfg, args, rank, world_size, sync, products_round) if timed_floors else []
@@ -148,7 +148,7 @@ def _floor_rounds(step: TrainStep, cfg: dict, args, rank: int, world_size: int, 
     after one that warms the programs up (see :func:`run_train`)."""
     head = step.head
     n, d = cfg["batch_size"] * world_size, cfg["embedding_size"]
-    rows = head.blocks[0].stop  # the head's block rows (None: one block)
+    rows = head.layout.rows  # the head's block rows (block_layout)
     gemms = [TimedProgram(*build_gemm_program(library)) for library in gemm_libraries()]
     floor = TimedProgram(*build_floor_program(n, head.num_sample, d, block_rows=rows))
     bf16_floor = (TimedProgram(*build_floor_program(n, head.num_sample, d, bf16=True, block_rows=rows))

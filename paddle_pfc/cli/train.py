@@ -145,12 +145,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
     check_output_dir(parser, "train.output_dir", cfg.train.output_dir)
+    from paddle_pfc.data.formats import data_format
     from paddle_pfc.engine.preflight import check_run_inputs
     from paddle_pfc.engine.protect import check_data_spared
     from paddle_pfc.utils.errors import UsageError
 
     try:
-        if cfg.data.kind != "synthetic":  # nothing of a run is written into the data, not even a lock or a log
+        if data_format(cfg.data.kind).under_root:  # nothing of a run is written into the data, not even a lock or a log
             check_data_spared(cfg.train.output_dir, cfg.data.root)
         check_run_inputs(cfg)  # before the output folder is made: a refused run leaves nothing behind
     except UsageError as exc:

@@ -334,6 +334,10 @@ class ImageFolderDataset:
     def __len__(self) -> int:
         return len(self.samples)
 
+    def read_labels(self) -> np.ndarray:
+        """Every sample's label (int64 ``[len(self)]``, from the label file)."""
+        return self.labels
+
     def __getitem__(self, index: int) -> tuple[np.ndarray, int]:
         image = read_rgb(self.samples.checked_path(index))
         return fit_size(image, self.image_size, self.non_square), int(self.labels[index])

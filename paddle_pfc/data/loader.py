@@ -19,6 +19,8 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 
 from ._image import SizeLike, as_size, fit_size, normalize_nchw
+from .dataset import Dataset
+from .formats import data_format
 from .shape_policy import DEFAULT_NON_SQUARE
 
 
@@ -170,7 +172,9 @@ def _shutdown_executor(ex) -> None:
 class BatchLoader:
     """Yield ``(images float32 [B, 3, H, W] = (x-127.5)/128 RGB, labels int64 [B])`` batches.
 
-    ``dataset``: ``len`` / ``ds[i] -> (rgb uint8 HWC, int label)`` / ``num_classes``.
+    ``dataset``: a :class:`~paddle_pfc.data.dataset.Dataset`; the loader reads ``len``,
+    ``ds[i] -> (rgb uint8 HWC, int label)`` and, when the dataset has them, ``num_classes`` (labels
+    checked against it) and ``non_square``.
     Images are resized to ``image_size`` if needed, then flipped horizontally when
     ``flip`` and :func:`flip_mask` ``(seed, epoch, i)`` says so - so batches are a
     pure function of ``(sampler, seed, epoch, step)`` and a resumed run sees the
@@ -313,29 +317,15 @@ class BatchLoader:
 
 # --------------------------------------------------------------------------- factory
 def build_dataset(kind: str, root: str | None = None, num_classes: int | None = None,
-                  image_size: SizeLike = 112, **kwargs):
-    """Create a dataset: ``kind`` in ``folder`` | ``rec`` | ``synthetic``.
+                  image_size: SizeLike = 112, **kwargs) -> Dataset:
+    """The dataset of the format ``kind`` (a name or alias of :data:`~paddle_pfc.data.formats.FORMATS`:
+    ``synthetic``, ``folder``, ``rec``) over ``root``, ``kwargs`` passed to its class:
 
     * ``folder``: :class:`ImageFolderDataset` ``(root, label_file='label.txt', skip_bad=False,
       allow_outside_root=False, non_square=...)``
     * ``rec``: :class:`RecordDataset` over ``root/train.rec`` + ``train.idx`` ``(non_square=...)``
     * ``synthetic``: :class:`SyntheticFaces` ``(num_classes, samples_per_class=20, seed=0, ...)``; ``root`` ignored
-    """
-    from .image_folder import ImageFolderDataset
-    from .recordio import RecordDataset
-    from .synthetic import SyntheticFaces
 
-    kind = kind.lower()
-    if kind in ("folder", "image_folder"):
-        if root is None:
-            raise ValueError("folder dataset needs root")
-        return ImageFolderDataset(root, image_size=image_size, num_classes=num_classes, **kwargs)
-    if kind in ("rec", "recordio", "mxnet"):
-        if root is None:
-            raise ValueError("rec dataset needs root")
-        return RecordDataset(root, image_size=image_size, num_classes=num_classes, **kwargs)
-    if kind == "synthetic":
-        if num_classes is None:
-            raise ValueError("synthetic dataset needs num_classes")
-        return SyntheticFaces(num_classes, image_size=image_size, **kwargs)
-    raise ValueError(f"unknown dataset kind {kind!r} (expected 'folder', 'rec' or 'synthetic')")
+    An unknown ``kind`` is an :class:`~paddle_pfc.data.formats.UnknownFormatError` listing the names.
+    """
+    return data_format(kind).construct(root, num_classes, image_size, **kwargs)

@@ -272,8 +272,10 @@ class RecordDataset:
     whose identity range leaves keys unexplained, or whose first identity record holds an image;
     ``num_classes`` below the last image's label. Record 0 is a header only if it carries labels
     and no image (a multi-label image record at key 0 is an image). Index lines lost between two
-    records are found only when that key is read.
+    records are found only when that key is read. No record is skipped (``num_skipped`` is 0).
     """
+
+    num_skipped = 0
 
     def __init__(self, root: str | None = None, rec_path: str | None = None, idx_path: str | None = None,
                  image_size: SizeLike = 112, num_classes: int | None = None,

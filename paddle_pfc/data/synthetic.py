@@ -21,6 +21,7 @@ import numpy as np
 
 from ._image import SizeLike, as_size, encode_jpeg
 from .recordio import write_insightface_rec
+from .shape_policy import DEFAULT_NON_SQUARE
 
 _TRAIN_STREAM = 0
 _VERIF_STREAM = 1
@@ -144,8 +145,12 @@ class SyntheticFaces:
 
     ``len = num_classes * samples_per_class``; ``ds[i] -> (rgb uint8 [H, W, 3],
     label int)`` with ``label = i // samples_per_class``; the output depends only
-    on ``(seed, i)`` (and the constructor's size/difficulty arguments).
+    on ``(seed, i)`` (and the constructor's size/difficulty arguments). Images are drawn at
+    ``image_size``: ``non_square`` never applies and nothing is skipped.
     """
+
+    non_square = DEFAULT_NON_SQUARE
+    num_skipped = 0
 
     def __init__(self, num_classes: int, samples_per_class: int = 20, image_size: SizeLike = 112, seed: int = 0,
                  num_blobs: int = 8, noise: float = 0.06, hardness: float = 1.0):
@@ -171,6 +176,10 @@ class SyntheticFaces:
     def labels(self) -> np.ndarray:
         """int64 [len] labels."""
         return np.arange(len(self), dtype=np.int64) // self.samples_per_class
+
+    def read_labels(self) -> np.ndarray:
+        """Every sample's label (int64 ``[len(self)]``)."""
+        return self.labels
 
     def prototype(self, cls: int) -> np.ndarray:
         h, w = self.image_size

@@ -41,9 +41,12 @@ AMP_LEVELS = {"bf16": ("O1", "bfloat16"), "fp16_o1": ("O1", "float16"), "fp16_o2
 def check_supported(cfg: Config, gpu: bool | None = None) -> None:
     """Reject config values this build cannot run, naming the key (never ignore them)."""
     gpu = on_gpu() if gpu is None else gpu
-    if cfg.data.skip_bad and cfg.data.kind != "folder":
-        raise ConfigError("data.skip_bad: only supported for data.kind=folder (a corrupt .rec record "
-                          "is an error naming its index and offset)")
+    from paddle_pfc.data.formats import data_format, formats_reading
+
+    data = data_format(cfg.data.kind)
+    if cfg.data.skip_bad and "skip_bad" not in data.settings:
+        raise ConfigError(f"data.skip_bad: only supported for data.kind={'/'.join(formats_reading('skip_bad'))} "
+                          f"({data.corrupt})")
     for key, value in (("classifier.dtype", cfg.classifier.dtype),
                        ("classifier.center_dtype", cfg.classifier.center_dtype),
                        ("classifier.momentum_dtype", cfg.classifier.momentum_dtype)):

@@ -8,7 +8,9 @@ from __future__ import annotations
 import logging
 import time
 
-from paddle_pfc.data.loader import BatchLoader, DistributedBatchSampler, build_dataset
+from paddle_pfc.data.dataset import Dataset
+from paddle_pfc.data.formats import data_format
+from paddle_pfc.data.loader import BatchLoader, DistributedBatchSampler
 from paddle_pfc.utils.errors import UsageError
 
 log = logging.getLogger("paddle_pfc.train")
@@ -18,25 +20,22 @@ class DataSizeError(UsageError):
     """One global batch (``train.batch_size`` × ranks) needs more images than the data holds."""
 
 
-def dataset_from_config(data_cfg, image_size: int):
+def dataset_from_config(data_cfg, image_size: int) -> Dataset:
     """The dataset of a config's ``data`` section (``kind``, ``root``, ``num_classes`` and the
-    kind's own settings), its images at ``image_size``. Logs a line before (what is read) and one
-    after (what was found and how long it took); the dataset logs its own steps between."""
+    settings its row of :data:`~paddle_pfc.data.formats.FORMATS` reads), its images at
+    ``image_size``. Logs a line before (what is read) and one after (what was found and how long
+    it took); the dataset logs its own steps between."""
     d = data_cfg
-    extra = {"synthetic": {"samples_per_class": d.samples_per_class, "seed": d.seed},
-             "folder": {"skip_bad": d.skip_bad, "allow_outside_root": d.allow_outside_root,
-                        "label_file": d.label_file, "non_square": d.non_square},
-             "rec": {"non_square": d.non_square}}[d.kind]
     where = f" at {d.root}" if d.root else ""
     log.info("data: indexing the %s data%s", d.kind, where)
     started = time.perf_counter()
-    dataset = build_dataset(d.kind, d.root, d.num_classes, image_size, **extra)
+    dataset = data_format(d.kind).open(d, image_size)
     log.info("data: %d images of %d classes ready in %.1f s", len(dataset), dataset.num_classes,
              time.perf_counter() - started)
     return dataset
 
 
-def loader_from_config(data_cfg, dataset, batch_size: int, rank: int, world_size: int,
+def loader_from_config(data_cfg, dataset: Dataset, batch_size: int, rank: int, world_size: int,
                        image_size: int) -> BatchLoader:
     """The training loader over ``dataset``: ``batch_size`` images a rank and step, shuffled per
     epoch with ``data.seed`` and split over ``world_size`` ranks (the last partial step dropped),

@@ -10,14 +10,15 @@ planned peak exceeds it by less.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 
 from paddle_pfc.head import planner
 from paddle_pfc.head.host_memory import HeadMemoryError, available_memory, check_state_fits, ranks_need, ranks_phrase
-from paddle_pfc.kernels.blockwise import native_bfloat16_products
+from paddle_pfc.head.spec import HeadSpec
 
-__all__ = ["PLAN_MARGIN", "check_head_fits"]
+__all__ = ["PLAN_MARGIN", "check_head_fits", "training_head_spec"]
 
 log = logging.getLogger("paddle_pfc.train")
 
@@ -28,34 +29,52 @@ _GIB = 2**30
 PLAN_MARGIN = 1.10
 
 
-def check_head_fits(num_classes: int, embedding_size: int, world_size: int, sample_ratio: float,
-                    batch_size: int, center_dtype: str, compute_dtype: str, local_ranks: int,
-                    available: int | None = None, warn: bool = True,
-                    momentum_dtype: str | None = None, bfloat16_products: bool | None = None,
-                    optimizer: str = "momentum") -> planner.MemoryPlan:
-    """The head's :func:`~paddle_pfc.head.planner.plan` per rank (``batch_size`` per rank, the centers'
-    ``optimizer`` of ``train.optimizer``, the malloc mode of ``$PADDLE_PFC_MALLOC``), checked against
-    ``available`` bytes (default :func:`available_memory`) shared by the ``local_ranks`` ranks of this machine.
-    Raises :class:`HeadMemoryError` when their centers and
-    momentum alone exceed it (exact sizes), or their planned step peak exceeds it by more than
-    :data:`PLAN_MARGIN`: the run cannot fit. Logs a warning (when ``warn``) when the planned peak
-    exceeds it by less (the backbone comes on top of the plan). ``bfloat16_products`` (None: as the
-    head decides on this machine, :func:`paddle_pfc.kernels.blockwise.native_bfloat16_products`)
-    plans the layout of a CPU with native bfloat16 products. Returns the plan."""
-    malloc = planner.planned_malloc(os.environ.get("PADDLE_PFC_MALLOC"))
-    if bfloat16_products is None:
-        bfloat16_products = compute_dtype == "bfloat16" and native_bfloat16_products()
-    plan = planner.plan(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-                        compute_dtype, optimizer, malloc=malloc, momentum_dtype=momentum_dtype,
-                        bfloat16_products=bfloat16_products)
+def _cpu_backend(kernels: str | None, compute_dtype: str) -> dict:
+    """The backend fields of a :class:`HeadSpec` for a CPU head of ``kernels`` (the setting) and
+    ``compute_dtype``, as :func:`paddle_pfc.kernels.choose_backend` and the block operations decide
+    them on this machine (the native kernels are built, as the head would build them)."""
+    from paddle_pfc.kernels import native_ops, requested
+    from paddle_pfc.kernels.blockwise import native_bfloat16_products
+
+    kind = "fused" if requested(kernels)[0] == "fused" else "composite"
+    native = kind == "composite" and native_ops.kernels() is not None
+    return dict(kernels=kind, native=native, indexed_products=native and native_ops.blas_library() is not None,
+                bfloat16_products=native and compute_dtype == "bfloat16" and native_bfloat16_products())
+
+
+def training_head_spec(cfg, world_size: int) -> HeadSpec:
+    """The :class:`HeadSpec` of the head a training config ``cfg`` builds on ``world_size`` CPU ranks
+    (rank 0, the largest shard; ``train.batch_size`` per rank, the centers' optimizer of
+    ``train.optimizer``, the malloc mode of ``$PADDLE_PFC_MALLOC``, the backend this machine gives it)."""
+    c = cfg.classifier
+    return HeadSpec(num_classes=cfg.data.num_classes, embedding_size=cfg.model.embedding_size,
+                    world_size=world_size, sample_ratio=c.sample_ratio, batch_size=cfg.train.batch_size,
+                    center_dtype=c.center_dtype, compute_dtype=c.dtype, momentum_dtype=c.momentum_dtype,
+                    optimizer=cfg.train.optimizer, malloc=planner.planned_malloc(os.environ.get("PADDLE_PFC_MALLOC")),
+                    **_cpu_backend(c.kernels, c.dtype))
+
+
+def check_head_fits(spec: HeadSpec, local_ranks: int, available: int | None = None,
+                    warn: bool = True) -> planner.MemoryPlan:
+    """The :func:`~paddle_pfc.head.planner.plan_spec` of ``spec`` (its largest shard; ``spec.batch_size``
+    per rank; :func:`training_head_spec` describes a training config's head), checked against
+    ``available`` bytes (default :func:`available_memory`) shared by the ``local_ranks`` ranks of this
+    machine. Raises :class:`HeadMemoryError` when their centers and momentum alone exceed it (exact
+    sizes), or their planned step peak exceeds it by more than :data:`PLAN_MARGIN`: the run cannot
+    fit. Logs a warning (when ``warn``) when the planned peak exceeds it by less (the backbone comes
+    on top of the plan). Returns the plan."""
+    spec = dataclasses.replace(spec, rank=0) if spec.rank else spec
+    plan = planner.plan_spec(spec)
+    num_classes, embedding_size, world_size = spec.num_classes, spec.embedding_size, spec.world_size
+    center_dtype, malloc = spec.center_dtype, spec.malloc
     available = available_memory() if available is None else available
     if available is None:
         return plan
-    momentum_option = "" if momentum_dtype is None else f" --momentum-dtype {momentum_dtype}"
-    momentum_option += "" if optimizer == "momentum" else f" --optimizer {optimizer}"
+    momentum_option = "" if spec.momentum_dtype == center_dtype else f" --momentum-dtype {spec.momentum_dtype}"
+    momentum_option += "" if spec.optimizer == "momentum" else f" --optimizer {spec.optimizer}"
     command = (f"paddle-pfc-plan --num-classes {num_classes} --embedding-size {embedding_size} --world-size "
-               f"{world_size} --sample-ratio {sample_ratio:g} --batch-size {batch_size} --center-dtype "
-               f"{center_dtype}{momentum_option} --compute-dtype {compute_dtype} --malloc {malloc} "
+               f"{world_size} --sample-ratio {spec.sample_ratio:g} --batch-size {spec.batch_size} --center-dtype "
+               f"{center_dtype}{momentum_option} --compute-dtype {spec.compute_dtype} --malloc {malloc} "
                f"--memory {available / local_ranks / _GIB:.1f}GiB")
     check_state_fits(plan.centers + plan.momentum, local_ranks,
                      f"{num_classes:,} classes x {embedding_size} over {world_size} rank(s) are {plan.num_local:,} "

@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from paddle_pfc.engine.run_folder import PAIRS_COMMAND, missing_pretrained_message
+from paddle_pfc.data.formats import PAIRS_COMMAND, data_format
+from paddle_pfc.engine.run_folder import missing_pretrained_message
 from paddle_pfc.utils.errors import UsageError
 
 
@@ -18,27 +19,12 @@ def _starts_fresh(cfg) -> bool:
     return resume == "auto" and not any((Path(cfg.train.output_dir) / "checkpoints").glob("step_*"))
 
 
-def _missing_data(cfg) -> str | None:
-    """The data a ``folder`` / ``rec`` config names, when missing: what is missing and what makes it."""
-    d = cfg.data
-    if d.kind in ("folder", "rec") and d.root is not None and not Path(d.root).expanduser().is_dir():
-        return f"data.root {d.root}: no such folder"
-    if d.kind == "folder":
-        label = Path(d.root).expanduser() / d.label_file
-        if not label.is_file():
-            return (f"data.label_file {label}: not found. {PAIRS_COMMAND} writes train_label.txt (the identities "
-                    "it does not hold out for validation); -o data.label_file=label.txt trains on every identity")
-    if d.kind == "rec" and not (Path(d.root).expanduser() / "train.rec").is_file():
-        return (f"data.root {d.root}: no train.rec. python tools/im2rec.py --root YOUR_IMAGE_FOLDER --label-file "
-                f"train_label.txt --output {d.root} writes it (docs/your_own_data.md)")
-    return None
-
-
 def check_run_inputs(cfg) -> None:
-    """``UsageError`` naming the first missing input of ``cfg``: its data, its ``model.pretrained``
+    """``UsageError`` naming the first missing input of ``cfg``: its data (the files its format's row
+    of :data:`~paddle_pfc.data.formats.FORMATS` requires), its ``model.pretrained``
     (when the run starts from it: missing, or of another architecture than ``cfg.model``), a
     ``validation.sets`` file."""
-    missing = _missing_data(cfg)
+    missing = data_format(cfg.data.kind).missing_input(cfg.data)
     if missing is not None:
         raise UsageError(missing)
     pretrained = cfg.model.pretrained

@@ -322,10 +322,7 @@ def load_into_scope(path: str | Path, model_cfg, target) -> Pretrained:
 def class_indices(dataset, class_start: int, num_local: int, per_class: int) -> list[np.ndarray]:
     """Dataset indices of the first ``per_class`` images of each class in
     ``[class_start, class_start + num_local)``, in index order (a class may have fewer)."""
-    labels = getattr(dataset, "labels", None)
-    if labels is None:  # RecordDataset: labels from the record headers, one vectorized pass (no decoding)
-        labels = dataset.read_labels()
-    labels = np.asarray(labels, dtype=np.int64)
+    labels = np.asarray(dataset.read_labels(), dtype=np.int64)  # no image decoded
     local = (labels >= class_start) & (labels < class_start + num_local)
     idx = np.flatnonzero(local)
     order = np.argsort(labels[idx], kind="stable")

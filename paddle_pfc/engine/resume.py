@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from paddle_pfc.data.formats import data_format
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.checkpoint.folders import Exchange
 from paddle_pfc.engine.config import Config
@@ -74,7 +75,7 @@ def plan_resume(cfg: Config, rank: int = 0, world_size: int = 1, exchange: Excha
 def _check_spared(cfg: Config, output_dir: Path) -> None:
     """Refuse an output folder that overlaps ``data.root``, or one whose fresh run would delete
     ``model.pretrained`` before reading it."""
-    if cfg.data.kind != "synthetic":
+    if data_format(cfg.data.kind).under_root:
         check_data_spared(output_dir, cfg.data.root)
     resume = cfg.train.resume
     if not resume or (resume == "auto" and ckpt.latest_checkpoint(output_dir / "checkpoints") is None):

@@ -6,8 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-#: What writes the held-out pairs and the training identities' label file.
-PAIRS_COMMAND = "python tools/pairs.py --root YOUR_IMAGE_FOLDER"
+from paddle_pfc.data.formats import PAIRS_COMMAND
 
 
 def missing_best_reason(path: str | os.PathLike) -> tuple[str, Path] | None:

@@ -19,13 +19,13 @@ from pathlib import Path
 import numpy as np
 import paddle
 
-from paddle_pfc.data import ImageFolderDataset, RecordDataset
+from paddle_pfc.data.formats import data_format
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.builder import TrainPrograms, build_programs, check_supported
 from paddle_pfc.engine.callbacks import Callback, Checkpointing, MetricsWriter, StepEnd, StepLogger, TrainState
 from paddle_pfc.engine.config import Config, describe_lr, dump_config, log_interval, resolve_lr
 from paddle_pfc.engine.input import dataset_from_config, loader_from_config
-from paddle_pfc.engine.memory import check_head_fits
+from paddle_pfc.engine.memory import check_head_fits, training_head_spec
 from paddle_pfc.engine.overwrite import OutputDirError, delete_earlier_run
 from paddle_pfc.engine.preemption import Preempted, PreemptionWatch
 from paddle_pfc.engine.resume import ResumePlan, plan_resume
@@ -81,10 +81,7 @@ class Trainer:
         self._build_data()
         cfg = self.cfg  # data.num_classes from the data when the config leaves it null
         if not on_gpu():  # the centers live in host memory: a shard that cannot fit fails now, not at SIGKILL
-            check_head_fits(cfg.data.num_classes, cfg.model.embedding_size, world_size, cfg.classifier.sample_ratio,
-                            cfg.train.batch_size, cfg.classifier.center_dtype, cfg.classifier.dtype,
-                            local_world_size(), warn=rank == 0, momentum_dtype=cfg.classifier.momentum_dtype,
-                            optimizer=cfg.train.optimizer)
+            check_head_fits(training_head_spec(cfg, world_size), local_world_size(), warn=rank == 0)
         self.sync("data indexed")
         validation_sets = load_validation_sets(cfg, self.output_dir, rank, world_size, self.sync)
         self.base_lr = resolve_lr(cfg, world_size)
@@ -153,8 +150,8 @@ class Trainer:
     def _build_data(self) -> None:
         d, t = self.cfg.data, self.cfg.train
         size = self.cfg.model.input_size
-        if d.num_classes is None and d.kind == "synthetic":
-            raise UsageError("data.num_classes: null reads the count from the data, but synthetic data has none: "
+        if d.num_classes is None and data_format(d.kind).classes_from is None:
+            raise UsageError(f"data.num_classes: null reads the count from the data, but {d.kind} data has none: "
                              "give it (e.g. -o data.num_classes=300)")
         self.dataset = dataset_from_config(d, size)
         if d.num_classes is None:
@@ -167,7 +164,7 @@ class Trainer:
         if self.rank == 0:
             self._note_resized_images(size)
         self.steps_per_epoch = self.loader.steps_per_epoch
-        self.num_skipped = getattr(self.dataset, "num_skipped", 0)
+        self.num_skipped = self.dataset.num_skipped
         self.total_steps = t.epochs * self.steps_per_epoch
         if t.max_steps is not None:
             self.total_steps = min(self.total_steps, t.max_steps)
@@ -175,8 +172,8 @@ class Trainer:
     def _note_resized_images(self, size: int) -> None:
         """One line when the data's first image is grey or not ``model.input_size`` square: every
         image is converted by the one policy, ``data.non_square`` (:mod:`paddle_pfc.data.photos`)."""
-        if not isinstance(self.dataset, (ImageFolderDataset, RecordDataset)):
-            return  # synthetic faces are drawn at the input size
+        if not data_format(self.cfg.data.kind).under_root:
+            return  # generated images (synthetic faces) are drawn at the input size
         from paddle_pfc.data.photos import describe, is_square, policy
 
         wanted, self.dataset.image_size = self.dataset.image_size, None

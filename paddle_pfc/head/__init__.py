@@ -1,7 +1,9 @@
 """The Partial FC head: the classifier builder and the pieces of its math.
 
-``classifier`` (LargeScaleClassifier: sharded centers, what a program holds), ``geometry`` (class
-split, kept centers a step, block rows: the rules the classifier and the planner share; no Paddle),
+``spec`` (HeadSpec: a head's facts, validated once; no Paddle), ``layout`` (``block_layout``: its
+blocks, which the classifier builds and the planner plans; no Paddle), ``classifier``
+(LargeScaleClassifier: sharded centers, what a program holds), ``geometry`` (class split, kept
+centers a step, block rows: the rules ``layout`` applies; no Paddle),
 ``blocks`` (a block of kept centers), ``margin`` (the Margin protocol and the combined margin;
 ``adaface``: AdaFace), ``margin_softmax`` (the loss over blocks of centers, forward and backward;
 ``margin_softmax_fused`` on the fused backend),

@@ -1,47 +1,28 @@
-"""The arguments of :class:`~paddle_pfc.head.classifier.LargeScaleClassifier`, checked when it is
-built (each failure a ValueError naming the argument; the run-time checks are :mod:`.checks`)."""
+"""The tensors and mode of :class:`~paddle_pfc.head.classifier.LargeScaleClassifier`, checked when
+it is built (each failure a ValueError naming the argument; its numbers and dtypes are checked by
+:class:`~paddle_pfc.head.spec.HeadSpec`, the run-time checks are :mod:`.checks`)."""
 from __future__ import annotations
 
 import paddle
 
-from paddle_pfc.head import geometry
-from paddle_pfc.head.margin import Margin, margin_of
-from paddle_pfc.utils.numbers import is_int
-
-__all__ = ["check_arguments"]
+__all__ = ["check_static_mode", "check_tensors", "static_batch"]
 
 
-def check_arguments(feature, label, rank, world_size, num_classes, sample_ratio, embedding_size,
-                    margin_args, seed) -> Margin:
-    """Raise ValueError naming a bad argument (RuntimeError outside a static program); return the margin."""
+def check_static_mode() -> None:
+    """RuntimeError outside a static program."""
     if paddle.in_dynamic_mode():
         raise RuntimeError("LargeScaleClassifier builds a static program: call "
                            "paddle_pfc.init_distributed() or paddle.enable_static() first")
-    _check_sizes(rank, world_size, num_classes, sample_ratio, embedding_size, seed)
-    margin = margin_of(*margin_args)
-    _check_tensors(feature, label, embedding_size)
-    return margin
 
 
-def _check_sizes(rank, world_size, num_classes, sample_ratio, embedding_size, seed) -> None:
-    """Raise ValueError naming the first bad number of a classifier's arguments."""
-    if not is_int(world_size) or world_size < 1:
-        raise ValueError(f"world_size must be an int >= 1, got {world_size!r}")
-    if not is_int(rank) or not 0 <= rank < world_size:
-        raise ValueError(f"rank must be an int in [0, world_size={world_size}), got {rank!r}")
-    if not is_int(num_classes) or num_classes < 1:
-        raise ValueError(f"num_classes must be an int >= 1, got {num_classes!r}")
-    if num_classes < world_size:
-        raise ValueError(f"num_classes ({num_classes}) must be >= world_size ({world_size}): "
-                         "every rank needs at least one class")
-    geometry.check_sample_ratio(sample_ratio)
-    if not is_int(embedding_size) or embedding_size < 1:
-        raise ValueError(f"embedding_size must be an int >= 1, got {embedding_size!r}")
-    if not is_int(seed) or seed < 0:
-        raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+def static_batch(feature, label) -> int | None:
+    """Rows a rank feeds a step, when the first dimensions of ``feature`` and ``label`` are static
+    (None otherwise: the head then checks the batch at run time and its blocks see a dynamic one)."""
+    sizes = [value.shape[0] if len(value.shape) else None for value in (feature, label)]
+    return sizes[0] if all(isinstance(n, int) and n > 0 for n in sizes) else None
 
 
-def _check_tensors(feature, label, embedding_size: int) -> None:
+def check_tensors(feature, label, embedding_size: int) -> None:
     """Raise ValueError naming a feature or label of the wrong shape or dtype."""
     if len(feature.shape) != 2 or feature.shape[-1] != embedding_size:
         raise ValueError(f"feature must have shape [batch, embedding_size={embedding_size}], "

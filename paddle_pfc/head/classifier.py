@@ -1,23 +1,24 @@
 """``LargeScaleClassifier``: the Partial FC head builder for a Paddle 3 static (PIR) program."""
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict
 
 import paddle
 
-from paddle_pfc.head import checks, geometry, registry, sampling
-from paddle_pfc.head.arguments import check_arguments
+from paddle_pfc.head import checks, registry, sampling
+from paddle_pfc.head.arguments import check_static_mode, check_tensors, static_batch
 from paddle_pfc.head.blocks import Block
-from paddle_pfc.head.dtypes import CPU_REFUSALS, DTYPE_BYTES, MOMENTUM_DTYPES, momentum_bytes
-from paddle_pfc.head.geometry import block_bounds, block_rows, class_split
-from paddle_pfc.head.margin import Margin
+from paddle_pfc.head.dtypes import DTYPE_BYTES
+from paddle_pfc.head.layout import block_layout
+from paddle_pfc.head.margin import Margin, margin_of
 from paddle_pfc.head.margin_softmax import margin_softmax_loss
 from paddle_pfc.head.margin_softmax_fused import margin_softmax_loss_fused
 from paddle_pfc.head.sparse_update import create_adamw_states, create_velocity, create_velocity_scale
+from paddle_pfc.head.spec import HeadSpec, centers_bytes, optimizer_state_bytes
 from paddle_pfc.kernels import choose_backend
 from paddle_pfc.kernels.collectives import CollectiveChain
 from paddle_pfc.utils import paddle_compat
-from paddle_pfc.utils.numbers import is_int
 
 __all__ = ["LargeScaleClassifier", "CENTER_INIT_STD", "DTYPES"]
 
@@ -56,20 +57,6 @@ def _dtype_name(value):
         if isinstance(value, paddle.dtype) else value
 
 
-def _check_dtypes(dtype, center_dtype, momentum_dtype, chunk_rows, on_gpu_place: bool) -> None:
-    for name, value, allowed in (("dtype", dtype, DTYPES), ("center_dtype", center_dtype, DTYPES),
-                                 ("momentum_dtype", momentum_dtype, MOMENTUM_DTYPES)):
-        if value not in allowed:
-            raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
-        if value in CPU_REFUSALS and not on_gpu_place:
-            raise ValueError(f"{name}={value!r}: {CPU_REFUSALS[value]}")
-    if momentum_dtype == "int8" and on_gpu_place:
-        raise ValueError("momentum_dtype='int8': the int8 momentum of class centers is implemented for CPU "
-                         "programs only; use a float momentum_dtype on GPU")
-    if chunk_rows is not None and (not is_int(chunk_rows) or chunk_rows < 1):
-        raise ValueError(f"chunk_rows must be an int >= 1 or None, got {chunk_rows!r}")
-
-
 class LargeScaleClassifier:
     """Partial FC: margin softmax over class centers sharded across ranks, with sampling.
 
@@ -92,7 +79,10 @@ class LargeScaleClassifier:
     dtype of the momentum (default ``center_dtype``), or ``int8`` (CPU): int8 codes with one float32
     scale a row (``velocity_scale``, [num_local, 1]; :mod:`paddle_pfc.head.sparse_update`).
     ``chunk_rows``: rows per block of kept centers on the composite backend (default:
-    :func:`paddle_pfc.head.geometry.block_rows`); the fused backend uses one block.
+    :func:`paddle_pfc.head.geometry.block_rows`); the fused backend uses one block. ``spec``: the
+    head's :class:`~paddle_pfc.head.spec.HeadSpec` (``dtype`` is its ``compute_dtype``; its backend
+    fields those of the backend taken), ``layout``: its
+    :func:`~paddle_pfc.head.layout.block_layout`, which ``blocks`` follow.
     ``kernels``: the backend (:mod:`paddle_pfc.kernels`): ``"auto"`` (fused on GPU, composite on CPU),
     ``"fused"`` (Paddle's fused ``class_center_sample`` / ``margin_cross_entropy``; emulated on a
     machine without a GPU), ``"composite"`` (the block-wise head); ``None``: ``$PADDLE_PFC_KERNELS``,
@@ -124,23 +114,27 @@ class LargeScaleClassifier:
                  center_dtype: str = "float32", chunk_rows: int | None = None,
                  kernels: str | None = None, momentum_dtype: str | None = None,
                  init_centers: bool = True, margin: Margin | None = None) -> None:
-        self.margin = check_arguments(feature, label, rank, world_size, num_classes, sample_ratio,
-                                       embedding_size, (margin, margin1, margin2, margin3, scale), seed)
-        rank, world_size, num_classes, embedding_size, seed = (int(v) for v in (rank, world_size, num_classes,
-                                                                       embedding_size, seed))
-        dtype, center_dtype = _dtype_name(dtype), _dtype_name(center_dtype)
-        momentum_dtype = center_dtype if momentum_dtype is None else _dtype_name(momentum_dtype)
+        check_static_mode()
         gpu = paddle_compat.on_gpu()
-        _check_dtypes(dtype, center_dtype, momentum_dtype, chunk_rows, gpu)
+        spec = HeadSpec(num_classes=num_classes, embedding_size=embedding_size, world_size=world_size, rank=rank,
+                        sample_ratio=sample_ratio, batch_size=static_batch(feature, label),
+                        center_dtype=_dtype_name(center_dtype), compute_dtype=_dtype_name(dtype),
+                        momentum_dtype=_dtype_name(momentum_dtype), chunk_rows=chunk_rows, seed=seed, gpu=gpu)
+        self.margin = margin_of(margin, margin1, margin2, margin3, scale)
+        check_tensors(feature, label, spec.embedding_size)
         self.backend = choose_backend(kernels, gpu, self.margin.runs_fused)
-        self.dtype, self.center_dtype, self.chunk_rows = dtype, center_dtype, chunk_rows
-        self.momentum_dtype = momentum_dtype
-        self.rank, self.world_size, self.num_classes = rank, world_size, num_classes
-        self.sample_ratio, self.embedding_size = float(sample_ratio), embedding_size
-        self.class_start, self.num_local = class_split(num_classes, world_size, rank)
-        self.num_sample = geometry.num_sample(self.num_local, self.sample_ratio)
-        self.sampled = self.num_sample < self.num_local
-        self.name = name or f"dist@fc@rank@{rank:05d}"
+        blocks = self.backend.blocks
+        self.spec = dataclasses.replace(spec, kernels=self.backend.kind, native=self.backend.native,
+                                        bfloat16_products=blocks.products_round(spec.compute_dtype),
+                                        indexed_products=blocks.reads_rows_by_index("float32", "float32"))
+        self.layout = block_layout(self.spec)
+        self.dtype, self.center_dtype, self.chunk_rows = spec.compute_dtype, spec.center_dtype, chunk_rows
+        self.momentum_dtype = spec.momentum_dtype
+        self.rank, self.world_size, self.num_classes = spec.rank, spec.world_size, spec.num_classes
+        self.sample_ratio, self.embedding_size = spec.sample_ratio, spec.embedding_size
+        self.class_start, self.num_local = self.layout.class_start, self.layout.num_local
+        self.num_sample, self.sampled = self.layout.num_sample, self.layout.sampled
+        self.name = name or f"dist@fc@rank@{spec.rank:05d}"
         if any(head.name == self.name for head in registry.classifiers_of(paddle.static.default_main_program())):
             raise ValueError(f"this program already holds a LargeScaleClassifier named {self.name!r}: give each "
                              "head its own name= (heads of one name would share one center matrix)")
@@ -148,15 +142,15 @@ class LargeScaleClassifier:
         self.label_feed_name = _feed_name(label)
         self.feature_feed_names = _batch_feed_names(feature)
         self.output_dict = OrderedDict()
-        self.chain = CollectiveChain(world_size)
+        self.chain = CollectiveChain(spec.world_size)
         self.velocity = self.velocity_scale = self.adamw_states = None
         self.init_centers = bool(init_centers)
 
         initializer = (paddle.nn.initializer.normal.NormalInitializer(
-            0.0, CENTER_INIT_STD, seed=(seed * 1_000_003 + rank + 1) % (2**31 - 1)) if self.init_centers
+            0.0, CENTER_INIT_STD, seed=(spec.seed * 1_000_003 + spec.rank + 1) % (2**31 - 1)) if self.init_centers
             else paddle.nn.initializer.Constant(0.0))
         self.weight = paddle.static.create_parameter(
-            shape=[self.num_local, embedding_size], dtype=center_dtype, name=self.name,
+            shape=[self.num_local, self.embedding_size], dtype=self.center_dtype, name=self.name,
             default_initializer=initializer)
         self.weight.is_distributed = True
         self.weight.stop_gradient = True  # only the kept blocks take gradient (a sparse update)
@@ -207,7 +201,7 @@ class LargeScaleClassifier:
                                                          self.backend.blocks)
             self.sampled_index, local_target = sample.sampled_index, sample.local_target
             self.output_dict["sampled_class_index"] = self.sampled_index
-        self.blocks = self._kept_blocks(feature)
+        self.blocks = self._kept_blocks()
         self.margin_states = self.margin.create_states(self.name)
 
         total_feature = self.chain.all_gather_with_grad(feature, self.rank)
@@ -220,19 +214,12 @@ class LargeScaleClassifier:
                                        None if self.updates_in_place else self._reload_block, self.margin_states)
         self.output_dict["loss"] = loss
 
-    def _kept_blocks(self, feature) -> list[Block]:
-        """The kept centers in blocks (one block on the fused backend), gathered from the shard and cast to
-        ``block_dtype``. Without sampling the blocks are consecutive slices of the shard."""
-        num_kept = self.num_sample if self.sampled else self.num_local
-        if self.fused:
-            rows = num_kept
-        else:
-            batch = feature.shape[0]
-            global_batch = batch * self.world_size if batch is not None and batch > 0 else None
-            rows = self.chunk_rows or block_rows(self.embedding_size, global_batch, num_kept)
+    def _kept_blocks(self) -> list[Block]:
+        """The kept centers in the blocks of ``layout`` (one block on the fused backend), gathered from the
+        shard and cast to ``block_dtype``. Without sampling the blocks are consecutive slices of the shard."""
         by_index = self.reads_rows_by_index
         blocks = []
-        for start, stop in block_bounds(num_kept, rows):
+        for start, stop in self.layout.bounds:
             if self.sampled:  # the last block takes the rest: positives may exceed num_sample
                 index = paddle.slice(self.sampled_index, [0], [start], [2**62 if stop is None else stop])
                 centers = (self._gradient_handle(index) if by_index
@@ -261,24 +248,21 @@ class LargeScaleClassifier:
         """The dtype the blocks of kept centers are held in: ``dtype``, except float32 centers stay
         float32 where the products round their operands to ``dtype`` themselves (native bfloat16
         products on CPU: no cast passes; the centers' gradient then stays float32 too)."""
-        if self.center_dtype == "float32" and self.backend.blocks.products_round(self.dtype):
-            return "float32"
-        return self.dtype
+        return self.layout.block_dtype
 
     @property
     def reads_rows_by_index(self) -> bool:
         """True when the products read the kept rows from the shard by index (composite backend with
         sampling, where the block operations can: the native kernels' float32 products, of float32
         or bfloat16 rows): no gathered copy of them (:class:`~paddle_pfc.head.blocks.Block`)."""
-        return self.sampled and not self.fused and self.backend.blocks.reads_rows_by_index(
-            self.dtype, self.center_dtype)
+        return self.layout.reads_rows_by_index
 
     @property
     def updates_in_place(self) -> bool:
         """True when each block is float32 rows of a float32 shard: the backward reads the block
         itself and the update runs in place on it. Otherwise the backward and the update gather
         the rows again, so no block stays alive from the forward to the backward."""
-        return self.block_dtype == self.center_dtype == "float32"
+        return self.layout.updates_in_place
 
     def _reload_block(self, k: int) -> paddle.pir.Value:
         """Block k's centers again, for the backward: a fresh gather of its stored rows in
@@ -315,7 +299,8 @@ class LargeScaleClassifier:
         return [v for v in (self.velocity, self.velocity_scale, *adamw) if v is not None]
 
     def state_bytes(self, with_momentum: bool) -> int:
-        """Bytes of the shard's centers, and (``with_momentum``) of their momentum and its scales."""
-        size = self.num_local * self.embedding_size * DTYPE_BYTES[self.center_dtype]
-        return size + (momentum_bytes(self.num_local, self.embedding_size, self.momentum_dtype) if with_momentum else 0)
+        """Bytes of the shard's centers, and (``with_momentum``) of their optimizer state (the AdamW
+        states once created, else the spec's optimizer's)."""
+        spec = dataclasses.replace(self.spec, optimizer="adamw") if self.adamw_states is not None else self.spec
+        return centers_bytes(spec) + (optimizer_state_bytes(spec) if with_momentum else 0)
 

@@ -8,9 +8,9 @@ import paddle
 
 from paddle_pfc.head.host_memory import check_state_fits
 from paddle_pfc.head.loss_scaling import DynamicLossScaler, LossScaling, nonfinite_flag
-from paddle_pfc.head.planner import optimizer_state_row_bytes
 from paddle_pfc.head.registry import classifiers_of, mark_minimized, set_nonfinite_flags
 from paddle_pfc.head.sparse_update import CenterUpdateRule, append_center_update
+from paddle_pfc.head.spec import optimizer_state_row_bytes
 from paddle_pfc.kernels.collectives import CollectiveChain
 from paddle_pfc.utils import paddle_compat
 from paddle_pfc.utils.launch_env import local_world_size

@@ -1,12 +1,14 @@
 """Memory planner for the Partial FC head: bytes per rank of a training step, and its inverse.
 
-The model (all sizes per rank, for the largest shard, i.e. rank 0 of the balanced split)::
+:func:`plan_spec` plans a :class:`~paddle_pfc.head.spec.HeadSpec`; :func:`plan` and
+:func:`max_classes` take its facts as arguments. The model (all sizes per rank, for the largest
+shard, i.e. rank 0 of the balanced split)::
 
     C_l = ceil(C / W)                  class centers held by the rank (num_local)
     S   = C_l                          without sampling (sample_ratio == 1)
         = min(C_l, max(1, int(r*C_l))) with sampling (num_sample, as LargeScaleClassifier)
     N   = B * W                        rows of the all-gathered global batch
-    R   = block_rows(D, N, S)          rows per block of kept centers (paddle_pfc.head.geometry)
+    R   = block_layout(spec).rows      rows per block of kept centers (paddle_pfc.head.layout)
     c   = bytes of center_dtype        (float32 4, float16 / bfloat16 2)
     m   = bytes of momentum_dtype      (as c by default; int8: 1, and a float32 scale a row)
     f   = bytes of compute_dtype       (the operand dtype of the head's products)
@@ -62,33 +64,26 @@ glibc's own thresholds (``default``) lie in between.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
 
-from paddle_pfc.head import geometry
-from paddle_pfc.head.dtypes import DTYPE_BYTES, MOMENTUM_DTYPES, momentum_bytes
+from paddle_pfc.head.dtypes import DTYPE_BYTES, MOMENTUM_DTYPES
+from paddle_pfc.head.layout import INDEXED_DTYPES, block_layout
+from paddle_pfc.head.spec import (
+    MALLOC_MODES,
+    OPTIMIZER_STATES,
+    HeadSpec,
+    centers_bytes,
+    optimizer_state_bytes,
+    planned_malloc,
+)
 from paddle_pfc.utils.numbers import is_int
 
-__all__ = ["MemoryPlan", "plan", "max_classes", "parse_bytes", "DTYPE_BYTES", "PROCESS_OVERHEAD", "MALLOC_MODES",
+__all__ = ["MemoryPlan", "plan", "plan_spec", "head_spec", "max_classes", "max_classes_spec", "parse_bytes",
+           "DTYPE_BYTES", "MOMENTUM_DTYPES", "OPTIMIZER_STATES", "INDEXED_DTYPES", "PROCESS_OVERHEAD", "MALLOC_MODES",
            "planned_malloc"]
-
-#: The optimizers of the centers a plan knows (their state a row: :func:`optimizer_state_row_bytes`).
-OPTIMIZER_STATES = ("momentum", "sgd", "adamw")
-
-
-def optimizer_state_row_bytes(optimizer: str, width: int, momentum_dtype: str) -> int:
-    """Bytes of the optimizer state of one center row of ``width`` values: ``momentum`` one row in
-    ``momentum_dtype`` (int8: with its float32 scale), ``sgd`` none, ``adamw`` two float32 moments
-    and a float32 step count (:mod:`paddle_pfc.head.sparse_adamw`)."""
-    if optimizer == "adamw":
-        return (2 * width + 1) * 4
-    return momentum_bytes(1, width, momentum_dtype) if optimizer == "momentum" else 0
-
-#: Center and operand dtypes whose kept rows the native products read by index (on every CPU: where
-#: it multiplies bfloat16 natively, each bfloat16 product gathers its own block, freed after it:
-#: ``plan(bfloat16_products=...)``).
-INDEXED_DTYPES = ("float32", "bfloat16")
 
 #: Measured VmRSS (bytes) of an idle rank: paddle imported, communicator up, one tiny program run.
 PROCESS_OVERHEAD = 320 * 2**20  # 318.9-320.2 MiB measured, 1 and 2 ranks
@@ -101,17 +96,7 @@ K_INT = 6       # int64 [C_l] buffers of the sampler on Paddle's ops
 K_EXEC = 0.14 * 2**20  # bytes x blocks^2: the executor's dependency analysis of the head's ops
 K_HEAP = 6      # bytes per kept float32-gradient element that glibc's heap keeps beyond the live tensors (speed malloc)
 
-#: The malloc modes planned (``paddle_pfc.engine.runtime``): ``memory`` returns freed buffers,
-#: ``speed`` keeps those under 32 MiB in the heap.
-MALLOC_MODES = ("memory", "speed")
-
 _GIB = 2**30
-
-
-def planned_malloc(setting: str | None) -> str:
-    """The mode to plan for a ``PADDLE_PFC_MALLOC`` setting (None or empty: unset): ``memory`` for
-    ``memory``, else ``speed`` (the process default; glibc's own thresholds keep less than it)."""
-    return "memory" if setting == "memory" else "speed"
 
 
 @dataclass(frozen=True)
@@ -183,33 +168,26 @@ class MemoryPlan:
         return "\n".join(lines)
 
 
-def _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-           compute_dtype, optimizer, malloc="memory", momentum_dtype=None) -> None:
-    if malloc not in MALLOC_MODES:
-        raise ValueError(f"malloc must be one of {', '.join(MALLOC_MODES)}, got {malloc!r}")
-    if not is_int(world_size) or world_size < 1:
-        raise ValueError(f"world_size must be an int >= 1, got {world_size!r}")
-    if not is_int(num_classes) or num_classes < world_size:
-        raise ValueError(f"num_classes must be an int >= world_size ({world_size}), got {num_classes!r}")
-    if not is_int(embedding_size) or embedding_size < 1:
-        raise ValueError(f"embedding_size must be an int >= 1, got {embedding_size!r}")
-    geometry.check_sample_ratio(sample_ratio)
-    if not is_int(batch_size) or batch_size < 1:
-        raise ValueError(f"batch_size must be an int >= 1 (per rank), got {batch_size!r}")
-    for name, value in (("center_dtype", center_dtype), ("compute_dtype", compute_dtype)):
-        if value not in DTYPE_BYTES:
-            raise ValueError(f"{name} must be one of {sorted(DTYPE_BYTES)}, got {value!r}")
-    if momentum_dtype is not None and momentum_dtype not in MOMENTUM_DTYPES:
-        raise ValueError(f"momentum_dtype must be one of {sorted(MOMENTUM_DTYPES)}, got {momentum_dtype!r}")
-    if optimizer not in OPTIMIZER_STATES:
-        raise ValueError(f"optimizer must be one of {sorted(OPTIMIZER_STATES)}, got {optimizer!r}")
+def head_spec(num_classes: int, embedding_size: int, world_size: int, sample_ratio: float = 1.0,
+              batch_size: int = 128, center_dtype: str = "float32", compute_dtype: str = "float32",
+              optimizer: str = "momentum", native: bool = True, malloc: str = "memory",
+              momentum_dtype: str | None = None, bfloat16_products: bool = False) -> HeadSpec:
+    """The :class:`HeadSpec` that :func:`plan`'s arguments describe (rank 0, the largest shard);
+    ValueError naming a bad argument."""
+    if batch_size is None:
+        raise ValueError("batch_size must be an int >= 1 (per rank), got None")
+    return HeadSpec(num_classes=num_classes, embedding_size=embedding_size, world_size=world_size,
+                    sample_ratio=sample_ratio, batch_size=batch_size, center_dtype=center_dtype,
+                    compute_dtype=compute_dtype, momentum_dtype=momentum_dtype, optimizer=optimizer,
+                    native=native, bfloat16_products=bfloat16_products, malloc=malloc)
 
 
 def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: float = 1.0,
          batch_size: int = 128, center_dtype: str = "float32", compute_dtype: str = "float32",
          optimizer: str = "momentum", native: bool = True, malloc: str = "memory",
          momentum_dtype: str | None = None, bfloat16_products: bool = False) -> MemoryPlan:
-    """Planned peak memory per rank of a head training step (see the module docstring).
+    """Planned peak memory per rank of a head training step (see the module docstring):
+    :func:`plan_spec` of the :class:`HeadSpec` of these arguments.
 
     ``batch_size`` is per rank. ``center_dtype`` is the storage dtype of the centers and their
     momentum, ``compute_dtype`` the operand dtype of the head's products (``LargeScaleClassifier``
@@ -221,66 +199,76 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
     with ``speed`` malloc those transient copies leave float32's heap retention. Raises ValueError
     naming a bad argument.
     """
-    _check(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-           compute_dtype, optimizer, malloc, momentum_dtype)
-    momentum_dtype = momentum_dtype or center_dtype
-    num_local = geometry.largest_shard(num_classes, world_size)
-    num_sample = geometry.num_sample(num_local, sample_ratio)
-    sampled = num_sample < num_local
-    n, d, s = batch_size * world_size, embedding_size, num_sample
-    c, f = DTYPE_BYTES[center_dtype], DTYPE_BYTES[compute_dtype]
-    centers = num_local * d * c
-    momentum = num_local * optimizer_state_row_bytes(optimizer, d, momentum_dtype)
-    rows = min(s, geometry.block_rows(d, n, s))
-    blocks = -(-s // rows)
-    in_place = center_dtype == compute_dtype == "float32"  # blocks held to the backward, updated there
-    # rows read where they lie: no block copy is written
-    by_index = sampled and native and {center_dtype, compute_dtype} <= set(INDEXED_DTYPES)
-    gathers_per_product = bfloat16_products and compute_dtype == "bfloat16"
-    if by_index:
+    return plan_spec(head_spec(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
+                               compute_dtype, optimizer, native, malloc, momentum_dtype, bfloat16_products))
+
+
+def plan_spec(spec: HeadSpec) -> MemoryPlan:
+    """Planned peak memory of a training step of ``spec``'s largest shard (rank 0), in the blocks of
+    :func:`~paddle_pfc.head.layout.block_layout`. ``spec.batch_size`` must be given."""
+    if spec.batch_size is None:
+        raise ValueError("batch_size must be an int >= 1 (per rank), got None")
+    spec = dataclasses.replace(spec, rank=0) if spec.rank else spec
+    layout = block_layout(spec)
+    n, d, s = spec.global_batch, spec.embedding_size, layout.num_sample
+    f = DTYPE_BYTES[spec.compute_dtype]
+    rows = layout.rows
+    if layout.reads_rows_by_index:  # rows read where they lie: no block copy is written
         kept_working_set = s * d * f
     else:
-        kept_working_set = s * d * (f + (4 if in_place else 0)) + K_RD * rows * d * 4
-    if not sampled:
+        kept_working_set = s * d * (f + (4 if layout.updates_in_place else 0)) + K_RD * rows * d * 4
+    if not layout.sampled:
         sampling = 0
     else:
-        sampling = num_local + s * 8 if native else K_INT * num_local * 8
+        sampling = layout.num_local + s * 8 if spec.native else K_INT * layout.num_local * 8
+    heap_bytes = f if layout.reads_rows_by_index and not layout.products_round else 4
     return MemoryPlan(
-        num_classes=num_classes, embedding_size=d, world_size=world_size,
-        sample_ratio=float(sample_ratio), batch_size=batch_size, center_dtype=center_dtype,
-        compute_dtype=compute_dtype, optimizer=optimizer, num_local=num_local,
-        num_sample=num_sample, global_batch=n, centers=centers, momentum=momentum,
+        num_classes=spec.num_classes, embedding_size=d, world_size=spec.world_size,
+        sample_ratio=spec.sample_ratio, batch_size=spec.batch_size, center_dtype=spec.center_dtype,
+        compute_dtype=spec.compute_dtype, optimizer=spec.optimizer, num_local=layout.num_local,
+        num_sample=s, global_batch=n, centers=centers_bytes(spec), momentum=optimizer_state_bytes(spec),
         kept_working_set=kept_working_set,
         logits_buffers=n * s * 4 + K_NR * n * rows * 4,
         gathered_features=K_ND * n * d * 4,
         sampling=sampling,
-        program_analysis=int(K_EXEC * blocks * blocks),
-        heap_retention=(K_HEAP * s * d * (f if by_index and not gathers_per_product else 4) // 4)
-        if malloc == "speed" else 0,
-        process_overhead=PROCESS_OVERHEAD, malloc=malloc, momentum_dtype=momentum_dtype)
+        program_analysis=int(K_EXEC * layout.num_blocks * layout.num_blocks),
+        heap_retention=K_HEAP * s * d * heap_bytes // 4 if spec.malloc == "speed" else 0,
+        process_overhead=PROCESS_OVERHEAD, malloc=spec.malloc, momentum_dtype=spec.momentum_dtype)
 
 
 def max_classes(memory_per_rank_bytes: int, embedding_size: int, world_size: int,
                 sample_ratio: float = 1.0, batch_size: int = 128, center_dtype: str = "float32",
                 compute_dtype: str = "float32", optimizer: str = "momentum", native: bool = True,
                 malloc: str = "memory", momentum_dtype: str | None = None, bfloat16_products: bool = False) -> int:
-    """The largest ``num_classes`` whose :func:`plan` total fits in ``memory_per_rank_bytes``.
+    """The largest ``num_classes`` whose :func:`plan` total fits in ``memory_per_rank_bytes``
+    (:func:`max_classes_spec` of these arguments). Raises ValueError naming a bad argument."""
+    _check_memory(memory_per_rank_bytes)
+    spec = head_spec(world_size if is_int(world_size) else 1, embedding_size, world_size, sample_ratio,
+                     batch_size, center_dtype, compute_dtype, optimizer, native, malloc, momentum_dtype,
+                     bfloat16_products)
+    return max_classes_spec(memory_per_rank_bytes, spec)
 
-    Inverse of :func:`plan` (binary search; the total grows with num_classes): for the result
-    ``m``, ``plan(m, ...).total <= memory < plan(m + 1, ...).total``. Returns 0 when not even
-    ``world_size`` classes (one per rank) fit. Raises ValueError naming a bad argument.
-    """
+
+def _check_memory(memory_per_rank_bytes) -> None:
     if isinstance(memory_per_rank_bytes, bool) or not isinstance(memory_per_rank_bytes, (int, float)) \
             or not math.isfinite(memory_per_rank_bytes) or memory_per_rank_bytes <= 0:
         raise ValueError(f"memory_per_rank_bytes must be a positive number, got {memory_per_rank_bytes!r}")
-    _check(world_size if is_int(world_size) else 1, embedding_size, world_size, sample_ratio,
-           batch_size, center_dtype, compute_dtype, optimizer, malloc, momentum_dtype)
+
+
+def max_classes_spec(memory_per_rank_bytes: int, spec: HeadSpec) -> int:
+    """The largest ``num_classes`` whose :func:`plan_spec` total, ``spec`` otherwise, fits in
+    ``memory_per_rank_bytes``.
+
+    Inverse of :func:`plan_spec` (binary search; the total grows with num_classes): for the result
+    ``m``, ``plan(m, ...).total <= memory < plan(m + 1, ...).total``. Returns 0 when not even
+    ``world_size`` classes (one per rank) fit. Raises ValueError naming a bad argument.
+    """
+    _check_memory(memory_per_rank_bytes)
 
     def total(c: int) -> int:
-        return plan(c, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-                    compute_dtype, optimizer, native, malloc, momentum_dtype, bfloat16_products).total
+        return plan_spec(dataclasses.replace(spec, num_classes=c)).total
 
-    lo = world_size
+    lo = spec.world_size
     if total(lo) > memory_per_rank_bytes:
         return 0
     hi = lo * 2

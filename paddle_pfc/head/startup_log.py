@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from paddle_pfc.head.dtypes import DTYPE_BYTES, momentum_bytes
+from paddle_pfc.head.spec import HeadSpec, centers_bytes, optimizer_state_bytes
 
 __all__ = ["ANNOUNCE_BYTES", "center_initialisation", "describe_centers"]
 
@@ -26,15 +26,13 @@ ANNOUNCE_BYTES = 256 * 2**20
 _GIB = 2**30
 
 
-def describe_centers(num_local: int, embedding_size: int, center_dtype: str, with_momentum: bool,
-                     momentum_dtype: str | None = None) -> str:
+def describe_centers(spec: HeadSpec, with_momentum: bool) -> str:
     """``"5,000,000 class centers (D=512, bfloat16, 4.8 GiB on this rank, 9.5 GiB with their momentum)"``
-    (momentum in ``momentum_dtype``, default ``center_dtype``)."""
-    size = num_local * embedding_size * DTYPE_BYTES[center_dtype]
-    with_state = size + momentum_bytes(num_local, embedding_size, momentum_dtype or center_dtype)
-    state = f", {with_state / _GIB:.1f} GiB with their momentum" if with_momentum else ""
-    return (f"{num_local:,} class centers (D={embedding_size}, {center_dtype}, {size / _GIB:.1f} GiB on this "
-            f"rank{state})")
+    of ``spec``'s shard (with ``with_momentum``: and its optimizer state)."""
+    size = centers_bytes(spec)
+    state = f", {(size + optimizer_state_bytes(spec)) / _GIB:.1f} GiB with their momentum" if with_momentum else ""
+    return (f"{spec.num_local:,} class centers (D={spec.embedding_size}, {spec.center_dtype}, {size / _GIB:.1f} GiB "
+            f"on this rank{state})")
 
 
 @contextmanager
@@ -50,8 +48,7 @@ def center_initialisation(heads: Iterable, logger: logging.Logger = log,
         yield
         return
     for head, _ in state:
-        what = describe_centers(head.num_local, head.embedding_size, head.center_dtype, bool(head.states()),
-                                head.momentum_dtype)
+        what = describe_centers(head.spec, bool(head.states()))
         if head.init_centers:
             logger.info("initialising %s…", what)
         else:

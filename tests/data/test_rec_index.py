@@ -14,12 +14,12 @@ import pytest
 
 from helpers.loader_batches import assert_workers_read_as_inline
 from launcher import REPO
+from paddle_pfc.bench import scale_rec
 from paddle_pfc.data import (
     ImageFolderDataset,
     RecordDataset,
     rec_index,
     recordio,
-    scale_rec,
 )
 from paddle_pfc.utils.errors import BudgetError, InputDataError
 

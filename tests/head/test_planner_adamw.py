@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from launcher import REPO
-from paddle_pfc.head.planner import optimizer_state_row_bytes, plan
+from paddle_pfc.head.planner import plan
+from paddle_pfc.head.spec import optimizer_state_row_bytes
 
 
 def test_adamw_state_is_what_a_classifier_holds(static_mode):
@@ -48,13 +49,20 @@ def test_plan_command_counts_the_adamw_state(tmp_path):
     assert record(*config, "--optimizer", "momentum")["momentum"] == 24 * 32 * 4
 
 
-def test_training_preflight_plans_the_runs_optimizer():
-    from paddle_pfc.engine.memory import check_head_fits
+def test_training_preflight_plans_the_runs_optimizer(tmp_path):
+    from paddle_pfc.engine.config import load_config
+    from paddle_pfc.engine.memory import check_head_fits, training_head_spec
     from paddle_pfc.head.host_memory import HeadMemoryError
 
-    args = (1_000_000, 512, 1, 0.1, 128, "float32", "float32", 1)
+    tiny = str(REPO / "tests" / "train_tiny.yaml")
+    cfg = load_config(tiny, ["train.optimizer=adamw", "train.lr=0.001", "data.num_classes=1000000",
+                             "model.embedding_size=512", "train.batch_size=128", "classifier.sample_ratio=0.1"])
+    spec = training_head_spec(cfg, 1)
+    assert spec.optimizer == "adamw"
     # 1M centers: 1.9 GiB, their momentum 1.9 GiB, their AdamW state 3.8 GiB
-    assert check_head_fits(*args, available=2**40, optimizer="adamw").momentum == 1_000_000 * 1025 * 4
+    assert check_head_fits(spec, 1, available=2**40).momentum == 1_000_000 * 1025 * 4
     with pytest.raises(HeadMemoryError, match="--optimizer adamw"):
-        check_head_fits(*args, available=5 * 2**30, optimizer="adamw")
-    check_head_fits(*args, available=5 * 2**30, warn=False)
+        check_head_fits(spec, 1, available=5 * 2**30)
+    check_head_fits(training_head_spec(load_config(tiny, [
+        "data.num_classes=1000000", "model.embedding_size=512", "train.batch_size=128",
+        "classifier.sample_ratio=0.1"]), 1), 1, available=5 * 2**30, warn=False)

@@ -6,6 +6,7 @@ import paddle
 
 import paddle_pfc
 from paddle_pfc.head.dtypes import from_float32
+from paddle_pfc.head.spec import HeadSpec
 from paddle_pfc.head.startup_log import center_initialisation, describe_centers
 
 
@@ -51,10 +52,10 @@ def test_bfloat16_start_up_allocates_no_float32_shard(static_mode):
 
 def test_start_up_lines(static_mode, caplog):
     head, _, _ = _initialised("bfloat16", 40_000, 64, momentum=True)
-    assert describe_centers(5_000_000, 512, "bfloat16", True) == (
+    assert describe_centers(HeadSpec(5_000_000, 512, center_dtype="bfloat16"), True) == (
         "5,000,000 class centers (D=512, bfloat16, 4.8 GiB on this rank, 9.5 GiB with their momentum)")
     # int8 momentum: 512 bytes and a float32 scale a row on top of the 1024 bytes of the centers
-    assert describe_centers(5_000_000, 512, "bfloat16", True, "int8") == (
+    assert describe_centers(HeadSpec(5_000_000, 512, center_dtype="bfloat16", momentum_dtype="int8"), True) == (
         "5,000,000 class centers (D=512, bfloat16, 4.8 GiB on this rank, 7.2 GiB with their momentum)")
     caplog.set_level(logging.INFO, logger="paddle_pfc.head")
     with center_initialisation([head], announce_bytes=2 * head.num_local * 64 * 2):

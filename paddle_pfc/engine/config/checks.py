@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from paddle_pfc.data.formats import data_format, either, formats_where
 from paddle_pfc.utils.errors import UsageError
 from paddle_pfc.utils.numbers import is_int
 
@@ -150,11 +151,12 @@ def _check_model_and_data(c: dict, errors: list[str]) -> None:
             errors.append(f"data.image_size: must equal model.input_size "
                           f"(data.image_size={d['image_size']}, model.input_size={m['input_size']}); set "
                           "model.input_size only: data.image_size follows it")
-    if d["kind"] in ("folder", "rec") and d["root"] is None and "data.root" not in _failed(errors):
+    data = None if d["kind"] is None else data_format(d["kind"])  # None: data.kind failed its own check
+    if data is not None and data.under_root and d["root"] is None and "data.root" not in _failed(errors):
         errors.append(f"data.root: required when data.kind is {d['kind']!r}")
-    if v["synthetic_pairs"] and d["kind"] not in (None, "synthetic"):
-        errors.append(f"validation.synthetic_pairs: only supported with data.kind 'synthetic' "
-                      f"(data.kind={d['kind']!r}); set it to 0")
+    if v["synthetic_pairs"] and data is not None and not data.held_out_pairs:
+        errors.append(f"validation.synthetic_pairs: only supported with data.kind "
+                      f"{either(formats_where('held_out_pairs'))} (data.kind={d['kind']!r}); set it to 0")
     if c["classifier"]["center_init"] == "mean_embedding" and m["pretrained"] is None \
             and "model.pretrained" not in _failed(errors):
         errors.append("classifier.center_init: mean_embedding needs model.pretrained (the embeddings "

@@ -20,12 +20,13 @@ from typing import Any, get_args
 import yaml
 
 from paddle_pfc.backbones.names import BACKBONES  # model.backbone's choices: the backbones' one list
+from paddle_pfc.data.formats import FORMAT_NAMES, FORMATS, either, formats_where
 from paddle_pfc.data.shape_policy import DEFAULT_NON_SQUARE, NON_SQUARE
 from paddle_pfc.head.dtypes import DTYPE_BYTES, MOMENTUM_DTYPES
 
 DTYPES: tuple[str, ...] = tuple(DTYPE_BYTES)
 AMP_MODES: tuple[str, ...] = ("none", "bf16", "fp16_o1", "fp16_o2")
-DATA_KINDS: tuple[str, ...] = ("synthetic", "folder", "rec")
+DATA_KINDS: tuple[str, ...] = FORMAT_NAMES  # data.kind's choices: the data formats' one table
 LR_SCHEDULES: tuple[str, ...] = ("polynomial", "cosine", "step")
 LOSS_NAMES: tuple[str, ...] = ("arcface", "cosface", "combined", "adaface")
 OPTIMIZERS: tuple[str, ...] = ("momentum", "sgd", "adamw")
@@ -177,12 +178,12 @@ class ClassifierConfig(Section):
 
 @section
 class DataConfig(Section):
-    kind: str = setting("synthetic", "dataset kind: generated identities, root/<class>/<img> folders or "
-                        "MXNet RecordIO (train.rec/train.idx)", choices=DATA_KINDS)
+    kind: str = setting("synthetic", "dataset kind: " + either(tuple(f.summary for f in FORMATS), quote=False),
+                        choices=DATA_KINDS)
     root: str | None = setting(None, "dataset root directory, also of the validation .bin files; required "
-                               "for folder/rec")
-    num_classes: int | None = setting(MISSING, "number of identities (null: the data's count: the .rec header, "
-                                      "or the label file's largest label + 1)", ge(2))
+                               "for " + "/".join(formats_where("under_root")))
+    num_classes: int | None = setting(MISSING, "number of identities (null: the data's count, " + "; ".join(
+        f"{f.name}: {f.classes_from}" for f in FORMATS if f.classes_from) + ")", ge(2))
     label_file: str = setting("label.txt", "folder data: the label file, relative to data.root (paddle-pfc-pairs "
                               "writes train_label.txt: the identities it did not hold out)")
     non_square: str = setting(DEFAULT_NON_SQUARE, "how an image that is not square becomes the square model "

@@ -17,7 +17,7 @@ import os
 
 import numpy as np
 
-from .recordio import IRHeader, frame_record, pack
+from paddle_pfc.data.recordio import IRHeader, frame_record, pack
 
 _DIGITS = 19
 

@@ -11,9 +11,7 @@ import time
 
 import numpy as np
 
-from .image_folder import ImageFolderDataset
-from .loader import BatchLoader, DistributedBatchSampler
-from .recordio import RecordDataset
+from paddle_pfc.data.loader import BatchLoader, DistributedBatchSampler, build_dataset
 
 SEED = 0
 
@@ -48,11 +46,11 @@ def peak_rss() -> int:
 
 
 def measure(root: str, workers: int, batch_size: int, batches: int, kind: str = "rec") -> dict:
-    """Build the dataset (``kind``: ``rec`` or ``folder``) at ``root`` and read ``batches`` batches
-    with ``workers`` workers."""
+    """Build the dataset (``kind``: a data format under ``data.root``, ``rec`` or ``folder``) at
+    ``root`` and read ``batches`` batches with ``workers`` workers."""
     before = memory_of()["rss"]
     started = time.perf_counter(), time.process_time()
-    dataset = RecordDataset(root, image_size=112) if kind == "rec" else ImageFolderDataset(root, image_size=112)
+    dataset = build_dataset(kind, root, image_size=112)
     build_s, build_cpu_s = time.perf_counter() - started[0], time.process_time() - started[1]
     peak = peak_rss()
     after = memory_of()["rss"]
