@@ -3,11 +3,11 @@ its outcomes, its percentiles against order statistics, and the intervals error_
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from paddle_pfc.evaluation import operating_point as op
 from paddle_pfc.evaluation import people_bootstrap as pb
@@ -90,13 +90,23 @@ def clustered_set(errors_of_first: int = 20, people: int = 10, genuine_each: int
     return scores, same, PairPeople(tuple(f"p{i}" for i in range(people)), np.array(table))
 
 
+def binomial_quantile(n: int, p: float, q: float) -> int:
+    """The smallest k with P(Binomial(n, p) <= k) >= q."""
+    total = 0.0
+    for k in range(n + 1):
+        total += math.comb(n, k) * p ** k * (1 - p) ** (n - k)
+        if total >= q:
+            return k
+    return n
+
+
 def test_errors_of_one_person_give_the_interval_of_how_often_that_person_is_drawn():
     """Person 0 drawn k ~ Binomial(10, 1/10) times: the draw's false-reject rate is 20k / 450
     (every person has 45 genuine pairs, so the drawn ones always number 450)."""
     scores, same, people = clustered_set()
     rates = op.error_rates(scores, same, 0.5, people)
     assert (rates.false_rejects, rates.genuine, rates.method, rates.people) == (20, 450, op.PEOPLE_METHOD, 10)
-    k_low, k_high = stats.binom(10, 0.1).ppf([0.025, 0.975])  # 0 and 3, far from the steps
+    k_low, k_high = (binomial_quantile(10, 0.1, q) for q in (0.025, 0.975))  # 0 and 3, far from the steps
     assert rates.frr_interval == pytest.approx((20 * k_low / 450, 20 * k_high / 450), abs=1e-12)
     wilson = op.wilson_interval(20, 450)
     assert rates.frr_interval[0] < wilson[0] and rates.frr_interval[1] > 1.9 * wilson[1]
@@ -131,3 +141,21 @@ def test_few_people_are_warned_about_and_sets_without_people_say_pairs_are_indep
     assert "pairs assumed independent" in plain.basis()
     with pytest.raises(ValueError, match="people of 46 pairs for 45 scores"):
         op.error_rates(scores[1:], same[1:], 0.5, people)
+
+
+def test_intervals_over_people_cover_the_rate_of_new_people_more_often_than_wilsons():
+    """People whose own false-reject rates differ (Beta(0.5, 10), mean 1/21), 45 genuine pairs
+    each: how often the interval of 10 drawn people holds the rate of the whole population (95 %
+    nominal: with 10 people neither reaches it, but counting pairs misses far more often)."""
+    rng = np.random.default_rng(1)
+    true, people, trials = 0.5 / 10.5, 10, 200
+    table = np.repeat(np.arange(people), 45)[:, None].repeat(2, axis=1)
+    names = tuple(map(str, range(people)))
+    covered = {"people": 0, "pairs": 0}
+    for _ in range(trials):
+        wrong = np.concatenate([rng.random(45) < r for r in rng.beta(0.5, 10.0, people)])
+        scores, same = np.where(wrong, 0.0, 1.0), np.ones(len(wrong), bool)
+        for kind, given in (("people", PairPeople(names, table)), ("pairs", None)):
+            lo, hi = op.error_rates(scores, same, 0.5, given).frr_interval
+            covered[kind] += lo <= true <= hi
+    assert covered["people"] / trials > 0.75 and covered["people"] - covered["pairs"] > 0.15 * trials, covered
