@@ -99,7 +99,7 @@ class ErrorRates:
         if self.method == PEOPLE_METHOD:
             return (f"95 % intervals over people: person-level bootstrap of the set's {self.people} people "
                     "(no narrower than the pairs' Wilson interval)")
-        return ("95 % Wilson intervals, pairs assumed independent (the set says not who its pairs show: "
+        return ("95 % Wilson intervals, pairs assumed independent (the set does not say who its pairs show: "
                 "paddle-pfc-pairs writes a .people.json beside each set it writes)")
 
     @property
