@@ -22,7 +22,8 @@ records are written in the same order, so the output is byte-identical to ``--wo
 ``--progress-every`` seconds, and the final line reports the rate.
 
 A ``pairs.bin`` in ``--root`` (the held-out pairs ``paddle-pfc-pairs`` writes) is copied into
-``--output``, where the training recipes look for it (``validation.sets`` relative to ``data.root``).
+``--output`` with its people file ``pairs.people.json``, where the training recipes look for it
+(``validation.sets`` relative to ``data.root``).
 """
 from __future__ import annotations
 
@@ -223,14 +224,20 @@ def _write_property(output: str, sizes: set, num_classes: int) -> None:
 
 
 def _copy_pairs(root: str, output: str) -> str | None:
-    """Copy ``root/pairs.bin`` into ``output`` (whole or not at all); the copy's path, or None."""
+    """Copy ``root/pairs.bin`` and its people file, when there is one, into ``output`` (each whole
+    or not at all); the copy's path, or None."""
     source, target = os.path.join(root, "pairs.bin"), os.path.join(output, "pairs.bin")
     if not os.path.isfile(source) or os.path.abspath(source) == os.path.abspath(target):
         return None
+    from paddle_pfc.evaluation.pair_people import people_path
     from paddle_pfc.utils.atomic import write_bytes_atomic
 
-    with open(source, "rb") as f:
-        write_bytes_atomic(target, f.read())
+    for source_file, target_file in ((source, target), (people_path(source), people_path(target))):
+        if os.path.isfile(source_file):
+            with open(source_file, "rb") as f:
+                write_bytes_atomic(target_file, f.read())
+        elif os.path.exists(target_file):  # an earlier copy's: it describes another set
+            os.remove(target_file)
     return target
 
 

@@ -21,6 +21,11 @@ From ``ROOT/label.txt`` (``relative/path<TAB>label`` lines, docs/your_own_data.m
   ``paddle-pfc-im2rec --label-file train_label.txt`` converts and ``data.kind: folder`` reads
   (``data.label_file``), so training never sees a held-out identity.
 
+Beside each ``.bin`` it writes who each pair shows: ``pairs.people.json`` (``test_pairs.people.json``;
+:mod:`paddle_pfc.evaluation.pair_people`), the two identities' names of every pair, so that
+``paddle-pfc-validate`` and validation during training give the error rates intervals over
+people, not over pairs assumed independent.
+
 ``--eval-only`` holds every identity out: ``pairs.bin`` of all of them, no ``train_label.txt``
 (scoring a model on a new group of people).
 
@@ -159,13 +164,28 @@ def write_folder_labels(args: argparse.Namespace) -> str | None:
             f"one identity each ({len(lines)} images, labels 0..{len(people) - 1} in folder-name order)")
 
 
-def _write_pairs(path: str, pairs: list[tuple[str, str, bool]], cache: dict[str, bytes]) -> None:
-    """Write ``pairs`` as a .bin set (whole or not at all)."""
-    from paddle_pfc.evaluation.bin_set import write_bin
+def person_names(groups: dict[int, list[str]], labels: list[int], root: str) -> dict[str, str]:
+    """``{image path: its identity's name}`` for the identities ``labels``: :func:`identity_name`,
+    with `` (label N)`` added to names that two of them share."""
+    names = {label: identity_name(groups[label], root) for label in labels}
+    shared = {name for name in names.values() if list(names.values()).count(name) > 1}
+    return {path: f"{name} (label {label})" if name in shared else name
+            for label, name in names.items() for path in groups[label]}
 
+
+def _write_pairs(path: str, pairs: list[tuple[str, str, bool]], cache: dict[str, bytes],
+                 person_of: dict[str, str]) -> None:
+    """Write ``pairs`` as a .bin set and its people file (each whole or not at all)."""
+    from paddle_pfc.evaluation.bin_set import write_bin
+    from paddle_pfc.evaluation.pair_people import people_path, write_pair_people
+
+    stale = people_path(path)
+    if os.path.exists(stale):  # an earlier run's, removed before the set it describes changes
+        os.remove(stale)
     bins = [stored_bytes(p, cache) for a, b, _ in pairs for p in (a, b)]
     write_bin(path + ".tmp", bins, [same for _, _, same in pairs])
     os.replace(path + ".tmp", path)
+    write_pair_people(path, [(person_of[a], person_of[b]) for a, b, _ in pairs])
 
 
 def write_split(args: argparse.Namespace) -> dict:
@@ -185,9 +205,9 @@ def write_split(args: argparse.Namespace) -> dict:
     pairs = holdout.verification_pairs(groups, heldout, args.max_genuine, args.seed)
     test_pairs = holdout.verification_pairs(groups, test, args.max_genuine, args.seed + 2) if test else []
     cache: dict[str, bytes] = {}
-    _write_pairs(args.bin, pairs, cache)
+    _write_pairs(args.bin, pairs, cache, person_names(groups, heldout, args.root))
     if test:
-        _write_pairs(args.test_bin, test_pairs, cache)
+        _write_pairs(args.test_bin, test_pairs, cache, person_names(groups, test, args.root))
     if train:
         write_text_atomic(args.train_label, train_label_text(groups, train, args.root))
 
@@ -203,9 +223,14 @@ def write_split(args: argparse.Namespace) -> dict:
 def _held_lines(what: str, who: str, path: str, side: dict) -> list[str]:
     """The lines saying what a pair set holds."""
     names = side["names"]
+    from paddle_pfc.evaluation.pair_people import people_path
+    from paddle_pfc.evaluation.people_bootstrap import few_people_warning
+
     return [f"pairs: {what}: {side['ids']} identities, {side['images']} images -> {shown(path)} "
-            f"({side['genuine']} genuine + {side['impostor']} impostor pairs)",
-            f"pairs: {who} identities: {', '.join(names[:12])}{', ...' if len(names) > 12 else ''}"]
+            f"({side['genuine']} genuine + {side['impostor']} impostor pairs; who each shows: "
+            f"{shown(people_path(path))})",
+            f"pairs: {who} identities: {', '.join(names[:12])}{', ...' if len(names) > 12 else ''}"] + (
+        [f"pairs: warning: {who} set: {few}"] if (few := few_people_warning(side["ids"])) else [])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,8 +15,11 @@ a false-accept rate R estimated from its impostor pairs (warned when they are to
 ``--record`` writes the first set's threshold and its rule beside the model (``validation.json``;
 paddle_pfc.evaluation.threshold_record), where paddle-pfc-infer finds it. The threshold in use
 (``--threshold``, else the one recorded now or before) is checked on every set: its false-reject
-and false-accept rates with 95 % intervals; a set that chose the threshold (or best/) is said to
-be selection-biased, and the last line gives the verdict in words.
+and false-accept rates with 95 % intervals -- over people (a person-level bootstrap,
+paddle_pfc.evaluation.people_bootstrap) when a ``.people.json`` beside the set says who each pair
+shows (paddle-pfc-pairs writes one), else Wilson's with the pairs assumed independent, as the output
+says; fewer than 10 people are warned about --; a set that chose the threshold (or best/) is said
+to be selection-biased, and the last line gives the verdict in words.
 ``--plot roc.png`` then draws the ROC of every set (log FAR axis,
 TAR@FAR marks, AUC and accuracy) and its accuracy per fold into one PNG; a set holding one kind of
 pair has no ROC (said in the table, the JSON and the picture); a plotting error loses no result.
@@ -103,11 +106,12 @@ def bin_problems(paths: list[str]) -> str | None:
 
 def evaluate_set(embed_fn: EmbedFn, path: str, name: str, input_size: tuple[int, int],
                  args: argparse.Namespace) -> tuple:
-    """(VerificationResult, flip-summed embeddings, issame, distinct images) of one .bin set, with
-    progress lines and the count of distinct images embedded."""
+    """(VerificationResult, flip-summed embeddings, issame, distinct images, the people of its
+    pairs or None) of one .bin set, with progress lines and the count of distinct images embedded."""
     import warnings
 
     from paddle_pfc.data.photos import Conversions
+    from paddle_pfc.evaluation.pair_people import read_pair_people
     from paddle_pfc.evaluation.validation import embed_distinct, embedded_line, load_pairs
     from paddle_pfc.evaluation.verification import evaluate_pairs
 
@@ -115,6 +119,7 @@ def evaluate_set(embed_fn: EmbedFn, path: str, name: str, input_size: tuple[int,
     with warnings.catch_warnings():  # a set of one kind of pair: said by the table's "no ROC" note
         warnings.simplefilter("ignore", UserWarning)
         images, issame = load_pairs(path, input_size, conversions)
+    people = read_pair_people(path, issame)  # a bad people file fails before any embedding
     if said := conversions.line(input_size):
         print(f"{name}: {said}")
     progress = Progress(f"validate {name}", len(images), "distinct images", every_seconds=args.progress_every,
@@ -124,7 +129,7 @@ def evaluate_set(embed_fn: EmbedFn, path: str, name: str, input_size: tuple[int,
     progress.close()
     print(f"{name}: {embedded_line(distinct, len(images))}")
     result = evaluate_pairs(summed, issame, args.nrof_folds, xnorm_embeddings=both)
-    return result, summed, issame, distinct
+    return result, summed, issame, distinct, people
 
 
 def _renormalizer(mean: float, std: float) -> Callable[[Any], Any]:
@@ -175,29 +180,30 @@ class _Table:
         self.rows: list[tuple[str, ...]] = []
         self.results: dict[str, dict] = {}
         self.plotted: dict[str, dict] = {}
-        self.scores: dict[str, tuple] = {}  # name -> (pair cosines, issame)
+        self.scores: dict[str, tuple] = {}  # name -> (pair cosines, issame, the pairs' people or None)
         self.notes: list[str] = []
 
     def add(self, name: str, path: str, evaluated: tuple, seconds: float, args: argparse.Namespace) -> None:
-        """Record one set's ``(result, summed, issame, distinct)``: its threshold by the rule of
-        ``--far`` (and its curves with ``--plot``, a collapse warning)."""
+        """Record one set's ``(result, summed, issame, distinct, people)``: its threshold by the rule
+        of ``--far`` and its error rates there (and its curves with ``--plot``, a collapse warning)."""
         import numpy as np
 
         from paddle_pfc.evaluation.collapse import collapse_note
-        from paddle_pfc.evaluation.operating_point import choose_threshold
+        from paddle_pfc.evaluation.operating_point import choose_threshold, error_rates
         from paddle_pfc.evaluation.roc import no_roc_reason, verification_curves
         from paddle_pfc.evaluation.threshold_record import file_sha256
         from paddle_pfc.evaluation.verification import pair_cosines
 
-        r, summed, issame, distinct = evaluated
+        r, summed, issame, distinct, people = evaluated
         cosines = pair_cosines(summed)
-        self.scores[name] = (cosines, np.asarray(issame, bool))
+        self.scores[name] = (cosines, np.asarray(issame, bool), people)
         far = args.far if args.far is not None and not np.all(issame) else None
         point = choose_threshold(cosines, issame, far)
         result = {"path": os.path.abspath(path), "num_pairs": r.num_pairs,
                   "accuracy": r.accuracy, "accuracy_std": r.accuracy_std, **point.record(),
                   "fold_threshold": r.cosine_threshold, "xnorm": r.xnorm, "sha256": file_sha256(path),
-                  "images": 2 * r.num_pairs, "distinct_images": distinct, "seconds": round(seconds, 3)}
+                  "images": 2 * r.num_pairs, "distinct_images": distinct, "seconds": round(seconds, 3),
+                  "error_rates": error_rates(cosines, issame, point.threshold, people).as_dict()}
         self.results[name] = result
         if point.warning:
             self.notes.append(f"warning: {name}: {point.warning}")
@@ -242,8 +248,8 @@ class _Table:
 
         print(f"threshold {threshold:.3f} ({source}):")
         verdicts = []
-        for name, (cosines, issame) in self.scores.items():
-            rates = error_rates(cosines, issame, threshold)
+        for name, (cosines, issame, people) in self.scores.items():
+            rates = error_rates(cosines, issame, threshold, people)
             res = self.results[name]
             biased = chose is not None and res["sha256"] == chose
             if name in self.plotted:
@@ -252,6 +258,9 @@ class _Table:
             said = "selection-biased: these pairs chose the model's threshold" if biased else \
                 "pairs that did not choose the model's threshold"
             print(f"  {name}: {rates.line()}  ({said})")
+            print(f"    {rates.basis()}")
+            if rates.warning:
+                print(f"    warning: {rates.warning}")
             verdicts.append(_verdict(name, res["accuracy"], threshold, rates, biased))
         return verdicts
 
@@ -268,8 +277,9 @@ def _verdict(name: str, accuracy: float, threshold: float, rates, biased: bool) 
         parts.append(share("accepts", rates.false_accepts, rates.impostor, rates.far_interval, "impostor"))
     whose = ("the people that chose it: selection-biased, not what new people get" if biased else
              "people that did not choose it")
+    unit = f"over {rates.people} people" if rates.people is not None else "over pairs assumed independent"
     return (f"verdict: {name}: {100 * accuracy:.2f} % accuracy; threshold {threshold:.3f} {' and '.join(parts)} "
-            f"(95 % bounds), on {whose}")
+            f"(95 % bounds {unit}), on {whose}")
 
 
 def _write_json(path: str, desc: str, input_size: tuple[int, int], nrof_folds: int, results: dict,

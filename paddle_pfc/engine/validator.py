@@ -10,7 +10,10 @@ computes the same accuracy, and rank 0 logs it (threshold as a cosine similarity
 backbone to ``output_dir/best`` when the mean accuracy improves, with the validation's thresholds
 (``best/validation.json``, :mod:`paddle_pfc.evaluation.threshold_record`): each set's threshold
 is chosen on its pairs by :mod:`paddle_pfc.evaluation.operating_point` (the middle of the
-best-accuracy range, or ``validation.threshold_far``). The accuracy that chose ``best/`` is
+best-accuracy range, or ``validation.threshold_far``), with the false-reject and false-accept
+rates it has on them and their 95 % intervals (over people when a ``.people.json`` beside the set
+says who each pair shows, :mod:`paddle_pfc.evaluation.people_bootstrap`; else over pairs assumed
+independent), logged when ``best/`` is saved. The accuracy that chose ``best/`` is
 selection-biased, and the run's last line says so.
 """
 from __future__ import annotations
@@ -40,12 +43,14 @@ class ValidationSetError(RunDataError):
 
 
 class ValidationSet(NamedTuple):
-    """One verification set: its file, this rank's images, the pairs' labels, the image count."""
+    """One verification set: its file, this rank's images, the pairs' labels, the image count,
+    the people of its pairs (a :class:`~paddle_pfc.evaluation.pair_people.PairPeople`, or None)."""
 
     path: str
     images: np.ndarray
     issame: np.ndarray
     total: int
+    people: object = None
 
 
 def load_validation_sets(cfg: Config, output_dir: Path, rank: int, world_size: int,
@@ -67,6 +72,7 @@ def load_validation_sets(cfg: Config, output_dir: Path, rank: int, world_size: i
             Path(str(path) + ".tmp").replace(path)
         sets.append(("synthetic_val", str(path)))
         sync("synthetic verification set written")
+    from paddle_pfc.evaluation.pair_people import read_pair_people
     from paddle_pfc.evaluation.validation import load_bin_part
 
     loaded = {}
@@ -75,12 +81,14 @@ def load_validation_sets(cfg: Config, output_dir: Path, rank: int, world_size: i
         try:
             images, issame, total = load_bin_part(path, cfg.model.input_size, rank, world_size,
                                                   cfg.data.non_square)
+            people = read_pair_people(path, issame)
         except (OSError, ValueError) as exc:
             where = "" if os.path.isabs(path) else f" (read as {os.path.abspath(path)})"
             raise ValidationSetError(f"validation.sets {name!r}{where}: {exc}") from exc
-        loaded[name] = ValidationSet(path, images, issame, total)
-        log.info("verification set %s: %s, %d pairs (%d images on this rank, decoded in %.1f s)",
-                 name, path, len(issame), len(images), time.perf_counter() - started)
+        loaded[name] = ValidationSet(path, images, issame, total, people)
+        log.info("verification set %s: %s, %d pairs of %s (%d images on this rank, decoded in %.1f s)",
+                 name, path, len(issame), "unnamed people" if people is None else f"{people.count} people",
+                 len(images), time.perf_counter() - started)
     return loaded
 
 
@@ -168,14 +176,14 @@ class Validator(Callback):
         if not self.sets:
             return {}
         from paddle_pfc.evaluation.collapse import collapse_note
-        from paddle_pfc.evaluation.operating_point import choose_threshold
+        from paddle_pfc.evaluation.operating_point import choose_threshold, error_rates
         from paddle_pfc.evaluation.validation import embed_distinct, embedded_line, evaluate_embeddings, shard_range
         from paddle_pfc.evaluation.verification import pair_cosines
 
         self._share_bn_statistics()
         dim, world, step = self.cfg.model.embedding_size, self.world_size, self.state.global_step
         results, self.last_results = {}, {}
-        for name, (path, images, issame, total) in self.sets.items():
+        for name, (path, images, issame, total, people) in self.sets.items():
             started = time.perf_counter()
             with Progress(f"validate {name} (rank {self.rank}: {len(images):,} of {total:,} pair images)",
                           total=len(images), unit="distinct images", write=log, enabled=self.rank == 0) as progress:
@@ -196,10 +204,14 @@ class Validator(Callback):
             result = evaluate_embeddings(full[:, :dim], full[:, dim:], issame,
                                          nrof_folds=self.cfg.validation.nrof_folds)
             results[name] = result.accuracy
-            point = self._operating_point(choose_threshold, pair_cosines(full[:, :dim] + full[:, dim:]), issame)
+            cosines = pair_cosines(full[:, :dim] + full[:, dim:])
+            point = self._operating_point(choose_threshold, cosines, issame)
+            rates = error_rates(cosines, issame, point.threshold, people)
             self.last_results[name] = {"path": os.path.abspath(path), "num_pairs": result.num_pairs,
                                        "accuracy": result.accuracy, **point.record(),
-                                       "fold_threshold": result.cosine_threshold, "sha256": self._hash(path)}
+                                       "fold_threshold": result.cosine_threshold, "sha256": self._hash(path),
+                                       "error_rates": rates.as_dict(), "error_rates_line": rates.line(),
+                                       "interval_basis": rates.basis()}
             log.info("[%s][%d] accuracy %.5f +- %.5f  threshold %.3f (cosine)  xnorm %.3f  (%.1f s on %d ranks; "
                      "rank %d %s)", name, step, result.accuracy, result.accuracy_std, point.threshold,
                      result.xnorm, time.perf_counter() - started, world, self.rank,
@@ -248,5 +260,9 @@ class Validator(Callback):
         name, first = next(iter(self.last_results.items()))
         log.info("best model (mean accuracy %.5f) saved to %s; threshold %.3f (cosine, %s: %s) in %s",
                  self.state.best_accuracy, best, first["threshold"], name, first["rule_text"], written)
+        log.info("best/ threshold %.3f on %s's pairs, which chose it (selection-biased): %s; %s", first["threshold"],
+                 name, first["error_rates_line"], first["interval_basis"])
+        if first["error_rates"]["interval_warning"]:
+            log.warning("best/ threshold's intervals: %s", first["error_rates"]["interval_warning"])
         if first["warning"]:
             log.warning("best/ threshold: %s", first["warning"])

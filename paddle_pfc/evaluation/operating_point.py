@@ -12,7 +12,9 @@ A pair is "same" when its cosine similarity is at or above the threshold. Two ru
   threshold); fewer give a warning.
 
 :func:`error_rates` counts the false rejects and false accepts of a threshold on pairs, each with
-a Wilson score interval (:func:`wilson_interval`).
+a 95 % interval: over people when the set says who each pair shows (a person-level bootstrap,
+:mod:`paddle_pfc.evaluation.people_bootstrap`), else the Wilson score interval of the pairs
+counted as independent (:func:`wilson_interval`).
 """
 from __future__ import annotations
 
@@ -21,14 +23,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from paddle_pfc.evaluation.people_bootstrap import bootstrap_rates, few_people_warning, percentile_interval
+
 __all__ = ["OperatingPoint", "ErrorRates", "MIDDLE_RULE", "FAR_RULE", "MIN_EXPECTED_ACCEPTS", "middle_threshold",
-           "far_threshold", "choose_threshold", "error_rates", "wilson_interval"]
+           "far_threshold", "choose_threshold", "error_rates", "wilson_interval", "people_interval",
+           "PEOPLE_METHOD", "PAIRS_METHOD"]
 
 MIDDLE_RULE = "best_accuracy_middle"
 FAR_RULE = "false_accept_rate"
 #: Impostor pairs a false-accept rate R needs: N >= MIN_EXPECTED_ACCEPTS / R.
 MIN_EXPECTED_ACCEPTS = 10
 _Z95 = 1.959963984540054  # the standard normal's 97.5 % quantile
+PEOPLE_METHOD, PAIRS_METHOD = "people_bootstrap", "wilson_pairs"
 
 
 @dataclass(frozen=True)
@@ -55,7 +61,9 @@ class OperatingPoint:
 @dataclass(frozen=True)
 class ErrorRates:
     """False rejects of ``genuine`` pairs and false accepts of ``impostor`` pairs at a threshold,
-    with the 95 % Wilson intervals of both rates (``(lo, hi)``; ``(0, 1)`` without such pairs)."""
+    with the 95 % intervals of both rates (``(lo, hi)``; ``(0, 1)`` without such pairs):
+    ``method`` :data:`PEOPLE_METHOD` (over the set's ``people``) or :data:`PAIRS_METHOD` (Wilson,
+    pairs assumed independent; ``people`` None)."""
 
     false_rejects: int
     genuine: int
@@ -63,6 +71,8 @@ class ErrorRates:
     impostor: int
     frr_interval: tuple[float, float]
     far_interval: tuple[float, float]
+    method: str = PAIRS_METHOD
+    people: int | None = None
 
     @property
     def frr(self) -> float:
@@ -84,11 +94,25 @@ class ErrorRates:
         return (part("false rejects", self.false_rejects, self.genuine, self.frr_interval) + ", "
                 + part("false accepts", self.false_accepts, self.impostor, self.far_interval))
 
+    def basis(self) -> str:
+        """What the intervals count as the sampled unit, in words."""
+        if self.method == PEOPLE_METHOD:
+            return (f"95 % intervals over people: person-level bootstrap of the set's {self.people} people "
+                    "(no narrower than the pairs' Wilson interval)")
+        return ("95 % Wilson intervals, pairs assumed independent (the set does not say who its pairs show: "
+                "paddle-pfc-pairs writes a .people.json beside each set it writes)")
+
+    @property
+    def warning(self) -> str | None:
+        """Why the intervals cannot be trusted for new people (too few people), or None."""
+        return few_people_warning(self.people) if self.method == PEOPLE_METHOD else None
+
     def as_dict(self) -> dict:
         """JSON fields."""
         return {"false_rejects": self.false_rejects, "genuine_pairs": self.genuine, "frr": self.frr,
                 "frr_interval": list(self.frr_interval), "false_accepts": self.false_accepts,
-                "impostor_pairs": self.impostor, "far": self.far, "far_interval": list(self.far_interval)}
+                "impostor_pairs": self.impostor, "far": self.far, "far_interval": list(self.far_interval),
+                "interval_method": self.method, "people": self.people, "interval_warning": self.warning}
 
 
 def wilson_interval(successes: int, trials: int) -> tuple[float, float]:
@@ -163,11 +187,29 @@ def choose_threshold(scores, issame, far: float | None = None) -> OperatingPoint
     return middle_threshold(scores, issame) if far is None else far_threshold(scores, issame, far)
 
 
-def error_rates(scores, issame, threshold: float) -> ErrorRates:
-    """False rejects (genuine below ``threshold``) and false accepts (impostor at or above it)."""
+def people_interval(wrong: np.ndarray, counted: np.ndarray, people) -> tuple[float, float]:
+    """The interval of the rate of ``wrong`` among the ``counted`` pairs over ``people`` (a
+    :class:`~paddle_pfc.evaluation.pair_people.PairPeople`): the smallest holding both the
+    person-level bootstrap interval and the pairs' Wilson interval."""
+    k, n = int(np.count_nonzero(wrong & counted)), int(np.count_nonzero(counted))
+    wilson = wilson_interval(k, n)
+    boot = percentile_interval(bootstrap_rates(wrong, counted, people.pairs, people.count)) if n else None
+    return wilson if boot is None else (min(boot[0], wilson[0]), max(boot[1], wilson[1]))
+
+
+def error_rates(scores, issame, threshold: float, people=None) -> ErrorRates:
+    """False rejects (genuine below ``threshold``) and false accepts (impostor at or above it);
+    intervals over ``people`` (a :class:`~paddle_pfc.evaluation.pair_people.PairPeople` of the
+    pairs) when given, else Wilson's."""
     s, same = _checked(scores, issame)
     accepted = s >= threshold
     genuine, impostor = int(same.sum()), int((~same).sum())
     rejects, accepts = int(np.count_nonzero(same & ~accepted)), int(np.count_nonzero(~same & accepted))
-    return ErrorRates(rejects, genuine, accepts, impostor, wilson_interval(rejects, genuine),
-                      wilson_interval(accepts, impostor))
+    if people is None:
+        return ErrorRates(rejects, genuine, accepts, impostor, wilson_interval(rejects, genuine),
+                          wilson_interval(accepts, impostor))
+    if len(people.pairs) != s.size:
+        raise ValueError(f"people of {len(people.pairs)} pairs for {s.size} scores")
+    wrong = same != accepted
+    return ErrorRates(rejects, genuine, accepts, impostor, people_interval(wrong, same, people),
+                      people_interval(wrong, ~same, people), PEOPLE_METHOD, people.count)

@@ -11,8 +11,11 @@ selection-biased for the model the record belongs to (the set chose it).
 File: ``{"threshold": 0.45, "threshold_kind": "cosine similarity", "flip": true, "rule":
 "best_accuracy_middle", "rule_text": "middle of ...", "far": null, "genuine_pairs": 300,
 "impostor_pairs": 300, "set": "pairs", "set_sha256": "...", "num_pairs": 600, "accuracy": 0.995,
-"sets": {name: {...}}}`` (a record without ``rule`` holds the 10-fold mean of the per-fold best
-thresholds).
+"error_rates": {"frr": 0.01, "frr_interval": [lo, hi], "far": ..., "far_interval": [lo, hi],
+"interval_method": "people_bootstrap" | "wilson_pairs", "people": 4, "interval_warning": ..., ...},
+"sets": {name: {...}}}`` (``error_rates``: the threshold's rates on the pairs that chose it, with
+95 % intervals, :func:`paddle_pfc.evaluation.operating_point.error_rates`; a record without
+``rule`` holds the 10-fold mean of the per-fold best thresholds).
 """
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ RECORD_FILE = "validation.json"
 HOW_TO_RECORD = ("record one with paddle-pfc-validate --model MODEL --bin SET.bin --record (a training run's "
                  "best/ holds one, and paddle-pfc-export carries it into the export)")
 FOLD_RULE_TEXT = "insightface's 10-fold mean of the per-fold best thresholds"
-_RECORDED = ("rule", "rule_text", "far", "genuine_pairs", "impostor_pairs", "warning", "sha256")
+_RECORDED = ("rule", "rule_text", "far", "genuine_pairs", "impostor_pairs", "warning", "sha256", "error_rates")
 
 
 @dataclass(frozen=True)

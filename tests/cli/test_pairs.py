@@ -174,3 +174,47 @@ def test_eval_only_holds_every_person_out(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "pairs: evaluation only, every identity held out: 8 identities" in out
     assert "pairs: 1 identities of one image make no genuine pair: left out" in out
+
+
+@pytest.mark.parametrize("bin_name", ["pairs.bin", "test_pairs.bin"])
+def test_each_set_names_the_people_of_its_pairs(tmp_path, capsys, bin_name):
+    """Beside each .bin, its people file names each pair's two identities: the ones the pair's
+    images show (read back from their pixels)."""
+    from paddle_pfc.evaluation.pair_people import read_pair_people
+
+    write_folder(tmp_path)
+    (tmp_path / bin_name.replace(".bin", ".people.json")).write_text("an earlier run's")
+    assert main(["--root", str(tmp_path), "--holdout-ids", "3", "--test-ids", "2", "--seed", "3"]) == 0
+    bins, issame = read_bin(str(tmp_path / bin_name))
+    ids = [identity_of(data, i) for i, data in enumerate(bins)]
+    people = read_pair_people(str(tmp_path / bin_name), issame)
+    named = [(people.names[a], people.names[b]) for a, b in people.pairs]
+    assert named == [(f"id{ids[2 * k]}", f"id{ids[2 * k + 1]}") for k in range(len(issame))]
+    assert sorted(people.names) == sorted({f"id{i}" for i in ids})
+    out = capsys.readouterr().out
+    assert f"who each shows: {tmp_path / bin_name.replace('.bin', '.people.json')})" in out
+    assert f"pairs: warning: {'held-out' if bin_name == 'pairs.bin' else 'test'} set: only " \
+           f"{3 if bin_name == 'pairs.bin' else 2} people: error-rate intervals over them cannot be trusted" in out
+
+
+def test_identities_sharing_a_folder_get_names_of_their_own(tmp_path):
+    from paddle_pfc.cli.pairs import person_names
+
+    groups = {0: ["r/a/1.png", "r/a/2.png"], 1: ["r/a/3.png"], 2: ["r/b/1.png"]}
+    assert person_names(groups, [0, 1, 2], "r") == {"r/a/1.png": "a (label 0)", "r/a/2.png": "a (label 0)",
+                                                    "r/a/3.png": "a (label 1)", "r/b/1.png": "b"}
+
+
+def test_im2rec_copies_the_people_file_with_the_pairs(tmp_path, capsys):
+    from paddle_pfc.cli import im2rec
+
+    root, out = tmp_path / "faces", tmp_path / "rec"
+    write_folder(root)
+    assert main(["--root", str(root), "--holdout-ids", "3"]) == 0
+    convert = ["--root", str(root), "--label-file", "train_label.txt", "--output", str(out), "--workers", "0"]
+    assert im2rec.main(convert) == 0
+    assert (out / "pairs.bin").read_bytes() == (root / "pairs.bin").read_bytes()
+    assert (out / "pairs.people.json").read_bytes() == (root / "pairs.people.json").read_bytes()
+    (root / "pairs.people.json").unlink()  # a set without people: no earlier copy's file left to describe it
+    assert im2rec.main(convert) == 0
+    assert not (out / "pairs.people.json").exists()

@@ -182,3 +182,39 @@ def test_validate_and_infer_say_the_non_square_policy_they_apply(model_and_set, 
     assert result["accuracy"] == pytest.approx(evaluate_arrays(embedder.forward, images, issame, nrof_folds=3).accuracy)
     assert infer.main(["--model", model, "--images", paths[5], "--non-square", non_square]) == 0
     assert f"(non_square: {non_square})" in capsys.readouterr().out
+
+
+def test_validate_gives_intervals_over_people_when_the_set_names_them(model_and_set, tmp_path, capsys):
+    """The set's people file (face k is person k) turns the pairs' Wilson intervals into intervals
+    over its 6 people, said in the output with the warning for so few; without one, the output
+    says the pairs are assumed independent."""
+    import shutil
+
+    from paddle_pfc.evaluation.operating_point import error_rates
+    from paddle_pfc.evaluation.pair_people import read_pair_people, write_pair_people
+    from paddle_pfc.evaluation.validation import load_pairs
+
+    folder, model, _ = model_and_set
+    shutil.copy(folder / "pairs.bin", tmp_path / "pairs.bin")
+    order = [(0, 1), (2, 3), (4, 5), (0, 2), (1, 3), (5, 0), (1, 1), (2, 2), (3, 4), (4, 4), (5, 5), (0, 0)]
+    write_pair_people(tmp_path / "pairs.bin", [(f"person{a}", f"person{b}") for a, b in order])
+    assert validate.main(["--model", model, "--bin", str(tmp_path / "pairs.bin"), "--nrof-folds", "3",
+                          "--threshold", "0.5", "--json", str(tmp_path / "out.json")]) == 0
+    out = capsys.readouterr().out
+    assert "    95 % intervals over people: person-level bootstrap of the set's 6 people" in out
+    assert "    warning: only 6 people: error-rate intervals over them cannot be trusted to carry to new people" in out
+    assert "(95 % bounds over 6 people)" in out.strip().splitlines()[-1]
+    checked = json.loads((tmp_path / "out.json").read_text())["sets"]["pairs"]["checked"]
+    images, issame = load_pairs(tmp_path / "pairs.bin", SIZE)
+    embedder = FaceEmbedder(model)
+    summed = (embedder.forward(images) + embedder.forward(np.ascontiguousarray(images[:, :, :, ::-1]))).astype(float)
+    unit = summed / np.linalg.norm(summed, axis=1, keepdims=True)
+    rates = error_rates(np.sum(unit[0::2] * unit[1::2], axis=1), issame, 0.5,
+                        read_pair_people(tmp_path / "pairs.bin", issame))
+    assert checked["interval_method"] == "people_bootstrap" and checked["people"] == 6
+    assert checked["frr_interval"] == pytest.approx(rates.frr_interval, abs=1e-9)
+    assert checked["far_interval"] == pytest.approx(rates.far_interval, abs=1e-9)
+    assert validate.main(["--model", model, "--bin", str(folder / "pairs.bin"), "--nrof-folds", "3",
+                          "--threshold", "0.5"]) == 0
+    out = capsys.readouterr().out
+    assert "    95 % Wilson intervals, pairs assumed independent" in out and "over pairs assumed independent)" in out
