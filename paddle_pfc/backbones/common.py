@@ -21,9 +21,10 @@ def check_head_args(embedding_size, dropout) -> None:
         raise UsageError(f"dropout must be a float in [0, 1), got {dropout!r}")
 
 
-def normalize_input_size(input_size) -> tuple[int, int]:
+def normalize_input_size(input_size, multiple: int = 16) -> tuple[int, int]:
     """Return ``(H, W)`` from an int or a 2-sequence; ``UsageError`` naming
-    ``input_size`` unless both are integers >= 16 and multiples of 16."""
+    ``input_size`` unless both are integers >= ``multiple`` and multiples of it (a backbone's
+    input-size rule: :attr:`paddle_pfc.backbones.table.Backbone.input_multiple`)."""
     if isinstance(input_size, bool):
         raise UsageError(f"input_size must be an int or (H, W), got {input_size!r}")
     if isinstance(input_size, int):
@@ -38,9 +39,9 @@ def normalize_input_size(input_size) -> tuple[int, int]:
         if len(size) != 2:
             raise UsageError(f"input_size must be an int or (H, W), got {input_size!r}")
     for s in size:
-        if isinstance(s, bool) or not isinstance(s, int) or s < 16 or s % 16 != 0:
+        if isinstance(s, bool) or not isinstance(s, int) or s < multiple or s % multiple != 0:
             raise UsageError(
-                "input_size must be integers >= 16 and multiples of 16, "
+                f"input_size must be integers >= {multiple} and multiples of {multiple}, "
                 f"got {input_size!r}"
             )
     return int(size[0]), int(size[1])

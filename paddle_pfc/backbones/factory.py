@@ -1,5 +1,5 @@
 """Building backbones by name, counting their parameters, and calling a layer in a second static
-program (:func:`bind_parameters`); the names are :mod:`paddle_pfc.backbones.names`."""
+program (:func:`bind_parameters`); the names and builders are :mod:`paddle_pfc.backbones.table`."""
 from __future__ import annotations
 
 import contextlib
@@ -8,31 +8,23 @@ import math
 import paddle
 from paddle import nn
 
-from paddle_pfc.backbones.common import check_head_args, normalize_input_size
-from paddle_pfc.backbones.iresnet import IRESNET_LAYERS, IResNet
-from paddle_pfc.backbones.mobilefacenet import mobilefacenet
-from paddle_pfc.backbones.names import ALIASES, BACKBONES
+from paddle_pfc.backbones.spec import ModelSpec
+from paddle_pfc.backbones.table import row_of
 from paddle_pfc.utils import paddle_compat
 
 
-def build_backbone(name: str, embedding_size: int = 512, input_size=112,
-                   dropout: float = 0.0) -> nn.Layer:
-    """Build backbone ``name`` (see ``BACKBONES`` / ``ALIASES``).
+def build_backbone(name: str, embedding_size: int | None = None, input_size=None,
+                   dropout: float = 0.0, **options) -> nn.Layer:
+    """Build backbone ``name`` (see ``BACKBONES`` / ``ALIASES``; :mod:`paddle_pfc.backbones.table`).
 
-    ``input_size``: int or ``(H, W)``, each >= 16 and a multiple of 16.
+    ``embedding_size`` / ``input_size``: the row's defaults (512, 112) when None.
+    ``input_size``: int or ``(H, W)``, each >= 16 and a multiple of 16 (the row's rule).
     ``dropout``: in [0, 1), applied before the embedding Linear.
+    ``options``: the row's extra build keywords (its defaults for those not given).
     """
-    key = name.lower() if isinstance(name, str) else name
-    key = ALIASES.get(key, key)
-    if key not in BACKBONES:
-        valid = ", ".join(BACKBONES + tuple(ALIASES))
-        raise ValueError(f"unknown backbone name {name!r}; valid names: {valid}")
-    check_head_args(embedding_size, dropout)
-    size = normalize_input_size(input_size)
-    if key in ("mobilefacenet", "mobilefacenet_fc"):
-        return mobilefacenet(embedding_size, size, float(dropout), head="fc" if key == "mobilefacenet_fc" else "gdc")
-    return IResNet(IRESNET_LAYERS[key], embedding_size=embedding_size, input_size=size,
-                   dropout=float(dropout))
+    row = row_of(name)
+    return ModelSpec(name, row.embedding_size if embedding_size is None else embedding_size,
+                     row.input_size if input_size is None else input_size, dropout, options).build()
 
 
 _NORM_TYPES = paddle_compat.batch_norm_types()

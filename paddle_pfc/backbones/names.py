@@ -1,9 +1,9 @@
-"""The backbone names (the one list: ``model.backbone`` accepts these, :func:`paddle_pfc.backbones.build_backbone`
-builds them) and insightface's aliases. Imports no Paddle."""
+"""The backbone names (``model.backbone`` accepts these, :func:`paddle_pfc.backbones.build_backbone`
+builds them) and insightface's aliases, read from the backbone table
+(:mod:`paddle_pfc.backbones.table`). Imports no Paddle."""
 from __future__ import annotations
 
-BACKBONES: tuple[str, ...] = ("iresnet18", "iresnet34", "iresnet50", "iresnet100", "iresnet200", "mobilefacenet",
-                             "mobilefacenet_fc")
-ALIASES: dict[str, str] = {"r18": "iresnet18", "r34": "iresnet34", "r50": "iresnet50",
-                           "r100": "iresnet100", "r200": "iresnet200", "mbf": "mobilefacenet",
-                           "w600k_mbf": "mobilefacenet_fc"}
+from paddle_pfc.backbones.table import ROWS
+
+BACKBONES: tuple[str, ...] = tuple(row.name for row in ROWS)
+ALIASES: dict[str, str] = {alias: row.name for row in ROWS for alias in row.aliases}

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import paddle
@@ -64,17 +64,18 @@ def load_state_file(path: str | os.PathLike) -> dict[str, np.ndarray]:
 
 
 def random_state(backbone_name: str, embedding_size: int, input_size: int | Sequence[int], seed: int = 0,
-                 dropout: float = 0.0) -> dict[str, np.ndarray]:
+                 dropout: float = 0.0, options: Mapping[str, object] | None = None) -> dict[str, np.ndarray]:
     """A random backbone state with O(1) activations, for tests and smoke runs:
     conv/linear weights ``N(0, 1 / sqrt(fan_in))``, PReLU slopes 0.25, BN scale
     ``1 + N(0, 0.01)``, shift/mean ``N(0, 0.01)``, variance in ``[0.5, 1.5]``
-    (embeddings of different inputs then differ clearly; larger scales blow up)."""
+    (embeddings of different inputs then differ clearly; larger scales blow up). ``options``: the
+    backbone row's extra build keywords."""
     was_static = not paddle.in_dynamic_mode()
     if was_static:
         paddle.disable_static()  # LazyGuard (shapes without initialisation) is dygraph-only
     try:
         with paddle.LazyGuard():
-            net = build_backbone(backbone_name, embedding_size, input_size, dropout)
+            net = build_backbone(backbone_name, embedding_size, input_size, dropout, **(options or {}))
     finally:
         if was_static:
             paddle.enable_static()

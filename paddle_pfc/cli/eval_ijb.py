@@ -133,12 +133,9 @@ def embedder(args: argparse.Namespace) -> Embedder:
         desc = f"{emb.backend}:{emb.model_files[0]}"
     else:
         from paddle_pfc.data._image import normalize_nchw
-        from paddle_pfc.deploy.export import EvalProgram
-        from paddle_pfc.engine.checkpoint import model_from_checkpoint
+        from paddle_pfc.engine.checkpoint import eval_program_from_checkpoint
 
-        model, state = model_from_checkpoint(args.checkpoint)
-        prog = EvalProgram(model["backbone"], model["embedding_size"], model["input_size"], state,
-                           dropout=model["dropout"], native=True)
+        prog, state = eval_program_from_checkpoint(args.checkpoint, native=True)
         chunks = (bytes(k, "utf-8") + np.ascontiguousarray(state[k]).tobytes() for k in sorted(state))
         fingerprint = f"{_digest(chunks)} (x - 127.5) / 128"
         embed_fn, preprocess, (h, w) = prog, normalize_nchw, prog.input_size

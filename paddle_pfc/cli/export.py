@@ -93,6 +93,7 @@ def explain_missing_best(path: str) -> None:
 def resolve_model(args: argparse.Namespace) -> tuple[dict, dict | None]:
     """(model_args dict, state dict) from the command line; ``SystemExit`` when the architecture
     is incomplete."""
+    from paddle_pfc.backbones.spec import ModelSpec
     from paddle_pfc.backbones.state import load_state_file, random_state
     from paddle_pfc.engine.checkpoint import model_from_checkpoint
 
@@ -112,8 +113,7 @@ def resolve_model(args: argparse.Namespace) -> tuple[dict, dict | None]:
         from paddle_pfc.engine.config import load_config
 
         cfg = load_config(args.config, args.override)
-        model.update({"backbone": cfg.model.backbone, "embedding_size": cfg.model.embedding_size,
-                      "input_size": cfg.model.input_size, "dropout": cfg.model.dropout})
+        model.update(ModelSpec.from_config(cfg.model).description())
     for key in ("backbone", "embedding_size", "input_size", "dropout"):
         value = getattr(args, key)
         if value is not None:
@@ -126,7 +126,7 @@ def resolve_model(args: argparse.Namespace) -> tuple[dict, dict | None]:
         state = load_state_file(args.weights)
     elif args.random_init:
         state = random_state(model["backbone"], model["embedding_size"], model["input_size"],
-                                     seed=args.seed, dropout=model["dropout"])
+                             seed=args.seed, dropout=model["dropout"], options=model.get("options"))
     return model, state
 
 
@@ -240,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 exported (and checked), 1 a check failed, 2 unreadable weights, checkpoint or
     config (``error: ...``); an incomplete architecture exits with its message (status 1)."""
     args = parse_args(argv)
+    from paddle_pfc.backbones.spec import ModelSpec
     from paddle_pfc.deploy import export as pexport
     from paddle_pfc.deploy.model_format import META_FILE, PARAMS_FILE
 
@@ -255,8 +256,8 @@ def main(argv: list[str] | None = None) -> int:
             from paddle_pfc.backbones.input_scale import TRAINING_STD, rescale_input
 
             state = rescale_input(state, TRAINING_STD, float(normalization["std"]))
-        prog = pexport.EvalProgram(model["backbone"], model["embedding_size"], model["input_size"],
-                                   state, dropout=model["dropout"], dtype=args.dtype, precision=precision)
+        prog = pexport.EvalProgram.from_spec(ModelSpec.from_description(model), state, dtype=args.dtype,
+                                             precision=precision)
         prog.normalization = normalization
         steps.end()
     except (*USER_ERRORS, RuntimeError) as e:

@@ -164,12 +164,9 @@ def build_embed_fn(args: argparse.Namespace) -> tuple[EmbedFn, tuple[int, int], 
             return emb.forward, emb.input_size, described
         renormalize = _renormalizer(mean, std)
         return (lambda batch: emb.forward(renormalize(batch))), emb.input_size, described
-    from paddle_pfc.deploy.export import EvalProgram
-    from paddle_pfc.engine.checkpoint import model_from_checkpoint
+    from paddle_pfc.engine.checkpoint import eval_program_from_checkpoint
 
-    model, state = model_from_checkpoint(args.checkpoint)
-    prog = EvalProgram(model["backbone"], model["embedding_size"], model["input_size"], state,
-                       dropout=model["dropout"], native=True)  # the native forward kernels on CPU
+    prog, _ = eval_program_from_checkpoint(args.checkpoint, native=True)  # the native forward kernels on CPU
     return prog, prog.input_size, f"checkpoint:{args.checkpoint}"
 
 

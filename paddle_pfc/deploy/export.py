@@ -33,7 +33,9 @@ import paddle
 from paddle_pfc.backbones import build_backbone
 from paddle_pfc.backbones.common import normalize_input_size
 from paddle_pfc.backbones.native_layers import bfloat16_serving, native_inference
+from paddle_pfc.backbones.spec import ModelSpec
 from paddle_pfc.backbones.state import backbone_state_from_scope
+from paddle_pfc.backbones.table import find_row
 from paddle_pfc.deploy.model_format import (
     DTYPES,
     INPUT_NAME,
@@ -111,12 +113,14 @@ class EvalProgram:
     (:func:`paddle_pfc.backbones.native_layers.bfloat16_serving`: the same values here) and records
     it in ``export.json``: Paddle Inference then runs it with oneDNN's bfloat16 products on CPUs
     with AVX512_BF16 / AMX (:mod:`paddle_pfc.deploy.predictor`).
+    ``options``: the backbone row's extra build keywords (:mod:`paddle_pfc.backbones.table`).
+    :meth:`from_spec` builds one from a :class:`~paddle_pfc.backbones.spec.ModelSpec`.
     """
 
     def __init__(self, backbone_name: str, embedding_size: int, input_size: InputSize,
                  state: Mapping[str, object], dropout: float = 0.0, dtype: str = "float32",
                  place=None, native: bool = False, fold_batch_norm: bool = False,
-                 precision: str = "float32") -> None:
+                 precision: str = "float32", options: Mapping[str, object] | None = None) -> None:
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
         if precision not in PRECISIONS:
@@ -132,8 +136,10 @@ class EvalProgram:
         self.backbone = backbone_name
         self.normalization: dict | None = None  # what the input takes, for export.json (None: NORMALIZATION)
         self.embedding_size = int(embedding_size)
-        self.input_size = tuple(normalize_input_size(input_size))
+        row = find_row(backbone_name)
+        self.input_size = tuple(normalize_input_size(input_size, row.input_multiple if row else 16))
         self.dropout = float(dropout)
+        self.options = dict(options or {})
         self.dtype = dtype
         self.precision = precision
         self.native = bool(native)
@@ -151,7 +157,7 @@ class EvalProgram:
                 with _default_dtype(dtype):
                     # BatchNorm keeps float32 parameters under a float16 default dtype.
                     self.layer = build_backbone(backbone_name, embedding_size, self.input_size,
-                                                dropout)
+                                                dropout, **self.options)
                 self.layer.eval()
                 x = self.images if dtype == "float32" else paddle.cast(self.images, dtype)
                 with (native_inference() if native else
@@ -170,6 +176,18 @@ class EvalProgram:
                 self.fold_counts, (self.embedding,) = fold_batch_norms(self.main, self._startup, self.scope, self.place,
                                                         [self.embedding])
             self.batch_norm_folded = True
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec, state: Mapping[str, object], **kwargs) -> EvalProgram:
+        """The eval program of ``spec`` with parameters ``state``; ``kwargs`` as for the constructor
+        (``dtype``, ``place``, ``native``, ``fold_batch_norm``, ``precision``)."""
+        return cls(spec.backbone, spec.embedding_size, spec.input_size, state, spec.dropout,
+                   options=spec.options, **kwargs)
+
+    @property
+    def spec(self) -> ModelSpec:
+        """The model this program runs."""
+        return ModelSpec(self.backbone, self.embedding_size, self.input_size, self.dropout, self.options)
 
     def _ir_guard(self) -> contextlib.AbstractContextManager:
         return paddle.pir_utils.OldIrGuard() if self.legacy_ir else contextlib.nullcontext()
@@ -244,7 +262,7 @@ class EvalProgram:
     def meta(self) -> dict:
         """The ``export.json`` content for this program."""
         meta = export_meta(self.backbone, self.embedding_size, self.input_size, self.dtype, self.model_file,
-                           paddle.__version__, self.precision, self.normalization)
+                           paddle.__version__, self.precision, self.normalization, self.options)
         meta["batch_norm"] = "folded" if self.batch_norm_folded else "kept"
         return meta
 
@@ -265,8 +283,8 @@ class EvalProgram:
                              "holding batch-norm ops without oneDNN, so in float32)")
         if fold_batch_norm and self.dtype == "float32" and not self.batch_norm_folded:
             state = self.state()
-            folded = EvalProgram(self.backbone, self.embedding_size, self.input_size, state, self.dropout,
-                                 self.dtype, self.place, fold_batch_norm=True, precision=self.precision)
+            folded = EvalProgram.from_spec(self.spec, state, dtype=self.dtype, place=self.place,
+                                           fold_batch_norm=True, precision=self.precision)
             folded.normalization = self.normalization  # what its input takes (export.json)
             out = folded.save(out_dir)
             write_bytes_atomic(out / TRAINING_STATE_FILE, state_bytes(state, str(out / TRAINING_STATE_FILE)))

@@ -67,9 +67,10 @@ PathLike = str | os.PathLike
 
 def export_meta(backbone: str, embedding_size: int, input_size: Sequence[int], dtype: str,
                 model_file: str, paddle_version: str, precision: str = "float32",
-                normalization: dict | None = None) -> dict:
+                normalization: dict | None = None, options: dict | None = None) -> dict:
     """The ``export.json`` content of a freshly exported model (key order is the file's);
-    ``normalization``: what its input takes (default :data:`NORMALIZATION`)."""
+    ``normalization``: what its input takes (default :data:`NORMALIZATION`); ``options``: the
+    backbone row's build options (recorded only when there are any)."""
     h, w = input_size
     serving = ("float32: CPU and GPU" if dtype == "float32" else
                "float16 weights for GPU serving (Paddle has no float16 CPU kernels for "
@@ -77,7 +78,7 @@ def export_meta(backbone: str, embedding_size: int, input_size: Sequence[int], d
     if precision == "bfloat16":
         serving = ("bfloat16 products on CPUs with AVX512_BF16 / AMX (oneDNN), float32 elsewhere and on GPU; "
                    "float32 weights, input and output")
-    return {
+    meta = {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
         "backbone": backbone,
@@ -94,6 +95,9 @@ def export_meta(backbone: str, embedding_size: int, input_size: Sequence[int], d
         "paddle_version": paddle_version,
         "paddle_pfc_version": VERSION,
     }
+    if options:
+        meta["options"] = dict(options)
+    return meta
 
 
 def write_export_meta(model_dir: PathLike, meta: dict) -> None:

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import paddle
 
-from paddle_pfc.backbones import bind_parameters, build_backbone
+from paddle_pfc.backbones import bind_parameters
 from paddle_pfc.backbones.native_layers import native_inference, use_bfloat16_convolutions
+from paddle_pfc.backbones.spec import ModelSpec
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.config import Config, ConfigError
 from paddle_pfc.engine.lr import WarmupDecay, build_schedule
@@ -220,8 +221,7 @@ def build_head(cfg: Config, embedding, labels, rank: int, world_size: int,
 def build_embedding(cfg: Config, images) -> tuple[paddle.nn.Layer, object]:
     """``(backbone, float32 [B, D] embeddings)``: ``model.*``'s backbone in train mode on ``images``
     [B, 3, H, W], under ``train.amp`` (:func:`backbone_forward`)."""
-    m = cfg.model
-    backbone = build_backbone(m.backbone, m.embedding_size, m.input_size, m.dropout)
+    backbone = ModelSpec.from_config(cfg.model).build()
     backbone.train()
     return backbone_forward(backbone, images, cfg.train.amp)
 

@@ -4,8 +4,9 @@ Sources (:func:`convert`): arcface_torch ``model.pt`` / ``.pth`` state dicts (to
 its legacy pickle format, read without torch and without running the pickle:
 :mod:`~paddle_pfc.interop.torch_reader`), ONNX recognition models (arcface_torch ``torch2onnx.py``
 exports, insightface's released models: :mod:`~paddle_pfc.interop.onnx_reader`) and PLSC
-``.pdparams`` (:mod:`~paddle_pfc.interop.plsc_reader`). Architectures: IResNet 18/34/50/100/200
-(:mod:`~paddle_pfc.interop.iresnet_map`) and MobileFaceNet (:mod:`~paddle_pfc.interop.mobilefacenet_map`).
+``.pdparams`` (:mod:`~paddle_pfc.interop.plsc_reader`). Architectures: the rows of the backbone table
+with an interop module (:mod:`~paddle_pfc.interop.architectures`: IResNet 18/34/50/100/200 in
+:mod:`~paddle_pfc.interop.iresnet_map`, MobileFaceNet in :mod:`~paddle_pfc.interop.mobilefacenet_map`).
 
 The backbone, embedding size and input size are read from the tensors; a given ``backbone`` that
 disagrees is an error naming both. Every conversion is checked tensor by tensor
@@ -18,13 +19,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from paddle_pfc.interop.architectures import SUPPORTED, detect_tensors, interop_module
 from paddle_pfc.interop.common import SOURCE_NORMALIZATION, ConversionError, Converted, SourceTensors, strip_prefix
 
 __all__ = ["ConversionError", "Converted", "SourceTensors", "convert", "read_source", "detect_format",
            "SUPPORTED", "SOURCE_FORMATS"]
 
-SUPPORTED = ("iresnet18/34/50/100/200 (r18...r200) and mobilefacenet (mbf) of arcface_torch, insightface or PLSC, "
-             "and insightface's w600k_mbf (mobilefacenet_fc)")
 SOURCE_FORMATS = ("torch", "onnx", "plsc")
 TORCH_SUFFIXES = (".pt", ".pth", ".tar", ".ckpt", ".bin")
 
@@ -106,12 +106,12 @@ def _sha256(path: str | os.PathLike) -> str:
 def convert(path: str | os.PathLike, backbone: str | None = None, source_format: str = "auto",
             embedding_size: int | None = None, input_size=None) -> Converted:
     """Read ``path`` and map it onto a paddle_pfc backbone (see the module doc)."""
-    from paddle_pfc.backbones import ALIASES
-    from paddle_pfc.interop import iresnet_map, mobilefacenet_map
+    from paddle_pfc.backbones.table import find_row, row_of
     from paddle_pfc.interop.mapping import map_state
 
     source = read_source(path, source_format)
-    wanted = ALIASES.get(backbone.lower(), backbone.lower()) if backbone else None
+    row = find_row(backbone) if backbone else None
+    wanted = (row.name if row else backbone.lower()) if backbone else None
     if source.format == "onnx":
         from paddle_pfc.interop.onnx_reader import map_onnx
 
@@ -119,15 +119,10 @@ def convert(path: str | os.PathLike, backbone: str | None = None, source_format:
         state, ignored = found.state, dict(source.ignored)
         name, dim, size = found.backbone, found.embedding_size, found.input_size
     else:
-        detected = None
-        for arch in (iresnet_map, mobilefacenet_map):
-            detected = arch.detect(source.tensors, source.convention, source.path)
-            if detected is not None:
-                first_conv = arch.FIRST_CONV
-                break
+        detected = detect_tensors(source)
         if detected is None:
             raise ConversionError(_describe_unsupported(source.tensors, source.path))
-        name, dim, size = detected
+        name, dim, size, first_conv = detected
     if wanted is not None and wanted != name:
         raise ConversionError(f"{source.path}: holds a {name} backbone, but --backbone {backbone} was given")
     if embedding_size is not None and int(embedding_size) != dim:
@@ -135,9 +130,10 @@ def convert(path: str | os.PathLike, backbone: str | None = None, source_format:
     if input_size is not None:
         from paddle_pfc.backbones.common import normalize_input_size
 
-        given = normalize_input_size(input_size)
-        if source.format != "onnx" and name.startswith("iresnet") and given[0] * given[1] == size[0] * size[1]:
-            size = given  # IResNet's fc records only H/16 * W/16
+        given = normalize_input_size(input_size, row_of(name).input_multiple)
+        reconcile = getattr(interop_module(name), "reconcile_input_size", None)
+        if source.format != "onnx" and reconcile is not None:
+            size = reconcile(size, given)
         if given != tuple(size):
             raise ConversionError(f"{source.path}: input size {list(size)}, but {list(given)} was given")
     if source.format != "onnx":

@@ -15,7 +15,7 @@ import numpy as np
 from paddle_pfc.backbones.iresnet import IRESNET_LAYERS
 from paddle_pfc.interop.common import ConversionError
 
-__all__ = ["FIRST_CONV", "detect"]
+__all__ = ["FIRST_CONV", "detect", "detect_graph", "reconcile_input_size"]
 
 FIRST_CONV = "conv1.weight"
 _BLOCK = re.compile(r"^layer([1-4])\.(\d+)\.conv1\.weight$")
@@ -48,3 +48,27 @@ def detect(tensors: dict[str, np.ndarray], convention: str, path: str) -> tuple[
         raise ConversionError(f"{path}: fc.weight {list(fc)} does not follow a 512-channel square map "
                               "(non-square inputs: give --input-size)")
     return names[depths], int(embedding), (16 * side, 16 * side)
+
+
+def reconcile_input_size(found: tuple[int, int], given: tuple[int, int]) -> tuple[int, int]:
+    """The input size of tensors whose square size ``found`` was read from ``fc`` when ``given`` is
+    stated: IResNet's ``fc`` records only ``H/16 * W/16``, so a given size of the same area is it."""
+    return tuple(given) if given[0] * given[1] == found[0] * found[1] else tuple(found)
+
+
+def detect_graph(layers) -> tuple[str, tuple[int, int]] | None:
+    """``(backbone, (H, W))`` of an ONNX graph's layers (:class:`~paddle_pfc.interop.onnx_reader.GraphLayers`)
+    without grouped convolutions, by its number of residual blocks; None for a graph with grouped ones."""
+    if any(item["group"] > 1 for item in layers.convs):
+        return None
+    by_blocks = {sum(v): k for k, v in IRESNET_LAYERS.items()}
+    if layers.residuals not in by_blocks:
+        raise ConversionError(f"{layers.path}: a graph of {layers.residuals} residual blocks and {len(layers.convs)} "
+                              "convolutions, none of paddle_pfc's IResNets ("
+                              + ", ".join(f"{k}: {sum(v)}" for k, v in IRESNET_LAYERS.items()) + " blocks)")
+    side = int(round(np.sqrt(np.shape(layers.linears[-1]["w"])[0] / 512)))
+    size = (16 * side, 16 * side)
+    dims = layers.dims
+    if len(dims) == 4 and dims[2] > 0 and dims[3] > 0:
+        size = reconcile_input_size(size, (dims[2], dims[3]))
+    return by_blocks[layers.residuals], size

@@ -25,37 +25,54 @@ __all__ = ["target_layout", "map_state", "CLASSIFIER_HINTS"]
 CLASSIFIER_HINTS = ("head.", "partial_fc", "partialfc", "margin_softmax", "classifier", "arcface", "cosface")
 
 
-def target_layout(backbone: str, embedding_size: int, input_size) -> dict[str, tuple[tuple[int, ...], str]]:
-    """``{structured name: (shape, kind)}`` of a paddle_pfc backbone, in its state-dict order; kind is
-    ``conv``, ``linear``, ``prelu``, ``bn`` (weight/bias) , ``mean`` or ``variance``."""
-    import paddle
+def _parameter_kind(layer, pname: str, extra) -> str | None:
+    """The kind of parameter ``pname`` of ``layer`` (``extra``: the interop module's
+    ``parameter_kind``, asked first), None when no rule knows the layer."""
     from paddle import nn
 
+    from paddle_pfc.utils.paddle_compat import batch_norm_types
+
+    kind = extra(layer, pname) if extra is not None else None
+    if kind is not None:
+        return kind
+    if isinstance(layer, nn.PReLU):
+        return "prelu"
+    if isinstance(layer, nn.Linear):
+        return "linear" if pname == "weight" else "bias"
+    if isinstance(layer, batch_norm_types()):
+        return {"_mean": "mean", "_variance": "variance"}.get(pname, "bn")
+    if isinstance(layer, nn.Conv2D):
+        return "conv" if pname == "weight" else "bias"
+    return None
+
+
+def target_layout(backbone: str, embedding_size: int, input_size,
+                  options: dict | None = None) -> dict[str, tuple[tuple[int, ...], str]]:
+    """``{structured name: (shape, kind)}`` of a paddle_pfc backbone, in its state-dict order; kind is
+    ``conv``, ``linear``, ``prelu``, ``bn`` (weight/bias) , ``mean`` or ``variance``, or what the
+    backbone's interop module's ``parameter_kind`` says (:mod:`paddle_pfc.interop.architectures`)."""
+    import paddle
+
     from paddle_pfc.backbones import build_backbone
-    from paddle_pfc.utils.paddle_compat import batch_norm_types, own_parameters
+    from paddle_pfc.interop.architectures import interop_module
+    from paddle_pfc.utils.paddle_compat import own_parameters
 
     was_static = not paddle.in_dynamic_mode()
     if was_static:
         paddle.disable_static()
     try:
         with paddle.LazyGuard():
-            net = build_backbone(backbone, embedding_size, input_size)
+            net = build_backbone(backbone, embedding_size, input_size, **(options or {}))
     finally:
         if was_static:
             paddle.enable_static()
+    extra = getattr(interop_module(backbone), "parameter_kind", None)
     kinds = {}
     for prefix, layer in net.named_sublayers():
         for pname in own_parameters(layer):
             key = f"{prefix}.{pname}"
-            if isinstance(layer, nn.PReLU):
-                kinds[key] = "prelu"
-            elif isinstance(layer, nn.Linear):
-                kinds[key] = "linear" if pname == "weight" else "bias"
-            elif isinstance(layer, batch_norm_types()):
-                kinds[key] = {"_mean": "mean", "_variance": "variance"}.get(pname, "bn")
-            elif isinstance(layer, nn.Conv2D):
-                kinds[key] = "conv" if pname == "weight" else "bias"
-            else:
+            kinds[key] = _parameter_kind(layer, pname, extra)
+            if kinds[key] is None:
                 raise ConversionError(f"{backbone}: parameter {key} of an unexpected layer "
                                       f"{type(layer).__name__}")
     return {k: (tuple(int(d) for d in v.shape), kinds[k]) for k, v in net.state_dict().items()}

@@ -28,7 +28,7 @@ import numpy as np
 from paddle_pfc.interop.common import INPUT_SCALE, ConversionError, SourceTensors
 from paddle_pfc.interop.onnx_external import load_external_data
 
-__all__ = ["read_onnx", "map_onnx", "OnnxMapped"]
+__all__ = ["read_onnx", "map_onnx", "OnnxMapped", "GraphLayers", "describe_layers"]
 
 _WEIGHTED = ("Conv", "BatchNormalization", "PRelu", "Gemm", "MatMul")
 _PASS = ("Flatten", "Reshape", "Identity", "Dropout", "Squeeze", "Unsqueeze", "Cast")
@@ -382,7 +382,7 @@ def _align(graph: _Graph, seq: list, layout: dict, backbone: str) -> tuple[dict,
     return aligner.state, aligner.folded
 
 
-def _describe(items: list) -> str:
+def describe_layers(items: list) -> str:
     """The weighted layers ``items`` as one line: ``Conv1x1 512→64 + PReLU + Flatten + Gemm 3136→512 + BN1d``."""
     words, spatial = [], True
     for item in items:
@@ -404,40 +404,25 @@ def _describe(items: list) -> str:
     return " + ".join(words) or "nothing"
 
 
-MOBILEFACENET_HEADS = ("GDC (arcface_torch get_mbf: Conv7x7 512→512 depthwise + Gemm 512→E + BN1d), "
-                       "fc (insightface w600k_mbf: Conv1x1 512→64 + PReLU + Flatten + Gemm 64·h·w→E + BN1d)")
+@dataclass
+class GraphLayers:
+    """What an interop module's ``detect_graph`` reads of a graph: its top-level ``items`` (a residual
+    block as one item), the flattened weighted layers ``seq``, the number of residual blocks, the
+    convolutions and Linears of ``seq``, and the input's dims (0 where unknown)."""
 
-
-def _mobilefacenet_variant(path: str, items: list, dims: list) -> tuple[str, tuple[int, int]]:
-    """The MobileFaceNet backbone whose head the graph has (after ``conv_sep``, its last 1x1 conv to
-    512 + PReLU), and its input size; ConversionError naming the head when it is none of ours."""
-    last = max((i for i, item in enumerate(items) if item["op"] == "residual"), default=-1)
-    tail = items[last + 1:]
-    sep = next((i for i, item in enumerate(tail) if item["op"] == "prelu"), None)
-    head = tail[sep + 1:] if sep is not None else tail
-    core = [item for item in head if item["op"] != "bn"]
-    shapes = [np.shape(item["w"]) if "w" in item else () for item in core]
-    ops = [item["op"] for item in core]
-    if ops == ["conv", "linear"] and head[-1]["op"] == "bn" and core[0]["group"] == shapes[0][0] > 1 \
-            and shapes[0][1] == 1 and shapes[1][0] == shapes[0][0]:
-        return "mobilefacenet", (16 * int(shapes[0][2]), 16 * int(shapes[0][3]))
-    if ops == ["conv", "prelu", "linear"] and head[-1]["op"] == "bn" and core[0]["group"] == 1 \
-            and tuple(shapes[0][1:]) == (512, 1, 1) and shapes[0][0] == 64 and shapes[2][0] % 64 == 0:
-        cells = shapes[2][0] // 64
-        if len(dims) == 4 and dims[2] > 0 and dims[3] > 0:
-            return "mobilefacenet_fc", (int(dims[2]), int(dims[3]))
-        side = int(round(np.sqrt(cells)))
-        if side * side != cells:
-            raise ConversionError(f"{path}: an fc head over {cells} positions and an input of unknown size; "
-                                  "give --input-size H W")
-        return "mobilefacenet_fc", (16 * side, 16 * side)
-    raise ConversionError(f"{path}: a MobileFaceNet whose head is {_describe(head)}; supported heads: "
-                          f"{MOBILEFACENET_HEADS}")
+    path: str
+    items: list
+    seq: list
+    residuals: int
+    convs: list
+    linears: list
+    dims: list
 
 
 def _detect(graph: _Graph, items: list, seq: list, residuals: int) -> tuple[str, int, tuple[int, int]]:
-    """(backbone, embedding size, input size) of the graph's layers, each part compared with ours."""
-    from paddle_pfc.backbones.iresnet import IRESNET_LAYERS
+    """(backbone, embedding size, input size) of the graph's layers: the first interop module of the
+    backbone table (:mod:`paddle_pfc.interop.architectures`) that claims them, each part compared with ours."""
+    from paddle_pfc.interop.architectures import SUPPORTED, interop_modules
 
     path = graph.path
     convs = [item for item in seq if item["op"] == "conv"]
@@ -447,22 +432,15 @@ def _detect(graph: _Graph, items: list, seq: list, residuals: int) -> tuple[str,
                               "IResNet and MobileFaceNet")
     embedding = int(np.shape(linears[-1]["w"])[1])
     dims = [d.dim_value for d in graph.input.type.tensor_type.shape.dim]
-    if any(item["group"] > 1 for item in convs):
-        backbone, size = _mobilefacenet_variant(path, items, dims)
-    else:
-        by_blocks = {sum(v): k for k, v in IRESNET_LAYERS.items()}
-        if residuals not in by_blocks:
-            raise ConversionError(f"{path}: a graph of {residuals} residual blocks and {len(convs)} "
-                                  "convolutions, none of paddle_pfc's IResNets ("
-                                  + ", ".join(f"{k}: {sum(v)}" for k, v in IRESNET_LAYERS.items()) + " blocks)")
-        backbone = by_blocks[residuals]
-        side = int(round(np.sqrt(np.shape(linears[-1]["w"])[0] / 512)))
-        size = (16 * side, 16 * side)
+    layers = GraphLayers(path, items, seq, residuals, convs, linears, dims)
+    found = next((hit for hit in (getattr(module, "detect_graph", lambda _: None)(layers)
+                                  for module in interop_modules()) if hit is not None), None)
+    if found is None:
+        raise ConversionError(f"{path}: a graph of {residuals} residual blocks and {len(convs)} convolutions "
+                              f"that no backbone of paddle_pfc's claims; supported: {SUPPORTED}")
+    backbone, size = found
     if len(dims) == 4 and dims[2] > 0 and dims[3] > 0 and (dims[2], dims[3]) != size:
-        if backbone.startswith("iresnet") and dims[2] * dims[3] == size[0] * size[1]:
-            size = (dims[2], dims[3])
-        else:
-            raise ConversionError(f"{path}: input {dims[2]}x{dims[3]} but the layers imply {list(size)}")
+        raise ConversionError(f"{path}: input {dims[2]}x{dims[3]} but the layers imply {list(size)}")
     return backbone, embedding, size
 
 

@@ -82,6 +82,7 @@ from paddle_pfc.engine.checkpoint.folders import (
 )
 from paddle_pfc.engine.checkpoint.loading import (
     OPTIONAL_STATE_PREFIX,
+    eval_program_from_checkpoint,
     load_backbone_state,
     load_checkpoint,
     model_from_checkpoint,
@@ -103,7 +104,8 @@ __all__ = ["BACKBONE_FILE", "CHUNK_BYTES", "FORMAT", "FORMAT_V1", "LATEST", "LEG
            "LEGACY_STATES_FILE", "MAX_BN_VARIANCE", "MAX_META_BYTES", "MAX_POINTER_BYTES", "OPTIONAL_STATE_PREFIX",
            "STATES_FILE", "CheckpointError", "CheckpointTarget", "CheckpointWriter", "NonFiniteStateError",
            "center_tensors", "check_finite", "check_loaded_state", "complete_checkpoints", "count_nonfinite",
-           "latest_checkpoint", "load_backbone_state", "load_checkpoint", "model_from_checkpoint",
+           "eval_program_from_checkpoint", "latest_checkpoint", "load_backbone_state", "load_checkpoint",
+           "model_from_checkpoint",
            "newest_intact_checkpoint", "persistable_names", "read_finite", "read_meta", "read_rows_into",
            "read_tensor", "regular_file", "reshard_rows", "resolve_checkpoint", "saved_split", "scan_checkpoints",
            "shard_bytes", "step_dir", "stranger_in_partial", "tensor_view", "verify_checkpoint", "verify_shared",

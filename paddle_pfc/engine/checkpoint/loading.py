@@ -145,7 +145,9 @@ def load_backbone_state(path: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
 def model_from_checkpoint(ckpt_dir) -> tuple[dict, dict[str, np.ndarray]]:
     """``(model_args, state)`` of a training checkpoint (:func:`load_backbone_state`):
     ``model_args`` = ``{"backbone", "embedding_size", "input_size", "dropout"}`` from its config's
-    ``model`` section (a missing key is a ``ValueError`` naming the checkpoint)."""
+    ``model`` section, plus ``"options"`` when the section holds non-empty ones (a missing key is a
+    ``ValueError`` naming the checkpoint); :meth:`ModelSpec.from_description
+    <paddle_pfc.backbones.spec.ModelSpec.from_description>` reads it."""
     config, state = load_backbone_state(os.fspath(ckpt_dir))
     model = config.get("model", {}) if isinstance(config, Mapping) else {}
     missing = [k for k in ("backbone", "embedding_size", "input_size") if k not in model]
@@ -153,4 +155,17 @@ def model_from_checkpoint(ckpt_dir) -> tuple[dict, dict[str, np.ndarray]]:
         raise ValueError(f"{ckpt_dir}: checkpoint config lacks model.{', model.'.join(missing)}")
     args = {"backbone": model["backbone"], "embedding_size": int(model["embedding_size"]),
             "input_size": model["input_size"], "dropout": float(model.get("dropout", 0.0) or 0.0)}
+    if model.get("options"):
+        args["options"] = dict(model["options"])
     return args, state
+
+
+def eval_program_from_checkpoint(ckpt_dir, **kwargs):
+    """``(program, state)``: the backbone of a training checkpoint as an
+    :class:`~paddle_pfc.deploy.export.EvalProgram` (``kwargs``: its ``dtype``, ``native``, ...) and
+    its state (:func:`model_from_checkpoint`)."""
+    from paddle_pfc.backbones.spec import ModelSpec
+    from paddle_pfc.deploy.export import EvalProgram
+
+    model, state = model_from_checkpoint(ckpt_dir)
+    return EvalProgram.from_spec(ModelSpec.from_description(model), state, **kwargs), state
