@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 from paddle_pfc.backbones.common import check_head_args, normalize_input_size
-from paddle_pfc.backbones.table import OPTION_TYPES, Backbone, row_of
+from paddle_pfc.backbones.table import OPTION_TYPES, Backbone, Options, row_of
 from paddle_pfc.utils.errors import UsageError
 from paddle_pfc.utils.numbers import is_int
 
-__all__ = ["ModelSpec", "check_options", "DESCRIPTION_KEYS"]
+__all__ = ["ModelSpec", "Options", "check_options", "DESCRIPTION_KEYS"]
 
 #: The keys a model description must hold.
 DESCRIPTION_KEYS = ("backbone", "embedding_size", "input_size")
@@ -74,10 +73,7 @@ class ModelSpec:
         object.__setattr__(self, "embedding_size", int(self.embedding_size))
         object.__setattr__(self, "input_size", normalize_input_size(self.input_size, row.input_multiple))
         object.__setattr__(self, "dropout", float(self.dropout))
-        object.__setattr__(self, "options", MappingProxyType(check_options(row, self.options)))
-
-    def __reduce__(self):
-        return ModelSpec, (self.backbone, self.embedding_size, self.input_size, self.dropout, dict(self.options))
+        object.__setattr__(self, "options", Options(check_options(row, self.options)))
 
     @property
     def row(self) -> Backbone:

@@ -15,19 +15,38 @@ A builder is called as ``builder(embedding_size=int, input_size=(H, W), dropout=
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
-__all__ = ["Backbone", "ROWS", "OPTION_TYPES", "find_row", "row_of"]
+__all__ = ["Backbone", "Options", "ROWS", "OPTION_TYPES", "find_row", "row_of", "input_rules_text",
+           "fits_an_input_rule"]
 
 #: The types an option's value may have (its default's type; an int is accepted for a float).
 OPTION_TYPES = (bool, int, float, str)
 
 
-def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
-    return MappingProxyType(dict(mapping))
+class Options(Mapping):
+    """A read-only mapping (a row's options and fixed keywords, ``ModelSpec.options``, a config's
+    ``model.options``); it pickles and deep-copies."""
+
+    def __init__(self, items: Mapping[str, Any] | None = None) -> None:
+        self._items = dict(items or {})
+
+    def __getitem__(self, key: str) -> Any:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self._items.items())))
+
+    def __repr__(self) -> str:
+        return f"Options({self._items!r})"
 
 
 @dataclass(frozen=True)
@@ -45,8 +64,8 @@ class Backbone:
     interop: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "fixed", _frozen(self.fixed))
-        object.__setattr__(self, "options", _frozen(self.options))
+        object.__setattr__(self, "fixed", Options(self.fixed))
+        object.__setattr__(self, "options", Options(self.options))
         for key, default in self.options.items():
             if not isinstance(default, OPTION_TYPES) or key in self.fixed:
                 raise TypeError(f"backbone {self.name}: option {key!r} needs a bool, int, float or str default "
@@ -102,3 +121,16 @@ def row_of(name: Any) -> Backbone:
         valid = ", ".join([r.name for r in ROWS] + [a for r in ROWS for a in r.aliases])
         raise ValueError(f"unknown backbone name {name!r}; valid names: {valid}")
     return row
+
+
+def input_rules_text() -> str:
+    """The input-size rules of the table in words: the one rule when every row shares it."""
+    rules = list(dict.fromkeys(row.input_rule for row in ROWS))
+    return rules[0] if len(rules) == 1 else "its backbone's rule: " + "; ".join(
+        f"{row.name} {row.input_rule}" for row in ROWS)
+
+
+def fits_an_input_rule(side: int) -> bool:
+    """Whether an input side passes the input-size rule of some row (the config's first check; the
+    backbone's own rule is checked with the backbone)."""
+    return any(side >= row.input_multiple and side % row.input_multiple == 0 for row in ROWS)

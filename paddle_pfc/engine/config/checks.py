@@ -13,6 +13,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from paddle_pfc.backbones.spec import check_options
+from paddle_pfc.backbones.table import find_row
 from paddle_pfc.data.formats import data_format, either, formats_where
 from paddle_pfc.utils.errors import UsageError
 from paddle_pfc.utils.numbers import is_int
@@ -68,6 +70,7 @@ _TYPES = {
     "int_list": (lambda v: isinstance(v, (list, tuple)) and all(is_int(x) for x in v), "a list of ints"),
     "float_list": (lambda v: isinstance(v, (list, tuple)) and all(is_int(x) or isinstance(x, float) for x in v),
                    "a list of numbers"),
+    "options": (lambda v: isinstance(v, Mapping) and all(isinstance(k, str) for k in v), "a mapping {name: value}"),
 }
 _VAL_SET_KEYS = ("name", "path")
 
@@ -93,6 +96,8 @@ def _coerce(key: str, f: Field, v: Any, errors: list[str]) -> Any:
         v = list(v)
     elif f.kind == "float_list":
         v = [float(x) for x in v]
+    elif f.kind == "options":
+        v = dict(v)
     choices = f.allowed()
     if choices is not None and v not in choices:
         errors.append(f"{key}: must be one of {', '.join(map(str, choices))}; got {v!r}"
@@ -136,6 +141,7 @@ def _failed(errors: list[str]) -> set[str]:
 def _cross_checks(c: dict, errors: list[str]) -> None:
     """Rules spanning several keys; only run on keys that passed their own checks."""
     _check_model_and_data(c, errors)
+    _check_backbone(c["model"], errors)
     _check_run(c, errors)
     _check_schedule(c["train"], errors)
 
@@ -161,6 +167,24 @@ def _check_model_and_data(c: dict, errors: list[str]) -> None:
             and "model.pretrained" not in _failed(errors):
         errors.append("classifier.center_init: mean_embedding needs model.pretrained (the embeddings "
                       "of a random backbone carry no identity)")
+
+
+def _check_backbone(m: dict, errors: list[str]) -> None:
+    """``model.input_size`` against the backbone's input-size rule, ``model.options`` against the
+    options of its row of the backbone table (``m["options"]`` gets the row's defaults filled in)."""
+    failed = _failed(errors)
+    row = find_row(m["backbone"]) if "model.backbone" not in failed else None
+    if row is None:
+        return
+    side = m["input_size"]
+    if "model.input_size" not in failed and side is not None and not (
+            side >= row.input_multiple and side % row.input_multiple == 0):
+        errors.append(f"model.input_size: must be {row.input_rule} (backbone {row.name}), got {side!r}")
+    if "model.options" not in failed and (m["options"] is not None or row.options):
+        try:
+            m["options"] = check_options(row, m["options"], "model.options.")
+        except UsageError as e:
+            errors.append(str(e))
 
 
 def _check_run(c: dict, errors: list[str]) -> None:

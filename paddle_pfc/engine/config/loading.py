@@ -251,7 +251,8 @@ def load_config(path: str | os.PathLike | None, overrides: Sequence[str] = ()) -
         if path is None:
             raise
         overridden = {ov.split("=", 1)[0].strip() for ov in overrides if isinstance(ov, str)}
-        raise ConfigError([line if _key_of(line) in overridden or _key_of(line).split(".")[0] in overridden
+        raise ConfigError([line if any(_key_of(line) == key or _key_of(line).startswith(key + ".")
+                                       or _key_of(line).split(".")[0] == key for key in overridden)
                            else f"{path}: {line}" for line in e.errors]) from None
 
 

@@ -2,10 +2,10 @@
 
 Contract:
   * A field's type is its annotation (``int``, ``float``, ``bool``, ``str``, ``X | None`` = nullable,
-    ``tuple[int, ...]`` = a list of ints, ``tuple[ValSet, ...]`` = verification sets); its default is
-    the dataclass default (none = required); ``doc``, ``check`` (a :class:`Check`) and ``choices``
-    are in the field's metadata. :data:`SCHEMA` is the same information as :class:`Field` records,
-    read by the validator and by ``tools/config_reference.py``.
+    ``tuple[int, ...]`` = a list of ints, ``tuple[ValSet, ...]`` = verification sets, ``dict`` = a
+    backbone's options); its default is the dataclass default (none = required); ``doc``, ``check``
+    (a :class:`Check`) and ``choices`` are in the field's metadata. :data:`SCHEMA` is the same
+    information as :class:`Field` records, read by the validator and by ``tools/config_reference.py``.
   * Instances are the validated, read-only config: attribute access (``cfg.train.lr``), read-only
     Mapping access (``cfg["train"]["lr"]``, iteration over keys, equality with any Mapping of the
     same content), lists as tuples; ``to_dict()`` / ``to_yaml()`` give plain mutable data. They
@@ -20,6 +20,7 @@ from typing import Any, get_args
 import yaml
 
 from paddle_pfc.backbones.names import BACKBONES  # model.backbone's choices: the backbones' one list
+from paddle_pfc.backbones.table import Options, fits_an_input_rule, input_rules_text
 from paddle_pfc.data.formats import FORMAT_NAMES, FORMATS, either, formats_where
 from paddle_pfc.data.shape_policy import DEFAULT_NON_SQUARE, NON_SQUARE
 from paddle_pfc.head.dtypes import DTYPE_BYTES, MOMENTUM_DTYPES
@@ -102,8 +103,8 @@ class Section(Mapping):
 
 
 def _thaw(v: Any) -> Any:
-    if isinstance(v, Section):
-        return v.to_dict()
+    if isinstance(v, (Section, Options)):
+        return v.to_dict() if isinstance(v, Section) else dict(v)
     if isinstance(v, tuple):
         return [_thaw(x) for x in v]
     return v
@@ -128,7 +129,8 @@ class ModelConfig(Section):
     dropout: float = setting(0.0, "dropout probability before the embedding layer (insightface: 0)",
                              within(0.0, 1.0, "[)"))
     input_size: int = setting(112, "input image side (pixels; the backbones have four stride-2 stages)",
-                              Check("a multiple of 16 and >= 16", lambda v: v >= 16 and v % 16 == 0))
+                              Check(input_rules_text(), fits_an_input_rule))
+    options: dict | None = setting(None, "the backbone's build options {name: value} (backbones/table.py)")
     pretrained: str | None = setting(
         None, "pretrained backbone to fine-tune from: a checkpoint folder or root, a best/ or exported "
         "model folder, a .pdparams/.npz state dict, or an arcface_torch .pt/.pth, ONNX or PLSC model "
@@ -292,8 +294,8 @@ class Config(Section):
     def from_validated(cls, data: Mapping[str, Mapping[str, Any]]) -> "Config":
         """The Config of a fully validated nested dict (lists become tuples)."""
         def value(f: "Field", v: Any) -> Any:
-            if f.kind == "val_sets":
-                return tuple(ValSet(**s) for s in v)
+            if f.kind in ("val_sets", "options"):
+                return tuple(ValSet(**s) for s in v) if f.kind == "val_sets" else None if v is None else Options(v)
             return tuple(v) if f.kind in ("int_list", "float_list") else v
         return cls(**{s: SECTIONS[s](**{k: value(f, data[s][k]) for k, f in keys.items()})
                       for s, keys in SCHEMA.items()})
@@ -302,7 +304,7 @@ class Config(Section):
 @dataclass(frozen=True)
 class Field:
     """One config key as the validator sees it: ``kind`` is ``int | float | bool | str | int_list |
-    float_list | val_sets``; ``default`` is ``MISSING`` for a required key."""
+    float_list | val_sets | options``; ``default`` is ``MISSING`` for a required key."""
 
     kind: str
     default: Any
@@ -327,7 +329,7 @@ class Field:
         return list(self.default) if isinstance(self.default, tuple) else self.default
 
 
-_KINDS = {int: "int", float: "float", bool: "bool", str: "str",
+_KINDS = {int: "int", float: "float", bool: "bool", str: "str", dict: "options",
           tuple[int, ...]: "int_list", tuple[float, ...]: "float_list", tuple[ValSet, ...]: "val_sets"}
 
 
