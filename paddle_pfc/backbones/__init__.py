@@ -6,8 +6,11 @@ Contract
 ``paddle.nn.Layer`` mapping ``float32 [N, 3, H, W]`` (NCHW, ``(H, W)`` =
 ``input_size``, multiples of 16, default 112x112) to ``float32
 [N, embedding_size]``.  Names: ``BACKBONES`` plus insightface's aliases
-r18/r34/r50/r100/r200/mbf.  Bad arguments raise ``ValueError`` naming the
-argument.  Layers work in dygraph and in Paddle 3 static PIR programs; call
+r18/r34/r50/r100/r200/mbf/w600k_mbf, one row each in the backbone table
+(:mod:`paddle_pfc.backbones.table`; a row's own options are keywords of
+``build_backbone``; :class:`~paddle_pfc.backbones.spec.ModelSpec` is a checked
+model definition).  Bad arguments raise ``ValueError`` naming the argument.
+Layers work in dygraph and in Paddle 3 static PIR programs; call
 ``layer.train()`` or ``layer.eval()`` *before* calling the layer inside a
 ``program_guard`` (the mode is baked into the program: build the eval program
 separately; PIR has no ``Program.clone(for_test=True)``).  A layer's PIR
@@ -31,6 +34,7 @@ from paddle_pfc.backbones.names import ALIASES, BACKBONES
 __all__ = [
     "BACKBONES",
     "ALIASES",
+    "ModelSpec",
     "bind_parameters",
     "build_backbone",
     "count_parameters",
@@ -47,7 +51,7 @@ __all__ = [
 
 #: Where each public name lives (imported on first use: importing the package loads no Paddle).
 _LAZY = {
-    "bind_parameters": "factory", "build_backbone": "factory", "count_parameters": "factory",
+    "ModelSpec": "spec", "bind_parameters": "factory", "build_backbone": "factory", "count_parameters": "factory",
     "IBasicBlock": "iresnet", "IResNet": "iresnet", "iresnet18": "iresnet", "iresnet34": "iresnet",
     "iresnet50": "iresnet", "iresnet100": "iresnet", "iresnet200": "iresnet",
     "MobileFaceNet": "mobilefacenet", "mobilefacenet": "mobilefacenet",

@@ -134,10 +134,10 @@ def _from_export(path: Path, meta: dict) -> Pretrained:
                               "training names it): fine-tune from the checkpoint it was exported from, or "
                               "export it again")
     else:
-        state = _state_from_inference_model(path, backbone, dim, size)
+        state = _state_from_inference_model(path, backbone, dim, size, meta.get("options"))
     # The state is only trusted once it reproduces the exported model's output.
     try:
-        check = pexport.EvalProgram(backbone, dim, size, state)
+        check = pexport.EvalProgram(backbone, dim, size, state, options=meta.get("options"))
     except (KeyError, ValueError) as exc:
         raise PretrainedError(f"pretrained {path}: {exc}") from exc
     x = np.random.default_rng(0).uniform(-1, 1, (2, 3, size, size)).astype(np.float32)
@@ -156,7 +156,8 @@ def _from_export(path: Path, meta: dict) -> Pretrained:
                       dict(meta["normalization"]))
 
 
-def _state_from_inference_model(path: Path, backbone: str, dim: int, size: int) -> dict[str, np.ndarray]:
+def _state_from_inference_model(path: Path, backbone: str, dim: int, size: int,
+                                options: dict | None = None) -> dict[str, np.ndarray]:
     """The parameters of an export written with its batch norms as built (no backbone.npz): read
     from the inference model by the variable names a freshly built backbone gives them."""
     import paddle
@@ -166,7 +167,8 @@ def _state_from_inference_model(path: Path, backbone: str, dim: int, size: int) 
     from paddle_pfc.deploy.model_format import PARAMS_FILE
     from paddle_pfc.utils.paddle_compat import tensor_is_initialized
 
-    prog = pexport.EvalProgram(backbone, dim, size, random_state(backbone, dim, size))
+    prog = pexport.EvalProgram(backbone, dim, size, random_state(backbone, dim, size, options=options),
+                               options=options)
     names = prog.variable_names()
     scope = paddle.static.Scope()
     was_dynamic = paddle.in_dynamic_mode()
