@@ -74,7 +74,7 @@ def converted_embeddings(source: Path, images: np.ndarray, work: Path) -> dict[s
         raise SystemExit(f"paddle-pfc-convert failed on {source}")
     converted = convert(source)
     x = ((images.astype(np.float32) - 127.5) / 128).transpose(0, 3, 1, 2).copy()
-    prog = EvalProgram(converted.backbone, converted.embedding_size, converted.input_size, converted.state)
+    prog = EvalProgram.from_spec(converted.spec, converted.state)
     return {"Paddle Inference (FaceEmbedder)": FaceEmbedder(out).embed(list(images), normalize=False),
             "static eval program": prog(x)}
 

@@ -100,8 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         converted = convert(args.source, backbone=args.backbone, source_format=args.source_format,
                             embedding_size=args.embedding_size, input_size=args.input_size)
-        prog = pexport.EvalProgram(converted.backbone, converted.embedding_size, converted.input_size,
-                                   converted.state)
+        prog = pexport.EvalProgram.from_spec(converted.spec, converted.state)
     except USER_ERRORS as e:
         return usage_failure(e)
     src = converted.source

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from paddle_pfc.backbones.spec import ModelSpec
 from paddle_pfc.utils.errors import InputDataError
 
 __all__ = ["ConversionError", "SourceTensors", "Converted", "SOURCE_NORMALIZATION", "INPUT_SCALE",
@@ -51,6 +52,11 @@ class Converted:
     input_size: tuple[int, int]
     state: Mapping[str, np.ndarray]
     source: dict
+
+    @property
+    def spec(self) -> ModelSpec:
+        """The converted model's definition (for ``EvalProgram.from_spec``)."""
+        return ModelSpec(self.backbone, self.embedding_size, self.input_size)
 
 
 def strip_prefix(tensors: dict[str, np.ndarray], path: str) -> tuple[dict[str, np.ndarray], str]:
