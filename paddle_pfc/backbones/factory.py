@@ -9,7 +9,6 @@ import paddle
 from paddle import nn
 
 from paddle_pfc.backbones.spec import ModelSpec
-from paddle_pfc.backbones.table import row_of
 from paddle_pfc.utils import paddle_compat
 
 
@@ -22,9 +21,7 @@ def build_backbone(name: str, embedding_size: int | None = None, input_size=None
     ``dropout``: in [0, 1), applied before the embedding Linear.
     ``options``: the row's extra build keywords (its defaults for those not given).
     """
-    row = row_of(name)
-    return ModelSpec(name, row.embedding_size if embedding_size is None else embedding_size,
-                     row.input_size if input_size is None else input_size, dropout, options).build()
+    return ModelSpec(name, embedding_size, input_size, dropout, options).build()
 
 
 _NORM_TYPES = paddle_compat.batch_norm_types()

@@ -58,17 +58,21 @@ def check_options(row: Backbone, options: Any, prefix: str = "options.") -> dict
 @dataclass(frozen=True)
 class ModelSpec:
     """A checked model definition (see the module doc). ``backbone`` is kept as given (a name or an
-    alias); ``input_size`` is ``(H, W)``; ``options`` holds every option of the backbone's row, its
-    default where none was given."""
+    alias); ``embedding_size`` / ``input_size`` default to the row's; ``input_size`` is ``(H, W)``;
+    ``options`` holds every option of the backbone's row, its default where none was given."""
 
     backbone: str
-    embedding_size: int = 512
-    input_size: Any = 112
+    embedding_size: int | None = None
+    input_size: Any = None
     dropout: float = 0.0
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         row = row_of(self.backbone)
+        if self.embedding_size is None:
+            object.__setattr__(self, "embedding_size", row.embedding_size)
+        if self.input_size is None:
+            object.__setattr__(self, "input_size", row.input_size)
         check_head_args(self.embedding_size, self.dropout)
         object.__setattr__(self, "embedding_size", int(self.embedding_size))
         object.__setattr__(self, "input_size", normalize_input_size(self.input_size, row.input_multiple))
@@ -89,10 +93,10 @@ class ModelSpec:
     @classmethod
     def from_description(cls, description: Mapping[str, Any]) -> ModelSpec:
         """The spec of a stored model description (a checkpoint's ``model`` section as
-        ``model_from_checkpoint`` returns it, or ``export.json``); ``UsageError`` naming a missing key."""
+        ``model_from_checkpoint`` returns it, or ``export.json``); ``UsageError`` naming a missing (or null) key."""
         if not isinstance(description, Mapping):
             raise UsageError(f"a model description is a mapping, got {type(description).__name__}")
-        missing = [k for k in DESCRIPTION_KEYS if k not in description]
+        missing = [k for k in DESCRIPTION_KEYS if description.get(k) is None]
         if missing:
             raise UsageError("the model description lacks " + ", ".join(missing))
         size = description["input_size"]

@@ -114,6 +114,9 @@ def test_descriptions_read_back():
     assert ModelSpec.from_description(meta) == ModelSpec("w600k_mbf", 128, (64, 48))
     with pytest.raises(UsageError, match="lacks input_size"):
         ModelSpec.from_description({"backbone": "r50", "embedding_size": 512})
+    with pytest.raises(UsageError, match="lacks embedding_size"):
+        ModelSpec.from_description({"backbone": "r50", "embedding_size": None, "input_size": 112})
+    assert ModelSpec("r50") == ModelSpec("r50", 512, 112)  # the row's defaults
 
 
 def test_specs_pickle_and_stored_options_read_back(toy_row):
