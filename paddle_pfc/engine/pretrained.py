@@ -392,7 +392,7 @@ def calibrate_folded_batch_norms(pre: Pretrained, cfg, target, dataset) -> int:
             yield load_batch(dataset, chunk, np.zeros(len(chunk), bool), size)[0]
 
     state, changed = calibrate_identity_batch_norms(pre.state, cfg.model.backbone, cfg.model.embedding_size,
-                                                    size, batches)
+                                                    size, batches, options=cfg.model.options)
     for key, name in target.backbone_names.items():
         if not np.array_equal(state[key], np.asarray(pre.state[key])):
             write_tensor(target.scope, name, state[key].astype(np.float32), target.place)

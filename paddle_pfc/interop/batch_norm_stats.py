@@ -56,18 +56,19 @@ def _input_values(program, prefixes: list[str]) -> list:
 
 
 def calibrate_identity_batch_norms(state: Mapping[str, np.ndarray], backbone: str, embedding_size: int,
-                                   input_size, batches: Callable[[], object],
-                                   epsilon: float = BN_EPSILON) -> tuple[dict[str, np.ndarray], int]:
+                                   input_size, batches: Callable[[], object], epsilon: float = BN_EPSILON,
+                                   options: Mapping[str, object] | None = None) -> tuple[dict[str, np.ndarray], int]:
     """``state`` with every identity batch norm (:func:`identity_batch_norms`) given its input's
     statistics over the images ``batches()`` yields (float32 normalized NCHW arrays), and the number
-    of batch norms changed. The eval-mode output is unchanged up to float32 rounding."""
+    of batch norms changed (``options``: the backbone row's). The eval-mode output is unchanged up to
+    float32 rounding."""
     from paddle_pfc.deploy.export import EvalProgram
 
     prefixes = identity_batch_norms(state, epsilon)
     out = {k: np.asarray(v) for k, v in state.items()}
     if not prefixes:
         return out, 0
-    program = EvalProgram(backbone, embedding_size, input_size, state)
+    program = EvalProgram(backbone, embedding_size, input_size, state, options=options)
     values = _input_values(program, prefixes)
     sums, squares, counts = [0.0] * len(values), [0.0] * len(values), [0] * len(values)
     for images in batches():
