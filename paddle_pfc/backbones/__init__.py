@@ -2,10 +2,10 @@
 
 Contract
 --------
-``build_backbone(name, embedding_size=512, input_size=112, dropout=0.0)`` returns a
-``paddle.nn.Layer`` mapping ``float32 [N, 3, H, W]`` (NCHW, ``(H, W)`` =
-``input_size``, multiples of 16, default 112x112) to ``float32
-[N, embedding_size]``.  Names: ``BACKBONES`` plus insightface's aliases
+``build_backbone(name, embedding_size=None, input_size=None, dropout=0.0, **options)``
+returns a ``paddle.nn.Layer`` mapping ``float32 [N, 3, H, W]`` (NCHW, ``(H, W)`` =
+``input_size``, multiples of 16, default the row's: 112x112) to ``float32
+[N, embedding_size]`` (default the row's: 512).  Names: ``BACKBONES`` plus insightface's aliases
 r18/r34/r50/r100/r200/mbf/w600k_mbf, one row each in the backbone table
 (:mod:`paddle_pfc.backbones.table`; a row's own options are keywords of
 ``build_backbone``; :class:`~paddle_pfc.backbones.spec.ModelSpec` is a checked
