@@ -18,7 +18,7 @@ from paddle_pfc.backbones.table import OPTION_TYPES, Backbone, Options, row_of
 from paddle_pfc.utils.errors import UsageError
 from paddle_pfc.utils.numbers import is_int
 
-__all__ = ["ModelSpec", "Options", "check_options", "DESCRIPTION_KEYS"]
+__all__ = ["ModelSpec", "check_options", "DESCRIPTION_KEYS"]
 
 #: The keys a model description must hold.
 DESCRIPTION_KEYS = ("backbone", "embedding_size", "input_size")
