@@ -12,6 +12,7 @@ from paddle_pfc.backbones.common import check_head_args, normalize_input_size
 from paddle_pfc.backbones.iresnet import IRESNET_LAYERS, IResNet
 from paddle_pfc.backbones.mobilefacenet import mobilefacenet
 from paddle_pfc.backbones.names import ALIASES, BACKBONES
+from paddle_pfc.backbones.vit import VIT_SIZES, vit_backbone
 from paddle_pfc.utils import paddle_compat
 
 
@@ -29,6 +30,8 @@ def build_backbone(name: str, embedding_size: int = 512, input_size=112,
         raise ValueError(f"unknown backbone name {name!r}; valid names: {valid}")
     check_head_args(embedding_size, dropout)
     size = normalize_input_size(input_size)
+    if key in VIT_SIZES:
+        return vit_backbone(key, embedding_size, size, float(dropout))
     if key in ("mobilefacenet", "mobilefacenet_fc"):
         return mobilefacenet(embedding_size, size, float(dropout), head="fc" if key == "mobilefacenet_fc" else "gdc")
     return IResNet(IRESNET_LAYERS[key], embedding_size=embedding_size, input_size=size,
