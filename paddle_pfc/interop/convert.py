@@ -5,7 +5,8 @@ its legacy pickle format, read without torch and without running the pickle:
 :mod:`~paddle_pfc.interop.torch_reader`), ONNX recognition models (arcface_torch ``torch2onnx.py``
 exports, insightface's released models: :mod:`~paddle_pfc.interop.onnx_reader`) and PLSC
 ``.pdparams`` (:mod:`~paddle_pfc.interop.plsc_reader`). Architectures: IResNet 18/34/50/100/200
-(:mod:`~paddle_pfc.interop.iresnet_map`) and MobileFaceNet (:mod:`~paddle_pfc.interop.mobilefacenet_map`).
+(:mod:`~paddle_pfc.interop.iresnet_map`), MobileFaceNet (:mod:`~paddle_pfc.interop.mobilefacenet_map`) and
+arcface_torch's ViTs (``.pt`` only: :mod:`~paddle_pfc.interop.vit_map`).
 
 The backbone, embedding size and input size are read from the tensors; a given ``backbone`` that
 disagrees is an error naming both. Every conversion is checked tensor by tensor
@@ -24,7 +25,7 @@ __all__ = ["ConversionError", "Converted", "SourceTensors", "convert", "read_sou
            "SUPPORTED", "SOURCE_FORMATS"]
 
 SUPPORTED = ("iresnet18/34/50/100/200 (r18...r200) and mobilefacenet (mbf) of arcface_torch, insightface or PLSC, "
-             "and insightface's w600k_mbf (mobilefacenet_fc)")
+             "insightface's w600k_mbf (mobilefacenet_fc), and arcface_torch's vit_t/s/b/l (.pt)")
 SOURCE_FORMATS = ("torch", "onnx", "plsc")
 TORCH_SUFFIXES = (".pt", ".pth", ".tar", ".ckpt", ".bin")
 
@@ -107,7 +108,7 @@ def convert(path: str | os.PathLike, backbone: str | None = None, source_format:
             embedding_size: int | None = None, input_size=None) -> Converted:
     """Read ``path`` and map it onto a paddle_pfc backbone (see the module doc)."""
     from paddle_pfc.backbones import ALIASES
-    from paddle_pfc.interop import iresnet_map, mobilefacenet_map
+    from paddle_pfc.interop import iresnet_map, mobilefacenet_map, vit_map
     from paddle_pfc.interop.mapping import map_state
 
     source = read_source(path, source_format)
@@ -120,7 +121,7 @@ def convert(path: str | os.PathLike, backbone: str | None = None, source_format:
         name, dim, size = found.backbone, found.embedding_size, found.input_size
     else:
         detected = None
-        for arch in (iresnet_map, mobilefacenet_map):
+        for arch in (iresnet_map, mobilefacenet_map, vit_map):
             detected = arch.detect(source.tensors, source.convention, source.path)
             if detected is not None:
                 first_conv = arch.FIRST_CONV

@@ -19,20 +19,17 @@ import numpy as np
 
 from paddle_pfc.interop.common import INPUT_SCALE, ConversionError, SourceTensors
 
-__all__ = ["target_layout", "map_state", "CLASSIFIER_HINTS"]
+__all__ = ["target_layout", "layer_layout", "map_state", "CLASSIFIER_HINTS"]
 
 #: key fragments of classifier (margin softmax / PartialFC) tensors saved next to a backbone
 CLASSIFIER_HINTS = ("head.", "partial_fc", "partialfc", "margin_softmax", "classifier", "arcface", "cosface")
 
 
 def target_layout(backbone: str, embedding_size: int, input_size) -> dict[str, tuple[tuple[int, ...], str]]:
-    """``{structured name: (shape, kind)}`` of a paddle_pfc backbone, in its state-dict order; kind is
-    ``conv``, ``linear``, ``prelu``, ``bn`` (weight/bias) , ``mean`` or ``variance``."""
+    """:func:`layer_layout` of paddle_pfc backbone ``backbone`` (built without allocating its weights)."""
     import paddle
-    from paddle import nn
 
     from paddle_pfc.backbones import build_backbone
-    from paddle_pfc.utils.paddle_compat import batch_norm_types, own_parameters
 
     was_static = not paddle.in_dynamic_mode()
     if was_static:
@@ -43,11 +40,24 @@ def target_layout(backbone: str, embedding_size: int, input_size) -> dict[str, t
     finally:
         if was_static:
             paddle.enable_static()
+    return layer_layout(net, backbone)
+
+
+def layer_layout(net, label: str = "backbone") -> dict[str, tuple[tuple[int, ...], str]]:
+    """``{structured name: (shape, kind)}`` of the layer ``net``, in its state-dict order; kind is
+    ``conv``, ``linear``, ``prelu``, ``bn`` (weight/bias) , ``mean``, ``variance`` or ``tensor`` (read
+    as it is: LayerNorm weights, a model's own parameters). ``label`` names ``net`` in errors."""
+    from paddle import nn
+
+    from paddle_pfc.utils.paddle_compat import batch_norm_types, own_parameters
+
     kinds = {}
-    for prefix, layer in net.named_sublayers():
+    for prefix, layer in net.named_sublayers(include_self=True):
         for pname in own_parameters(layer):
-            key = f"{prefix}.{pname}"
-            if isinstance(layer, nn.PReLU):
+            key = f"{prefix}.{pname}" if prefix else pname
+            if layer is net or isinstance(layer, nn.LayerNorm):  # a ViT's pos_embed / mask_token, its norms
+                kinds[key] = "tensor"
+            elif isinstance(layer, nn.PReLU):
                 kinds[key] = "prelu"
             elif isinstance(layer, nn.Linear):
                 kinds[key] = "linear" if pname == "weight" else "bias"
@@ -56,7 +66,7 @@ def target_layout(backbone: str, embedding_size: int, input_size) -> dict[str, t
             elif isinstance(layer, nn.Conv2D):
                 kinds[key] = "conv" if pname == "weight" else "bias"
             else:
-                raise ConversionError(f"{backbone}: parameter {key} of an unexpected layer "
+                raise ConversionError(f"{label}: parameter {key} of an unexpected layer "
                                       f"{type(layer).__name__}")
     return {k: (tuple(int(d) for d in v.shape), kinds[k]) for k, v in net.state_dict().items()}
 
@@ -85,12 +95,13 @@ def _ignorable(key: str) -> str | None:
 
 
 def map_state(source: SourceTensors, backbone: str, embedding_size: int, input_size,
-              first_conv: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+              first_conv: str, layout: dict | None = None) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """``(state, ignored)``: the backbone state (float32, structured names) read from ``source`` and
     the source keys left out with the reason. ``first_conv`` is the name of the convolution that
     reads the images (the input scale is folded into it). ``ConversionError`` names every missing,
-    wrongly-shaped or unused tensor."""
-    layout = target_layout(backbone, embedding_size, input_size)
+    wrongly-shaped or unused tensor. ``layout``: the target's :func:`layer_layout` (the named
+    backbone's when None)."""
+    layout = layout or target_layout(backbone, embedding_size, input_size)
     state, used, missing, wrong = _read_layout(source, layout, first_conv)
     ignored, unused = _leftovers(source, used)
     problems = [text for text in (_listed(f"missing {len(missing)}", missing), _listed("wrong shape", wrong, "; "),
