@@ -47,6 +47,11 @@ __all__ = [
     "iresnet100",
     "iresnet200",
     "mobilefacenet",
+    "VisionTransformer",
+    "vit_t",
+    "vit_s",
+    "vit_b",
+    "vit_l",
 ]
 
 #: Where each public name lives (imported on first use: importing the package loads no Paddle).
@@ -55,6 +60,7 @@ _LAZY = {
     "IBasicBlock": "iresnet", "IResNet": "iresnet", "iresnet18": "iresnet", "iresnet34": "iresnet",
     "iresnet50": "iresnet", "iresnet100": "iresnet", "iresnet200": "iresnet",
     "MobileFaceNet": "mobilefacenet", "mobilefacenet": "mobilefacenet",
+    "VisionTransformer": "vit", "vit_t": "vit", "vit_s": "vit", "vit_b": "vit", "vit_l": "vit",
 }
 
 

@@ -91,6 +91,9 @@ class Backbone:
 
 _IRESNET = "paddle_pfc.interop.iresnet_map"
 _MOBILEFACENET = "paddle_pfc.interop.mobilefacenet_map"
+_VIT = "paddle_pfc.interop.vit_map"
+#: A ViT's training-only regularisers: stochastic depth and random patch masking (arcface_torch's defaults).
+_VIT_OPTIONS = {"drop_path_rate": 0.1, "mask_ratio": 0.1}
 
 #: Every architecture, in the order names are listed and tensors are recognized.
 ROWS: tuple[Backbone, ...] = (
@@ -103,6 +106,11 @@ ROWS: tuple[Backbone, ...] = (
              fixed={"head": "gdc"}, interop=_MOBILEFACENET),
     Backbone("mobilefacenet_fc", "paddle_pfc.backbones.mobilefacenet:mobilefacenet", ("w600k_mbf",),
              fixed={"head": "fc"}, interop=_MOBILEFACENET),
+    Backbone("vit_t", "paddle_pfc.backbones.vit:vit_t", options=_VIT_OPTIONS, interop=_VIT),
+    Backbone("vit_s", "paddle_pfc.backbones.vit:vit_s", options=_VIT_OPTIONS, interop=_VIT),
+    Backbone("vit_b", "paddle_pfc.backbones.vit:vit_b", options=_VIT_OPTIONS, interop=_VIT),
+    Backbone("vit_l", "paddle_pfc.backbones.vit:vit_l", ("vit_l_dp005_mask_005",),
+             options={"drop_path_rate": 0.05, "mask_ratio": 0.1}, interop=_VIT),
 )
 
 

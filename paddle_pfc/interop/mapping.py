@@ -19,7 +19,7 @@ import numpy as np
 
 from paddle_pfc.interop.common import INPUT_SCALE, ConversionError, SourceTensors
 
-__all__ = ["target_layout", "map_state", "CLASSIFIER_HINTS"]
+__all__ = ["target_layout", "layer_layout", "map_state", "CLASSIFIER_HINTS"]
 
 #: key fragments of classifier (margin softmax / PartialFC) tensors saved next to a backbone
 CLASSIFIER_HINTS = ("head.", "partial_fc", "partialfc", "margin_softmax", "classifier", "arcface", "cosface")
@@ -48,14 +48,12 @@ def _parameter_kind(layer, pname: str, extra) -> str | None:
 
 def target_layout(backbone: str, embedding_size: int, input_size,
                   options: dict | None = None) -> dict[str, tuple[tuple[int, ...], str]]:
-    """``{structured name: (shape, kind)}`` of a paddle_pfc backbone, in its state-dict order; kind is
-    ``conv``, ``linear``, ``prelu``, ``bn`` (weight/bias) , ``mean`` or ``variance``, or what the
-    backbone's interop module's ``parameter_kind`` says (:mod:`paddle_pfc.interop.architectures`)."""
+    """:func:`layer_layout` of paddle_pfc backbone ``backbone`` (built without allocating its weights),
+    with its interop module's ``parameter_kind`` (:mod:`paddle_pfc.interop.architectures`)."""
     import paddle
 
     from paddle_pfc.backbones import build_backbone
     from paddle_pfc.interop.architectures import interop_module
-    from paddle_pfc.utils.paddle_compat import own_parameters
 
     was_static = not paddle.in_dynamic_mode()
     if was_static:
@@ -66,14 +64,23 @@ def target_layout(backbone: str, embedding_size: int, input_size,
     finally:
         if was_static:
             paddle.enable_static()
-    extra = getattr(interop_module(backbone), "parameter_kind", None)
+    return layer_layout(net, backbone, getattr(interop_module(backbone), "parameter_kind", None))
+
+
+def layer_layout(net, label: str = "backbone", extra=None) -> dict[str, tuple[tuple[int, ...], str]]:
+    """``{structured name: (shape, kind)}`` of the layer ``net``, in its state-dict order; kind is
+    ``conv``, ``linear``, ``prelu``, ``bn`` (weight/bias), ``mean``, ``variance``, or what ``extra``
+    (an interop module's ``parameter_kind``) says, e.g. ``tensor`` (read as it is). ``label`` names
+    ``net`` in errors."""
+    from paddle_pfc.utils.paddle_compat import own_parameters
+
     kinds = {}
-    for prefix, layer in net.named_sublayers():
+    for prefix, layer in net.named_sublayers(include_self=True):
         for pname in own_parameters(layer):
-            key = f"{prefix}.{pname}"
+            key = f"{prefix}.{pname}" if prefix else pname
             kinds[key] = _parameter_kind(layer, pname, extra)
             if kinds[key] is None:
-                raise ConversionError(f"{backbone}: parameter {key} of an unexpected layer "
+                raise ConversionError(f"{label}: parameter {key} of an unexpected layer "
                                       f"{type(layer).__name__}")
     return {k: (tuple(int(d) for d in v.shape), kinds[k]) for k, v in net.state_dict().items()}
 
@@ -102,12 +109,13 @@ def _ignorable(key: str) -> str | None:
 
 
 def map_state(source: SourceTensors, backbone: str, embedding_size: int, input_size,
-              first_conv: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+              first_conv: str, layout: dict | None = None) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """``(state, ignored)``: the backbone state (float32, structured names) read from ``source`` and
     the source keys left out with the reason. ``first_conv`` is the name of the convolution that
     reads the images (the input scale is folded into it). ``ConversionError`` names every missing,
-    wrongly-shaped or unused tensor."""
-    layout = target_layout(backbone, embedding_size, input_size)
+    wrongly-shaped or unused tensor. ``layout``: the target's :func:`layer_layout` (the named
+    backbone's when None)."""
+    layout = layout or target_layout(backbone, embedding_size, input_size)
     state, used, missing, wrong = _read_layout(source, layout, first_conv)
     ignored, unused = _leftovers(source, used)
     problems = [text for text in (_listed(f"missing {len(missing)}", missing), _listed("wrong shape", wrong, "; "),

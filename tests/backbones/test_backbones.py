@@ -1,4 +1,5 @@
-"""Tests for paddle_pfc.backbones (iresnet18..200, mobilefacenet) in dygraph and static PIR."""
+"""Tests for paddle_pfc.backbones (iresnet18..200, mobilefacenet; parameter counts of the ViTs too) in dygraph
+and static PIR."""
 from __future__ import annotations
 
 import contextlib
@@ -29,6 +30,13 @@ TORCH_PARAMS_112 = {
     # and final BatchNorm scale and shift (3,399,424), plus one BatchNorm shift per channel of the
     # convolutions its exporter folded a BatchNorm into (10,944)
     "mobilefacenet_fc": 3_410_368,
+    # arcface_torch's get_model(name, num_features=512) itself (backbones/vit.py; timm's three helpers
+    # supplied as tests/interop/make_vit_fixtures.py does), counted under torch 2.13.0; vit_l is
+    # get_model("vit_l_dp005_mask_005"), the one ViT-L it builds
+    "vit_t": 19_137_792,
+    "vit_s": 76_023_296,
+    "vit_b": 113_833_472,
+    "vit_l": 255_684_352,
 }
 # Same script, other inputs: the FC input (iresnet) / GDC kernel (mobilefacenet)
 # follow the (H/16, W/16) final map.  Key: (name, (H, W), embedding_size).
@@ -47,7 +55,8 @@ TORCH_PARAMS_OTHER = {
 }
 # trainable = total minus the frozen BatchNorm1d scale (embedding_size) for iresnet.
 FROZEN = {"iresnet18": 512, "iresnet34": 512, "iresnet50": 512, "iresnet100": 512,
-          "iresnet200": 512, "mobilefacenet": 0, "mobilefacenet_fc": 0}
+          "iresnet200": 512, "mobilefacenet": 0, "mobilefacenet_fc": 0,
+          "vit_t": 0, "vit_s": 0, "vit_b": 0, "vit_l": 0}
 
 
 @contextlib.contextmanager
@@ -241,7 +250,7 @@ def test_bad_arguments(kwargs, arg):
 
 def test_unknown_name_lists_all_valid_names():
     with pytest.raises(ValueError) as info:
-        build_backbone("vit_t")
+        build_backbone("vit_h")
     for name in BACKBONES + ("r18", "r34", "r50", "r100", "r200", "mbf"):
         assert name in str(info.value)
 

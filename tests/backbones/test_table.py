@@ -37,17 +37,18 @@ def test_every_row_builds_and_embeds(row):
 
 
 def test_names_and_aliases_are_the_tables():
-    # the lists the package had before the table, in their order
+    # the lists the package had before the table, in their order, then the ViTs
     assert BACKBONES == ("iresnet18", "iresnet34", "iresnet50", "iresnet100", "iresnet200", "mobilefacenet",
-                         "mobilefacenet_fc")
+                         "mobilefacenet_fc", "vit_t", "vit_s", "vit_b", "vit_l")
     assert list(ALIASES.items()) == [("r18", "iresnet18"), ("r34", "iresnet34"), ("r50", "iresnet50"),
                                      ("r100", "iresnet100"), ("r200", "iresnet200"), ("mbf", "mobilefacenet"),
-                                     ("w600k_mbf", "mobilefacenet_fc")]
+                                     ("w600k_mbf", "mobilefacenet_fc"), ("vit_l_dp005_mask_005", "vit_l")]
     for alias, name in ALIASES.items():
         assert find_row(alias) is find_row(alias.upper()) is find_row(name) is row_of(name)
-    assert find_row("vit_t") is None and find_row(3) is None
-    with pytest.raises(ValueError, match="unknown backbone name 'vit_t'; valid names: iresnet18, .* w600k_mbf$"):
-        row_of("vit_t")
+    assert find_row("vit_h") is None and find_row(3) is None
+    with pytest.raises(ValueError,
+                       match="unknown backbone name 'vit_h'; valid names: iresnet18, .* vit_l_dp005_mask_005$"):
+        row_of("vit_h")
 
 
 def test_a_rows_options_reach_the_layer(toy_row):

@@ -290,7 +290,7 @@ def test_backbones_are_one_list():
 
     assert config_mod.BACKBONES is names.BACKBONES is backbones.BACKBONES
     with pytest.raises(ConfigError, match="model.backbone"):
-        load_config(None, MIN + ["model.backbone=vit_t"])
+        load_config(None, MIN + ["model.backbone=vit_h"])
     code = "import sys, paddle_pfc.engine.config; assert 'paddle' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], cwd=CONFIG_DIR.parent, check=True, timeout=120)
 
