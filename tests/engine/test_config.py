@@ -358,3 +358,15 @@ def test_data_non_square_takes_one_of_its_policies():
     assert load_config(None, ["data.num_classes=10", "data.non_square=crop"]).data.non_square == "crop"
     assert "data.non_square: must be one of pad, crop, stretch; got 'squash'" in _err(
         ["data.num_classes=10", "data.non_square=squash"])
+
+
+def test_an_option_is_overridden_one_entry_at_a_time():
+    base = ["model.backbone=vit_t", "model.input_size=112", "data.num_classes=10"]
+    cfg = config_from_dict(None, [*base, "model.options.mask_ratio=0.0"])
+    assert dict(cfg.model.options) == {"drop_path_rate": 0.1, "mask_ratio": 0.0}  # the row's default kept
+    cfg = config_from_dict(None, [*base, "model.options={drop_path_rate: 0.05}", "model.options.mask_ratio=0.25"])
+    assert dict(cfg.model.options) == {"drop_path_rate": 0.05, "mask_ratio": 0.25}
+    with pytest.raises(ConfigError, match=r"model\.options\.mask_rate"):
+        config_from_dict(None, [*base, "model.options.mask_rate=0.1"])
+    with pytest.raises(ConfigError, match=r"model\.backbone: cannot override inside"):
+        config_from_dict(None, ["model.backbone.x=1"])

@@ -163,6 +163,9 @@ def _apply_override(raw: dict, override: str) -> None:
     sec = raw.get(section)
     if sec is None:
         sec = raw[section] = {}
+    if len(parts) == 3 and isinstance(sec, dict) and _is_options(section, parts[1]):
+        _set_option(sec, parts, value)
+        return
     if len(parts) > 1:
         value = _key_value(parts, value, text)
     elif not isinstance(value, Mapping):
@@ -173,6 +176,20 @@ def _apply_override(raw: dict, override: str) -> None:
         sec[parts[1]] = value
     else:
         sec.update(value)
+
+
+def _is_options(section: str, key: str) -> bool:
+    field = SCHEMA[section].get(key)
+    return field is not None and field.kind == "options"
+
+
+def _set_option(sec: dict, parts: list[str], value: Any) -> None:
+    """``section.key.name=value`` of a mapping setting (``model.options``): that one entry set, the
+    others kept (a null mapping starts empty)."""
+    current = sec.get(parts[1]) or {}
+    if not isinstance(current, Mapping):
+        raise ConfigError(f"{parts[0]}.{parts[1]}: expected a mapping, got {describe(current)}")
+    sec[parts[1]] = {**current, parts[2]: value}
 
 
 def _override_parts(override: str) -> tuple[list[str], str]:
