@@ -96,7 +96,8 @@ class _Graph:
                      else "a ViT or another architecture?")
             raise ConversionError(f"{path}: found ONNX ops {', '.join(unsupported)}, which no supported "
                                   f"face backbone has ({guess}); supported: IResNet "
-                                  "and MobileFaceNet graphs (Conv, BatchNormalization, PRelu, Add, Gemm/MatMul)")
+                                  "and MobileFaceNet graphs (Conv, BatchNormalization, PRelu, Add, Gemm/MatMul), "
+                                  "arcface_torch ViT graphs")
         inputs = [i for i in graph.input if i.name not in self.consts]
         if len(inputs) != 1:
             raise ConversionError(f"{path}: {len(inputs)} graph inputs, expected one image input")
@@ -444,11 +445,40 @@ def _detect(graph: _Graph, items: list, seq: list, residuals: int) -> tuple[str,
     return backbone, embedding, size
 
 
+def _map_named(source: SourceTensors, named: SourceTensors, note: str, backbone: str | None) -> OnnxMapped:
+    """The backbone state of a graph an interop module read as named tensors (``graph_tensors``),
+    through the checked mapping of ``.pt`` / ``.pdparams`` sources."""
+    from paddle_pfc.interop.architectures import SUPPORTED, detect_tensors
+    from paddle_pfc.interop.mapping import map_state
+
+    found = detect_tensors(named)
+    if found is None:
+        raise ConversionError(f"{source.path}: a graph whose layers no backbone of paddle_pfc's claims; "
+                              f"supported: {SUPPORTED}")
+    name, embedding, size, first_conv = found
+    if backbone is not None and backbone != name:
+        raise ConversionError(f"{source.path}: holds a {name} backbone, but --backbone {backbone} was given")
+    graph = source.tensors["__graph__"].graph
+    stored = {t.name for t in graph.initializer}
+    image = next(i for i in graph.input if i.name not in stored)
+    dims = [d.dim_value for d in image.type.tensor_type.shape.dim]
+    if len(dims) == 4 and dims[2] > 0 and dims[3] > 0 and (dims[2], dims[3]) != tuple(size):
+        raise ConversionError(f"{source.path}: input {dims[2]}x{dims[3]} but the layers imply {list(size)}")
+    state, ignored = map_state(named, name, embedding, size, first_conv)
+    source.ignored.clear()
+    source.ignored.update(ignored)
+    return OnnxMapped(name, embedding, size, state, note + "; input (x - 127.5) / 127.5 outside the model")
+
+
 def map_onnx(source: SourceTensors, backbone: str | None = None) -> OnnxMapped:
     """The paddle_pfc backbone state of an ONNX source read by :func:`read_onnx`; ``backbone``, when
     given, must be the one the graph holds (ConversionError naming both, before any mapping)."""
+    from paddle_pfc.interop.architectures import graph_source
     from paddle_pfc.interop.mapping import target_layout
 
+    named = graph_source(source)
+    if named is not None:
+        return _map_named(source, *named, backbone)
     graph = _Graph(source.tensors["__graph__"], source.path)
     items, _ = _chain(graph, graph.input.name, [])
     norms = [item for item in items if item["op"] == "norm"]

@@ -23,7 +23,7 @@ import numpy as np
 from paddle_pfc.backbones.vit import PATCH_SIZE, VIT_SIZES
 from paddle_pfc.interop.common import ConversionError
 
-__all__ = ["FIRST_CONV", "detect", "parameter_kind"]
+__all__ = ["FIRST_CONV", "GRAPH_NOTE", "detect", "graph_tensors", "parameter_kind"]
 
 FIRST_CONV = "patch_embed.proj.weight"
 _BLOCK = re.compile(r"^blocks\.(\d+)\.attn\.qkv\.weight$")
@@ -73,6 +73,20 @@ def detect(tensors: dict[str, np.ndarray], convention: str, path: str) -> tuple[
     embedding = linear[0] if convention == "torch" else linear[1]
     size = _input_side(path, side)
     return name, int(embedding), (size, size)
+
+
+#: What the converter says of every ViT graph it reads.
+GRAPH_NOTE = ("arcface_torch ViT graph read by position (LayerNorms decomposed by the exporter read from their "
+              "Mul / Add); mask_token is in no eval graph (only training with mask_ratio > 0 reads it): set to zeros")
+
+
+def graph_tensors(model, path: str) -> dict[str, np.ndarray] | None:
+    """The tensors of an ONNX ViT graph under arcface_torch's names, Paddle's layout (Linear ``[in, out]``,
+    BatchNorm ``_mean`` / ``_variance``), for :func:`detect` and the checked mapping; None when the graph
+    is no ViT (:mod:`paddle_pfc.interop.vit_graph`)."""
+    from paddle_pfc.interop.vit_graph import graph_tensors as read
+
+    return read(model, path)
 
 
 def parameter_kind(layer, name: str) -> str | None:
