@@ -7,7 +7,8 @@ exports, insightface's released models: :mod:`~paddle_pfc.interop.onnx_reader`) 
 ``.pdparams`` (:mod:`~paddle_pfc.interop.plsc_reader`). Architectures: the rows of the backbone table
 with an interop module (:mod:`~paddle_pfc.interop.architectures`: IResNet 18/34/50/100/200 in
 :mod:`~paddle_pfc.interop.iresnet_map`, MobileFaceNet in :mod:`~paddle_pfc.interop.mobilefacenet_map`,
-arcface_torch's ViTs (``.pt`` only) in :mod:`~paddle_pfc.interop.vit_map`).
+arcface_torch's and PLSC's ViTs in :mod:`~paddle_pfc.interop.vit_map`, their ONNX graphs read by
+:mod:`~paddle_pfc.interop.vit_graph`).
 
 The backbone, embedding size and input size are read from the tensors; a given ``backbone`` that
 disagrees is an error naming both. Every conversion is checked tensor by tensor

@@ -16,6 +16,10 @@ differs from paddle_pfc's 1e-5 (mxnet-made models use 2e-5) is converted exactly
 difference into the variance. A leading ``Sub`` / ``Mul`` / ``Div`` normalization inside the graph
 (mxnet-converted models) must subtract 127.5; its scale is folded into the first convolution, as
 the ``(x - 127.5) / 127.5`` of graphs without one is.
+
+Graphs this walk cannot follow (the ViTs: LayerNorms, attention) are first offered to the interop
+modules' ``graph_tensors`` (:func:`paddle_pfc.interop.architectures.graph_source`), which read them by
+position as named tensors for the checked mapping of ``.pt`` sources.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PLSC ``.pdparams`` (its dygraph ``IResNet`` / ``MobileFaceNet``, master branch, saved by
+"""PLSC ``.pdparams`` (its dygraph ``IResNet`` / ``MobileFaceNet`` / ``FaceViT``, master branch, saved by
 ``Model.save``: ``paddle.save(state_dict)``), read by :func:`paddle_pfc.utils.pdparams.load_pdparams`
 (no code runs). PLSC names its tensors with Paddle's conventions and paddle_pfc's structure; its
 PartialFC class centers (``head.*``; with model parallelism in separate ``*_rank{i}.pdparams`` files)

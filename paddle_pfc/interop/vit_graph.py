@@ -29,12 +29,11 @@ import numpy as np
 
 from paddle_pfc.interop.common import ConversionError
 
-__all__ = ["graph_tensors", "is_vit_graph", "HEADS", "MASK_TOKEN_NOTE"]
+__all__ = ["graph_tensors", "HEADS"]
 
 HEADS = 8
 LN_EPSILON = 1e-5
 FEATURE_BN_EPSILON = 2e-5
-MASK_TOKEN_NOTE = "mask_token is in no eval graph (only training with mask_ratio > 0 reads it): set to zeros"
 _PASS = ("Cast", "Identity", "Dropout")
 _TOKENS = ("Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze")
 _ATTENTION = {"Reshape", "Transpose", "Gather", "Cast", "Squeeze", "Unsqueeze", "Split", "Slice", "MatMul",
@@ -318,16 +317,11 @@ def _check_all_read(walk: _Walk) -> None:
                               + ", ".join(f"{n} {list(walk.consts[n].shape)}" for n in unread[:6]))
 
 
-def is_vit_graph(model: Any, path: str) -> bool:
-    """Whether the ONNX ``model`` starts as a ViT: its input read by one Conv whose output, made
-    tokens, gets a ``[1, L, D]`` stored tensor added (the patch and position embeddings)."""
-    return _patch_embedding(_Walk(model, path)) is not None
-
-
 def graph_tensors(model: Any, path: str) -> dict[str, np.ndarray] | None:
     """The tensors of an arcface_torch ViT graph under arcface_torch's names, Paddle's layout
-    (``mask_token`` zeros: :data:`MASK_TOKEN_NOTE`); None when the graph does not start as a ViT
-    (:func:`is_vit_graph`), ConversionError naming the place where a ViT graph differs."""
+    (``mask_token`` zeros: in no eval graph); None when the graph does not start as a ViT (its input
+    read by one Conv whose output, made tokens, gets a stored ``[1, L, D]`` tensor added),
+    ConversionError naming the place where a ViT graph differs."""
     walk = _Walk(model, path)
     x = _patch_embedding(walk)
     if x is None:
