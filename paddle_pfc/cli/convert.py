@@ -30,13 +30,13 @@ from pathlib import Path
 from paddle_pfc.cli._outputs import check_output_dir
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli.help import HelpFormatter
+from paddle_pfc.interop.architectures import SUPPORTED
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=HelpFormatter)
     p.add_argument("source", metavar="SRC", help="model.pt / .pth (torch), .onnx or .pdparams (PLSC)")
-    p.add_argument("--backbone", help="expected backbone (iresnet18...iresnet200 / r50 / mobilefacenet / mbf); "
-                                      "read from the tensors when omitted")
+    p.add_argument("--backbone", help=f"expected backbone ({SUPPORTED}); read from the tensors when omitted")
     p.add_argument("--embedding-size", type=int, help="expected embedding size (checked)")
     p.add_argument("--input-size", type=int, help="expected input size (checked)")
     p.add_argument("--source-format", choices=("auto", "torch", "onnx", "plsc"), default="auto",
