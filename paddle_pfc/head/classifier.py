@@ -113,7 +113,7 @@ class LargeScaleClassifier:
                  name: str | None = None, seed: int = 0, dtype: str = "float32",
                  center_dtype: str = "float32", chunk_rows: int | None = None,
                  kernels: str | None = None, momentum_dtype: str | None = None,
-                 init_centers: bool = True, margin: Margin | None = None) -> None:
+                 init_centers: bool = True, margin: Margin | None = None, sample_label=None) -> None:
         check_static_mode()
         gpu = paddle_compat.on_gpu()
         spec = HeadSpec(num_classes=num_classes, embedding_size=embedding_size, world_size=world_size, rank=rank,
@@ -145,6 +145,7 @@ class LargeScaleClassifier:
         self.chain = CollectiveChain(spec.world_size)
         self.velocity = self.velocity_scale = self.adamw_states = None
         self.init_centers = bool(init_centers)
+        self.sample_label = self._check_sample_label(sample_label)
 
         initializer = (paddle.nn.initializer.normal.NormalInitializer(
             0.0, CENTER_INIT_STD, seed=(spec.seed * 1_000_003 + spec.rank + 1) % (2**31 - 1)) if self.init_centers
@@ -197,9 +198,11 @@ class LargeScaleClassifier:
                                                      self.backend.fused, self.chain)
                 global_target = sample.global_target
             else:
-                sample = sampling.sample_shard_composite(local, self.num_local, self.num_sample,
-                                                         self.backend.blocks)
+                sample = sampling.sample_shard_composite(self._sampling_labels(local), self.num_local,
+                                                         self.num_sample, self.backend.blocks, local)
             self.sampled_index, local_target = sample.sampled_index, sample.local_target
+            if self.sample_label is not None:
+                local_target = self._targets_kept(local, local_target)
             self.output_dict["sampled_class_index"] = self.sampled_index
         self.blocks = self._kept_blocks()
         self.margin_states = self.margin.create_states(self.name)
@@ -213,6 +216,44 @@ class LargeScaleClassifier:
                                        local_target, self.chain, self.margin, self.backend.blocks, self.dtype,
                                        None if self.updates_in_place else self._reload_block, self.margin_states)
         self.output_dict["loss"] = loss
+
+    def _check_sample_label(self, sample_label):
+        """``sample_label`` once it can be sampled from: an integer tensor of one dimension (or
+        [n, 1]) on the composite backend; ValueError otherwise."""
+        if sample_label is None:
+            return None
+        if sample_label.dtype not in (paddle.int64, paddle.int32) or not (
+                len(sample_label.shape) == 1 or (len(sample_label.shape) == 2 and sample_label.shape[1] == 1)):
+            raise ValueError(f"sample_label must be an integer tensor of shape [n] or [n, 1], got "
+                             f"{sample_label.dtype} {list(sample_label.shape)}")
+        if self.fused and self.sampled:
+            raise ValueError("sample_label: the fused kernels sample from the step's own labels; use "
+                             "kernels='composite' to sample from other labels (gradient accumulation)")
+        return sample_label
+
+    def _sampling_labels(self, local) -> paddle.pir.Value:
+        """int64 [M]: the local labels the kept centers are drawn from: ``local`` (this step's
+        gathered labels), or those of every rank's ``sample_label`` (checked in range too)."""
+        if self.sample_label is None:
+            return local
+        labels = paddle.reshape(paddle.cast(self.sample_label, "int64"), [-1])
+        labels.stop_gradient = True
+        gathered = checks.labels_in_range(self.chain.all_gather(labels), self.num_classes, self.chain)
+        return sampling.local_labels(gathered, self.class_start, self.num_local)
+
+    def _targets_kept(self, local, local_target) -> paddle.pir.Value:
+        """``local_target`` once every label of this shard in ``local`` is among the kept centers
+        of every rank (a label missing from ``sample_label`` stops the step on every rank; the
+        rank that misses it prints its labels missing)."""
+        last = paddle.cast(paddle.shape(self.sampled_index)[0] - 1, "int64")
+        found = paddle.gather(self.sampled_index, paddle.minimum(paddle.clip(local_target, min=0), last))
+        missing = paddle.logical_and(local >= 0, found != local)
+        bad = paddle.reshape(paddle.cast(paddle.any(missing), "float32"), [1])
+        if self.world_size > 1:  # every rank stops together
+            bad = self.chain.all_reduce_max(bad)
+        ok = paddle.reshape(bad == 0, [])
+        return checks.passed(local_target, ok, lambda: [paddle.masked_select(local + self.class_start, missing)],
+                             4, self.chain)
 
     def _kept_blocks(self) -> list[Block]:
         """The kept centers in the blocks of ``layout`` (one block on the fused backend), gathered from the

@@ -46,14 +46,18 @@ def local_labels(global_label: paddle.pir.Value, class_start: int, num_local: in
 
 
 def sample_shard_composite(local_label: paddle.pir.Value, num_local: int, num_sample: int,
-                           ops: PaddleBlockOps) -> ShardSample:
+                           ops: PaddleBlockOps, target_label: paddle.pir.Value | None = None) -> ShardSample:
     """Sample a shard on the composite backend: the head's block operations ``ops`` draw the kept
     centers (:meth:`~paddle_pfc.kernels.blockwise.PaddleBlockOps.sample_shard`: plain ops, or one
     native selection-sampling pass); ``sampled_index`` is sorted.
 
-    ``local_label``: int64 [N] as returned by :func:`local_labels`; ``num_sample`` < ``num_local``.
+    ``local_label``: int64 [N] as returned by :func:`local_labels`, the positives kept;
+    ``num_sample`` < ``num_local``. ``target_label``: the local labels whose columns
+    ``local_target`` holds (default ``local_label``), each of them among ``local_label``'s
+    (gradient accumulation: the labels of one micro-batch, sampled with those of all of them).
     """
-    return _with_targets(ops.sample_shard(local_label, num_local, num_sample), local_label)
+    sampled_index = ops.sample_shard(local_label, num_local, num_sample)
+    return _with_targets(sampled_index, local_label if target_label is None else target_label)
 
 
 def _with_targets(sampled_index: paddle.pir.Value, local_label: paddle.pir.Value) -> ShardSample:

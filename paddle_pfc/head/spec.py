@@ -15,7 +15,8 @@ from paddle_pfc.head.dtypes import CPU_REFUSALS, DTYPE_BYTES, MOMENTUM_DTYPES, m
 from paddle_pfc.utils.numbers import is_int
 
 __all__ = ["HeadSpec", "OPTIMIZER_STATES", "MALLOC_MODES", "KERNELS", "optimizer_states", "centers_bytes",
-           "optimizer_state_bytes", "optimizer_state_row_bytes", "planned_malloc"]
+           "optimizer_state_bytes", "optimizer_state_row_bytes", "planned_malloc", "accumulation_rows",
+           "accumulation_bytes"]
 
 #: Per-row optimizer states of the centers, by optimizer kind: how many [rows, D] tables it keeps
 #: (AdamW: two float32 moments, and a float32 step count a row beside them).
@@ -128,6 +129,23 @@ def optimizer_state_row_bytes(optimizer: str, width: int, momentum_dtype: str) -
     if optimizer == "adamw":
         return OPTIMIZER_STATES["adamw"] * width * 4 + ADAMW_STEP_BYTES
     return OPTIMIZER_STATES[optimizer] * momentum_bytes(1, width, momentum_dtype)
+
+
+def accumulation_rows(spec: HeadSpec, accumulate_steps: int) -> int:
+    """Rows of the shard's gradient accumulation buffer under ``accumulate_steps`` micro-batches a
+    step (:mod:`paddle_pfc.head.accumulation`): the most centers a step keeps — every row without
+    sampling, else ``num_sample`` or the step's positives when more (at most ``accumulate_steps *
+    batch_size * world_size`` labels; every row when the batch is dynamic)."""
+    num_local, num_sample = spec.num_local, spec.num_sample
+    if num_sample >= num_local or spec.global_batch is None:
+        return num_local
+    return min(num_local, max(num_sample, accumulate_steps * spec.global_batch))
+
+
+def accumulation_bytes(spec: HeadSpec, accumulate_steps: int) -> int:
+    """Bytes of the shard's float32 gradient accumulation buffer (:func:`accumulation_rows` rows;
+    none for one micro-batch a step)."""
+    return 0 if accumulate_steps == 1 else accumulation_rows(spec, accumulate_steps) * spec.embedding_size * 4
 
 
 def centers_bytes(spec: HeadSpec) -> int:
