@@ -75,6 +75,7 @@ from paddle_pfc.head.spec import (
     MALLOC_MODES,
     OPTIMIZER_STATES,
     HeadSpec,
+    accumulation_bytes,
     centers_bytes,
     optimizer_state_bytes,
     planned_malloc,
@@ -125,9 +126,10 @@ class MemoryPlan:
     process_overhead: int
     malloc: str = "memory"
     momentum_dtype: str = ""  # "": center_dtype
+    accumulation: int = 0  # the centers' gradient accumulation buffer (train.accumulate_steps > 1)
     total: int = field(init=False)
 
-    COMPONENTS = ("centers", "momentum", "kept_working_set", "logits_buffers",
+    COMPONENTS = ("centers", "momentum", "accumulation", "kept_working_set", "logits_buffers",
                   "gathered_features", "sampling", "program_analysis", "heap_retention", "process_overhead")
 
     def __post_init__(self) -> None:
@@ -233,7 +235,8 @@ def plan_spec(spec: HeadSpec) -> MemoryPlan:
         sampling=sampling,
         program_analysis=int(K_EXEC * layout.num_blocks * layout.num_blocks),
         heap_retention=K_HEAP * s * d * heap_bytes // 4 if spec.malloc == "speed" else 0,
-        process_overhead=PROCESS_OVERHEAD, malloc=spec.malloc, momentum_dtype=spec.momentum_dtype)
+        process_overhead=PROCESS_OVERHEAD, malloc=spec.malloc, momentum_dtype=spec.momentum_dtype,
+        accumulation=accumulation_bytes(spec, spec.accumulate_steps))
 
 
 def max_classes(memory_per_rank_bytes: int, embedding_size: int, world_size: int,

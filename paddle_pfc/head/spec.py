@@ -58,6 +58,8 @@ class HeadSpec:
     lie (Paddle's MKL found). ``malloc``: the process's malloc mode (:data:`MALLOC_MODES`).
     ``chunk_rows``: rows per block (None: the head's rule).
     ``gpu``: the program runs on a GPU (None: unknown, as when planning: no device check).
+    ``accumulate_steps``: micro-batches a step (gradient accumulation; the planner counts its
+    buffer, :func:`accumulation_bytes`).
 
     Raises ValueError naming the first bad field (the messages ``LargeScaleClassifier`` and
     ``plan`` give).
@@ -81,6 +83,7 @@ class HeadSpec:
     chunk_rows: int | None = None
     seed: int = 0
     gpu: bool | None = None
+    accumulate_steps: int = 1
 
     def __post_init__(self) -> None:
         _check_sizes(self)
@@ -176,6 +179,8 @@ def _check_sizes(spec: HeadSpec) -> None:
         raise ValueError(f"seed must be an int >= 0, got {spec.seed!r}")
     if spec.batch_size is not None and (not is_int(spec.batch_size) or spec.batch_size < 1):
         raise ValueError(f"batch_size must be an int >= 1 (per rank), got {spec.batch_size!r}")
+    if not is_int(spec.accumulate_steps) or spec.accumulate_steps < 1:
+        raise ValueError(f"accumulate_steps must be an int >= 1, got {spec.accumulate_steps!r}")
     if spec.chunk_rows is not None and (not is_int(spec.chunk_rows) or spec.chunk_rows < 1):
         raise ValueError(f"chunk_rows must be an int >= 1 or None, got {spec.chunk_rows!r}")
 
