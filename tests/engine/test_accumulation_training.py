@@ -85,3 +85,40 @@ def test_more_micro_batches_than_the_data_holds_is_a_usage_error(tmp_path):
                           timeout=200)
     assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "train.accumulate_steps 25" in proc.stdout + proc.stderr
+
+
+def test_the_rate_scales_with_the_global_batch_of_an_optimizer_step():
+    from paddle_pfc.engine.config import load_config
+    from paddle_pfc.engine.config.resolve import describe_lr, resolve_lr
+
+    cfg = load_config(None, ["data.num_classes=10", "train.batch_size=64", "train.accumulate_steps=4", "train.lr=0.1",
+                             "train.lr_reference_batch=512"])
+    assert resolve_lr(cfg, 2) == pytest.approx(0.1 * 64 * 2 * 4 / 512)
+    assert "global batch 512" in describe_lr(cfg, 2)
+    default = load_config(None, ["data.num_classes=10", "train.batch_size=64", "train.accumulate_steps=4"])
+    assert resolve_lr(default, 1) == pytest.approx(0.1 * 256 / 512)
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["train.loss_scaling=on"], "train.accumulate_steps: gradient accumulation runs without loss scaling"),
+    (["classifier.kernels=fused", "classifier.sample_ratio=0.5"], "the fused kernels sample"),
+])
+def test_what_accumulation_cannot_run_is_refused_naming_the_key(overrides, message):
+    from paddle_pfc.engine.config import ConfigError, load_config
+
+    load_config(None, ["data.num_classes=10", "train.accumulate_steps=1", *overrides])  # one micro-batch a step
+    with pytest.raises(ConfigError, match=message):
+        load_config(None, ["data.num_classes=10", "train.accumulate_steps=2", *overrides])
+
+
+def test_the_pre_flight_plans_the_center_buffer():
+    from paddle_pfc.engine.config import load_config
+    from paddle_pfc.engine.memory import training_head_spec
+    from paddle_pfc.head.planner import plan_spec
+
+    overrides = ["data.num_classes=100000", "classifier.sample_ratio=0.1", "train.batch_size=32"]
+    one = plan_spec(training_head_spec(load_config(None, overrides), 2))
+    four = plan_spec(training_head_spec(load_config(None, [*overrides, "train.accumulate_steps=4"]), 2))
+    assert one.accumulation == 0
+    assert four.accumulation == 5000 * 512 * 4  # num_sample rows (more than 4 x 32 x 2 labels), float32
+    assert four.total == one.total + four.accumulation
