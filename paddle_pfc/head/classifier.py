@@ -97,7 +97,10 @@ class LargeScaleClassifier:
     program's other non-sharded persistables). ``init_centers``: the startup program
     draws the centers from normal(0, :data:`CENTER_INIT_STD`) (default); False fills them with
     zeros instead (no random draw), for a program whose every center is written before its first
-    step (a checkpoint loaded into it); the attribute of that name says which.
+    step (a checkpoint loaded into it); the attribute of that name says which. ``sample_label``
+    (int [M], composite backend): the labels the kept centers are drawn from instead of ``label``
+    (every rank's, gathered), each label of ``label`` among them: gradient accumulation's step
+    labels (:mod:`paddle_pfc.head.accumulation`).
 
     ``output_dict['loss']``: float32 scalar, the mean loss over the global batch, equal on every
     rank. ``output_dict['sampled_class_index']`` (``sample_ratio < 1``): int64 [S], this rank's kept

@@ -133,3 +133,7 @@ def test_the_buffer_holds_the_most_centers_a_step_keeps():
     assert accumulation_bytes(spec, 8) == 1024 * 8 * 4
     full = HeadSpec(num_classes=100, embedding_size=8, sample_ratio=1.0, batch_size=4)
     assert accumulation_rows(full, 4) == 100              # every row kept
+    from paddle_pfc.head.planner import plan
+
+    assert plan(10_000, 8, 2, 0.1, 64, accumulate_steps=8).accumulation == 1024 * 8 * 4
+    assert plan(10_000, 8, 2, 0.1, 64).accumulation == 0
