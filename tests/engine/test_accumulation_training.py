@@ -3,6 +3,7 @@ learning, and ``--resume auto`` repeating the uninterrupted run bit for bit (one
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -122,3 +123,19 @@ def test_the_pre_flight_plans_the_center_buffer():
     assert one.accumulation == 0
     assert four.accumulation == 5000 * 512 * 4  # num_sample rows (more than 4 x 32 x 2 labels), float32
     assert four.total == one.total + four.accumulation
+
+
+def test_a_nonfinite_step_is_skipped_and_counted_once(tmp_path):
+    """A huge rate makes the micro-batches' gradients overflow: each optimizer step whose K
+    micro-batches hold an inf/NaN is skipped whole and counted once by train.max_bad_steps."""
+    out = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "tools/train.py", *TINY, "-o", "train.lr=1e6", "-o",
+                           "train.accumulate_steps=2", "-o", "train.max_bad_steps=2", "-o", f"train.output_dir={out}"],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    log = (out / "train.log").read_text()
+    skipped = [(int(step), int(row)) for step, row in
+               re.findall(r"step (\d+) skipped \(nothing updated\).*; (\d+) skipped in a row", log)]
+    assert len(skipped) == 2 and skipped[1] == (skipped[0][0] + 1, 2) and skipped[0][1] == 1, log
+    error = (out / "error_rank0.txt").read_text()
+    assert f"NonFiniteTrainingError: step {skipped[1][0]}: 2 consecutive steps skipped" in error

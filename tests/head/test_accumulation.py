@@ -108,7 +108,7 @@ def test_a_label_missing_from_the_sampled_labels_stops_the_step(static_mode, cap
 
     import paddle_pfc
 
-    main, startup, head = _program(paddle)
+    main, startup, head = _program(paddle, sample_ratio=0.1)  # num_sample 4: the 8 positives alone are kept
     acc = paddle_pfc.accumulation_of(main)
     exe = paddle.static.Executor(paddle.CPUPlace())
     with paddle.static.scope_guard(paddle.static.Scope()):
