@@ -3,7 +3,8 @@
 The contract, for a program whose heads sample (``sample_ratio < 1``): one set of kept centers per
 optimizer step, drawn from the labels of all K micro-batches of every rank (each head's
 ``sample_label``, fed the same at every micro-step) with the random draws the same at every
-micro-step (the caller seeds Paddle's generator alike before each: ``paddle.seed``). Every
+micro-step (the caller seeds Paddle's generator alike before each: ``paddle.seed``); a
+micro-step whose kept set differs from the first's stops the step on every rank. Every
 micro-step's logits use that set. Each micro-step backpropagates ``loss / K`` and adds its
 gradients into persistable float32 buffers: the data-parallel parameters' (their shapes, summed
 over ranks at each micro-step) and each head's kept rows' (``[rows, D]``, ``rows`` =
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 import paddle
 from paddle import _C_ops
 
+from paddle_pfc.head import checks
 from paddle_pfc.head.spec import accumulation_rows
 from paddle_pfc.utils import paddle_compat
 
@@ -131,6 +133,7 @@ def accumulate_blocks(acc: Accumulation, head, grads: list) -> list:
     rows = accumulation_rows(head.spec, acc.steps)
     buffer = _buffer(head.name + BUFFER_SUFFIX, [rows, head.embedding_size], "float32", distributed=True)
     out = []
+    grads = [_same_kept_set(acc, head, grads[0]), *grads[1:]]
     for block, grad in zip(head.blocks, grads):
         wide = grad if grad.dtype == paddle.float32 else paddle.cast(grad, "float32")
         index = paddle.arange(paddle.shape(wide)[0], dtype="int64") + block.start
@@ -139,6 +142,25 @@ def accumulate_blocks(acc: Accumulation, head, grads: list) -> list:
         _C_ops.scatter_(buffer, index, total, True)
         out.append(total if grad.dtype == paddle.float32 else paddle.cast(total, grad.dtype))
     return out
+
+
+def _same_kept_set(acc: Accumulation, head, grad: paddle.pir.Value) -> paddle.pir.Value:
+    """``grad`` once ``head`` keeps the centers it kept at the step's first micro-step (their count
+    and two sums of their indices, kept in a buffer, compared on every rank); otherwise the step
+    stops on every rank (the micro-steps were not fed the same ``sample_label`` or not seeded alike),
+    the rank that differs printing its fingerprints (count, sum, sum of squares: then, first)."""
+    index = head.sampled_index
+    if index is None:
+        return grad
+    count = paddle.cast(paddle.shape(index)[0:1], "int64")
+    mark = paddle.concat([count, paddle.sum(index, keepdim=True), paddle.sum(index * index, keepdim=True)])
+    first = _buffer(head.name + "@kept" + BUFFER_SUFFIX, [3], "int64", distributed=True)
+    kept = paddle.where(acc.first, mark, first)
+    paddle_compat.assign_into(kept, first)
+    bad = paddle.reshape(paddle.cast(paddle.any(kept != mark), "float32"), [1])
+    if head.world_size > 1:  # every rank stops together
+        bad = head.chain.all_reduce_max(bad)
+    return checks.passed(grad, paddle.reshape(bad == 0, []), lambda: [mark, kept], 3, head.chain)
 
 
 def accumulate_gradients(acc: Accumulation, heads: list, grads, loss: paddle.pir.Value) -> paddle.pir.Value:
