@@ -98,7 +98,7 @@ class LargeScaleClassifier:
     draws the centers from normal(0, :data:`CENTER_INIT_STD`) (default); False fills them with
     zeros instead (no random draw), for a program whose every center is written before its first
     step (a checkpoint loaded into it); the attribute of that name says which. ``sample_label``
-    (int [M], composite backend): the labels the kept centers are drawn from instead of ``label``
+    (int [M]): the labels the kept centers are drawn from instead of ``label``
     (every rank's, gathered), each label of ``label`` among them: gradient accumulation's step
     labels (:mod:`paddle_pfc.head.accumulation`).
 
@@ -195,14 +195,17 @@ class LargeScaleClassifier:
             self.sampled_index = None
             local_target = local
         else:
+            drawn_from = self._sampling_labels(total_label)
             if self.fused:
-                sample = sampling.sample_shard_fused(total_label, self.class_start, self.num_local,
-                                                     self.num_sample, self.rank, self.world_size,
-                                                     self.backend.fused, self.chain)
+                sample = sampling.sample_shard_fused(drawn_from, self.class_start, self.num_local, self.num_sample,
+                                                     self.rank, self.world_size, self.backend.fused, self.chain,
+                                                     target_label=total_label)
                 global_target = sample.global_target
             else:
-                sample = sampling.sample_shard_composite(self._sampling_labels(local), self.num_local,
-                                                         self.num_sample, self.backend.blocks, local)
+                drawn_local = local if self.sample_label is None else \
+                    sampling.local_labels(drawn_from, self.class_start, self.num_local)
+                sample = sampling.sample_shard_composite(drawn_local, self.num_local, self.num_sample,
+                                                         self.backend.blocks, local)
             self.sampled_index, local_target = sample.sampled_index, sample.local_target
             if self.sample_label is not None:
                 local_target = self._targets_kept(local, local_target)
@@ -222,27 +225,23 @@ class LargeScaleClassifier:
 
     def _check_sample_label(self, sample_label):
         """``sample_label`` once it can be sampled from: an integer tensor of one dimension (or
-        [n, 1]) on the composite backend; ValueError otherwise."""
+        [n, 1]); ValueError otherwise."""
         if sample_label is None:
             return None
         if sample_label.dtype not in (paddle.int64, paddle.int32) or not (
                 len(sample_label.shape) == 1 or (len(sample_label.shape) == 2 and sample_label.shape[1] == 1)):
             raise ValueError(f"sample_label must be an integer tensor of shape [n] or [n, 1], got "
                              f"{sample_label.dtype} {list(sample_label.shape)}")
-        if self.fused and self.sampled:
-            raise ValueError("sample_label: the fused kernels sample from the step's own labels; use "
-                             "kernels='composite' to sample from other labels (gradient accumulation)")
         return sample_label
 
-    def _sampling_labels(self, local) -> paddle.pir.Value:
-        """int64 [M]: the local labels the kept centers are drawn from: ``local`` (this step's
-        gathered labels), or those of every rank's ``sample_label`` (checked in range too)."""
+    def _sampling_labels(self, total_label) -> paddle.pir.Value:
+        """int64 [M]: the labels the kept centers are drawn from: ``total_label`` (this step's
+        gathered labels), or every rank's ``sample_label`` (checked in range too)."""
         if self.sample_label is None:
-            return local
+            return total_label
         labels = paddle.reshape(paddle.cast(self.sample_label, "int64"), [-1])
         labels.stop_gradient = True
-        gathered = checks.labels_in_range(self.chain.all_gather(labels), self.num_classes, self.chain)
-        return sampling.local_labels(gathered, self.class_start, self.num_local)
+        return checks.labels_in_range(self.chain.all_gather(labels), self.num_classes, self.chain)
 
     def _targets_kept(self, local, local_target) -> paddle.pir.Value:
         """``local_target`` once every label of this shard in ``local`` is among the kept centers

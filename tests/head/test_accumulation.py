@@ -5,15 +5,16 @@ import pytest
 
 from helpers.accumulate_runs import accumulate_cases, check_accumulated, load_ranks, nonfinite_case, run_accumulate
 
-#: world size -> {run: (sampled cases, native kernels, backend)}: the native kernels and Paddle's
-#: ops with sampling (one set of kept centers for the K micro-batches) and without; the fused
-#: kernels (their CPU emulation) without sampling (with it they sample from the step's own labels).
+#: world size -> {run: (sampled cases, native kernels, backend)}: the native kernels, Paddle's ops
+#: and the fused kernels (their CPU emulation) with sampling (one set of kept centers for the K
+#: micro-batches) and without.
 RUNS = {
-    1: {"native": (True, "on", "composite"), "paddle_ops": (True, "off", "composite"),
+    1: {"native": (True, "on", "composite"), "paddle_ops": (True, "off", "composite"), "fused": (True, "off", "fused"),
         "native_full": (False, "on", "composite"), "fused_full": (False, "off", "fused")},
-    2: {"native": (True, "on", "composite"), "paddle_ops": (True, "off", "composite"),
+    2: {"native": (True, "on", "composite"), "paddle_ops": (True, "off", "composite"), "fused": (True, "off", "fused"),
         "paddle_ops_full": (False, "off", "composite"), "fused_full": (False, "off", "fused")},
-    3: {"native": (True, "on", "composite"), "paddle_ops_full": (False, "off", "composite")},
+    3: {"native": (True, "on", "composite"), "paddle_ops_full": (False, "off", "composite"),
+        "fused": (True, "off", "fused")},
 }
 _DONE: dict = {}
 
@@ -31,7 +32,7 @@ def _runs(world_size: int, tmp_path_factory) -> dict:
 @pytest.mark.parametrize("world_size", [1, pytest.param(2, marks=pytest.mark.multirank),
                                         pytest.param(3, marks=pytest.mark.multirank)])
 def test_one_accumulated_step_is_one_step_of_the_whole_batch(world_size, tmp_path_factory):
-    """SGD, Momentum and AdamW with K = 2 and 3, sampled and not, on every backend of the run table:
+    """SGD, Momentum and AdamW with K = 2 and 3, sampled and not, on the backends of the run table:
     each optimizer step equals the float64 step of the K x batch batch; rows not kept untouched."""
     runs = _runs(world_size, tmp_path_factory)
     for tag, (folder, cases) in runs.items():

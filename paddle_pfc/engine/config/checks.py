@@ -192,7 +192,7 @@ def _check_optimizer(c: dict, errors: list[str]) -> None:
 
 
 def _check_accumulation(c: dict, errors: list[str]) -> None:
-    """``train.accumulate_steps`` > 1 against loss scaling and the fused kernels' sampling."""
+    """``train.accumulate_steps`` > 1 against loss scaling."""
     t, cl = c["train"], c["classifier"]
     if (t["accumulate_steps"] or 1) == 1:
         return
@@ -201,9 +201,6 @@ def _check_accumulation(c: dict, errors: list[str]) -> None:
     if scaled:
         errors.append("train.accumulate_steps: gradient accumulation runs without loss scaling (float16); set "
                       "train.loss_scaling off, or train.accumulate_steps 1")
-    if cl["kernels"] == "fused" and (cl["sample_ratio"] or 1.0) < 1.0:
-        errors.append("train.accumulate_steps: the fused kernels sample from a micro-batch's own labels; use "
-                      "classifier.kernels composite (one sampled set for the K micro-batches) or sample_ratio 1")
 
 
 #: what ``loss.name`` arcface / cosface asks of margin1..3: (margin1, margin2 > 0 or == 0, margin3 > 0 or == 0)
