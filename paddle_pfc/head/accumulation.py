@@ -68,15 +68,13 @@ def accumulation_of(program: paddle.static.Program) -> Accumulation | None:
     return _OF.get(program)
 
 
-def check_accumulation(heads: list, steps, scaled: bool) -> None:
-    """ValueError naming what ``accumulate_steps=steps`` cannot train: not an int >= 1, loss
-    scaling (its scale would move between micro-steps), or a sampled head without ``sample_label``."""
+def check_accumulation(heads: list, steps) -> None:
+    """ValueError naming what ``accumulate_steps=steps`` cannot train: not an int >= 1, or a
+    sampled head without ``sample_label``."""
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ValueError(f"accumulate_steps must be an int >= 1, got {steps!r}")
     if steps == 1:
         return
-    if scaled:
-        raise ValueError("accumulate_steps > 1 with loss scaling: not supported (pass loss_scaling=False)")
     for head in heads:
         if head.sampled and head.sample_label is None:
             raise ValueError(f"accumulate_steps={steps}: {head.name} samples its centers, so one set of kept "

@@ -269,7 +269,7 @@ def append_updates(optimizer: paddle.optimizer.Optimizer, heads: list, grads: Gr
     else:
         paddle.static.nn.cond(run, apply_updates, None)
         if scaler:
-            scaler.append_update(found_inf)
+            scaler.append_update(found_inf, apply)
 
 
 def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
@@ -306,8 +306,9 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
     * ``accumulate_steps`` K > 1: gradient accumulation (:mod:`paddle_pfc.head.accumulation`): the
       program is run K times a step, fed the micro-step (0 .. K-1) as ``accumulation_of(program).feed_name``;
       gradients of ``loss / K`` add up in buffers and the updates run at the K-th micro-step, the
-      finite check reading the buffers. A sampled head needs its ``sample_label`` (the labels of
-      all K micro-batches); no loss scaling.
+      finite check reading the buffers (with loss scaling: the scaled sums, unscaled there; the
+      scale moves at the K-th micro-step only). A sampled head needs its ``sample_label`` (the
+      labels of all K micro-batches).
 
     ``loss``: float32 scalar, normally ``LargeScaleClassifier.output_dict['loss']`` (plus any
     terms the user adds; local terms are summed over ranks like the rest). Returns the list of
@@ -319,7 +320,7 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
     statistics = running_statistics(program)
     rule = check_arguments(program, heads, optimizer, loss)
     scaler = _loss_scaler(loss_scaling, heads)
-    accumulation.check_accumulation(heads, accumulate_steps, scaler is not None)
+    accumulation.check_accumulation(heads, accumulate_steps)
     if check_memory:
         check_centers_fit(heads, rule, accumulate_steps)
     if not mark_minimized(program):

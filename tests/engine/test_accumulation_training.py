@@ -100,18 +100,6 @@ def test_the_rate_scales_with_the_global_batch_of_an_optimizer_step():
     assert resolve_lr(default, 1) == pytest.approx(0.1 * 256 / 512)
 
 
-@pytest.mark.parametrize("overrides, message", [
-    (["train.loss_scaling=on"], "train.accumulate_steps: gradient accumulation runs without loss scaling"),
-    (["classifier.dtype=float16"], "train.accumulate_steps: gradient accumulation runs without loss scaling"),
-])
-def test_what_accumulation_cannot_run_is_refused_naming_the_key(overrides, message):
-    from paddle_pfc.engine.config import ConfigError, load_config
-
-    load_config(None, ["data.num_classes=10", "train.accumulate_steps=1", *overrides])  # one micro-batch a step
-    with pytest.raises(ConfigError, match=message):
-        load_config(None, ["data.num_classes=10", "train.accumulate_steps=2", *overrides])
-
-
 def test_the_pre_flight_plans_the_center_buffer():
     from paddle_pfc.engine.config import load_config
     from paddle_pfc.engine.memory import training_head_spec

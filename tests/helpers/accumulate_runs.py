@@ -18,9 +18,9 @@ ARCFACE, COSFACE, COMBINED = (1.0, 0.5, 0.0), (1.0, 0.0, 0.4), (0.9, 0.4, 0.15)
 
 
 def accumulate_cases(world_size: int, sampled: bool = True) -> list[dict]:
-    """Momentum, SGD and AdamW, K = 2 and 3, two optimizer steps each (the second starts from the
-    first's buffers: the first micro-step must overwrite them); ``sampled``: with ``sample_ratio < 1``
-    (else every row kept)."""
+    """Momentum, SGD (with dynamic loss scaling) and AdamW, K = 2 and 3, two optimizer steps each
+    (the second starts from the first's buffers: the first micro-step must overwrite them);
+    ``sampled``: with ``sample_ratio < 1`` (else every row kept)."""
     classes = {1: 13, 2: 37, 3: 31}[world_size]
     base = dict(batch=3, dim=16, in_dim=12, steps=2, lr=0.2, momentum=0.9, weight_decay=5e-4, scale=16.0,
                 optimizer="momentum", margins=ARCFACE)
@@ -30,7 +30,7 @@ def accumulate_cases(world_size: int, sampled: bool = True) -> list[dict]:
         dict(base, name="momentum_k2", num_classes=classes * 3, sample_ratio=ratio(0.3), seed=71, chunk_rows=3,
              accumulate_steps=2),
         dict(base, name="sgd_k3", num_classes=classes * 2, sample_ratio=ratio(0.4), seed=72, optimizer="sgd",
-             weight_decay=1e-3, batch=2, accumulate_steps=3, margins=COSFACE),
+             weight_decay=1e-3, batch=2, accumulate_steps=3, margins=COSFACE, loss_scaling=True),
         dict(adamw, name="adamw_k3", num_classes=classes * 3, sample_ratio=ratio(0.3), seed=73, chunk_rows=4,
              accumulate_steps=3, margins=COMBINED),
         dict(adamw, name="adamw_k2", num_classes=classes * 2, sample_ratio=ratio(0.5), seed=74, batch=2,
@@ -38,10 +38,14 @@ def accumulate_cases(world_size: int, sampled: bool = True) -> list[dict]:
     ]
 
 
-def nonfinite_case() -> dict:
-    """One rank, three steps; an inf input in micro-batch 1 of step 1 skips that whole step."""
-    case = accumulate_cases(1)[0]
-    return dict(case, name="nonfinite_k2", steps=3, inject_inf=[1, 1, 0], skipped_steps=[1])
+def nonfinite_cases() -> list[dict]:
+    """One rank, three steps; an inf input in a micro-batch of step 1 skips that whole step: in the
+    last micro-batch (the first one's gradients dropped with it), and in the first with dynamic loss
+    scaling (whose scale then halves once, at the step's last micro-batch, not at each bad one)."""
+    case = dict(accumulate_cases(1)[0], steps=3, inject_inf=[1, 1, 0], skipped_steps=[1])
+    return [dict(case, name="nonfinite_k2"),
+            dict(case, name="scaled_nonfinite_k2", loss_scaling=True, inject_inf=[1, 0, 0]),
+            dict(accumulate_cases(1)[2], name="scaled_adamw_k3", loss_scaling=True)]
 
 
 def run_accumulate(world_size: int, root: Path, runs: dict[str, tuple[list[dict], str, str]]) -> dict:
@@ -124,6 +128,9 @@ def check_accumulated(case: dict, ranks: list[dict], world_size: int) -> None:
     for step in range(case["steps"]):
         got_c = np.concatenate([r[f"shard_{step}"] for r in ranks]).astype(np.float64)
         flags = ranks[0][f"flags_{step}_{last}"]
+        if case.get("loss_scaling"):  # halved once by each skipped step so far, at its last micro-batch
+            halvings = sum(s <= step for s in case.get("skipped_steps", ()))
+            assert {float(r[f"scale_{step}"][0]) for r in ranks} == {2.0 ** (16 - halvings)}, (name, step)
         if step in case.get("skipped_steps", ()):
             assert flags.max() > 0, (name, step, flags)
             np.testing.assert_array_equal(got_c, centers, err_msg=f"{name}: a skipped step moved centers")

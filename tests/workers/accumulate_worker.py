@@ -59,7 +59,7 @@ def build(case: dict, rank: int, world_size: int):
             sample_ratio=case["sample_ratio"], embedding_size=case["dim"], name="centers",
             chunk_rows=case.get("chunk_rows"), sample_label=everything)
         opt = optimizer_of(case)
-        paddle_pfc.minimize(opt, head.output_dict["loss"], accumulate_steps=k)
+        paddle_pfc.minimize(opt, head.output_dict["loss"], accumulate_steps=k, loss_scaling=case.get("loss_scaling"))
         if case["optimizer"] == "adamw":
             states = {f"backbone_moment{i}": opt._accumulators[kind]["backbone_w"].name
                       for i, kind in enumerate(("moment1", "moment2"), 1)}
@@ -102,6 +102,8 @@ def run_case(case: dict, rank: int, world_size: int) -> dict:
         out[f"backbone_{step}"] = read_tensor(scope, "backbone_w")
         for key, name in states.items():
             out[f"{key}_{step}"] = read_tensor(scope, name)
+        if scope.find_var("loss_scaling@scale") is not None:
+            out[f"scale_{step}"] = read_tensor(scope, "loss_scaling@scale")
     return out
 
 

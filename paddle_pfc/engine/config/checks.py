@@ -171,7 +171,6 @@ def _check_run(c: dict, errors: list[str]) -> None:
         errors.append("classifier.kernels: the fused kernels cannot run loss.name 'adaface' (a margin a sample); "
                       "use auto or composite")
     _check_optimizer(c, errors)
-    _check_accumulation(c, errors)
     if t["resume"] and t["overwrite"]:
         errors.append(f"train.overwrite: deletes the checkpoints that train.resume={t['resume']!r} would "
                       "continue from; give one of them")
@@ -189,18 +188,6 @@ def _check_optimizer(c: dict, errors: list[str]) -> None:
     if t["weight_decay_exempt"] not in (None, "none") and t["optimizer"] != "adamw":
         errors.append(f"train.weight_decay_exempt: {t['weight_decay_exempt']!r} needs train.optimizer adamw "
                       f"(train.optimizer {t['optimizer']!r} decays every parameter)")
-
-
-def _check_accumulation(c: dict, errors: list[str]) -> None:
-    """``train.accumulate_steps`` > 1 against loss scaling."""
-    t, cl = c["train"], c["classifier"]
-    if (t["accumulate_steps"] or 1) == 1:
-        return
-    scaled = t["loss_scaling"] == "on" or (t["loss_scaling"] == "auto" and (
-        str(t["amp"]).startswith("fp16") or cl["dtype"] == "float16"))
-    if scaled:
-        errors.append("train.accumulate_steps: gradient accumulation runs without loss scaling (float16); set "
-                      "train.loss_scaling off, or train.accumulate_steps 1")
 
 
 #: what ``loss.name`` arcface / cosface asks of margin1..3: (margin1, margin2 > 0 or == 0, margin3 > 0 or == 0)
