@@ -108,13 +108,10 @@ class DynamicLossScaler:
                                  paddle.where(grow, self.scale * s.incr_ratio, self.scale))
         # Keep a finite scale: growing past float32's range would make every step overflow.
         new_scale = paddle.where(paddle.isfinite(new_scale), new_scale, self.scale)
-        bad, good = paddle.where(shrink, paddle.zeros_like(bad), bad), paddle.where(grow, paddle.zeros_like(good), good)
-        if apply is not None:
-            new_scale, bad = paddle.where(apply, new_scale, self.scale), paddle.where(apply, bad, self.bad_steps)
-            good = paddle.where(apply, good, self.good_steps)
-        paddle_compat.assign_into(bad, self.bad_steps)
-        paddle_compat.assign_into(good, self.good_steps)
-        paddle_compat.assign_into(new_scale, self.scale)
+        for value, target, reset in ((bad, self.bad_steps, shrink), (good, self.good_steps, grow),
+                                     (new_scale, self.scale, None)):
+            value = value if reset is None else paddle.where(reset, paddle.zeros_like(value), value)
+            paddle_compat.assign_into(value if apply is None else paddle.where(apply, value, target), target)
 
 
 def nonfinite_flag(values: list, ops: PaddleBlockOps, limit_log2: int = 128) -> paddle.pir.Value:
