@@ -1,9 +1,9 @@
 """paddle_pfc: Partial FC for PaddlePaddle 3 static (PIR) programs.
 
 Public API: :func:`init_distributed`, :class:`LargeScaleClassifier`, :func:`minimize` (with
-:class:`LossScaling`), :func:`run`, :func:`configure_process` (CPU math-library and allocator
-settings; :func:`init_distributed` applies them), :func:`plan` / :func:`max_classes` (memory
-per rank).
+:class:`LossScaling`; :func:`accumulation_of` for gradient accumulation), :func:`run`,
+:func:`configure_process` (CPU math-library and allocator settings; :func:`init_distributed`
+applies them), :func:`plan` / :func:`max_classes` (memory per rank).
 
 Layers, lowest first (docs/architecture.md): :mod:`paddle_pfc.utils` (files, pickles, errors, the
 CPU), :mod:`paddle_pfc.kernels` (native CPU ops, fused GPU kernels and their emulations),
@@ -35,6 +35,7 @@ _PUBLIC = {
     "init_distributed": "paddle_pfc.runtime.distributed",
     "LossScaling": "paddle_pfc.head.loss_scaling",
     "minimize": "paddle_pfc.head.optimizer",
+    "accumulation_of": "paddle_pfc.head.accumulation",
     "plan": "paddle_pfc.head.planner",
     "max_classes": "paddle_pfc.head.planner",
     "run": "paddle_pfc.head.runner",

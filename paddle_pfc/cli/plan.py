@@ -33,7 +33,7 @@ def _list(kind):
 #: Each option's value when neither the option nor a config gives it.
 DEFAULTS = {"num_classes": [1_000_000], "embedding_size": [512], "world_size": [1], "sample_ratio": [1.0],
             "batch_size": [128], "center_dtype": "float32", "compute_dtype": "float32", "momentum_dtype": None,
-            "optimizer": "momentum"}
+            "optimizer": "momentum", "accumulate_steps": 1}
 
 SCOPE = ("the head only: class centers, their momentum, the kept rows, logits and softmax of one rank, plus "
          "a fixed process overhead; not the backbone's parameters and activations nor the data loader")
@@ -47,7 +47,8 @@ def _from_config(path: str, overrides: list[str]) -> dict:
     return {"num_classes": [cfg.data.num_classes], "embedding_size": [cfg.model.embedding_size],
             "sample_ratio": [cfg.classifier.sample_ratio], "batch_size": [cfg.train.batch_size],
             "center_dtype": cfg.classifier.center_dtype, "compute_dtype": cfg.classifier.dtype,
-            "momentum_dtype": cfg.classifier.momentum_dtype, "optimizer": cfg.train.optimizer}
+            "momentum_dtype": cfg.classifier.momentum_dtype, "optimizer": cfg.train.optimizer,
+            "accumulate_steps": cfg.train.accumulate_steps}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -83,6 +84,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--optimizer", default=None, choices=sorted(planner.OPTIMIZER_STATES),
                    help="optimizer of the centers (its state a center: momentum one row, adamw two float32 rows "
                         "and a step count, sgd none; default: the config's train.optimizer, else momentum)")
+    p.add_argument("--accumulate-steps", type=int, default=None,
+                   help="micro-batches an optimizer step (the centers' gradient accumulation buffer; default: the "
+                        "config's train.accumulate_steps, else 1)")
     p.add_argument("--kernels", default="native", choices=("native", "paddle"),
                    help="the CPU head's kernels: the native ones (PADDLE_PFC_NATIVE, the default where they "
                         "build) or Paddle's own")
@@ -134,7 +138,7 @@ def _print_max_classes(args: argparse.Namespace, combos) -> None:
     for d, w, r, b in combos:
         m = planner.max_classes(memory, d, w, r, b, args.center_dtype,
                                 args.compute_dtype, args.optimizer, args.kernels == "native", args.malloc,
-                                args.momentum_dtype, _bfloat16_products(args))
+                                args.momentum_dtype, _bfloat16_products(args), args.accumulate_steps)
         if args.json:
             print(json.dumps(dict(memory_per_rank=memory, embedding_size=d, world_size=w,
                                   sample_ratio=r, batch_size=b, max_classes=m)))
@@ -145,7 +149,7 @@ def _print_max_classes(args: argparse.Namespace, combos) -> None:
         if m:
             print(planner.plan(m, d, w, r, b, args.center_dtype, args.compute_dtype,
                                args.optimizer, args.kernels == "native", args.malloc,
-                               args.momentum_dtype, _bfloat16_products(args)).table())
+                               args.momentum_dtype, _bfloat16_products(args), args.accumulate_steps).table())
         print()
 
 
@@ -155,7 +159,8 @@ def _print_plans(args: argparse.Namespace, combos) -> None:
     memory = planner.parse_bytes(args.memory) if args.memory is not None else None
     for c, (d, w, r, b) in itertools.product(args.num_classes, list(combos)):
         result = planner.plan(c, d, w, r, b, args.center_dtype, args.compute_dtype, args.optimizer,
-                              args.kernels == "native", args.malloc, args.momentum_dtype, _bfloat16_products(args))
+                              args.kernels == "native", args.malloc, args.momentum_dtype, _bfloat16_products(args),
+                              args.accumulate_steps)
         fits = None if memory is None else result.total <= memory
         if args.json:
             print(json.dumps(result.as_dict() if fits is None else dict(result.as_dict(), fits=fits)))

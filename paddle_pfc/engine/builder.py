@@ -22,6 +22,7 @@ from paddle_pfc.backbones.spec import ModelSpec
 from paddle_pfc.engine import checkpoint as ckpt
 from paddle_pfc.engine.config import Config, ConfigError
 from paddle_pfc.engine.lr import WarmupDecay, build_schedule
+from paddle_pfc.head.accumulation import accumulation_of, is_buffer
 from paddle_pfc.head.adaface import AdaFace
 from paddle_pfc.head.classifier import LargeScaleClassifier
 from paddle_pfc.head.dtypes import CPU_REFUSALS
@@ -83,13 +84,16 @@ def loss_scaling_setting(cfg: Config) -> LossScaling | bool:
 class TrainPrograms:
     """The initialised programs of one rank and the names the loop and checkpoints need.
 
-    ``main`` takes the feeds ``feed_names`` (images float32 [B, 3, H, W], labels int64 [B]) and
-    fetches ``loss`` (the global loss) and ``nonfinite`` (the finite check's flags); ``eval_main``
+    ``main`` takes the feeds ``feed_names`` (images float32 [B, 3, H, W], labels int64 [B]; with
+    ``accumulate_steps`` K > 1 also the labels of the step's K micro-batches, int64 [K * B], and the
+    micro-step, int64 [1]: :mod:`paddle_pfc.head.accumulation`) and fetches ``loss`` (the global
+    loss; with K > 1 the step's so far) and ``nonfinite`` (the finite check's flags); ``eval_main``
     takes ``images`` ([N, 3, H, W]) and fetches ``eval_embedding``. ``backbone_names``: structured
     name -> variable name of the backbone's parameters and BatchNorm statistics; ``state_names``:
     every other persistable of ``main`` except class centers and the learning rate (optimizer
     states, the loss scale); ``bn_stat_names``: the BatchNorm statistics' variables (written by
-    the forward pass, outside the finite check).
+    the forward pass, outside the finite check). Accumulation buffers are in none of them (no
+    checkpoint keeps them).
     """
 
     main: paddle.static.Program
@@ -108,7 +112,8 @@ class TrainPrograms:
     backbone_names: dict[str, str]
     state_names: list[str]
     bn_stat_names: list[str]
-    feed_names: tuple[str, str] = ("images", "labels")
+    feed_names: tuple[str, ...] = ("images", "labels")
+    accumulate_steps: int = 1
 
     @property
     def heads(self) -> list[LargeScaleClassifier]:
@@ -205,17 +210,18 @@ def build_margin(loss_cfg) -> Margin:
 
 
 def build_head(cfg: Config, embedding, labels, rank: int, world_size: int,
-               chunk_rows: int | None = None, init_centers: bool = True) -> LargeScaleClassifier:
+               chunk_rows: int | None = None, init_centers: bool = True, sample_label=None) -> LargeScaleClassifier:
     """The ``LargeScaleClassifier`` of ``cfg`` (``loss.*``, ``classifier.*``, ``data.num_classes``,
     seeded by ``train.seed``) on ``embedding`` [B, D] and ``labels`` [B], named ``pfc_centers``.
     ``chunk_rows``: rows per block of kept centers (default: the head's rule); ``init_centers``:
-    the head's random initial centers (False: zeros, see ``LargeScaleClassifier``)."""
+    the head's random initial centers (False: zeros, see ``LargeScaleClassifier``); ``sample_label``:
+    the labels its kept centers are drawn from (gradient accumulation; default ``labels``)."""
     m, c, t = cfg.model, cfg.classifier, cfg.train
     return LargeScaleClassifier(
         embedding, labels, rank, world_size, cfg.data.num_classes, margin=build_margin(cfg.loss),
         sample_ratio=c.sample_ratio, embedding_size=m.embedding_size, name="pfc_centers",
         seed=t.seed, dtype=c.dtype, center_dtype=c.center_dtype, chunk_rows=chunk_rows, kernels=c.kernels,
-        momentum_dtype=c.momentum_dtype, init_centers=init_centers)
+        momentum_dtype=c.momentum_dtype, init_centers=init_centers, sample_label=sample_label)
 
 
 def build_embedding(cfg: Config, images) -> tuple[paddle.nn.Layer, object]:
@@ -238,17 +244,24 @@ class HeadTraining:
 
 def append_head_training(cfg: Config, embedding, labels, rank: int, world_size: int, learning_rate,
                          chunk_rows: int | None = None, check_memory: bool = True,
-                         init_centers: bool = True, decay_exempt: Collection[str] = ()) -> HeadTraining:
+                         init_centers: bool = True, decay_exempt: Collection[str] = (),
+                         sample_label=None) -> HeadTraining:
     """The head (:func:`build_head`) on ``embedding`` and ``labels``, and :func:`paddle_pfc.minimize`
     of its loss with :func:`build_optimizer` (``learning_rate``: a float or the schedule), the
     config's loss scaling and non-finite steps skipped. ``check_memory``: minimize's check of the
     centers against this machine's memory (off where the caller checked the whole plan).
-    ``init_centers``: as :func:`build_head`; ``decay_exempt``: as :func:`build_optimizer`'s ``exempt``."""
-    head = build_head(cfg, embedding, labels, rank, world_size, chunk_rows, init_centers)
+    ``init_centers``: as :func:`build_head`; ``decay_exempt``: as :func:`build_optimizer`'s ``exempt``.
+    ``sample_label`` (with ``train.accumulate_steps`` K > 1): the labels of the step's K micro-batches;
+    ``loss`` is then the step's loss (:class:`~paddle_pfc.head.accumulation.Accumulation`)."""
+    head = build_head(cfg, embedding, labels, rank, world_size, chunk_rows, init_centers, sample_label)
     loss = head.output_dict["loss"]
     optimizer = build_optimizer(cfg, learning_rate, decay_exempt)
     loss_scaling = loss_scaling_setting(cfg)
-    minimize(optimizer, loss, loss_scaling=loss_scaling, skip_nonfinite=True, check_memory=check_memory)
+    steps = cfg.train.accumulate_steps if sample_label is not None else 1
+    minimize(optimizer, loss, loss_scaling=loss_scaling, skip_nonfinite=True, check_memory=check_memory,
+             accumulate_steps=steps)
+    if steps > 1:
+        loss = accumulation_of(paddle.static.default_main_program()).loss
     return HeadTraining(head, loss, optimizer, loss_scaling)
 
 
@@ -266,11 +279,14 @@ def _build(cfg: Config, rank: int, world_size: int, base_lr: float, steps_per_ep
     with paddle.static.program_guard(main, startup):
         images = paddle.static.data("images", [t.batch_size, 3, size, size], "float32")
         labels = paddle.static.data("labels", [t.batch_size], "int64")
+        step_labels = paddle.static.data("step_labels", [t.accumulate_steps * t.batch_size], "int64") \
+            if t.accumulate_steps > 1 else None
         # check_memory=False: the trainer checked the whole plan of this config (engine.memory.check_head_fits)
         backbone, embedding = build_embedding(cfg, images)
         step = append_head_training(cfg, embedding, labels, rank, world_size, schedule, check_memory=False,
                                     init_centers=not centers_written,
-                                    decay_exempt=decay_exempt_names(backbone, t.weight_decay_exempt))
+                                    decay_exempt=decay_exempt_names(backbone, t.weight_decay_exempt),
+                                    sample_label=step_labels)
         head, loss, loss_scaling = step.head, step.loss, step.loss_scaling
         lr_name = learning_rate_value(step.optimizer).name
     eval_main = paddle.static.Program()
@@ -286,10 +302,13 @@ def _build(cfg: Config, rank: int, world_size: int, base_lr: float, steps_per_ep
         exe.run(startup)
     backbone_names = {key: value.name for key, value in backbone.state_dict().items()}
     skip = {head.weight.name, *(v.name for v in head.states()), *backbone_names.values(), lr_name}
+    acc = accumulation_of(main)
     return TrainPrograms(
         main=main, startup=startup, eval_main=eval_main, exe=exe, scope=paddle.static.global_scope(),
         place=place, backbone=backbone, head=head, loss=loss, nonfinite=nonfinite,
         eval_embedding=eval_embedding, schedule=schedule, loss_scaling=loss_scaling,
         backbone_names=backbone_names,
-        state_names=[n for n in ckpt.persistable_names(main) if n not in skip],
-        bn_stat_names=[name for key, name in backbone_names.items() if key.endswith(("._mean", "._variance"))])
+        state_names=[n for n in ckpt.persistable_names(main) if n not in skip and not is_buffer(n)],
+        bn_stat_names=[name for key, name in backbone_names.items() if key.endswith(("._mean", "._variance"))],
+        **({} if acc is None else {"feed_names": ("images", "labels", "step_labels", acc.feed_name),
+                                   "accumulate_steps": acc.steps}))

@@ -143,7 +143,7 @@ class StepLogger(Callback):
     def __init__(self, cfg: Config, world_size: int, total_steps: int, metrics: MetricsWriter,
                  rank: int) -> None:
         self.every, self.total_steps, self.metrics, self.rank = cfg.train.log_every, total_steps, metrics, rank
-        self.samples_per_step = cfg.train.batch_size * world_size
+        self.samples_per_step = cfg.train.batch_size * world_size * cfg.train.accumulate_steps
         self.started = self.window_start = 0.0
         self.steps = self.window_steps = 0
 

@@ -44,13 +44,14 @@ def _cpu_backend(kernels: str | None, compute_dtype: str) -> dict:
 
 def training_head_spec(cfg, world_size: int) -> HeadSpec:
     """The :class:`HeadSpec` of the head a training config ``cfg`` builds on ``world_size`` CPU ranks
-    (rank 0, the largest shard; ``train.batch_size`` per rank, the centers' optimizer of
-    ``train.optimizer``, the malloc mode of ``$PADDLE_PFC_MALLOC``, the backend this machine gives it)."""
+    (rank 0, the largest shard; ``train.batch_size`` per rank, ``train.accumulate_steps``, the centers'
+    optimizer of ``train.optimizer``, the malloc mode of ``$PADDLE_PFC_MALLOC``, the backend this machine gives it)."""
     c = cfg.classifier
     return HeadSpec(num_classes=cfg.data.num_classes, embedding_size=cfg.model.embedding_size,
                     world_size=world_size, sample_ratio=c.sample_ratio, batch_size=cfg.train.batch_size,
                     center_dtype=c.center_dtype, compute_dtype=c.dtype, momentum_dtype=c.momentum_dtype,
-                    optimizer=cfg.train.optimizer, malloc=planner.planned_malloc(os.environ.get("PADDLE_PFC_MALLOC")),
+                    optimizer=cfg.train.optimizer, accumulate_steps=cfg.train.accumulate_steps,
+                    malloc=planner.planned_malloc(os.environ.get("PADDLE_PFC_MALLOC")),
                     **_cpu_backend(c.kernels, c.dtype))
 
 

@@ -42,6 +42,18 @@ __all__ = ["Trainer", "setup_logging", "OutputDirError", "NonFiniteTrainingError
 log = logging.getLogger("paddle_pfc.train")
 
 
+def optimizer_steps_per_epoch(batches: int, accumulate_steps: int, images: int, per_batch: int) -> int:
+    """Optimizer steps of an epoch of ``batches`` global batches of ``per_batch`` images:
+    ``batches // accumulate_steps`` (a tail of fewer micro-batches is dropped); :class:`UsageError`
+    when not one step fits in the ``images``."""
+    steps = batches // accumulate_steps
+    if steps == 0:
+        raise UsageError(f"train.accumulate_steps {accumulate_steps} x {per_batch} images a micro-batch (all ranks) "
+                         f"= {accumulate_steps * per_batch} images a step, more than the {images} images of the data: "
+                         "lower train.accumulate_steps or train.batch_size")
+    return steps
+
+
 class NonFiniteTrainingError(PfcError, FloatingPointError):
     """``train.max_bad_steps`` consecutive steps were skipped as non-finite."""
 
@@ -163,7 +175,8 @@ class Trainer:
         self.loader = loader_from_config(d, self.dataset, t.batch_size, self.rank, self.world_size, size)
         if self.rank == 0:
             self._note_resized_images(size)
-        self.steps_per_epoch = self.loader.steps_per_epoch
+        self.steps_per_epoch = optimizer_steps_per_epoch(self.loader.steps_per_epoch, t.accumulate_steps, len(
+            self.dataset), t.batch_size * self.world_size)
         self.num_skipped = self.dataset.num_skipped
         self.total_steps = t.epochs * self.steps_per_epoch
         if t.max_steps is not None:
@@ -193,11 +206,12 @@ class Trainer:
         continue from its step and data position (the next epoch's start after an epoch's end).
 
         ``global_step`` counts the optimizer steps taken. With another global batch (ranks ×
-        ``train.batch_size``) than the checkpoint's, the epoch's position is carried over in
-        samples (each epoch's order is the same global permutation for any batch): the run goes on
-        at the first new step not yet fully seen, so fewer than one new global batch of samples
-        is seen twice (a warning says how many), none skipped; the learning rate's schedule is
-        set to that position in the epochs and the run ends with its last epoch."""
+        ``train.batch_size`` × ``train.accumulate_steps``) than the checkpoint's, the epoch's
+        position is carried over in samples (each epoch's order is the same global permutation
+        for any batch): the run goes on at the first new step not yet fully seen, so fewer than
+        one new global batch of samples is seen twice (a warning says how many), none skipped; the
+        learning rate's schedule is set to that position in the epochs and the run ends with its
+        last epoch."""
         self._resumed = True
         m, t, s, schedule = self.cfg.model, self.cfg.train, self.state, self.programs.schedule
         started = time.monotonic()
@@ -211,14 +225,17 @@ class Trainer:
         s.input_normalization = meta.get("input_normalization")
         if meta["world_size"] != self.world_size:
             log.info("resharded checkpoint from %d to %d ranks", meta["world_size"], self.world_size)
-        saved_batch = meta.get("config", {}).get("train", {}).get("batch_size")
-        new_global = t.batch_size * self.world_size
-        if saved_batch is not None and saved_batch * meta["world_size"] != new_global:
-            seen = s.step_in_epoch * saved_batch * meta["world_size"]
+        saved_train = meta.get("config", {}).get("train", {})
+        saved_batch = saved_train.get("batch_size")
+        new_global = t.batch_size * self.world_size * t.accumulate_steps
+        saved_global = None if saved_batch is None else \
+            saved_batch * meta["world_size"] * saved_train.get("accumulate_steps", 1)
+        if saved_global is not None and saved_global != new_global:
+            seen = s.step_in_epoch * saved_global
             s.step_in_epoch = seen // new_global
             if self.rank == 0:
                 log.warning("global batch %d (checkpoint) -> %d: epoch %d goes on at step %d of %d (%d "
-                            "of its samples seen)%s", saved_batch * meta["world_size"], new_global, s.epoch,
+                            "of its samples seen)%s", saved_global, new_global, s.epoch,
                             s.step_in_epoch, self.steps_per_epoch, seen,
                             f"; {seen % new_global} of them are seen again" if seen % new_global else "")
         if s.step_in_epoch >= self.steps_per_epoch:
@@ -276,23 +293,30 @@ class Trainer:
             for n in names:
                 p.write(n, self._frozen[n])
 
-    def _step(self, images: np.ndarray, labels: np.ndarray) -> float:
-        """One optimizer step on this rank's batch; returns the global loss.
+    def _step(self, batches: list[tuple[np.ndarray, np.ndarray]]) -> float:
+        """One optimizer step on this rank's ``batches`` (``train.accumulate_steps`` micro-batches
+        of images and labels, one program run each); returns the global loss (the mean over the
+        step's samples of every rank).
 
-        A step whose loss or any gradient is inf/NaN on any rank changes nothing (the program
-        skips every update; the BatchNorm statistics its forward pass moved are restored here)
-        and is counted and logged; ``train.max_bad_steps`` such steps in a row stop training
-        with :class:`NonFiniteTrainingError`. The step counter and data position move on either way.
+        A step whose loss or any gradient is inf/NaN on any rank (in any of its micro-batches)
+        changes nothing (the program skips every update; the BatchNorm statistics its forward
+        passes moved are restored here) and is counted and logged as one skipped step;
+        ``train.max_bad_steps`` such steps in a row stop training with :class:`NonFiniteTrainingError`.
+        The step counter and data position move on either way.
         """
         p, s = self.programs, self.state
-        # Random ops of this step (sampling, dropout) depend on (seed, global step, rank) only.
-        paddle.seed((self.cfg.train.seed * 1_000_003 + s.global_step * 4099 + self.rank) % (2**31 - 1))
+        # Random ops of this step (sampling, dropout) depend on (seed, global step, rank) only; each
+        # micro-batch starts from the same draws, so every one keeps the same sampled centers.
+        seed = (self.cfg.train.seed * 1_000_003 + s.global_step * 4099 + self.rank) % (2**31 - 1)
         self._keep_backbone_frozen(before_step=True)
         bn_before = [p.read(n) for n in p.bn_stat_names]
-        loss, flags = run(p.exe, p.main, feed=dict(zip(p.feed_names, (images, labels))),
-                                     fetch_list=[p.loss, p.nonfinite])
+        step_labels = np.concatenate([labels for _, labels in batches])
+        for micro, (images, labels) in enumerate(batches):
+            paddle.seed(seed)
+            feed = dict(zip(p.feed_names, (images, labels, step_labels, np.array([micro], np.int64))))
+            loss, flags = run(p.exe, p.main, feed=feed, fetch_list=[p.loss, p.nonfinite])
         self._keep_backbone_frozen(before_step=False)
-        loss = float(loss)
+        loss = float(np.ravel(loss)[0])
         bad = [part for part, flag in zip(NONFINITE_PARTS, np.ravel(flags)) if flag > 0]
         if bad:
             for name, value in zip(p.bn_stat_names, bn_before):
@@ -349,9 +373,11 @@ class Trainer:
         if self.rank == 0:
             dump_config(self.cfg, self.output_dir / "config.yaml")
             log.info("config: every key of this run in %s", self.output_dir / "config.yaml")
-            log.info("world_size %d, %d images, %d steps/epoch, %d steps, global batch %d, %s",
+            log.info("world_size %d, %d images, %d steps/epoch, %d steps, global batch %d%s, %s",
                      self.world_size, len(self.dataset), self.steps_per_epoch, self.total_steps,
-                     t.batch_size * self.world_size, describe_lr(self.cfg, self.world_size))
+                     t.batch_size * self.world_size * t.accumulate_steps,
+                     f" ({t.accumulate_steps} micro-batches of {t.batch_size} a rank)" if t.accumulate_steps > 1
+                     else "", describe_lr(self.cfg, self.world_size))
             if self._logger.every != t.log_every:
                 log.info("logging every %d steps (train.log_every %d is longer than a quarter of the %d-step "
                          "epoch)", self._logger.every, t.log_every, self.steps_per_epoch)
@@ -419,11 +445,11 @@ class Trainer:
         if self.num_skipped and self.rank == 0:
             log.warning("epoch %d: %d images skipped by data.skip_bad (listed at start-up)", s.epoch, self.num_skipped)
         preempted = False
-        for images, labels in self.loader.epoch(s.epoch, s.step_in_epoch):
+        for batches in self._epoch_steps():
             preemption.propose(s.global_step + 1)
             lr = self.programs.schedule()
             started = time.monotonic()
-            losses.append(self._step(images, labels))
+            losses.append(self._step(batches))
             preemption.step_seconds = time.monotonic() - started
             stop = preemption.stop_step(s.global_step)
             done = s.global_step >= self.total_steps
@@ -437,3 +463,17 @@ class Trainer:
         if s.step_in_epoch >= self.steps_per_epoch and not preempted:
             s.epoch, s.step_in_epoch = s.epoch + 1, 0
         return preempted
+
+    def _epoch_steps(self):
+        """The current epoch's remaining optimizer steps, each a list of ``train.accumulate_steps``
+        micro-batches ``(images, labels)`` in the loader's order; the micro-batches of an epoch's
+        tail that do not fill a step are not read (dropped, as the loader drops a partial batch)."""
+        k, s = self.cfg.train.accumulate_steps, self.state
+        batches = []
+        for batch in self.loader.epoch(s.epoch, s.step_in_epoch * k):
+            batches.append(batch)
+            if len(batches) == k:
+                yield batches
+                batches = []
+                if s.step_in_epoch >= self.steps_per_epoch:
+                    return

@@ -97,7 +97,10 @@ class LargeScaleClassifier:
     program's other non-sharded persistables). ``init_centers``: the startup program
     draws the centers from normal(0, :data:`CENTER_INIT_STD`) (default); False fills them with
     zeros instead (no random draw), for a program whose every center is written before its first
-    step (a checkpoint loaded into it); the attribute of that name says which.
+    step (a checkpoint loaded into it); the attribute of that name says which. ``sample_label``
+    (int [M]): the labels the kept centers are drawn from instead of ``label``
+    (every rank's, gathered), each label of ``label`` among them: gradient accumulation's step
+    labels (:mod:`paddle_pfc.head.accumulation`).
 
     ``output_dict['loss']``: float32 scalar, the mean loss over the global batch, equal on every
     rank. ``output_dict['sampled_class_index']`` (``sample_ratio < 1``): int64 [S], this rank's kept
@@ -113,7 +116,7 @@ class LargeScaleClassifier:
                  name: str | None = None, seed: int = 0, dtype: str = "float32",
                  center_dtype: str = "float32", chunk_rows: int | None = None,
                  kernels: str | None = None, momentum_dtype: str | None = None,
-                 init_centers: bool = True, margin: Margin | None = None) -> None:
+                 init_centers: bool = True, margin: Margin | None = None, sample_label=None) -> None:
         check_static_mode()
         gpu = paddle_compat.on_gpu()
         spec = HeadSpec(num_classes=num_classes, embedding_size=embedding_size, world_size=world_size, rank=rank,
@@ -145,6 +148,7 @@ class LargeScaleClassifier:
         self.chain = CollectiveChain(spec.world_size)
         self.velocity = self.velocity_scale = self.adamw_states = None
         self.init_centers = bool(init_centers)
+        self.sample_label = self._check_sample_label(sample_label)
 
         initializer = (paddle.nn.initializer.normal.NormalInitializer(
             0.0, CENTER_INIT_STD, seed=(spec.seed * 1_000_003 + spec.rank + 1) % (2**31 - 1)) if self.init_centers
@@ -191,15 +195,20 @@ class LargeScaleClassifier:
             self.sampled_index = None
             local_target = local
         else:
+            drawn_from = self._sampling_labels(total_label)
             if self.fused:
-                sample = sampling.sample_shard_fused(total_label, self.class_start, self.num_local,
-                                                     self.num_sample, self.rank, self.world_size,
-                                                     self.backend.fused, self.chain)
+                sample = sampling.sample_shard_fused(drawn_from, self.class_start, self.num_local, self.num_sample,
+                                                     self.rank, self.world_size, self.backend.fused, self.chain,
+                                                     target_label=total_label)
                 global_target = sample.global_target
             else:
-                sample = sampling.sample_shard_composite(local, self.num_local, self.num_sample,
-                                                         self.backend.blocks)
+                drawn_local = local if self.sample_label is None else \
+                    sampling.local_labels(drawn_from, self.class_start, self.num_local)
+                sample = sampling.sample_shard_composite(drawn_local, self.num_local, self.num_sample,
+                                                         self.backend.blocks, local)
             self.sampled_index, local_target = sample.sampled_index, sample.local_target
+            if self.sample_label is not None:
+                local_target = self._targets_kept(local, local_target)
             self.output_dict["sampled_class_index"] = self.sampled_index
         self.blocks = self._kept_blocks()
         self.margin_states = self.margin.create_states(self.name)
@@ -213,6 +222,40 @@ class LargeScaleClassifier:
                                        local_target, self.chain, self.margin, self.backend.blocks, self.dtype,
                                        None if self.updates_in_place else self._reload_block, self.margin_states)
         self.output_dict["loss"] = loss
+
+    def _check_sample_label(self, sample_label):
+        """``sample_label`` once it can be sampled from: an integer tensor of one dimension (or
+        [n, 1]); ValueError otherwise."""
+        if sample_label is None:
+            return None
+        if sample_label.dtype not in (paddle.int64, paddle.int32) or not (
+                len(sample_label.shape) == 1 or (len(sample_label.shape) == 2 and sample_label.shape[1] == 1)):
+            raise ValueError(f"sample_label must be an integer tensor of shape [n] or [n, 1], got "
+                             f"{sample_label.dtype} {list(sample_label.shape)}")
+        return sample_label
+
+    def _sampling_labels(self, total_label) -> paddle.pir.Value:
+        """int64 [M]: the labels the kept centers are drawn from: ``total_label`` (this step's
+        gathered labels), or every rank's ``sample_label`` (checked in range too)."""
+        if self.sample_label is None:
+            return total_label
+        labels = paddle.reshape(paddle.cast(self.sample_label, "int64"), [-1])
+        labels.stop_gradient = True
+        return checks.labels_in_range(self.chain.all_gather(labels), self.num_classes, self.chain)
+
+    def _targets_kept(self, local, local_target) -> paddle.pir.Value:
+        """``local_target`` once every label of this shard in ``local`` is among the kept centers
+        of every rank (a label missing from ``sample_label`` stops the step on every rank; the
+        rank that misses it prints its labels missing)."""
+        last = paddle.cast(paddle.shape(self.sampled_index)[0] - 1, "int64")
+        found = paddle.gather(self.sampled_index, paddle.minimum(paddle.clip(local_target, min=0), last))
+        missing = paddle.logical_and(local >= 0, found != local)
+        bad = paddle.reshape(paddle.cast(paddle.any(missing), "float32"), [1])
+        if self.world_size > 1:  # every rank stops together
+            bad = self.chain.all_reduce_max(bad)
+        ok = paddle.reshape(bad == 0, [])
+        return checks.passed(local_target, ok, lambda: [paddle.masked_select(local + self.class_start, missing)],
+                             4, self.chain)
 
     def _kept_blocks(self) -> list[Block]:
         """The kept centers in the blocks of ``layout`` (one block on the fused backend), gathered from the

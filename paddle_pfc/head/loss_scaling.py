@@ -96,8 +96,9 @@ class DynamicLossScaler:
             found_inf = paddle.logical_or(found_inf, flag)
         return unscaled, found_inf
 
-    def append_update(self, found_inf: paddle.pir.Value) -> None:
-        """Grow or shrink the scale after this step (in place; runs after every reader of it)."""
+    def append_update(self, found_inf: paddle.pir.Value, apply: paddle.pir.Value | None = None) -> None:
+        """Grow or shrink the scale after this step (in place; runs after every reader of it).
+        ``apply`` (bool [1]): only where it holds (the last micro-step of an accumulated step)."""
         s = self.settings
         good = paddle.where(found_inf, paddle.zeros_like(self.good_steps), self.good_steps + 1)
         bad = paddle.where(found_inf, self.bad_steps + 1, paddle.zeros_like(self.bad_steps))
@@ -107,9 +108,10 @@ class DynamicLossScaler:
                                  paddle.where(grow, self.scale * s.incr_ratio, self.scale))
         # Keep a finite scale: growing past float32's range would make every step overflow.
         new_scale = paddle.where(paddle.isfinite(new_scale), new_scale, self.scale)
-        paddle_compat.assign_into(paddle.where(shrink, paddle.zeros_like(bad), bad), self.bad_steps)
-        paddle_compat.assign_into(paddle.where(grow, paddle.zeros_like(good), good), self.good_steps)
-        paddle_compat.assign_into(new_scale, self.scale)
+        for value, target, reset in ((bad, self.bad_steps, shrink), (good, self.good_steps, grow),
+                                     (new_scale, self.scale, None)):
+            value = value if reset is None else paddle.where(reset, paddle.zeros_like(value), value)
+            paddle_compat.assign_into(value if apply is None else paddle.where(apply, value, target), target)
 
 
 def nonfinite_flag(values: list, ops: PaddleBlockOps, limit_log2: int = 128) -> paddle.pir.Value:

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 
 import paddle
 
+from paddle_pfc.head import accumulation
 from paddle_pfc.head.host_memory import check_state_fits
 from paddle_pfc.head.loss_scaling import DynamicLossScaler, LossScaling, nonfinite_flag
 from paddle_pfc.head.registry import classifiers_of, mark_minimized, set_nonfinite_flags
 from paddle_pfc.head.sparse_update import CenterUpdateRule, append_center_update
-from paddle_pfc.head.spec import optimizer_state_row_bytes
+from paddle_pfc.head.spec import accumulation_bytes, optimizer_state_row_bytes
 from paddle_pfc.kernels.collectives import CollectiveChain
 from paddle_pfc.utils import paddle_compat
 from paddle_pfc.utils.launch_env import local_world_size
@@ -162,13 +163,13 @@ def check_arguments(program, heads: list, optimizer: paddle.optimizer.Optimizer,
     return rule
 
 
-def check_centers_fit(heads: list, rule: CenterUpdateRule) -> None:
+def check_centers_fit(heads: list, rule: CenterUpdateRule, accumulate_steps: int = 1) -> None:
     """On CPU, :class:`~paddle_pfc.head.host_memory.HeadMemoryError` when the shards of ``heads``
-    and their optimizer state (with ``rule``) cannot fit in the memory available to this
-    machine's ranks: it fails now, not at the OOM killer's SIGKILL."""
+    and their optimizer state (with ``rule``; and their gradient accumulation buffers) cannot fit
+    in the memory available to this machine's ranks: it fails now, not at the OOM killer's SIGKILL."""
     if paddle_compat.on_gpu():
         return
-    state = sum(h.state_bytes(with_momentum=False)
+    state = sum(h.state_bytes(with_momentum=False) + accumulation_bytes(h.spec, accumulate_steps)
                 + h.num_local * optimizer_state_row_bytes(rule.kind, h.embedding_size, h.momentum_dtype) for h in heads)
     held = {"sgd": "", "momentum": " and their momentum", "adamw": " and their AdamW moments"}[rule.kind]
     check_state_fits(state, local_world_size(), f"the class centers{held} of "
@@ -243,11 +244,13 @@ def finite_check(program, chain: CollectiveChain, loss, heads: list, grads: Grad
 
 
 def append_updates(optimizer: paddle.optimizer.Optimizer, heads: list, grads: Gradients, rule: CenterUpdateRule,
-                   found_inf: paddle.pir.Value | None, scaler: DynamicLossScaler | None) -> None:
+                   found_inf: paddle.pir.Value | None, scaler: DynamicLossScaler | None,
+                   apply: paddle.pir.Value | None = None) -> None:
     """Every update of the step: each head's kept centers (:mod:`paddle_pfc.head.sparse_update`)
     and the data-parallel parameters (``optimizer.apply_gradients``); all inside one ``cond`` on
     ``found_inf`` when there is a finite check (a bad step changes no parameter and no optimizer
-    state), then the loss scale's update."""
+    state), then the loss scale's update. ``apply`` (bool [1]): the updates run only where it
+    holds (the K-th micro-step of an accumulated step)."""
     lr = paddle_compat.learning_rate_value(optimizer)
 
     def apply_updates():
@@ -257,18 +260,22 @@ def append_updates(optimizer: paddle.optimizer.Optimizer, heads: list, grads: Gr
         if grads.pairs:
             optimizer.apply_gradients(grads.pairs)
 
-    if found_inf is None:
+    run = None if found_inf is None else paddle.logical_not(paddle.reshape(found_inf, []))
+    if apply is not None:
+        due = paddle.reshape(apply, [])
+        run = due if run is None else paddle.logical_and(run, due)
+    if run is None:
         apply_updates()
     else:
-        paddle.static.nn.cond(paddle.logical_not(paddle.reshape(found_inf, [])), apply_updates, None)
+        paddle.static.nn.cond(run, apply_updates, None)
         if scaler:
-            scaler.append_update(found_inf)
+            scaler.append_update(found_inf, apply)
 
 
 def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
              startup_program: paddle.static.Program | None = None,
              loss_scaling: LossScaling | bool | None = None, skip_nonfinite: bool = True,
-             check_memory: bool = True) -> list:
+             check_memory: bool = True, accumulate_steps: int = 1) -> list:
     """Append backward and updates for ``loss`` to the current main program.
 
     * Data-parallel parameters (the backbone: every trainable parameter except class centers) get
@@ -296,30 +303,44 @@ def minimize(optimizer: paddle.optimizer.Optimizer, loss: paddle.pir.Value,
       :func:`_center_grads_bad`) and a 4-float all-reduce per step. What was non-finite is fetchable as
       :func:`paddle_pfc.head.registry.nonfinite_flags`.
 
+    * ``accumulate_steps`` K > 1: gradient accumulation (:mod:`paddle_pfc.head.accumulation`): the
+      program is run K times a step, fed the micro-step (0 .. K-1) as ``accumulation_of(program).feed_name``;
+      gradients of ``loss / K`` add up in buffers and the updates run at the K-th micro-step, the
+      finite check reading the buffers (with loss scaling: the scaled sums, unscaled there; the
+      scale moves at the K-th micro-step only). A sampled head needs its ``sample_label`` (the
+      labels of all K micro-batches).
+
     ``loss``: float32 scalar, normally ``LargeScaleClassifier.output_dict['loss']`` (plus any
     terms the user adds; local terms are summed over ranks like the rest). Returns the list of
-    (parameter, summed gradient) pairs of the data-parallel parameters.
+    (parameter, summed gradient) pairs of the data-parallel parameters (accumulated ones with K > 1).
     """
     program = paddle.static.default_main_program()
     startup = startup_program or paddle.static.default_startup_program()
     heads = classifiers_of(program)
     statistics = running_statistics(program)
     rule = check_arguments(program, heads, optimizer, loss)
+    scaler = _loss_scaler(loss_scaling, heads)
+    accumulation.check_accumulation(heads, accumulate_steps)
     if check_memory:
-        check_centers_fit(heads, rule)
+        check_centers_fit(heads, rule, accumulate_steps)
     if not mark_minimized(program):
         raise ValueError("minimize: already called for this program (its backward and updates are in it); "
                          "call it once, with the sum of the losses")
-    scaler = _loss_scaler(loss_scaling, heads)
     world_size = heads[0].world_size
+    acc = accumulation.start(program, accumulate_steps) if accumulate_steps > 1 else None
+    if acc is not None:
+        loss = loss * (1.0 / accumulate_steps)
     grads = backward(loss, heads, data_parallel_parameters(program, optimizer), scaler)
     for head in heads:
         head.create_states(rule)
     chain = CollectiveChain(world_size)
     sync_gradients(chain, grads)
+    if acc is not None:
+        loss = accumulation.accumulate_gradients(acc, heads, grads, loss)
     found_inf = finite_check(program, chain, loss, heads, grads, statistics, scaler) \
         if scaler or skip_nonfinite else None
     if grads.pairs:
         broadcast_at_startup(startup, [p for p, _ in grads.pairs], world_size, heads[0].rank)
-    append_updates(optimizer, heads, grads, rule, found_inf, scaler)
+    append_updates(optimizer, heads, grads, rule, found_inf, scaler, None if acc is None else acc.last)
     return grads.pairs
+

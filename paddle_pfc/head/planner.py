@@ -75,6 +75,7 @@ from paddle_pfc.head.spec import (
     MALLOC_MODES,
     OPTIMIZER_STATES,
     HeadSpec,
+    accumulation_bytes,
     centers_bytes,
     optimizer_state_bytes,
     planned_malloc,
@@ -125,9 +126,10 @@ class MemoryPlan:
     process_overhead: int
     malloc: str = "memory"
     momentum_dtype: str = ""  # "": center_dtype
+    accumulation: int = 0  # the centers' gradient accumulation buffer (train.accumulate_steps > 1)
     total: int = field(init=False)
 
-    COMPONENTS = ("centers", "momentum", "kept_working_set", "logits_buffers",
+    COMPONENTS = ("centers", "momentum", "accumulation", "kept_working_set", "logits_buffers",
                   "gathered_features", "sampling", "program_analysis", "heap_retention", "process_overhead")
 
     def __post_init__(self) -> None:
@@ -171,7 +173,8 @@ class MemoryPlan:
 def head_spec(num_classes: int, embedding_size: int, world_size: int, sample_ratio: float = 1.0,
               batch_size: int = 128, center_dtype: str = "float32", compute_dtype: str = "float32",
               optimizer: str = "momentum", native: bool = True, malloc: str = "memory",
-              momentum_dtype: str | None = None, bfloat16_products: bool = False) -> HeadSpec:
+              momentum_dtype: str | None = None, bfloat16_products: bool = False,
+              accumulate_steps: int = 1) -> HeadSpec:
     """The :class:`HeadSpec` that :func:`plan`'s arguments describe (rank 0, the largest shard);
     ValueError naming a bad argument."""
     if batch_size is None:
@@ -179,13 +182,15 @@ def head_spec(num_classes: int, embedding_size: int, world_size: int, sample_rat
     return HeadSpec(num_classes=num_classes, embedding_size=embedding_size, world_size=world_size,
                     sample_ratio=sample_ratio, batch_size=batch_size, center_dtype=center_dtype,
                     compute_dtype=compute_dtype, momentum_dtype=momentum_dtype, optimizer=optimizer,
-                    native=native, bfloat16_products=bfloat16_products, malloc=malloc)
+                    native=native, bfloat16_products=bfloat16_products, malloc=malloc,
+                    accumulate_steps=accumulate_steps)
 
 
 def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: float = 1.0,
          batch_size: int = 128, center_dtype: str = "float32", compute_dtype: str = "float32",
          optimizer: str = "momentum", native: bool = True, malloc: str = "memory",
-         momentum_dtype: str | None = None, bfloat16_products: bool = False) -> MemoryPlan:
+         momentum_dtype: str | None = None, bfloat16_products: bool = False,
+         accumulate_steps: int = 1) -> MemoryPlan:
     """Planned peak memory per rank of a head training step (see the module docstring):
     :func:`plan_spec` of the :class:`HeadSpec` of these arguments.
 
@@ -196,11 +201,13 @@ def plan(num_classes: int, embedding_size: int, world_size: int, sample_ratio: f
     ``momentum_dtype``: the momentum's storage dtype (default ``center_dtype``; ``int8``: with a
     float32 scale a row). ``bfloat16_products``: the CPU multiplies bfloat16 natively (AVX512_BF16 /
     AMX): the tensors are the same, but each bfloat16 product gathers its block for itself, and
-    with ``speed`` malloc those transient copies leave float32's heap retention. Raises ValueError
-    naming a bad argument.
+    with ``speed`` malloc those transient copies leave float32's heap retention.
+    ``accumulate_steps``: micro-batches a step (the centers' gradient accumulation buffer,
+    :func:`~paddle_pfc.head.spec.accumulation_bytes`). Raises ValueError naming a bad argument.
     """
     return plan_spec(head_spec(num_classes, embedding_size, world_size, sample_ratio, batch_size, center_dtype,
-                               compute_dtype, optimizer, native, malloc, momentum_dtype, bfloat16_products))
+                               compute_dtype, optimizer, native, malloc, momentum_dtype, bfloat16_products,
+                               accumulate_steps))
 
 
 def plan_spec(spec: HeadSpec) -> MemoryPlan:
@@ -233,19 +240,21 @@ def plan_spec(spec: HeadSpec) -> MemoryPlan:
         sampling=sampling,
         program_analysis=int(K_EXEC * layout.num_blocks * layout.num_blocks),
         heap_retention=K_HEAP * s * d * heap_bytes // 4 if spec.malloc == "speed" else 0,
-        process_overhead=PROCESS_OVERHEAD, malloc=spec.malloc, momentum_dtype=spec.momentum_dtype)
+        process_overhead=PROCESS_OVERHEAD, malloc=spec.malloc, momentum_dtype=spec.momentum_dtype,
+        accumulation=accumulation_bytes(spec, spec.accumulate_steps))
 
 
 def max_classes(memory_per_rank_bytes: int, embedding_size: int, world_size: int,
                 sample_ratio: float = 1.0, batch_size: int = 128, center_dtype: str = "float32",
                 compute_dtype: str = "float32", optimizer: str = "momentum", native: bool = True,
-                malloc: str = "memory", momentum_dtype: str | None = None, bfloat16_products: bool = False) -> int:
+                malloc: str = "memory", momentum_dtype: str | None = None, bfloat16_products: bool = False,
+                accumulate_steps: int = 1) -> int:
     """The largest ``num_classes`` whose :func:`plan` total fits in ``memory_per_rank_bytes``
     (:func:`max_classes_spec` of these arguments). Raises ValueError naming a bad argument."""
     _check_memory(memory_per_rank_bytes)
     spec = head_spec(world_size if is_int(world_size) else 1, embedding_size, world_size, sample_ratio,
                      batch_size, center_dtype, compute_dtype, optimizer, native, malloc, momentum_dtype,
-                     bfloat16_products)
+                     bfloat16_products, accumulate_steps)
     return max_classes_spec(memory_per_rank_bytes, spec)
 
 

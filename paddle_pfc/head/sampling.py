@@ -46,14 +46,18 @@ def local_labels(global_label: paddle.pir.Value, class_start: int, num_local: in
 
 
 def sample_shard_composite(local_label: paddle.pir.Value, num_local: int, num_sample: int,
-                           ops: PaddleBlockOps) -> ShardSample:
+                           ops: PaddleBlockOps, target_label: paddle.pir.Value | None = None) -> ShardSample:
     """Sample a shard on the composite backend: the head's block operations ``ops`` draw the kept
     centers (:meth:`~paddle_pfc.kernels.blockwise.PaddleBlockOps.sample_shard`: plain ops, or one
     native selection-sampling pass); ``sampled_index`` is sorted.
 
-    ``local_label``: int64 [N] as returned by :func:`local_labels`; ``num_sample`` < ``num_local``.
+    ``local_label``: int64 [N] as returned by :func:`local_labels`, the positives kept;
+    ``num_sample`` < ``num_local``. ``target_label``: the local labels whose columns
+    ``local_target`` holds (default ``local_label``), each of them among ``local_label``'s
+    (gradient accumulation: the labels of one micro-batch, sampled with those of all of them).
     """
-    return _with_targets(ops.sample_shard(local_label, num_local, num_sample), local_label)
+    sampled_index = ops.sample_shard(local_label, num_local, num_sample)
+    return _with_targets(sampled_index, local_label if target_label is None else target_label)
 
 
 def _with_targets(sampled_index: paddle.pir.Value, local_label: paddle.pir.Value) -> ShardSample:
@@ -66,7 +70,8 @@ def _with_targets(sampled_index: paddle.pir.Value, local_label: paddle.pir.Value
 
 
 def sample_shard_fused(global_label: paddle.pir.Value, class_start: int, num_local: int, num_sample: int,
-                       rank: int, world_size: int, kernels: FusedKernels, chain: CollectiveChain) -> ShardSample:
+                       rank: int, world_size: int, kernels: FusedKernels, chain: CollectiveChain,
+                       target_label: paddle.pir.Value | None = None) -> ShardSample:
     """Sample a shard with the fused ``class_center_sample`` kernel (Paddle's on GPU, or its
     emulation: :mod:`paddle_pfc.kernels`).
 
@@ -79,8 +84,11 @@ def sample_shard_fused(global_label: paddle.pir.Value, class_start: int, num_loc
     (uneven shards), and it relies on a scan whose kept counts this package cannot check without a
     GPU. A run-time check stops the step on every rank, before the loss reads the targets, if a
     rank did not keep one of its positive centers (it prints the largest such label).
+    ``target_label``: the gathered labels whose targets are made (default ``global_label``), each
+    among ``global_label`` (gradient accumulation: one micro-batch's, sampled with all of them).
     """
     _, sampled_index = kernels.class_center_sample(global_label, num_local, num_sample, rank, chain)
+    global_label = global_label if target_label is None else target_label
     local = local_labels(global_label, class_start, num_local)
     # Position of each positive among this shard's kept centers (kernel order is not sorted).
     kept = paddle.shape(sampled_index)[0:1]

@@ -15,7 +15,8 @@ from paddle_pfc.head.dtypes import CPU_REFUSALS, DTYPE_BYTES, MOMENTUM_DTYPES, m
 from paddle_pfc.utils.numbers import is_int
 
 __all__ = ["HeadSpec", "OPTIMIZER_STATES", "MALLOC_MODES", "KERNELS", "optimizer_states", "centers_bytes",
-           "optimizer_state_bytes", "optimizer_state_row_bytes", "planned_malloc"]
+           "optimizer_state_bytes", "optimizer_state_row_bytes", "planned_malloc", "accumulation_rows",
+           "accumulation_bytes"]
 
 #: Per-row optimizer states of the centers, by optimizer kind: how many [rows, D] tables it keeps
 #: (AdamW: two float32 moments, and a float32 step count a row beside them).
@@ -57,6 +58,8 @@ class HeadSpec:
     lie (Paddle's MKL found). ``malloc``: the process's malloc mode (:data:`MALLOC_MODES`).
     ``chunk_rows``: rows per block (None: the head's rule).
     ``gpu``: the program runs on a GPU (None: unknown, as when planning: no device check).
+    ``accumulate_steps``: micro-batches a step (gradient accumulation; the planner counts its
+    buffer, :func:`accumulation_bytes`).
 
     Raises ValueError naming the first bad field (the messages ``LargeScaleClassifier`` and
     ``plan`` give).
@@ -80,6 +83,7 @@ class HeadSpec:
     chunk_rows: int | None = None
     seed: int = 0
     gpu: bool | None = None
+    accumulate_steps: int = 1
 
     def __post_init__(self) -> None:
         _check_sizes(self)
@@ -130,6 +134,23 @@ def optimizer_state_row_bytes(optimizer: str, width: int, momentum_dtype: str) -
     return OPTIMIZER_STATES[optimizer] * momentum_bytes(1, width, momentum_dtype)
 
 
+def accumulation_rows(spec: HeadSpec, accumulate_steps: int) -> int:
+    """Rows of the shard's gradient accumulation buffer under ``accumulate_steps`` micro-batches a
+    step (:mod:`paddle_pfc.head.accumulation`): the most centers a step keeps — every row without
+    sampling, else ``num_sample`` or the step's positives when more (at most ``accumulate_steps *
+    batch_size * world_size`` labels; every row when the batch is dynamic)."""
+    num_local, num_sample = spec.num_local, spec.num_sample
+    if num_sample >= num_local or spec.global_batch is None:
+        return num_local
+    return min(num_local, max(num_sample, accumulate_steps * spec.global_batch))
+
+
+def accumulation_bytes(spec: HeadSpec, accumulate_steps: int) -> int:
+    """Bytes of the shard's float32 gradient accumulation buffer (:func:`accumulation_rows` rows;
+    none for one micro-batch a step)."""
+    return 0 if accumulate_steps == 1 else accumulation_rows(spec, accumulate_steps) * spec.embedding_size * 4
+
+
 def centers_bytes(spec: HeadSpec) -> int:
     """Bytes of this rank's shard of centers."""
     return spec.num_local * spec.embedding_size * DTYPE_BYTES[spec.center_dtype]
@@ -158,6 +179,8 @@ def _check_sizes(spec: HeadSpec) -> None:
         raise ValueError(f"seed must be an int >= 0, got {spec.seed!r}")
     if spec.batch_size is not None and (not is_int(spec.batch_size) or spec.batch_size < 1):
         raise ValueError(f"batch_size must be an int >= 1 (per rank), got {spec.batch_size!r}")
+    if not is_int(spec.accumulate_steps) or spec.accumulate_steps < 1:
+        raise ValueError(f"accumulate_steps must be an int >= 1, got {spec.accumulate_steps!r}")
     if spec.chunk_rows is not None and (not is_int(spec.chunk_rows) or spec.chunk_rows < 1):
         raise ValueError(f"chunk_rows must be an int >= 1 or None, got {spec.chunk_rows!r}")
 

@@ -7,7 +7,8 @@ from .schema import Config
 
 
 def resolve_lr(cfg: Config, world_size: int) -> float:
-    """The run's base learning rate for ``global_batch = cfg.train.batch_size * world_size``:
+    """The run's base learning rate for ``global_batch = cfg.train.batch_size * world_size *
+    cfg.train.accumulate_steps`` (the samples of one optimizer step):
 
     * ``train.lr_reference_batch`` set: ``(train.lr or 0.1) * global_batch / lr_reference_batch``
       (the linear scaling rule: lowering the batch lowers the rate with it);
@@ -21,7 +22,7 @@ def resolve_lr(cfg: Config, world_size: int) -> float:
     if isinstance(world_size, bool) or not isinstance(world_size, int) or world_size < 1:
         raise ValueError(f"world_size must be an int >= 1, got {world_size!r}")
     t = cfg.train
-    global_batch = t.batch_size * world_size
+    global_batch = t.batch_size * world_size * t.accumulate_steps
     if t.lr_reference_batch is not None:
         return (0.1 if t.lr is None else float(t.lr)) * global_batch / t.lr_reference_batch
     if t.lr is not None:
@@ -32,7 +33,7 @@ def resolve_lr(cfg: Config, world_size: int) -> float:
 def describe_lr(cfg: Config, world_size: int) -> str:
     """How :func:`resolve_lr` reached the rate, for the start-up log line."""
     t = cfg.train
-    global_batch = t.batch_size * world_size
+    global_batch = t.batch_size * world_size * t.accumulate_steps
     rate = resolve_lr(cfg, world_size)
     if t.lr is not None and t.lr_reference_batch is None:
         return f"lr {rate:.4g} (train.lr, not scaled with the global batch {global_batch})"

@@ -209,14 +209,15 @@ class DataConfig(Section):
 @section
 class TrainConfig(Section):
     epochs: int = setting(20, "training epochs", ge(1))
-    batch_size: int = setting(128, "per-rank batch size (global batch = batch_size * world size)", ge(1))
+    batch_size: int = setting(128, "per-rank batch (global: batch_size x ranks x train.accumulate_steps)", ge(1))
+    accumulate_steps: int = setting(1, "micro-batches per optimizer step (one sampled set of centers a step; each step "
+                                    "count, lr included, counts optimizer steps: docs/training.md)", ge(1))
     lr: float | None = setting(None, "learning rate; with train.lr_reference_batch set, the rate at that "
                                "global batch, scaled linearly: lr x global_batch / lr_reference_batch "
                                "(null = 0.1 at reference batch 512: 0.1*global_batch/512)", gt(0.0))
-    lr_reference_batch: int | None = setting(None, "global batch (ranks x batch_size) at which train.lr "
-                                             "applies; the run's rate is lr x global_batch / this (null: "
-                                             "train.lr as given, for any batch; 512 when train.lr is null)",
-                                             ge(1))
+    lr_reference_batch: int | None = setting(None, "global batch (ranks x batch_size x accumulate_steps) at which "
+                                             "train.lr applies; the run's rate is lr x global_batch / this (null: "
+                                             "train.lr as given, for any batch; 512 when train.lr is null)", ge(1))
     lr_schedule: str = setting("polynomial", "lr schedule after warmup (polynomial: insightface's)",
                                choices=LR_SCHEDULES)
     poly_power: float = setting(2.0, "polynomial decay power", gt(0.0))
