@@ -7,7 +7,8 @@ Usage (PaddleClas / PLSC style)::
     cfg = config_from_args(parser.parse_args())
     cfg.train.lr, cfg.data.root, cfg.to_dict(), cfg.to_yaml()
 
-Modules: ``schema`` (the section dataclasses: every key's type, default, check and doc; the
+Modules: ``fields`` (a value rule, a schema field, the read-only section base), ``schema`` (the
+section dataclasses: every key's type, default, check and doc; the
 read-only :class:`Config`), ``checks`` (validation, :class:`ConfigError`), ``loading`` (YAML files,
 ``_base_:`` inheritance, ``-o`` overrides, argparse glue), ``resolve`` (learning rate, set paths).
 
@@ -18,6 +19,7 @@ populated (defaults filled in, ``data.image_size`` defaulted to ``model.input_si
 ``config_from_dict(cfg.to_dict())`` round-trips. Importing this package does not import Paddle.
 """
 from .checks import ConfigError
+from .fields import Field
 from .loading import (
     add_config_args,
     config_from_args,
@@ -39,7 +41,6 @@ from .schema import (
     ClassifierConfig,
     Config,
     DataConfig,
-    Field,
     LossConfig,
     ModelConfig,
     TrainConfig,

@@ -19,7 +19,8 @@ from paddle_pfc.data.formats import data_format, either, formats_where
 from paddle_pfc.utils.errors import UsageError
 from paddle_pfc.utils.numbers import is_int
 
-from .schema import SCHEMA, Field
+from .fields import Field
+from .schema import SCHEMA
 
 
 class ConfigError(UsageError):
