@@ -43,7 +43,7 @@ def _err(overrides, path=None):
 def test_expected_configs_shipped():
     names = {p.stem for p in SHIPPED}
     assert {"demo_cpu", "ms1mv3_r50", "ms1mv3_r100", "ms1mv2_mobileface",
-            "glint360k_r100"} <= names
+            "glint360k_r100", "wf42m_vit_t", "wf42m_vit_b", "train_small_vit"} <= names
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
@@ -66,6 +66,19 @@ def test_published_recipes():
     g = load_config(str(CONFIG_DIR / "glint360k_r100.yaml"), [])
     assert g.data.num_classes == 360232
     assert (g.loss.margin2, g.loss.margin3) == (0.0, 0.4)  # CosFace, as insightface
+    vit_t = load_config(str(CONFIG_DIR / "wf42m_vit_t.yaml"), [])
+    # arcface_torch configs/wf42m_pfc03_40epoch_8gpu_vit_t.py / _vit_b.py, get_model's vit_*_dp005_*
+    assert (vit_t.model.backbone, dict(vit_t.model.options)) == ("vit_t", {"drop_path_rate": 0.05, "mask_ratio": 0.0})
+    assert (vit_t.loss.margin1, vit_t.loss.margin2, vit_t.loss.margin3, vit_t.loss.scale) == (1.0, 0.0, 0.4, 64.0)
+    assert (vit_t.classifier.sample_ratio, vit_t.data.num_classes, vit_t.train.epochs) == (0.3, 2059906, 40)
+    assert (vit_t.train.optimizer, vit_t.train.lr, vit_t.train.weight_decay, vit_t.train.weight_decay_exempt,
+            vit_t.train.warmup_epochs, vit_t.train.batch_size, vit_t.train.accumulate_steps) == (
+        "adamw", 0.001, 0.1, "none", 4.0, 512, 1)
+    assert resolve_lr(vit_t, 8) == 0.001  # as published, not scaled
+    vit_b = load_config(str(CONFIG_DIR / "wf42m_vit_b.yaml"), [])
+    assert (vit_b.model.backbone, vit_b.train.batch_size, vit_b.train.accumulate_steps) == ("vit_b", 256, 12)
+    assert dict(vit_b.model.options) == {"drop_path_rate": 0.05, "mask_ratio": 0.1}
+    assert (vit_b.train.optimizer, vit_b.loss.margin3, vit_b.classifier.sample_ratio) == ("adamw", 0.4, 0.3)
     demo = load_config(str(CONFIG_DIR / "demo_cpu.yaml"), [])
     assert demo.data.kind == "synthetic" and demo.validation.synthetic_pairs == 1000
     assert demo.classifier.sample_ratio == 0.5
