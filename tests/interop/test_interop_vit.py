@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers.vit_small import DEPTH, DIM, EMBEDDING, HEADS, small_vit_layout
 from paddle_pfc.interop import vit_map
 from paddle_pfc.interop.common import INPUT_SCALE, ConversionError
 from paddle_pfc.interop.convert import read_source
@@ -21,7 +22,6 @@ from paddle_pfc.interop.mapping import layer_layout, map_state
 from paddle_pfc.interop.vit_map import FIRST_CONV, detect
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-DIM, DEPTH, HEADS, EMBEDDING = 32, 2, 8, 16
 # float32 through 2 blocks and the feature head, each framework with its own kernels: relative to the
 # largest value of the compared tensor
 RTOL = 2e-5
@@ -55,20 +55,8 @@ def torch_run() -> dict[str, np.ndarray]:
 def converted() -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """The fixture's state mapped onto paddle_pfc's ViT of its size (the checked mapping of every
     converted model, the input scale folded into the patch convolution)."""
-    import paddle
-
-    from paddle_pfc.backbones.vit import VisionTransformer
-
-    was_static = not paddle.in_dynamic_mode()
-    paddle.disable_static()  # LazyGuard builds in dygraph (an earlier test may have left static mode on)
-    try:
-        with paddle.LazyGuard():
-            net = VisionTransformer(DIM, DEPTH, HEADS, embedding_size=EMBEDDING)
-    finally:
-        if was_static:
-            paddle.enable_static()
     return map_state(read_source(FIXTURES / "vit_small.pt"), "small ViT", EMBEDDING, (112, 112), FIRST_CONV,
-                     layout=layer_layout(net, extra=vit_map.parameter_kind))
+                     layout=small_vit_layout())
 
 
 def _net(state, mask_ratio: float = 0.0):

@@ -15,14 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers.vit_small import DEPTH, DIM, EMBEDDING, HEADS, small_vit_layout
 from paddle_pfc.interop import vit_map
 from paddle_pfc.interop.common import ConversionError, SourceTensors
 from paddle_pfc.interop.convert import convert, read_source
-from paddle_pfc.interop.mapping import layer_layout, map_state
+from paddle_pfc.interop.mapping import map_state
 from paddle_pfc.interop.vit_graph import graph_tensors
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-DIM, DEPTH, HEADS, EMBEDDING = 32, 2, 8, 16
 COS, RTOL = 0.99999, 1e-4
 # 2 + 2 + blocks + norm + 2 Linears + 2 BatchNorms: every parameter of the small ViT
 TENSORS = 2 + 2 + DEPTH * 11 + 2 + 2 + 4 + 4
@@ -33,22 +33,6 @@ def _close(ours: np.ndarray, theirs: np.ndarray) -> tuple[float, float]:
     ours, theirs = np.asarray(ours, np.float64).ravel(), np.asarray(theirs, np.float64).ravel()
     cos = float(ours @ theirs / (np.linalg.norm(ours) * np.linalg.norm(theirs)))
     return cos, float(np.abs(ours - theirs).max() / np.abs(theirs).max())
-
-
-def _small_layout() -> dict:
-    import paddle
-
-    from paddle_pfc.backbones.vit import VisionTransformer
-
-    was_static = not paddle.in_dynamic_mode()
-    paddle.disable_static()
-    try:
-        with paddle.LazyGuard():
-            net = VisionTransformer(DIM, DEPTH, HEADS, embedding_size=EMBEDDING)
-    finally:
-        if was_static:
-            paddle.enable_static()
-    return layer_layout(net, extra=vit_map.parameter_kind)
 
 
 def _embed(state: dict, images: np.ndarray) -> np.ndarray:
@@ -75,7 +59,7 @@ def _map_graph(model, path: str = "vit.onnx") -> tuple[dict, dict]:
     named = graph_tensors(model, path)
     assert named is not None
     source = SourceTensors(path, "onnx", "paddle", named)
-    return map_state(source, "small ViT", EMBEDDING, (112, 112), vit_map.FIRST_CONV, layout=_small_layout())
+    return map_state(source, "small ViT", EMBEDDING, (112, 112), vit_map.FIRST_CONV, layout=small_vit_layout())
 
 
 def test_onnx_export_converts_to_torchs_embeddings():
@@ -94,7 +78,7 @@ def test_plsc_face_vit_converts_to_plscs_embeddings():
     with pytest.raises(ConversionError, match=re.escape("a ViT of width 32 and depth 2")):
         vit_map.detect(source.tensors, "paddle", source.path)  # read as a ViT: only its size is not ours
     state, ignored = map_state(source, "small ViT", EMBEDDING, (112, 112), vit_map.FIRST_CONV,
-                               layout=_small_layout())
+                               layout=small_vit_layout())
     assert len(state) == TENSORS and set(ignored) == {"head.weight"}  # PartialFC's class centers
     ref = np.load(FIXTURES / "plsc_vit_small.npz")
     cos, rel = _close(_embed(state, ref["images"]), ref["eval"])
