@@ -75,7 +75,7 @@ def configuration_fields(args, cfg: dict, train: dict, world_size: int) -> dict:
         "sample_ratio": cfg["sample_ratio"],
         "dtype": cfg["dtype"],
         "center_dtype": cfg["center_dtype"],
-        "momentum_dtype": args.momentum_dtype or cfg["center_dtype"],
+        "momentum_dtype": train["momentum_dtype"],  # the head's (None: no head)
         "num_local": train["num_local"],
         "num_sample": train["num_sample"],
         "chunks": train["chunks"],

@@ -106,6 +106,7 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
     num_local, num_sample, chunks, native = ((head.num_local, head.num_sample, head.layout.num_blocks, head.native)
                                              if head is not None else (0, 0, 0, False))
     products_round = head is not None and head.layout.products_round
+    momentum_dtype = head.spec.momentum_dtype if head is not None else None
     # after the memory readings: the floors' buffers are not the step's
     timed_floors = floors and head is not None
     rounds = _floor_rounds(step, cfg, args, rank, world_size, sync, products_round) if timed_floors else []
@@ -115,7 +116,8 @@ def run_train(cfg: dict, args, rank: int, world_size: int, mode: str | None = No
     result = dict(rounds=rounds, parts=parts, op_parts=op_parts, times=times, waits=waits,
                   input=(step.source.source, step.source.loader.num_workers) if step.source is not None else None,
                   losses=losses, startup_s=step.startup_s, num_local=num_local, chunks=chunks,
-                  native=native, num_sample=num_sample, step_peak=step_peak, products_round=products_round,
+                  momentum_dtype=momentum_dtype, native=native, num_sample=num_sample, step_peak=step_peak,
+                  products_round=products_round,
                   peak=max(startup_peak, step_peak), startup_alloc=startup_alloc,
                   persistent_alloc=persistent_alloc, step_alloc=step_alloc,
                   user_s=(usage1.ru_utime - usage0.ru_utime) / len(times) if args.warmup else float("nan"),
