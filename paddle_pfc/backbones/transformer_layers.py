@@ -1,0 +1,55 @@
+"""A transformer block's layers that build native ops in CPU training programs.
+
+:class:`LayerNorm`, :class:`Linear` (optionally with its ReLU6) and :func:`scaled_softmax` compute
+what Paddle's ``LayerNorm``, ``Linear`` (+ ``relu6``) and ``softmax(x * scale)`` compute. In a
+static training program on CPU with the native kernels built (:func:`native_layers.native_program`)
+they build :mod:`paddle_pfc.kernels.transformer_ops`' ops instead of Paddle's (the same values up
+to float32 summation order); elsewhere (dygraph, eval, GPU, ``PADDLE_PFC_NATIVE=off``, a
+non-float32 input) Paddle's. Parameters and their names are ``nn.LayerNorm``'s and ``nn.Linear``'s.
+"""
+from __future__ import annotations
+
+import paddle
+import paddle.nn.functional as F
+from paddle import nn
+
+from paddle_pfc.backbones.native_layers import native_layers_active
+from paddle_pfc.kernels import transformer_ops
+
+__all__ = ["LayerNorm", "Linear", "scaled_softmax"]
+
+
+def _native(layer: nn.Layer, x) -> bool:
+    return native_layers_active(layer, x, transformer_ops.kernels)
+
+
+class LayerNorm(nn.LayerNorm):
+    """``nn.LayerNorm(D, epsilon)`` over the last axis, with scale and bias."""
+
+    def forward(self, x):
+        if (_native(self, x) and self.weight is not None and self.bias is not None
+                and len(self._normalized_shape) == 1):
+            return transformer_ops.layer_norm(x, self.weight, self.bias, self._epsilon)
+        return super().forward(x)
+
+
+class Linear(nn.Linear):
+    """``nn.Linear`` followed, with ``relu6``, by ReLU6 (one native op with the bias add)."""
+
+    def __init__(self, in_features: int, out_features: int, weight_attr=None, bias_attr=None,
+                 relu6: bool = False) -> None:
+        super().__init__(in_features, out_features, weight_attr=weight_attr, bias_attr=bias_attr)
+        self.relu6 = bool(relu6)
+
+    def forward(self, x):
+        if self.bias is not None and _native(self, x):
+            return transformer_ops.bias_act(paddle.matmul(x, self.weight), self.bias, self.relu6)
+        out = F.linear(x, self.weight, self.bias)
+        return F.relu6(out) if self.relu6 else out
+
+
+def scaled_softmax(layer: nn.Layer, x, scale: float):
+    """``softmax(x * scale)`` over the last axis; native when ``layer`` builds native ops."""
+    if _native(layer, x):
+        return transformer_ops.scaled_softmax(x, scale)
+    return F.softmax(x * scale, axis=-1)

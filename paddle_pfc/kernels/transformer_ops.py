@@ -1,0 +1,53 @@
+"""Native CPU kernels of a transformer block (``csrc/transformer_ops.cc``, built with the other native
+kernels by :mod:`paddle_pfc.kernels.native_ops`): custom ops with their backward, float32, for
+static training programs on CPU. Paddle 3.3's CPU kernels for them run far below memory speed on a
+ViT's [tokens, D] activations (its ``layer_norm_grad``, the ``add_grad`` of a Linear's bias, its
+``softmax``; figures in docs/benchmarks.md).
+
+Each function computes what the Paddle ops it replaces compute, up to float32 summation order
+(and the softmax's exponential, within 2 ulp); sums over rows (the parameters' gradients) add
+float32 partial sums of 64 rows in float64.
+"""
+from __future__ import annotations
+
+import paddle
+
+from paddle_pfc.kernels import native_ops
+
+__all__ = ["kernels", "layer_norm", "bias_act", "scaled_softmax"]
+
+
+def kernels():
+    """The built extension, or None (``PADDLE_PFC_NATIVE=off``, or ``auto`` and the build failed)."""
+    return native_ops.kernels("transformer_ops")
+
+
+def _check_last_axis(op: str, x, length: int) -> None:
+    if x.dtype != paddle.float32:
+        raise ValueError(f"{op}: x must be float32, got {x.dtype}")
+    if x.shape[-1] != length:
+        raise ValueError(f"{op}: x's last axis is {x.shape[-1]} long, the parameters {length}")
+
+
+def layer_norm(x, scale, bias, epsilon: float):
+    """Layer norm of float32 ``x`` [..., D] over its last axis with float32 ``scale`` and ``bias``
+    [D]: ``(x - mean) / sqrt(var + epsilon) * scale + bias``, the biased variance (Paddle's
+    ``layer_norm`` with ``begin_norm_axis`` the last, torch's ``LayerNorm``). Differentiable in all three."""
+    _check_last_axis("layer_norm", x, scale.shape[0])
+    return kernels().pfc_layer_norm(x, scale, bias, float(epsilon))[0]
+
+
+def bias_act(x, bias, relu6: bool = False):
+    """``x + bias`` over the last axis of float32 ``x`` [..., C] (``bias`` [C]), with ``relu6`` then
+    clipped to [0, 6] (ReLU6; its gradient passes where 0 < output < 6, as Paddle's and torch's).
+    Differentiable in ``x`` and ``bias``; ``d bias`` is the column sum of ``d x``."""
+    _check_last_axis("bias_act", x, bias.shape[0])
+    return kernels().pfc_bias_act(x, bias, bool(relu6))
+
+
+def scaled_softmax(x, scale: float):
+    """``softmax(x * scale)`` over the last axis of float32 ``x`` (each row's maximum taken out
+    first). Differentiable in ``x``: ``d x = scale * out * (d out - sum(d out * out))``."""
+    if x.dtype != paddle.float32:
+        raise ValueError(f"scaled_softmax: x must be float32, got {x.dtype}")
+    return kernels().pfc_scaled_softmax(x, float(scale))
