@@ -34,7 +34,13 @@ class LayerNorm(nn.LayerNorm):
 
 
 class Linear(nn.Linear):
-    """``nn.Linear`` followed, with ``relu6``, by ReLU6 (one native op with the bias add)."""
+    """``nn.Linear`` followed, with ``relu6``, by ReLU6 (one native op with the bias add). With
+    :attr:`bfloat16_products` set (:func:`paddle_pfc.backbones.native_layers.use_bfloat16_convolutions`,
+    ``train.amp=bf16``) its product and the product's two gradients multiply in bfloat16 where it
+    builds native ops (:func:`paddle_pfc.kernels.transformer_ops.bfloat16_matmul`); weights,
+    gradients and activations stay float32."""
+
+    bfloat16_products = False
 
     def __init__(self, in_features: int, out_features: int, weight_attr=None, bias_attr=None,
                  relu6: bool = False) -> None:
@@ -42,7 +48,11 @@ class Linear(nn.Linear):
         self.relu6 = bool(relu6)
 
     def forward(self, x):
-        if self.bias is not None and _native(self, x):
+        native = _native(self, x)
+        if native and self.bfloat16_products:
+            product = transformer_ops.bfloat16_matmul(x, self.weight)
+            return product if self.bias is None else transformer_ops.bias_act(product, self.bias, self.relu6)
+        if self.bias is not None and native:
             return transformer_ops.bias_act(paddle.matmul(x, self.weight), self.bias, self.relu6)
         out = F.linear(x, self.weight, self.bias)
         return F.relu6(out) if self.relu6 else out

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import paddle
 
-from paddle_pfc.kernels import native_ops
+from paddle_pfc.kernels import native_ops, onednn_ops
 
-__all__ = ["kernels", "layer_norm", "bias_act", "scaled_softmax"]
+__all__ = ["kernels", "layer_norm", "bias_act", "scaled_softmax", "bfloat16_matmul"]
 
 
 def kernels():
@@ -51,3 +51,25 @@ def scaled_softmax(x, scale: float):
     if x.dtype != paddle.float32:
         raise ValueError(f"scaled_softmax: x must be float32, got {x.dtype}")
     return kernels().pfc_scaled_softmax(x, float(scale))
+
+
+def bfloat16_matmul(x, weight):
+    """``x @ weight`` of float32 ``x`` [..., K] and ``weight`` [K, N] with bfloat16 products
+    (operands rounded to bfloat16, nearest even; sums in float32; oneDNN's matmul,
+    :func:`paddle_pfc.kernels.onednn_ops.matmul`), float32 [..., N]. Differentiable in both, the
+    two gradient products in bfloat16 too (``d x = d out @ weight^T``, ``d weight = x^T @ d out``,
+    float32 results). Needs :func:`onednn_ops.bfloat16_unsupported` None."""
+    if x.dtype != paddle.float32 or weight.dtype != paddle.float32:
+        raise ValueError(f"bfloat16_matmul takes float32 x and weight, got {x.dtype} and {weight.dtype}")
+    k, n = weight.shape
+    rows = paddle.reshape(x, [-1, k])
+
+    def forward(rows_in, weight_in):
+        return onednn_ops.matmul(rows_in, weight_in, bf16=True)
+
+    def backward(grad_out):
+        return (onednn_ops.matmul(grad_out, weight, transpose_b=True, bf16=True),
+                onednn_ops.matmul(rows, grad_out, transpose_a=True, bf16=True))
+
+    out = paddle.static.nn.static_pylayer(forward, [rows, weight], backward)
+    return paddle.reshape(out, [*x.shape[:-1], n]) if len(x.shape) != 2 else out

@@ -127,3 +127,44 @@ def test_layers_build_native_ops_in_training_and_match_paddles(static_mode):
             results[native] = exe.run(main, feed=feed, fetch_list=fetch)
     for got, want in zip(results[True], results[False]):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_bfloat16_matmul_matches_float64_of_rounded_operands(static_mode):
+    """Forward and both gradients: float64 products of the bfloat16-rounded operands (d out rounded
+    too, as the gradient products read it), up to float32 summation."""
+    from paddle_pfc.kernels import onednn_ops
+    from tests.reference import round_bfloat16
+
+    reason = onednn_ops.bfloat16_unsupported()
+    if reason is not None:
+        pytest.skip(f"no native bfloat16 here: {reason}")
+    rng = np.random.default_rng(11)
+    feed = {"x": rng.standard_normal((3, 10, 40)).astype(np.float32),
+            "w": rng.standard_normal((40, 24)).astype(np.float32),
+            "upstream": rng.standard_normal((3, 10, 24)).astype(np.float32)}
+    out, dx, dw = _run(transformer_ops.bfloat16_matmul, feed, ["x", "w"])
+    x, w, up = (round_bfloat16(feed[k]) for k in ("x", "w", "upstream"))
+    np.testing.assert_allclose(out, x @ w, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(dx, up @ w.T, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(dw, x.reshape(-1, 40).T @ up.reshape(-1, 24), rtol=1e-5, atol=1e-4)
+    # and not float32's: the rounding shows
+    assert np.abs(out - feed["x"].astype(np.float64) @ feed["w"]).max() > 1e-3
+
+
+def test_use_bfloat16_convolutions_sets_a_vits_block_linears(static_mode):
+    """train.amp=bf16's switch reaches a ViT: its blocks' Linears multiply in bfloat16 in the training
+    program (pylayer regions of oneDNN products), its feature Linears stay Paddle's float32 matmul."""
+    from paddle_pfc.backbones.native_layers import use_bfloat16_convolutions
+    from paddle_pfc.backbones.vit import VisionTransformer
+    from paddle_pfc.kernels import onednn_ops
+
+    if onednn_ops.bfloat16_unsupported() is not None:
+        pytest.skip("no native bfloat16 here")
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        net = VisionTransformer(32, 2, 8, embedding_size=8)
+        net.train()
+        assert use_bfloat16_convolutions(net) == 2 * 4  # qkv, proj, fc1, fc2 per block
+        net(paddle.static.data("x", [2, 3, 112, 112], "float32"))
+    names = [op.name() for op in main.global_block().ops]
+    assert names.count("pd_op.pylayer") == 8 and names.count("pd_op.matmul") == 2 * 2 + 2
