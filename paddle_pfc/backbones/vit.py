@@ -187,10 +187,10 @@ class VisionTransformer(nn.Layer):
         self.blocks = nn.LayerList([Block(self.embed_dim, num_heads, mlp_ratio, float(dropout), rates[i])
                                     for i in range(depth)])
         self.norm = LayerNorm(self.embed_dim, epsilon=LN_EPSILON)
-        self.feature = nn.Sequential(
-            _linear(self.embed_dim * self.num_patches, self.embed_dim, bias=False),
+        self.feature = nn.Sequential(  # Paddle's Linears: memory-bound products, float32 under amp=bf16 too
+            nn.Linear(self.embed_dim * self.num_patches, self.embed_dim, weight_attr=_trunc_normal(), bias_attr=False),
             nn.BatchNorm1D(self.embed_dim, momentum=BN_MOMENTUM, epsilon=FEATURE_BN_EPSILON),
-            _linear(self.embed_dim, self.embedding_size, bias=False),
+            nn.Linear(self.embed_dim, self.embedding_size, weight_attr=_trunc_normal(), bias_attr=False),
             nn.BatchNorm1D(self.embedding_size, momentum=BN_MOMENTUM, epsilon=FEATURE_BN_EPSILON),
         )
         self.mask_token = self.create_parameter(
