@@ -61,15 +61,11 @@ def bfloat16_matmul(x, weight):
     float32 results). Needs :func:`onednn_ops.bfloat16_unsupported` None."""
     if x.dtype != paddle.float32 or weight.dtype != paddle.float32:
         raise ValueError(f"bfloat16_matmul takes float32 x and weight, got {x.dtype} and {weight.dtype}")
-    k, n = weight.shape
-    rows = paddle.reshape(x, [-1, k])
-
-    def forward(rows_in, weight_in):
-        return onednn_ops.matmul(rows_in, weight_in, bf16=True)
+    def forward(x_in, weight_in):
+        return onednn_ops.matmul(x_in, weight_in, bf16=True)
 
     def backward(grad_out):
         return (onednn_ops.matmul(grad_out, weight, transpose_b=True, bf16=True),
-                onednn_ops.matmul(rows, grad_out, transpose_a=True, bf16=True))
+                onednn_ops.matmul(x, grad_out, transpose_a=True, bf16=True))
 
-    out = paddle.static.nn.static_pylayer(forward, [rows, weight], backward)
-    return paddle.reshape(out, [*x.shape[:-1], n]) if len(x.shape) != 2 else out
+    return paddle.static.nn.static_pylayer(forward, [x, weight], backward)
