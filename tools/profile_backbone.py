@@ -125,6 +125,18 @@ def report(label: str, figures: dict, top: int) -> list[str]:
     return lines
 
 
+def report_parts(label: str, figures: dict) -> list[str]:
+    """Lines: the step's ops summed by part (paddle_pfc.bench.vit_parts), ms and share of the step."""
+    from paddle_pfc.bench.vit_parts import parts_of
+
+    step = figures["step_s"]
+    parts = parts_of({name: seconds for name, (seconds, _) in figures["ops"].items()})
+    parts["outside_ops"] = step - sum(parts.values())
+    figures["parts"] = parts
+    return [f"{label} by part:"] + [f"  {seconds * 1e3:9.1f} ms {100 * seconds / step:5.1f} %  {part}"
+                                    for part, seconds in parts.items()]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--backbone", default="mobilefacenet", choices=sorted(_bench_backbone().PEER_NAMES))
@@ -143,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="as tools/bench_backbone.py: AdamW for a ViT, Momentum otherwise")
     p.add_argument("--drop-path-rate", type=float, default=None, help="a ViT's drop path rate (both sides)")
     p.add_argument("--mask-ratio", type=float, default=None, help="a ViT's mask ratio (both sides)")
+    p.add_argument("--parts", action="store_true",
+                   help="also each side's ops summed into the parts of paddle_pfc.bench.vit_parts (a ViT's step)")
     p.add_argument("--torch-python", default=sys.executable, help="the interpreter the peer runs in")
     p.add_argument("--side", choices=("paddle", "torch"), help=argparse.SUPPRESS)
     p.add_argument("--result", default=None, help=argparse.SUPPRESS)
@@ -167,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         results["arcface_torch"] = _run_side("torch", args)
     for label, figures in results.items():
         print("\n".join(report(label, figures, args.top)))
+        if args.parts:
+            print("\n".join(report_parts(label, figures)))
     if args.json:
         Path(args.json).write_text(json.dumps({"cpu": cpu_summary(), **results}, indent=1))
     return 0
