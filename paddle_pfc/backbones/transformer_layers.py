@@ -1,7 +1,8 @@
 """A transformer block's layers that build native ops in CPU training programs.
 
-:class:`LayerNorm`, :class:`Linear` (optionally with its ReLU6) and :func:`scaled_softmax` compute
-what Paddle's ``LayerNorm``, ``Linear`` (+ ``relu6``) and ``softmax(x * scale)`` compute. In a
+:class:`LayerNorm`, :class:`Linear` (optionally with its ReLU6), :func:`scaled_softmax` and
+:func:`attention` compute what Paddle's ``LayerNorm``, ``Linear`` (+ ``relu6``), ``softmax(x * scale)``
+and multi-head attention composed of Paddle's ops compute. In a
 static training program on CPU with the native kernels built (:func:`native_layers.native_program`)
 they build :mod:`paddle_pfc.kernels.transformer_ops`' ops instead of Paddle's (the same values up
 to float32 summation order); elsewhere (dygraph, eval, GPU, ``PADDLE_PFC_NATIVE=off``, a
@@ -14,9 +15,9 @@ import paddle.nn.functional as F
 from paddle import nn
 
 from paddle_pfc.backbones.native_layers import native_layers_active
-from paddle_pfc.kernels import transformer_ops
+from paddle_pfc.kernels import native_ops, transformer_ops
 
-__all__ = ["LayerNorm", "Linear", "scaled_softmax"]
+__all__ = ["LayerNorm", "Linear", "scaled_softmax", "attention"]
 
 
 def _native(layer: nn.Layer, x) -> bool:
@@ -63,3 +64,16 @@ def scaled_softmax(layer: nn.Layer, x, scale: float):
     if _native(layer, x):
         return transformer_ops.scaled_softmax(x, scale)
     return F.softmax(x * scale, axis=-1)
+
+
+def attention(layer: nn.Layer, qkv, heads: int, scale: float):
+    """Multi-head self-attention from ``qkv`` [N, T, 3D] (q, k, v side by side, ``heads`` heads of
+    ``D / heads`` columns each): ``softmax(scale * q k^T) v`` per head, the heads side by side [N,
+    T, D]; one native op (:func:`paddle_pfc.kernels.transformer_ops.attention`) when ``layer``
+    builds native ops and Paddle's MKL is there, else Paddle's reshape, transpose, matmul and softmax."""
+    if _native(layer, qkv) and native_ops.blas_library() is not None:
+        return transformer_ops.attention(qkv, heads, scale)
+    dim = qkv.shape[-1] // 3
+    q, k, v = paddle.unbind(qkv.reshape([0, 0, 3, heads, dim // heads]).transpose([2, 0, 3, 1, 4]), axis=0)
+    attn = scaled_softmax(layer, paddle.matmul(q, k, transpose_y=True), scale)
+    return paddle.matmul(attn, v).transpose([0, 2, 1, 3]).reshape([0, 0, dim])

@@ -14,7 +14,7 @@ import paddle
 
 from paddle_pfc.kernels import native_ops, onednn_ops
 
-__all__ = ["kernels", "layer_norm", "bias_act", "scaled_softmax", "bfloat16_matmul"]
+__all__ = ["kernels", "layer_norm", "bias_act", "scaled_softmax", "attention", "bfloat16_matmul"]
 
 
 def kernels():
@@ -51,6 +51,23 @@ def scaled_softmax(x, scale: float):
     if x.dtype != paddle.float32:
         raise ValueError(f"scaled_softmax: x must be float32, got {x.dtype}")
     return kernels().pfc_scaled_softmax(x, float(scale))
+
+
+def attention(qkv, heads: int, scale: float):
+    """Multi-head self-attention of float32 ``qkv`` [N, T, 3D] (a bias-free qkv projection's output:
+    q, k and v side by side, head ``h`` in columns ``[h*d, (h+1)*d)`` of each, ``d = D / heads``):
+    per sample and head ``softmax(scale * q k^T) v``, the heads side by side, float32 [N, T, D]
+    (arcface_torch's ``Attention`` between its ``qkv`` and ``proj``). Products by MKL's float32
+    ``cblas_sgemm`` (what Paddle's matmul calls) on strided views of ``qkv``: no transposed or
+    per-head copies. Keeps the [N, heads, T, T] probabilities for the backward. Differentiable in
+    ``qkv``. Needs :func:`native_ops.blas_library`."""
+    if qkv.dtype != paddle.float32 or len(qkv.shape) != 3 or qkv.shape[-1] % (3 * heads):
+        raise ValueError(f"attention: qkv must be float32 [N, T, 3D] with D a multiple of heads {heads}, got "
+                         f"{qkv.dtype} {qkv.shape}")
+    library = native_ops.blas_library()
+    if library is None:
+        raise RuntimeError("attention needs Paddle's MKL (paddle/libs/libmklml_intel.so), which this wheel lacks")
+    return kernels().pfc_attention(qkv, int(heads), float(scale), library)[0]
 
 
 def bfloat16_matmul(x, weight):

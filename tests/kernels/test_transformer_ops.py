@@ -168,3 +168,56 @@ def test_use_bfloat16_convolutions_sets_a_vits_block_linears(static_mode):
         net(paddle.static.data("x", [2, 3, 112, 112], "float32"))
     names = [op.name() for op in main.global_block().ops]
     assert names.count("pd_op.pylayer") == 8 and names.count("pd_op.matmul") == 2 * 2 + 2
+
+
+def _attention64(qkv, heads, scale, up):
+    """Forward and d qkv of sum(attention(qkv) * up), float64, head by head."""
+    n, t, three_d = qkv.shape
+    dim = three_d // 3
+    d = dim // heads
+    out, grad = np.zeros((n, t, dim)), np.zeros_like(qkv)
+    for h in range(heads):
+        cols = slice(h * d, (h + 1) * d)
+        q, k, v = qkv[:, :, cols], qkv[:, :, dim:][:, :, cols], qkv[:, :, 2 * dim:][:, :, cols]
+        s = scale * q @ k.transpose(0, 2, 1)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        out[:, :, cols] = p @ v
+        do = up[:, :, cols]
+        dp = do @ v.transpose(0, 2, 1)
+        ds = scale * p * (dp - (dp * p).sum(-1, keepdims=True))
+        grad[:, :, cols] = ds @ k
+        grad[:, :, dim:][:, :, cols] = ds.transpose(0, 2, 1) @ q
+        grad[:, :, 2 * dim:][:, :, cols] = p.transpose(0, 2, 1) @ do
+    return out, grad
+
+
+def test_attention_matches_float64(static_mode):
+    from paddle_pfc.kernels import native_ops
+
+    if native_ops.blas_library() is None:
+        pytest.skip("no MKL in this wheel")
+    rng = np.random.default_rng(13)
+    heads, scale = 4, 8 ** -0.5
+    feed = {"qkv": (rng.standard_normal((3, 11, 3 * 32)) * 2).astype(np.float32),
+            "upstream": rng.standard_normal((3, 11, 32)).astype(np.float32)}
+    out, grad = _run(lambda qkv: transformer_ops.attention(qkv, heads, scale), feed, ["qkv"])
+    qkv64, up64 = feed["qkv"].astype(np.float64), feed["upstream"].astype(np.float64)
+    want_out, want_grad = _attention64(qkv64, heads, scale, up64)
+    np.testing.assert_allclose(out, want_out, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-4, atol=1e-5)
+
+
+def test_attention_layer_native_and_paddles_agree(static_mode):
+    from paddle_pfc.backbones.transformer_layers import attention
+
+    rng = np.random.default_rng(17)
+    feed = {"qkv": rng.standard_normal((2, 9, 48)).astype(np.float32),
+            "upstream": rng.standard_normal((2, 9, 16)).astype(np.float32)}
+    results = {}
+    for native in (True, False):
+        layer = paddle.nn.Layer()
+        layer.train() if native else layer.eval()
+        results[native] = _run(lambda qkv: attention(layer, qkv, 2, 0.3), feed, ["qkv"])
+    for got, want in zip(results[True], results[False]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -1,12 +1,18 @@
 // CPU kernels for a transformer block's element-wise and row work, where Paddle 3.3's CPU kernels
 // are far below memory speed: the layer norm (its backward above all), a Linear's bias add (its
 // gradient a column sum, which Paddle's add_grad reduces slowly) with an optional ReLU6, and the
-// attention's scaled softmax. Built on first use by paddle_pfc/kernels/native_ops.py; the Python
-// module paddle_pfc/kernels/transformer_ops.py states the contracts. Float32, one thread.
+// attention's scaled softmax, and the whole multi-head attention from the qkv projection's output
+// (products by MKL's cblas_sgemm on strided views: no transposes or per-head copies). Built on first
+// use by paddle_pfc/kernels/native_ops.py; the Python module paddle_pfc/kernels/transformer_ops.py
+// states the contracts. Float32, one thread (the products: MKL's threads).
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "paddle_ext.h"
@@ -376,3 +382,160 @@ PD_BUILD_GRAD_OP(pfc_scaled_softmax)
     .SetKernelFn(PD_KERNEL(ScaledSoftmaxBackward))
     .SetInferShapeFn(PD_INFER_SHAPE(SoftmaxGradShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(SoftmaxGradDtype));
+
+// ---------------------------------------------------------------------------------------------
+// Multi-head self-attention from qkv [N, T, 3D] (q, k, v side by side, head h in columns
+// [h*d, (h+1)*d) of each, d = D / heads): per sample and head P = softmax(scale * q k^T) [T, T]
+// and out[:, h*d:(h+1)*d] = P v, out [N, T, D]; P kept for the backward.
+namespace {
+
+using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*,
+                       int);
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+
+// cblas_sgemm of the MKL Paddle's float32 matmul calls (center_ops.cc loads it the same way).
+Sgemm LoadSgemm(const std::string& library) {
+  static std::mutex mutex;
+  static std::string loaded;
+  static Sgemm sgemm = nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (sgemm == nullptr || loaded != library) {
+    void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    PD_CHECK(handle != nullptr, "cannot load ", library, ": ", dlerror());
+    sgemm = reinterpret_cast<Sgemm>(dlsym(handle, "cblas_sgemm"));
+    PD_CHECK(sgemm != nullptr, library, " has no cblas_sgemm");
+    loaded = library;
+  }
+  return sgemm;
+}
+
+struct AttentionShape {
+  int64_t n, t, dim, heads, head_dim;
+};
+
+AttentionShape CheckedAttention(const paddle::Tensor& qkv, int heads, const char* op) {
+  CheckFloat32(qkv, op, "qkv");
+  const auto& shape = qkv.shape();
+  PD_CHECK(shape.size() == 3 && shape[2] % 3 == 0, op, ": qkv must be [N, T, 3D]");
+  const int64_t dim = shape[2] / 3;
+  PD_CHECK(heads > 0 && dim % heads == 0, op, ": D = ", dim, " is not a multiple of heads = ", heads);
+  return {shape[0], shape[1], dim, heads, dim / heads};
+}
+
+}  // namespace
+
+std::vector<paddle::Tensor> AttentionForward(const paddle::Tensor& qkv, int heads, float scale,
+                                             const std::string& library) {
+  const AttentionShape a = CheckedAttention(qkv, heads, "pfc_attention");
+  auto out = paddle::empty({a.n, a.t, a.dim}, paddle::DataType::FLOAT32, paddle::CPUPlace());
+  auto probs = paddle::empty({a.n, a.heads, a.t, a.t}, paddle::DataType::FLOAT32, paddle::CPUPlace());
+  if (a.n * a.t == 0) return {out, probs};
+  const Sgemm sgemm = LoadSgemm(library);
+  const int t = static_cast<int>(a.t), d = static_cast<int>(a.head_dim);
+  const int ld_qkv = static_cast<int>(3 * a.dim), ld_out = static_cast<int>(a.dim);
+  for (int64_t s = 0; s < a.n; ++s) {
+    for (int64_t h = 0; h < a.heads; ++h) {
+      const float* q = qkv.data<float>() + s * a.t * 3 * a.dim + h * a.head_dim;
+      const float* k = q + a.dim;
+      const float* v = q + 2 * a.dim;
+      float* p = probs.data<float>() + (s * a.heads + h) * a.t * a.t;
+      sgemm(kRowMajor, kNoTrans, kTrans, t, t, d, 1.0f, q, ld_qkv, k, ld_qkv, 0.0f, p, t);
+      for (int64_t r = 0; r < a.t; ++r) {
+        float* row = p + r * a.t;
+        float top = -INFINITY;
+#pragma omp simd reduction(max : top)
+        for (int64_t j = 0; j < a.t; ++j) top = std::max(top, row[j] * scale);
+        float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+        for (int64_t j = 0; j < a.t; ++j) {
+          row[j] = ExpNonPositive(row[j] * scale - top);
+          sum += row[j];
+        }
+        const float inv = 1.0f / sum;
+#pragma omp simd
+        for (int64_t j = 0; j < a.t; ++j) row[j] *= inv;
+      }
+      sgemm(kRowMajor, kNoTrans, kNoTrans, t, d, t, 1.0f, p, t, v, ld_qkv, 0.0f,
+            out.data<float>() + s * a.t * a.dim + h * a.head_dim, ld_out);
+    }
+  }
+  return {out, probs};
+}
+
+// Per sample and head: d v = P^T d o; d P = d o v^T; d S = scale * P * (d P - rowsum(d P * P));
+// d q = d S k; d k = d S^T q, each written into its columns of d qkv.
+std::vector<paddle::Tensor> AttentionBackward(const paddle::Tensor& qkv, const paddle::Tensor& probs,
+                                              const paddle::Tensor& grad_out, int heads, float scale,
+                                              const std::string& library) {
+  const AttentionShape a = CheckedAttention(qkv, heads, "pfc_attention_grad");
+  CheckFloat32(grad_out, "pfc_attention_grad", "grad_out");
+  PD_CHECK(grad_out.shape() == std::vector<int64_t>({a.n, a.t, a.dim}), "pfc_attention_grad: grad_out must be [N, T, D]");
+  auto grad_qkv = paddle::empty(qkv.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
+  if (a.n * a.t == 0) return {grad_qkv};
+  const Sgemm sgemm = LoadSgemm(library);
+  const int t = static_cast<int>(a.t), d = static_cast<int>(a.head_dim);
+  const int ld_qkv = static_cast<int>(3 * a.dim), ld_out = static_cast<int>(a.dim);
+  std::vector<float> dp(a.t * a.t);
+  for (int64_t s = 0; s < a.n; ++s) {
+    for (int64_t h = 0; h < a.heads; ++h) {
+      const int64_t offset = s * a.t * 3 * a.dim + h * a.head_dim;
+      const float* q = qkv.data<float>() + offset;
+      const float* k = q + a.dim;
+      const float* v = q + 2 * a.dim;
+      float* dq = grad_qkv.data<float>() + offset;
+      float* dk = dq + a.dim;
+      float* dv = dq + 2 * a.dim;
+      const float* p = probs.data<float>() + (s * a.heads + h) * a.t * a.t;
+      const float* dout = grad_out.data<float>() + s * a.t * a.dim + h * a.head_dim;
+      sgemm(kRowMajor, kTrans, kNoTrans, t, d, t, 1.0f, p, t, dout, ld_out, 0.0f, dv, ld_qkv);
+      sgemm(kRowMajor, kNoTrans, kTrans, t, t, d, 1.0f, dout, ld_out, v, ld_qkv, 0.0f, dp.data(), t);
+      for (int64_t r = 0; r < a.t; ++r) {
+        const float* pr = p + r * a.t;
+        float* row = dp.data() + r * a.t;
+        float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+        for (int64_t j = 0; j < a.t; ++j) dot += row[j] * pr[j];
+#pragma omp simd
+        for (int64_t j = 0; j < a.t; ++j) row[j] = scale * pr[j] * (row[j] - dot);
+      }
+      sgemm(kRowMajor, kNoTrans, kNoTrans, t, d, t, 1.0f, dp.data(), t, k, ld_qkv, 0.0f, dq, ld_qkv);
+      sgemm(kRowMajor, kTrans, kNoTrans, t, d, t, 1.0f, dp.data(), t, q, ld_qkv, 0.0f, dk, ld_qkv);
+    }
+  }
+  return {grad_qkv};
+}
+
+std::vector<std::vector<int64_t>> AttentionShapeFn(const std::vector<int64_t>& qkv, int heads, float,
+                                                   const std::string&) {
+  return {{qkv[0], qkv[1], qkv[2] < 0 ? -1 : qkv[2] / 3}, {qkv[0], heads, qkv[1], qkv[1]}};
+}
+
+std::vector<paddle::DataType> AttentionDtype(const paddle::DataType& qkv, int, float, const std::string&) {
+  return {qkv, qkv};
+}
+
+std::vector<std::vector<int64_t>> AttentionGradShape(const std::vector<int64_t>& qkv, const std::vector<int64_t>&,
+                                                     const std::vector<int64_t>&, int, float, const std::string&) {
+  return {qkv};
+}
+
+std::vector<paddle::DataType> AttentionGradDtype(const paddle::DataType& qkv, const paddle::DataType&,
+                                                 const paddle::DataType&, int, float, const std::string&) {
+  return {qkv};
+}
+
+PD_BUILD_OP(pfc_attention)
+    .Inputs({"QKV"})
+    .Outputs({"Out", "Probs"})
+    .Attrs({"heads: int", "scale: float", "library: std::string"})
+    .SetKernelFn(PD_KERNEL(AttentionForward))
+    .SetInferShapeFn(PD_INFER_SHAPE(AttentionShapeFn))
+    .SetInferDtypeFn(PD_INFER_DTYPE(AttentionDtype));
+
+PD_BUILD_GRAD_OP(pfc_attention)
+    .Inputs({"QKV", "Probs", paddle::Grad("Out")})
+    .Outputs({paddle::Grad("QKV")})
+    .Attrs({"heads: int", "scale: float", "library: std::string"})
+    .SetKernelFn(PD_KERNEL(AttentionBackward))
+    .SetInferShapeFn(PD_INFER_SHAPE(AttentionGradShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(AttentionGradDtype));
