@@ -10,7 +10,7 @@ Contract
   them; a static program repeats them under the serial executor ``configure_process`` sets). An
   eval program holds neither.
 * In a static training program on CPU the LayerNorms, the Linears' bias adds (fc1's with its
-  ReLU6) and the attention's scaled softmax build native ops
+  ReLU6) and the attention between ``qkv`` and ``proj`` build native ops
   (:mod:`paddle_pfc.backbones.transformer_layers`; the same values up to float32 rounding).
 
 Architecture, as arcface_torch's (state-dict names the same):
@@ -44,7 +44,7 @@ import paddle.nn.functional as F
 from paddle import nn
 
 from paddle_pfc.backbones.common import BN_MOMENTUM, check_head_args, check_spatial, normalize_input_size
-from paddle_pfc.backbones.transformer_layers import LayerNorm, Linear, scaled_softmax
+from paddle_pfc.backbones.transformer_layers import LayerNorm, Linear, attention
 from paddle_pfc.utils.errors import UsageError
 
 __all__ = ["VisionTransformer", "VIT_SIZES", "PATCH_SIZE", "vit_backbone", "vit_t", "vit_s", "vit_b", "vit_l"]
@@ -116,11 +116,7 @@ class Attention(nn.Layer):
         self.proj_drop = _dropout(drop)
 
     def forward(self, x):
-        dim = x.shape[-1]
-        qkv = self.qkv(x).reshape([0, 0, 3, self.num_heads, dim // self.num_heads]).transpose([2, 0, 3, 1, 4])
-        q, k, v = paddle.unbind(qkv, axis=0)
-        attn = scaled_softmax(self, paddle.matmul(q, k, transpose_y=True), self.scale)
-        x = paddle.matmul(attn, v).transpose([0, 2, 1, 3]).reshape([0, 0, dim])
+        x = attention(self, self.qkv(x), self.num_heads, self.scale)
         return self.proj_drop(self.proj(x))
 
 

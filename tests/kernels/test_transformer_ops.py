@@ -153,7 +153,7 @@ def test_bfloat16_matmul_matches_float64_of_rounded_operands(static_mode):
 
 def test_use_bfloat16_convolutions_sets_a_vits_block_linears(static_mode):
     """train.amp=bf16's switch reaches a ViT: its blocks' Linears multiply in bfloat16 in the training
-    program (pylayer regions of oneDNN products), its feature Linears stay Paddle's float32 matmul."""
+    program (pylayer regions of oneDNN products), its attention and feature Linears stay float32."""
     from paddle_pfc.backbones.native_layers import use_bfloat16_convolutions
     from paddle_pfc.backbones.vit import VisionTransformer
     from paddle_pfc.kernels import onednn_ops
@@ -167,7 +167,8 @@ def test_use_bfloat16_convolutions_sets_a_vits_block_linears(static_mode):
         assert use_bfloat16_convolutions(net) == 2 * 4  # qkv, proj, fc1, fc2 per block
         net(paddle.static.data("x", [2, 3, 112, 112], "float32"))
     names = [op.name() for op in main.global_block().ops]
-    assert names.count("pd_op.pylayer") == 8 and names.count("pd_op.matmul") == 2 * 2 + 2
+    assert names.count("pd_op.pylayer") == 8 and names.count("custom_op.pfc_attention") == 2
+    assert names.count("pd_op.matmul") == 2  # the feature's
 
 
 def _attention64(qkv, heads, scale, up):
