@@ -3,8 +3,10 @@ operators, or torch's ``aten::`` ops by self time) sorted into one part of :data
 Imports no Paddle.
 
 Names are matched without their dialect prefix (``pd_op.``, ``custom_op.``, ``aten::``); an unknown
-name counts in ``other``. A ``pylayer_instruction`` is a ViT's bfloat16 Linear (its product and the
-product's two gradients: ``gemm``). Paddle's ``multiply_`` is the gradient clipping's scaling of
+name counts in ``other``. ``attention`` is the native attention op (its products and softmax
+together: ``pfc_attention``); elsewhere those count in ``gemm`` and ``softmax``. A
+``pylayer_instruction`` is a ViT's bfloat16 Linear (its product and the product's two gradients:
+``gemm``). Paddle's ``multiply_`` is the gradient clipping's scaling of
 each gradient (``optimizer``), its ``multiply`` / ``multiply_grad`` the drop path's per-sample
 factor; torch's optimizer and clipping run as ``_foreach_*`` or per-tensor element-wise ops, of which
 ``mul`` / ``add`` are ambiguous (counted in ``elementwise``).
@@ -16,12 +18,13 @@ from collections.abc import Mapping
 __all__ = ["PARTS", "part_of", "parts_of"]
 
 #: The parts, in the order they are reported.
-PARTS = ("gemm", "softmax", "layer_norm", "layout", "bias_activation", "drop_path_masking", "optimizer",
+PARTS = ("gemm", "attention", "softmax", "layer_norm", "layout", "bias_activation", "drop_path_masking", "optimizer",
          "elementwise", "other")
 
 _PART_OF = {
     **dict.fromkeys(("matmul", "matmul_grad", "conv2d", "conv2d_grad", "pylayer_instruction", "pfc_matmul",
                      "mm", "addmm", "bmm", "convolution_backward", "mkldnn_convolution", "linear"), "gemm"),
+    **dict.fromkeys(("pfc_attention", "pfc_attention_grad"), "attention"),
     **dict.fromkeys(("softmax", "softmax_", "softmax_grad", "pfc_scaled_softmax", "pfc_scaled_softmax_grad",
                      "_softmax", "_softmax_backward_data"), "softmax"),
     **dict.fromkeys(("layer_norm", "layer_norm_grad", "pfc_layer_norm", "pfc_layer_norm_grad",

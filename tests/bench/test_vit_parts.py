@@ -7,7 +7,8 @@ from paddle_pfc.bench.vit_parts import PARTS, part_of, parts_of
 
 
 @pytest.mark.parametrize("name, part", [
-    ("pd_op.matmul_grad", "gemm"), ("pylayer_instruction", "gemm"), ("aten::addmm", "gemm"),
+    ("custom_op.pfc_attention_grad", "attention"), ("pd_op.matmul_grad", "gemm"),
+    ("pylayer_instruction", "gemm"), ("aten::addmm", "gemm"),
     ("custom_op.pfc_scaled_softmax_grad", "softmax"), ("aten::_softmax", "softmax"),
     ("custom_op.pfc_layer_norm", "layer_norm"), ("aten::native_layer_norm_backward", "layer_norm"),
     ("pd_op.transpose_grad", "layout"), ("aten::copy_", "layout"),
