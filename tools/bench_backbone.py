@@ -8,6 +8,9 @@
     python tools/bench_backbone.py --backbone iresnet50 --batch-size 16 --classes 100000 --nproc 2 \
         --insightface ~/src/insightface                                  # the same on 2 ranks
     python tools/bench_backbone.py --convs --backbone iresnet50 --batch-size 8 [--threads 1]
+    python tools/bench_backbone.py --backbone vit_t --batch-size 16 --insightface ~/src/insightface \
+        --torch-python ~/torchvenv/bin/python --bf16 --floor [--drop-path-rate 0 --mask-ratio 0]
+    python tools/bench_backbone.py --backbone vit_t --batch-size 16 --bf16-error
 
 One *step* = forward, backward and a Momentum update (lr 0.1, momentum 0.9, weight decay 5e-4,
 gradient clipping at norm 5, as arcface_torch trains) of the backbone alone on a batch of
@@ -29,6 +32,17 @@ the peer, and the figure is the median step over each side's rounds. Without ``-
 only paddle_pfc is measured. ``--native-off`` adds a third side: paddle_pfc with
 ``PADDLE_PFC_NATIVE=off`` (Paddle's own kernels), in the same alternation. Prints images/s per
 side, the ratios and the CPU model and features.
+
+A ViT (``vit_t`` ... ``vit_l``) trains with AdamW (lr 1e-3, decoupled weight decay 0.1, clipping
+at 5; ``--optimizer`` overrides) as arcface_torch's ViT configs, both sides with ``--drop-path-rate``
+and ``--mask-ratio`` (default: the row's, which are ``get_model``'s); the peer is arcface_torch's
+``VisionTransformer`` built as ``get_model`` builds it, run in ``--torch-python`` (timm, which its
+vit.py imports three names from, is stood in for when it does not import). ``--floor`` adds a side
+timing bench/floor.py's square GEMM (the best float32 rate of Paddle's and oneDNN's) in the same
+rounds, and reports each step over its matrix-product floor: the step's GEMM FLOPs
+(:func:`paddle_pfc.bench.vit_floor.vit_step_gemm_flop`) at that round's rate. ``--bf16`` for a ViT
+is its block Linears' bfloat16 products (``train.amp=bf16``); ``--bf16-error`` measures what they
+change in one step's embeddings and gradients.
 
 ``--convs``: per-convolution micro-benchmark instead, in one process: for each distinct dense
 convolution shape of the backbone (its groups-1 convolutions at the batch size), forward +
@@ -389,6 +403,53 @@ def vit_floor_flop(args) -> float:
     return vit_step_gemm_flop(shape, args.batch_size)
 
 
+def bf16_error(args) -> dict:
+    """What bfloat16 products change in one step's values: the backbone built twice from one seed
+    (drop path and masking off, so both see the same network), its training program with float32
+    and with bfloat16 products on one batch; the relative L2 difference of the embeddings, their
+    smallest cosine, and that of all parameter gradients (and the median over parameters)."""
+    import numpy as np
+    import paddle
+
+    import paddle_pfc
+    from paddle_pfc.backbones import build_backbone
+
+    paddle_pfc.configure_process()
+    paddle.enable_static()
+    rng = np.random.default_rng(0)
+    feed = {"images": rng.uniform(-1, 1, (args.batch_size, 3, 112, 112)).astype(np.float32),
+            "weights": rng.standard_normal((args.batch_size, 512)).astype(np.float32)}
+    options = {"drop_path_rate": 0.0, "mask_ratio": 0.0} if is_vit(args.backbone) else {}
+    fetched = []
+    for bf16 in (False, True):
+        paddle.seed(0)
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup):
+            images = paddle.static.data("images", feed["images"].shape, "float32")
+            net = build_backbone(args.backbone, 512, 112, 0.0, **options)
+            net.train()
+            if bf16:
+                use_bfloat16_products(net)
+            embedding = net(images)
+            loss = paddle.mean(embedding * paddle.static.data("weights", feed["weights"].shape, "float32"))
+            params = [p for p in net.parameters() if not p.stop_gradient]
+            grads = [g for g in paddle.static.gradients([loss], params) if g is not None]
+        with paddle.static.scope_guard(paddle.static.Scope()):
+            exe = paddle.static.Executor(paddle.CPUPlace())
+            exe.run(startup)
+            fetched.append(exe.run(main, feed=feed, fetch_list=[embedding, *grads]))
+    (e32, *g32), (e16, *g16) = fetched
+
+    def relative(a, b) -> float:
+        return float(np.linalg.norm(a - b) / np.linalg.norm(a))
+
+    cosines = (e32 * e16).sum(1) / np.linalg.norm(e32, axis=1) / np.linalg.norm(e16, axis=1)
+    flat32, flat16 = (np.concatenate([g.ravel() for g in grads]) for grads in (g32, g16))
+    return {"embedding_relative": relative(e32, e16), "embedding_min_cosine": float(cosines.min()),
+            "gradients_relative": relative(flat32, flat16),
+            "gradients_median_relative": float(np.median([relative(a, b) for a, b in zip(g32, g16)]))}
+
+
 def _free_port() -> int:
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
@@ -458,6 +519,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--sample-ratio", type=float, default=0.1, help="with --classes: the sampling ratio")
     p.add_argument("--bf16", action="store_true",
                    help="also measure paddle_pfc with bfloat16 convolutions (train.amp=bf16 on CPU)")
+    p.add_argument("--bf16-error", action="store_true",
+                   help="instead of timing: how far one step's embeddings and gradients with bfloat16 products "
+                        "are from float32's (one process, --batch-size, drop path and masking off)")
     p.add_argument("--convs", action="store_true",
                    help="per-convolution micro-benchmark: oneDNN op against Paddle's conv2d")
     p.add_argument("--nproc", type=int, default=1,
@@ -497,6 +561,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.worker:
         _worker(args)
+        return 0
+    if args.bf16_error:
+        os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(args.threads)
+        print(json.dumps(bf16_error(args), indent=1))
         return 0
     if args.convs:
         os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(args.threads)
