@@ -611,11 +611,25 @@ def _report_sides(args: argparse.Namespace, steps: dict[str, list[float]], repor
         if "torch" in medians:
             report["paddle_bf16_over_torch_images_per_s"] = medians["torch"] / medians["paddle_bf16"]
             print(f"  paddle_pfc bf16 / arcface_torch images/s = {report['paddle_bf16_over_torch_images_per_s']:.3f}")
+    _report_paired(steps, report)
     if "gemm" in steps:
         _report_floor(args, steps, report)
     if "paddle_off" in medians:
         report["native_over_off_images_per_s"] = medians["paddle_off"] / medians["paddle"]
         print(f"  paddle_pfc native / PADDLE_PFC_NATIVE=off images/s = {report['native_over_off_images_per_s']:.3f}")
+
+def _report_paired(steps: dict[str, list[float]], report: dict) -> None:
+    """Each ratio of the sides' step times taken within a round, then the median over rounds (robust
+    to a machine whose load changes between rounds)."""
+    pairs = [("torch", "paddle", "paddle_over_torch"), ("paddle", "paddle_bf16", "bf16_over_fp32"),
+             ("torch", "paddle_bf16", "paddle_bf16_over_torch"), ("paddle_off", "paddle", "native_over_off")]
+    for slower, faster, key in pairs:
+        if slower in steps and faster in steps:
+            ratios = [a / b for a, b in zip(steps[slower], steps[faster])]
+            report[f"paired_{key}"] = statistics.median(ratios)
+            print(f"  paired by round: {key} images/s = {report[f'paired_{key}']:.3f} "
+                  f"(rounds {[round(r, 3) for r in ratios]})")
+
 
 def _report_floor(args: argparse.Namespace, steps: dict[str, list[float]], report: dict) -> None:
     """The ViT step against its products at the round's GEMM rate: step / floor per round, medians."""
