@@ -58,9 +58,9 @@ def attention(qkv, heads: int, scale: float):
     q, k and v side by side, head ``h`` in columns ``[h*d, (h+1)*d)`` of each, ``d = D / heads``):
     per sample and head ``softmax(scale * q k^T) v``, the heads side by side, float32 [N, T, D]
     (arcface_torch's ``Attention`` between its ``qkv`` and ``proj``). Products by MKL's float32
-    ``cblas_sgemm`` (what Paddle's matmul calls) on strided views of ``qkv``: no transposed or
-    per-head copies. Keeps the [N, heads, T, T] probabilities for the backward. Differentiable in
-    ``qkv``. Needs :func:`native_ops.blas_library`."""
+    ``cblas_sgemm`` (what Paddle's matmul calls) on each head's columns, packed into a small
+    contiguous buffer: no transposed tensors. Keeps the [N, heads, T, T] probabilities for the
+    backward. Differentiable in ``qkv``. Needs :func:`native_ops.blas_library`."""
     if qkv.dtype != paddle.float32 or len(qkv.shape) != 3 or qkv.shape[-1] % (3 * heads):
         raise ValueError(f"attention: qkv must be float32 [N, T, 3D] with D a multiple of heads {heads}, got "
                          f"{qkv.dtype} {qkv.shape}")

@@ -2,7 +2,7 @@
 // are far below memory speed: the layer norm (its backward above all), a Linear's bias add (its
 // gradient a column sum, which Paddle's add_grad reduces slowly) with an optional ReLU6, and the
 // attention's scaled softmax, and the whole multi-head attention from the qkv projection's output
-// (products by MKL's cblas_sgemm on strided views: no transposes or per-head copies). Built on first
+// (products by MKL's cblas_sgemm on each head's columns, packed: no transposed tensors). Built on first
 // use by paddle_pfc/kernels/native_ops.py; the Python module paddle_pfc/kernels/transformer_ops.py
 // states the contracts. Float32, one thread (the products: MKL's threads).
 #include <dlfcn.h>
@@ -413,6 +413,17 @@ struct AttentionShape {
   int64_t n, t, dim, heads, head_dim;
 };
 
+// rows x cols of a matrix with leading dimension ld copied to / from a contiguous one: a head's
+// columns of qkv packed before its products (small per-head products run faster on contiguous
+// operands than on strided views).
+void Pack(const float* src, int64_t rows, int64_t cols, int64_t ld, float* dst) {
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * cols, src + r * ld, cols * sizeof(float));
+}
+
+void Unpack(const float* src, int64_t rows, int64_t cols, int64_t ld, float* dst) {
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * ld, src + r * cols, cols * sizeof(float));
+}
+
 AttentionShape CheckedAttention(const paddle::Tensor& qkv, int heads, const char* op) {
   CheckFloat32(qkv, op, "qkv");
   const auto& shape = qkv.shape();
@@ -432,14 +443,18 @@ std::vector<paddle::Tensor> AttentionForward(const paddle::Tensor& qkv, int head
   if (a.n * a.t == 0) return {out, probs};
   const Sgemm sgemm = LoadSgemm(library);
   const int t = static_cast<int>(a.t), d = static_cast<int>(a.head_dim);
-  const int ld_qkv = static_cast<int>(3 * a.dim), ld_out = static_cast<int>(a.dim);
+  const int ld_out = static_cast<int>(a.dim);
+  const int64_t block = a.t * a.head_dim;
+  std::vector<float> packed(3 * block);
+  float* q = packed.data();
+  float* k = q + block;
+  float* v = k + block;
   for (int64_t s = 0; s < a.n; ++s) {
     for (int64_t h = 0; h < a.heads; ++h) {
-      const float* q = qkv.data<float>() + s * a.t * 3 * a.dim + h * a.head_dim;
-      const float* k = q + a.dim;
-      const float* v = q + 2 * a.dim;
+      const float* head = qkv.data<float>() + s * a.t * 3 * a.dim + h * a.head_dim;
+      for (int part = 0; part < 3; ++part) Pack(head + part * a.dim, a.t, a.head_dim, 3 * a.dim, q + part * block);
       float* p = probs.data<float>() + (s * a.heads + h) * a.t * a.t;
-      sgemm(kRowMajor, kNoTrans, kTrans, t, t, d, 1.0f, q, ld_qkv, k, ld_qkv, 0.0f, p, t);
+      sgemm(kRowMajor, kNoTrans, kTrans, t, t, d, 1.0f, q, d, k, d, 0.0f, p, t);
       for (int64_t r = 0; r < a.t; ++r) {
         float* row = p + r * a.t;
         float top = -INFINITY;
@@ -455,7 +470,7 @@ std::vector<paddle::Tensor> AttentionForward(const paddle::Tensor& qkv, int head
 #pragma omp simd
         for (int64_t j = 0; j < a.t; ++j) row[j] *= inv;
       }
-      sgemm(kRowMajor, kNoTrans, kNoTrans, t, d, t, 1.0f, p, t, v, ld_qkv, 0.0f,
+      sgemm(kRowMajor, kNoTrans, kNoTrans, t, d, t, 1.0f, p, t, v, d, 0.0f,
             out.data<float>() + s * a.t * a.dim + h * a.head_dim, ld_out);
     }
   }
@@ -474,21 +489,24 @@ std::vector<paddle::Tensor> AttentionBackward(const paddle::Tensor& qkv, const p
   if (a.n * a.t == 0) return {grad_qkv};
   const Sgemm sgemm = LoadSgemm(library);
   const int t = static_cast<int>(a.t), d = static_cast<int>(a.head_dim);
-  const int ld_qkv = static_cast<int>(3 * a.dim), ld_out = static_cast<int>(a.dim);
-  std::vector<float> dp(a.t * a.t);
+  const int64_t block = a.t * a.head_dim;
+  std::vector<float> dp(a.t * a.t), packed(7 * block);
+  float* q = packed.data();  // q, k, v, d out, then d q, d k, d v
+  float* k = q + block;
+  float* v = k + block;
+  float* dout = v + block;
+  float* dq = dout + block;
+  float* dk = dq + block;
+  float* dv = dk + block;
   for (int64_t s = 0; s < a.n; ++s) {
     for (int64_t h = 0; h < a.heads; ++h) {
       const int64_t offset = s * a.t * 3 * a.dim + h * a.head_dim;
-      const float* q = qkv.data<float>() + offset;
-      const float* k = q + a.dim;
-      const float* v = q + 2 * a.dim;
-      float* dq = grad_qkv.data<float>() + offset;
-      float* dk = dq + a.dim;
-      float* dv = dq + 2 * a.dim;
+      const float* head = qkv.data<float>() + offset;
+      for (int part = 0; part < 3; ++part) Pack(head + part * a.dim, a.t, a.head_dim, 3 * a.dim, q + part * block);
+      Pack(grad_out.data<float>() + s * a.t * a.dim + h * a.head_dim, a.t, a.head_dim, a.dim, dout);
       const float* p = probs.data<float>() + (s * a.heads + h) * a.t * a.t;
-      const float* dout = grad_out.data<float>() + s * a.t * a.dim + h * a.head_dim;
-      sgemm(kRowMajor, kTrans, kNoTrans, t, d, t, 1.0f, p, t, dout, ld_out, 0.0f, dv, ld_qkv);
-      sgemm(kRowMajor, kNoTrans, kTrans, t, t, d, 1.0f, dout, ld_out, v, ld_qkv, 0.0f, dp.data(), t);
+      sgemm(kRowMajor, kTrans, kNoTrans, t, d, t, 1.0f, p, t, dout, d, 0.0f, dv, d);
+      sgemm(kRowMajor, kNoTrans, kTrans, t, t, d, 1.0f, dout, d, v, d, 0.0f, dp.data(), t);
       for (int64_t r = 0; r < a.t; ++r) {
         const float* pr = p + r * a.t;
         float* row = dp.data() + r * a.t;
@@ -498,8 +516,10 @@ std::vector<paddle::Tensor> AttentionBackward(const paddle::Tensor& qkv, const p
 #pragma omp simd
         for (int64_t j = 0; j < a.t; ++j) row[j] = scale * pr[j] * (row[j] - dot);
       }
-      sgemm(kRowMajor, kNoTrans, kNoTrans, t, d, t, 1.0f, dp.data(), t, k, ld_qkv, 0.0f, dq, ld_qkv);
-      sgemm(kRowMajor, kTrans, kNoTrans, t, d, t, 1.0f, dp.data(), t, q, ld_qkv, 0.0f, dk, ld_qkv);
+      sgemm(kRowMajor, kNoTrans, kNoTrans, t, d, t, 1.0f, dp.data(), t, k, d, 0.0f, dq, d);
+      sgemm(kRowMajor, kTrans, kNoTrans, t, d, t, 1.0f, dp.data(), t, q, d, 0.0f, dk, d);
+      float* grad_head = grad_qkv.data<float>() + offset;
+      for (int part = 0; part < 3; ++part) Unpack(dq + part * block, a.t, a.head_dim, 3 * a.dim, grad_head + part * a.dim);
     }
   }
   return {grad_qkv};
