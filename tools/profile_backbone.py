@@ -45,7 +45,9 @@ def _bench_backbone():
 def _profile_paddle(args) -> dict:
     import paddle.profiler as profiler
 
-    _, step = _bench_backbone().paddle_step(args.backbone, args.batch_size, args.classes, args.sample_ratio, args.bf16)
+    bench = _bench_backbone()
+    _, step = bench.paddle_step(args.backbone, args.batch_size, args.classes, args.sample_ratio, args.bf16,
+                                bench.vit_options(args), bench.optimizer_of(args.optimizer, args.backbone))
     for _ in range(args.warmup):
         step()
     prof = profiler.Profiler(targets=[profiler.ProfilerTarget.CPU])
@@ -72,8 +74,10 @@ def _profile_torch(args) -> dict:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    step = _bench_backbone().torch_step(args.backbone, args.batch_size, args.insightface, args.threads, args.classes,
-                                        args.sample_ratio)
+    bench = _bench_backbone()
+    step = bench.torch_step(args.backbone, args.batch_size, args.insightface, args.threads, args.classes,
+                            args.sample_ratio, options=bench.vit_options(args),
+                            optimizer_name=bench.optimizer_of(args.optimizer, args.backbone))
     for _ in range(args.warmup):
         step()
     with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -93,11 +97,13 @@ def _run_side(side: str, args) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads))
     with tempfile.TemporaryDirectory() as folder:
         result = Path(folder, "result.json")
-        command = [sys.executable, __file__, "--side", side, "--result", str(result), "--backbone", args.backbone,
+        python = args.torch_python if side == "torch" else sys.executable
+        command = [python, __file__, "--side", side, "--result", str(result), "--backbone", args.backbone,
                    "--batch-size", str(args.batch_size), "--steps", str(args.steps), "--warmup", str(args.warmup),
                    "--threads", str(args.threads), "--classes", str(args.classes), "--sample-ratio",
-                   str(args.sample_ratio)] + (["--bf16"] if args.bf16 else []) + \
-            (["--insightface", args.insightface] if args.insightface else [])
+                   str(args.sample_ratio), "--optimizer", args.optimizer] + (["--bf16"] if args.bf16 else []) + \
+            (["--insightface", args.insightface] if args.insightface else []) + \
+            [f"--{key.replace('_', '-')}={value}" for key, value in _bench_backbone().vit_options(args).items()]
         proc = subprocess.run(command, env=env, capture_output=True, text=True)
         if proc.returncode or not result.exists():
             raise SystemExit(f"{side} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
@@ -119,6 +125,18 @@ def report(label: str, figures: dict, top: int) -> list[str]:
     return lines
 
 
+def report_parts(label: str, figures: dict) -> list[str]:
+    """Lines: the step's ops summed by part (paddle_pfc.bench.vit_parts), ms and share of the step."""
+    from paddle_pfc.bench.vit_parts import parts_of
+
+    step = figures["step_s"]
+    parts = parts_of({name: seconds for name, (seconds, _) in figures["ops"].items()})
+    parts["outside_ops"] = step - sum(parts.values())
+    figures["parts"] = parts
+    return [f"{label} by part:"] + [f"  {seconds * 1e3:9.1f} ms {100 * seconds / step:5.1f} %  {part}"
+                                    for part, seconds in parts.items()]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--backbone", default="mobilefacenet", choices=sorted(_bench_backbone().PEER_NAMES))
@@ -133,13 +151,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--top", type=int, default=15)
     p.add_argument("--json", default=None, help="also write the figures to this file")
+    p.add_argument("--optimizer", choices=("auto", "momentum", "adamw"), default="auto",
+                   help="as tools/bench_backbone.py: AdamW for a ViT, Momentum otherwise")
+    p.add_argument("--drop-path-rate", type=float, default=None, help="a ViT's drop path rate (both sides)")
+    p.add_argument("--mask-ratio", type=float, default=None, help="a ViT's mask ratio (both sides)")
+    p.add_argument("--parts", action="store_true",
+                   help="also each side's ops summed into the parts of paddle_pfc.bench.vit_parts (a ViT's step)")
+    p.add_argument("--torch-python", default=sys.executable, help="the interpreter the peer runs in")
     p.add_argument("--side", choices=("paddle", "torch"), help=argparse.SUPPRESS)
     p.add_argument("--result", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.batch_size < 1 or args.steps < 1 or args.warmup < 0 or args.top < 1:
         p.error("--batch-size, --steps and --top must be >= 1, --warmup >= 0")
     if args.insightface and not args.side:
-        problem = _bench_backbone().peer_problem(args.insightface, args.classes > 0)
+        problem = _bench_backbone().peer_problem(args.insightface, args.classes > 0, args.torch_python)
         if problem:
             p.error(problem)
     if args.side:
@@ -156,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         results["arcface_torch"] = _run_side("torch", args)
     for label, figures in results.items():
         print("\n".join(report(label, figures, args.top)))
+        if args.parts:
+            print("\n".join(report_parts(label, figures)))
     if args.json:
         Path(args.json).write_text(json.dumps({"cpu": cpu_summary(), **results}, indent=1))
     return 0

@@ -356,17 +356,19 @@ class Conv2D(nn.Conv2D):
 
 
 def use_bfloat16_convolutions(model: nn.Layer) -> int:
-    """Make the oneDNN convolutions of ``model`` (its :class:`Conv2D` layers that run natively)
-    multiply in bfloat16 in the training programs built after this call: bfloat16 operands, float32
-    accumulation; weights, their gradients, the optimizer and the residual stream stay float32, the
-    activations between such a convolution and a native batch norm bfloat16 (their gradients too;
-    bfloat16 has float32's range, so no loss scaling is needed).
+    """Make the oneDNN convolutions of ``model`` (its :class:`Conv2D` layers that run natively) and
+    its transformer Linears (:class:`paddle_pfc.backbones.transformer_layers.Linear`: a ViT's
+    blocks) — every layer whose class declares ``bfloat16_products`` —
+    multiply in bfloat16 in the training programs built after this call: bfloat16 operands,
+    float32 accumulation; weights, their gradients, the optimizer and the residual stream stay
+    float32, the activations between such a convolution and a native batch norm bfloat16 (their
+    gradients too; bfloat16 has float32's range, so no loss scaling is needed).
     Returns how many layers it set; raises RuntimeError naming the
     reason when this CPU or build cannot (:func:`paddle_pfc.kernels.onednn_ops.bfloat16_unsupported`)."""
     reason = onednn_ops.bfloat16_unsupported()
     if reason is not None:
         raise RuntimeError(f"bfloat16 convolutions: {reason}")
-    layers = [layer for layer in model.sublayers(include_self=True) if isinstance(layer, (Conv2D, GroupedConv2D))]
+    layers = [layer for layer in model.sublayers(include_self=True) if hasattr(type(layer), "bfloat16_products")]
     for layer in layers:
         layer.bfloat16_products = True
     return len(layers)

@@ -9,6 +9,9 @@ Contract
   only; both draw from Paddle's random generator at run time (``paddle.seed`` before a run repeats
   them; a static program repeats them under the serial executor ``configure_process`` sets). An
   eval program holds neither.
+* In a static training program on CPU the LayerNorms, the Linears' bias adds (fc1's with its
+  ReLU6) and the attention between ``qkv`` and ``proj`` build native ops
+  (:mod:`paddle_pfc.backbones.transformer_layers`; the same values up to float32 rounding).
 
 Architecture, as arcface_torch's (state-dict names the same):
 ``patch_embed.proj`` Conv2D(3 -> D, kernel 9, stride 9, bias) on the image, its ``(H//9) x (W//9)``
@@ -41,6 +44,7 @@ import paddle.nn.functional as F
 from paddle import nn
 
 from paddle_pfc.backbones.common import BN_MOMENTUM, check_head_args, check_spatial, normalize_input_size
+from paddle_pfc.backbones.transformer_layers import LayerNorm, Linear, attention
 from paddle_pfc.utils.errors import UsageError
 
 __all__ = ["VisionTransformer", "VIT_SIZES", "PATCH_SIZE", "vit_backbone", "vit_t", "vit_s", "vit_b", "vit_l"]
@@ -62,10 +66,10 @@ def _trunc_normal() -> paddle.ParamAttr:
     return paddle.ParamAttr(initializer=nn.initializer.TruncatedNormal(mean=0.0, std=0.02, a=-2.0, b=2.0))
 
 
-def _linear(fan_in: int, fan_out: int, bias: bool = True) -> nn.Linear:
-    """arcface_torch's ``_init_weights``: weights trunc_normal(.02), biases 0."""
+def _linear(fan_in: int, fan_out: int, bias: bool = True, relu6: bool = False) -> Linear:
+    """arcface_torch's ``_init_weights``: weights trunc_normal(.02), biases 0; ``relu6``: ReLU6 after."""
     bias_attr = paddle.ParamAttr(initializer=nn.initializer.Constant(0.0)) if bias else False
-    return nn.Linear(fan_in, fan_out, weight_attr=_trunc_normal(), bias_attr=bias_attr)
+    return Linear(fan_in, fan_out, weight_attr=_trunc_normal(), bias_attr=bias_attr, relu6=relu6)
 
 
 def _dropout(p: float) -> nn.Layer:
@@ -112,25 +116,21 @@ class Attention(nn.Layer):
         self.proj_drop = _dropout(drop)
 
     def forward(self, x):
-        dim = x.shape[-1]
-        qkv = self.qkv(x).reshape([0, 0, 3, self.num_heads, dim // self.num_heads]).transpose([2, 0, 3, 1, 4])
-        q, k, v = qkv[0], qkv[1], qkv[2]
-        attn = F.softmax(paddle.matmul(q, k, transpose_y=True) * self.scale, axis=-1)
-        x = paddle.matmul(attn, v).transpose([0, 2, 1, 3]).reshape([0, 0, dim])
+        x = attention(self, self.qkv(x), self.num_heads, self.scale)
         return self.proj_drop(self.proj(x))
 
 
 class Mlp(nn.Layer):
-    """fc1 (D -> hidden) - ReLU6 - dropout - fc2 (hidden -> D) - dropout."""
+    """fc1 (D -> hidden) - ReLU6 - dropout - fc2 (hidden -> D) - dropout (fc1 applies the ReLU6)."""
 
     def __init__(self, dim: int, hidden: int, drop: float):
         super().__init__()
-        self.fc1 = _linear(dim, hidden)
+        self.fc1 = _linear(dim, hidden, relu6=True)
         self.fc2 = _linear(hidden, dim)
         self.drop = _dropout(drop)
 
     def forward(self, x):
-        return self.drop(self.fc2(self.drop(F.relu6(self.fc1(x)))))
+        return self.drop(self.fc2(self.drop(self.fc1(x))))
 
 
 class Block(nn.Layer):
@@ -139,9 +139,9 @@ class Block(nn.Layer):
     def __init__(self, dim: int, num_heads: int, mlp_ratio: float, drop: float, drop_path_rate: float):
         super().__init__()
         self.drop_path_rate = float(drop_path_rate)
-        self.norm1 = nn.LayerNorm(dim, epsilon=LN_EPSILON)
+        self.norm1 = LayerNorm(dim, epsilon=LN_EPSILON)
         self.attn = Attention(dim, num_heads, drop)
-        self.norm2 = nn.LayerNorm(dim, epsilon=LN_EPSILON)
+        self.norm2 = LayerNorm(dim, epsilon=LN_EPSILON)
         self.mlp = Mlp(dim, int(dim * mlp_ratio), drop)
 
     def forward(self, x):
@@ -182,11 +182,11 @@ class VisionTransformer(nn.Layer):
         rates = np.linspace(0.0, self.drop_path_rate, depth, dtype=np.float32).tolist()  # torch.linspace
         self.blocks = nn.LayerList([Block(self.embed_dim, num_heads, mlp_ratio, float(dropout), rates[i])
                                     for i in range(depth)])
-        self.norm = nn.LayerNorm(self.embed_dim, epsilon=LN_EPSILON)
-        self.feature = nn.Sequential(
-            _linear(self.embed_dim * self.num_patches, self.embed_dim, bias=False),
+        self.norm = LayerNorm(self.embed_dim, epsilon=LN_EPSILON)
+        self.feature = nn.Sequential(  # Paddle's Linears: memory-bound products, float32 under amp=bf16 too
+            nn.Linear(self.embed_dim * self.num_patches, self.embed_dim, weight_attr=_trunc_normal(), bias_attr=False),
             nn.BatchNorm1D(self.embed_dim, momentum=BN_MOMENTUM, epsilon=FEATURE_BN_EPSILON),
-            _linear(self.embed_dim, self.embedding_size, bias=False),
+            nn.Linear(self.embed_dim, self.embedding_size, weight_attr=_trunc_normal(), bias_attr=False),
             nn.BatchNorm1D(self.embedding_size, momentum=BN_MOMENTUM, epsilon=FEATURE_BN_EPSILON),
         )
         self.mask_token = self.create_parameter(

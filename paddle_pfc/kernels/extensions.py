@@ -8,7 +8,7 @@ from paddle_pfc.kernels import native_ops, onednn_ops
 from paddle_pfc.kernels.native_build import _loaded, build_directory, mode, say
 
 #: every native extension (:func:`load`), slowest compile first
-EXTENSIONS = ("depthwise_ops", "batch_norm_ops", "onednn_ops", "center_ops", "backbone_ops")
+EXTENSIONS = ("depthwise_ops", "batch_norm_ops", "onednn_ops", "center_ops", "backbone_ops", "transformer_ops")
 
 
 def built(name: str) -> bool:

@@ -40,6 +40,8 @@ One-pass kernels replace them (the head reaches them through
 * :func:`batch_norm` — training-mode batch norm, alone or with the PReLU after it fused in,
   float32 or bfloat16 in and out (``csrc/batch_norm_ops.cc``): the tensors around bfloat16
   convolutions stay bfloat16; NCHW or (``channels_last``) NHWC.
+* ``csrc/transformer_ops.cc``: a ViT block's layer norm, bias add (+ ReLU6) and scaled softmax,
+  wrapped by :mod:`paddle_pfc.kernels.transformer_ops`.
 
 ``PADDLE_PFC_NATIVE`` chooses (:mod:`paddle_pfc.kernels.native_build` builds them): ``auto``
 (default: build once per machine; if that fails, warn once and use Paddle's kernels), ``on`` (a
@@ -55,7 +57,7 @@ import paddle
 from paddle_pfc.kernels.native_build import build, is_built, load_or_fall_back
 
 SOURCES = {name: Path(__file__).with_name("csrc") / f"{name}.cc"
-           for name in ("center_ops", "backbone_ops", "batch_norm_ops", "depthwise_ops")}
+           for name in ("center_ops", "backbone_ops", "batch_norm_ops", "depthwise_ops", "transformer_ops")}
 
 #: -g0: no debug information (setuptools compiles with -g): less compile time, the same code
 #: (docs/performance.md).

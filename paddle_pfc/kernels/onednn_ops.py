@@ -203,7 +203,9 @@ def to_channels_first(x):
 
 def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False, bf16: bool = True,
            bf16_output: bool = False):
-    """``op(a) @ op(b)`` of 2-D ``a`` and ``b`` (``op``: transposed when asked), an [m, n] result:
+    """``op(a) @ op(b)`` of ``a`` and ``b``, each read as a matrix of its leading axes' rows and its
+    last axis' columns ([..., K] as [prod(...), K], no copy; ``op``: transposed when asked); the
+    result [m, n], or without ``transpose_a`` [*a.shape[:-1], n]:
     with ``bf16`` each product's operands are bfloat16 (float32 ``a`` or ``b`` rounded to nearest
     even, bfloat16 ones read as they are) and the sums accumulated in float32 (what Paddle's matmul
     computes on operands already rounded to bfloat16, up to summation order), written as float32

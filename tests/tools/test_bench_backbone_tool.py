@@ -32,3 +32,23 @@ def test_a_checkout_without_arcface_torch_is_a_usage_error(tmp_path):
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert ("no backbones/__init__.py" in proc.stderr
             and "a checkout of github.com/deepinsight/insightface" in proc.stderr)
+
+
+def test_a_vits_options_optimizer_and_floor_follow_the_arguments():
+    from helpers.tool_scripts import load_tool
+    from paddle_pfc.bench.vit_floor import VitShape, vit_step_gemm_flop
+
+    bench = load_tool("bench_backbone")
+    args = bench.parse_args(["--backbone", "vit_t", "--batch-size", "4", "--mask-ratio", "0"])
+    assert bench.vit_options(args) == {"mask_ratio": 0.0}
+    assert bench.optimizer_of(args.optimizer, "vit_t") == "adamw" and bench.optimizer_of("auto", "r50") == "momentum"
+    assert bench.vit_floor_flop(args) == vit_step_gemm_flop(VitShape(256, 12, 8, 144, 144), 4)
+    default = bench.parse_args(["--backbone", "vit_t", "--batch-size", "4"])  # arcface_torch's 10 % masked
+    assert bench.vit_floor_flop(default) == vit_step_gemm_flop(VitShape(256, 12, 8, 144, 129), 4)
+
+
+def test_vit_only_arguments_are_refused_elsewhere():
+    for args in (["--backbone", "iresnet50", "--floor"], ["--backbone", "vit_t", "--floor", "--classes", "10"],
+                 ["--backbone", "mobilefacenet", "--mask-ratio", "0"]):
+        proc = _bench(*args)
+        assert proc.returncode == 2 and "paddle_pfc " not in proc.stdout, (args, proc.stderr[-500:])

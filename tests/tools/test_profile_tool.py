@@ -47,3 +47,13 @@ def test_a_checkout_the_peer_cannot_run_from_is_a_usage_error(tmp_path):
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "no backbones/__init__.py" in proc.stderr or "PyTorch, which is not installed here" in proc.stderr
     assert "CPU:" not in proc.stdout  # nothing profiled
+
+
+def test_report_parts_sums_the_ops_by_kind_and_keeps_the_rest():
+    figures = {"step_s": 1.0, "ops": {"pd_op.matmul": [0.5, 2.0], "pd_op.matmul_grad": [0.25, 2.0],
+                                      "pd_op.adamw_": [0.125, 10.0]}}
+    lines = load_tool("profile_backbone").report_parts("side", figures)
+    assert lines[0] == "side by part:"
+    assert figures["parts"]["gemm"] == 0.75 and figures["parts"]["optimizer"] == 0.125
+    assert figures["parts"]["outside_ops"] == 0.125
+    assert any(line.endswith("gemm") and "75.0 %" in line for line in lines)

@@ -1,7 +1,8 @@
 // oneDNN ops: 2-D convolution (dense, grouped or depthwise; NCHW, float32 tensors with float32 or
 // bfloat16 products, or with bfloat16 products bfloat16 activations in and / or out; no bias, no
 // dilation, symmetric zero padding) with its backward, and a matrix
-// product (pfc_matmul, float32 or bfloat16 tensors, bfloat16 or float32 products; the head's bfloat16 road,
+// product (pfc_matmul, float32 or bfloat16 tensors, each read as a matrix [leading axes, last axis],
+// bfloat16 or float32 products; the head's bfloat16 road and a ViT's bfloat16 Linears,
 // since Paddle 3.3.1's CPU build registers no bfloat16 matmul kernel), through oneDNN: the
 // library Paddle's CPU wheel already loads (paddle/libs/libdnnl.so.3, oneDNN 3.6.2, OpenMP
 // threading through libgomp). Paddle 3.3's own CPU conv2d /
@@ -645,11 +646,19 @@ std::vector<paddle::Tensor> Matmul(const paddle::Tensor& a, const paddle::Tensor
   PD_CHECK(float32_or_bfloat16(a) && float32_or_bfloat16(b), "pfc_matmul takes float32 or bfloat16 CPU tensors");
   PD_CHECK(bf16 || !(IsBfloat16(a) || IsBfloat16(b) || bf16_out),
            "pfc_matmul: bfloat16 operands or a bfloat16 output need bf16 products");
-  PD_CHECK(a.shape().size() == 2 && b.shape().size() == 2, "pfc_matmul takes 2-D tensors");
-  const int64_t m = a.shape()[transpose_a ? 1 : 0], k = a.shape()[transpose_a ? 0 : 1];
-  const int64_t k_b = b.shape()[transpose_b ? 1 : 0], n = b.shape()[transpose_b ? 0 : 1];
+  PD_CHECK(a.shape().size() >= 2 && b.shape().size() >= 2, "pfc_matmul takes tensors of 2 or more axes");
+  // each operand as a matrix: its leading axes one, rows of its last axis
+  const int64_t a_rows = a.shape().back() ? a.numel() / a.shape().back() : 0, a_cols = a.shape().back();
+  const int64_t b_rows = b.shape().back() ? b.numel() / b.shape().back() : 0, b_cols = b.shape().back();
+  const int64_t m = transpose_a ? a_cols : a_rows, k = transpose_a ? a_rows : a_cols;
+  const int64_t k_b = transpose_b ? b_cols : b_rows, n = transpose_b ? b_rows : b_cols;
   PD_CHECK(k == k_b, "pfc_matmul: inner dimensions differ (", k, " and ", k_b, ")");
-  auto out = paddle::empty({m, n}, bf16_out ? paddle::DataType::BFLOAT16 : paddle::DataType::FLOAT32,
+  std::vector<int64_t> out_shape{m, n};
+  if (!transpose_a) {  // a's leading axes kept
+    out_shape = a.shape();
+    out_shape.back() = n;
+  }
+  auto out = paddle::empty(out_shape, bf16_out ? paddle::DataType::BFLOAT16 : paddle::DataType::FLOAT32,
                            paddle::CPUPlace());
   if (m == 0 || n == 0) return {out};
   if (k == 0) {
@@ -666,7 +675,13 @@ std::vector<paddle::Tensor> Matmul(const paddle::Tensor& a, const paddle::Tensor
 
 std::vector<std::vector<int64_t>> MatmulShape(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
                                               bool transpose_a, bool transpose_b, bool, bool) {
-  return {{a[transpose_a ? 1 : 0], b[transpose_b ? 0 : 1]}};
+  int64_t b_rows = 1;  // -1 when unknown
+  for (size_t i = 0; i + 1 < b.size(); ++i) b_rows = (b_rows < 0 || b[i] < 0) ? -1 : b_rows * b[i];
+  const int64_t n = transpose_b ? b_rows : b.back();
+  if (transpose_a) return {{a.back(), n}};
+  std::vector<int64_t> out(a);
+  out.back() = n;
+  return {out};
 }
 
 std::vector<paddle::DataType> MatmulDtype(const paddle::DataType&, const paddle::DataType&, bool, bool, bool,
