@@ -164,7 +164,8 @@ class TrainConfig(Section):
     amp: str = setting("none", "backbone mixed precision mode (fp16_*: GPU; fp16_o2: float16 weights, "
                        "float32 master weights; bf16: GPU autocast, or on a CPU with AVX512_BF16 / AMX the "
                        "oneDNN convolutions multiply in bfloat16, with bfloat16 activations between them and "
-                       "their batch norms; weights and optimizer float32)", choices=AMP_MODES)
+                       "their batch norms, and a ViT's block Linears (qkv, proj, fc1, fc2) multiply in bfloat16; "
+                       "weights and optimizer float32)", choices=AMP_MODES)
     loss_scaling: str = setting("auto", "dynamic loss scaling (auto = on with float16 amp or classifier)",
                                 choices=("auto", "on", "off"))
     init_loss_scaling: float = setting(
