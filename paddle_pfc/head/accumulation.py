@@ -26,10 +26,10 @@ import weakref
 from dataclasses import dataclass
 
 import paddle
-from paddle import _C_ops
 
 from paddle_pfc.head import checks
 from paddle_pfc.head.spec import accumulation_rows
+from paddle_pfc.kernels.blockwise import write_rows_
 from paddle_pfc.utils import paddle_compat
 
 __all__ = ["Accumulation", "accumulation_of", "BUFFER_SUFFIX", "LOSS_BUFFER", "FEED_NAME", "is_buffer"]
@@ -137,7 +137,7 @@ def accumulate_blocks(acc: Accumulation, head, grads: list) -> list:
         index = paddle.arange(paddle.shape(wide)[0], dtype="int64") + block.start
         index.stop_gradient = True
         total = paddle.where(acc.first, wide, paddle.gather(buffer, index) + wide)
-        _C_ops.scatter_(buffer, index, total, True)
+        write_rows_(buffer, index, total)
         out.append(total if grad.dtype == paddle.float32 else paddle.cast(total, grad.dtype))
     return out
 

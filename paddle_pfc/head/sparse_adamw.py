@@ -38,9 +38,8 @@ import math
 from dataclasses import dataclass
 
 import paddle
-from paddle import _C_ops
 
-from paddle_pfc.kernels.blockwise import NORM_EPS, PaddleBlockOps, float32
+from paddle_pfc.kernels.blockwise import NORM_EPS, PaddleBlockOps, float32, write_rows_
 from paddle_pfc.utils import paddle_compat
 
 
@@ -100,14 +99,6 @@ def bias_correction(steps: paddle.pir.Value, beta: float) -> paddle.pir.Value:
     return -paddle.expm1(steps * math.log(beta))
 
 
-def _write_rows_(target: paddle.pir.Value, index: paddle.pir.Value, rows32: paddle.pir.Value) -> None:
-    """target[index] = rows32 (rounded to target's dtype), in place."""
-    if target.dtype == paddle.float32:
-        _C_ops.scatter_(target, index, rows32, True)
-    else:  # the CPU scatter kernel has no 2-byte float types; index_put has
-        _C_ops.index_put_(target, [index], paddle.cast(rows32, target.dtype), False)
-
-
 def update_rows_adamw_(weight: paddle.pir.Value, states: AdamWStates, index: paddle.pir.Value,
                        centers: paddle.pir.Value, grad: paddle.pir.Value, lr: paddle.pir.Value,
                        settings: AdamWSettings, weight_decay: float, ops: PaddleBlockOps) -> None:
@@ -130,7 +121,7 @@ def update_rows_adamw_(weight: paddle.pir.Value, states: AdamWStates, index: pad
     correction1, correction2 = bias_correction(steps, beta1), bias_correction(steps, beta2)
     step = (moment1 / correction1) / (paddle.sqrt(moment2 / correction2) + settings.epsilon)
     new_rows = rows * (1.0 - lr * weight_decay) - lr * step if weight_decay else rows - lr * step
-    _write_rows_(weight, index, new_rows)
-    _C_ops.scatter_(states.moment1, index, moment1, True)
-    _C_ops.scatter_(states.moment2, index, moment2, True)
-    _C_ops.scatter_(states.steps, index, steps, True)
+    write_rows_(weight, index, new_rows)
+    write_rows_(states.moment1, index, moment1)
+    write_rows_(states.moment2, index, moment2)
+    write_rows_(states.steps, index, steps)

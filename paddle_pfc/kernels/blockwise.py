@@ -218,11 +218,11 @@ class PaddleBlockOps:
             if velocity_scale is not None:
                 velocity_rows = paddle.multiply(velocity_rows, paddle.gather(velocity_scale, index))
         new_rows, new_velocity = _apply_rule_(rule, rows, float32(grad), velocity_rows, lr)
-        _write_rows_(weight, index, new_rows)
+        write_rows_(weight, index, new_rows)
         if new_velocity is None:
             return
         if velocity_scale is None:
-            _write_rows_(velocity, index, new_velocity)
+            write_rows_(velocity, index, new_velocity)
         else:
             codes, scales = quantize_rows(new_velocity)
             _C_ops.index_put_(velocity, [index], codes, False)  # the CPU scatter kernel has no int8
@@ -264,8 +264,9 @@ def _apply_rule_(rule: UpdateRule, rows: Value, grad: Value, velocity_rows: Valu
     return new_rows, new_velocity
 
 
-def _write_rows_(target: Value, index: Value, rows32: Value) -> None:
-    """target[index] = rows32 (rounded to target's dtype), in place."""
+def write_rows_(target: Value, index: Value, rows32: Value) -> None:
+    """``target[index] = rows32`` (float32 rows, rounded to ``target``'s dtype), in place: the one
+    in-place row write of the head's updates and buffers."""
     if target.dtype == paddle.float32:
         _C_ops.scatter_(target, index, rows32, True)
     else:  # the CPU scatter kernel has no 2-byte float types; index_put has
