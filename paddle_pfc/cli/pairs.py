@@ -131,13 +131,14 @@ def shown(path: str) -> str:
     return path if relative.startswith(os.pardir) else relative
 
 
-def _next_commands(args: argparse.Namespace, num_classes: int) -> list[str]:
-    """The commands that train on the split, as they run from the current folder."""
+def _next_commands(args: argparse.Namespace) -> list[str]:
+    """The commands that train on the split, as they run from the current folder (the training
+    config reads the number of training people from the data)."""
     root = shlex.quote(shown(args.root))
     label = shlex.quote(os.path.relpath(args.train_label, args.root))
     rec = shlex.quote(shown(args.root.rstrip(os.sep) + "_rec"))
     return [f"python tools/im2rec.py --root {root} --label-file {label} --output {rec}",
-            f"python tools/train.py -c configs/train_small.yaml -o data.root={rec} -o data.num_classes={num_classes}",
+            f"python tools/train.py -c configs/train_small.yaml -o data.root={rec}",
             f"  (or straight from the folder: -o data.kind=folder -o data.root={root} -o data.label_file={label})"] + (
         [f"python tools/validate.py --checkpoint output/train_small/best --bin {shlex.quote(shown(args.test_bin))}"]
         if args.test_ids else [])
@@ -257,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     if info["test"]["ids"]:
         print("\n".join(_held_lines("test", "test", args.test_bin, info["test"])))
         print(f"pairs: {shown(args.test_bin)}: people neither training nor selection sees, what new people get")
-    print("next:\n" + "\n".join(f"  {line}" for line in _next_commands(args, info["train_ids"])))
+    print("next:\n" + "\n".join(f"  {line}" for line in _next_commands(args)))
     return 0
 
 
