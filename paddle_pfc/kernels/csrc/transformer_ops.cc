@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "fast_math.h"
 #include "paddle_ext.h"
 
 namespace {
@@ -55,26 +56,6 @@ class ColumnSums {
   std::vector<double> total_;
   int64_t rows_;
 };
-
-// exp(x) for x <= 0, vectorizable (center_ops.cc's, Cephes' expf: within 2 ulp over [-87.3, 0],
-// exactly 1 at 0, 0 below -87.3).
-inline float ExpNonPositive(float x) {
-  constexpr float kLowest = -87.33654f;  // log(FLT_MIN)
-  const float clamped = x < kLowest ? kLowest : x;
-  const float n = std::floor(clamped * 1.44269504088896341f + 0.5f);
-  const float r = (clamped - n * 0.693359375f) - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float power;
-  std::memcpy(&power, &bits, sizeof(power));
-  return x < kLowest ? 0.0f : p * power;
-}
 
 }  // namespace
 
