@@ -229,7 +229,7 @@ def torch_step(backbone: str, batch: int, insightface: str, threads: int, classe
     return step
 
 
-def _timm_stand_in(torch) -> None:
+def timm_stand_in(torch) -> None:
     """``timm.models.layers``' three names arcface_torch's vit.py imports, where timm does not import
     (it needs torchvision), written as timm has them."""
     import collections.abc
@@ -272,7 +272,7 @@ def _peer_backbone(torch, backbone: str, options: dict):
         from backbones import get_model  # the peer's own code, from the user's checkout
 
         return get_model(PEER_NAMES[backbone], dropout=0.0, fp16=False, num_features=512)
-    _timm_stand_in(torch)
+    timm_stand_in(torch)
     import warnings
 
     warnings.filterwarnings("ignore", message=".*autocast.*")  # its torch.cuda.amp.autocast on a CPU

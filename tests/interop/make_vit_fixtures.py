@@ -27,11 +27,8 @@ torch is imported only when this runs; tests read the files without it.
 from __future__ import annotations
 
 import argparse
-import collections.abc
 import copy
-import itertools
 import sys
-import types
 from pathlib import Path
 
 import numpy as np
@@ -42,35 +39,12 @@ BATCH = 6
 
 
 def timm_layers(torch) -> None:
-    """``timm.models.layers``' three names arcface_torch's vit.py imports, when timm is missing."""
-    try:
-        import timm.models.layers  # noqa: F401
-        return
-    except ImportError:
-        pass
+    """``timm.models.layers``' three names arcface_torch's vit.py imports, when timm is missing
+    (``tools/bench_backbone.py``'s stand-in, which its ViT benchmark uses too)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for helpers
+    from helpers.tool_scripts import load_tool
 
-    def to_2tuple(x):
-        return tuple(x) if isinstance(x, collections.abc.Iterable) else tuple(itertools.repeat(x, 2))
-
-    class DropPath(torch.nn.Module):
-        def __init__(self, drop_prob=0.0, scale_by_keep=True):
-            super().__init__()
-            self.drop_prob, self.scale_by_keep = drop_prob, scale_by_keep
-
-        def forward(self, x):
-            if self.drop_prob == 0.0 or not self.training:
-                return x
-            keep_prob = 1 - self.drop_prob
-            random_tensor = x.new_empty((x.shape[0],) + (1,) * (x.ndim - 1)).bernoulli_(keep_prob)
-            if keep_prob > 0.0 and self.scale_by_keep:
-                random_tensor.div_(keep_prob)
-            return x * random_tensor
-
-    layers = types.ModuleType("timm.models.layers")
-    layers.DropPath, layers.to_2tuple = DropPath, to_2tuple
-    layers.trunc_normal_ = torch.nn.init.trunc_normal_
-    sys.modules.update({"timm": types.ModuleType("timm"), "timm.models": types.ModuleType("timm.models"),
-                        "timm.models.layers": layers})
+    load_tool("bench_backbone").timm_stand_in(torch)
 
 
 def randomize(torch, net, seed: int) -> None:
