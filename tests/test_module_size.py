@@ -38,7 +38,6 @@ LONG_MODULES: dict[str, str] = {
     "backbones/native_layers.py": "the five layers on native kernels, sharing one forward/backward pattern",
     "cli/selfcheck.py": "one command: each backend's check and its report",
     "utils/pickle_machine.py": "one stack machine: its opcodes are one table",
-    "cli/validate.py": "one command: its options, the model or checkpoint, and the report",
 }
 
 #: Functions whose body is over FUNCTION_LINES, as "module.py:function", each with its reason.

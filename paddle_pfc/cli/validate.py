@@ -14,12 +14,15 @@ xnorm) and optionally writes it as JSON. Each set's threshold is chosen on its p
 a false-accept rate R estimated from its impostor pairs (warned when they are too few for R).
 ``--record`` writes the first set's threshold and its rule beside the model (``validation.json``;
 paddle_pfc.evaluation.threshold_record), where paddle-pfc-infer finds it. The threshold in use
-(``--threshold``, else the one recorded now or before) is checked on every set: its false-reject
-and false-accept rates with 95 % intervals -- over people (a person-level bootstrap,
-paddle_pfc.evaluation.people_bootstrap) when a ``.people.json`` beside the set says who each pair
-shows (paddle-pfc-pairs writes one), else Wilson's with the pairs assumed independent, as the output
-says; fewer than 10 people are warned about --; a set that chose the threshold (or best/) is said
-to be selection-biased, and the last line gives the verdict in words.
+(``--threshold``, else the one recorded now or before) is checked on every set
+(paddle_pfc.cli._threshold_check): its false-reject and false-accept rates with 95 % intervals --
+where another group of as many people would land (a person-level bootstrap prediction,
+paddle_pfc.evaluation.people_bootstrap; cross-validated over people on the set that chose the
+threshold) when a ``.people.json`` beside the set says who each pair shows (paddle-pfc-pairs
+writes one), else Wilson's with the pairs assumed independent, as the output says; fewer than 10
+people are warned about --; a set that chose the threshold (or best/) is said to be
+selection-biased; the rates of every other set are held against the intervals the record gave
+for new people (inside, ABOVE or below); the last line gives the verdict in words.
 ``--plot roc.png`` then draws the ROC of every set (log FAR axis,
 TAR@FAR marks, AUC and accuracy) and its accuracy per fold into one PNG; a set holding one kind of
 pair has no ROC (said in the table, the JSON and the picture); a plotting error loses no result.
@@ -40,6 +43,7 @@ from typing import Any
 
 from paddle_pfc.cli._outputs import IMAGE_SUFFIXES, check_output_file, draw_figure
 from paddle_pfc.cli._photos import add_non_square_option
+from paddle_pfc.cli._threshold_check import ThresholdToCheck, check_sets
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli.help import HelpFormatter
 from paddle_pfc.utils.progress import Progress
@@ -186,7 +190,7 @@ class _Table:
         import numpy as np
 
         from paddle_pfc.evaluation.collapse import collapse_note
-        from paddle_pfc.evaluation.operating_point import choose_threshold, error_rates
+        from paddle_pfc.evaluation.operating_point import choose_threshold, chosen_error_rates
         from paddle_pfc.evaluation.roc import no_roc_reason, verification_curves
         from paddle_pfc.evaluation.threshold_record import file_sha256
         from paddle_pfc.evaluation.verification import pair_cosines
@@ -200,7 +204,7 @@ class _Table:
                   "accuracy": r.accuracy, "accuracy_std": r.accuracy_std, **point.record(),
                   "fold_threshold": r.cosine_threshold, "xnorm": r.xnorm, "sha256": file_sha256(path),
                   "images": 2 * r.num_pairs, "distinct_images": distinct, "seconds": round(seconds, 3),
-                  "error_rates": error_rates(cosines, issame, point.threshold, people).as_dict()}
+                  "error_rates": chosen_error_rates(cosines, issame, point.threshold, people, far).as_dict()}
         self.results[name] = result
         if point.warning:
             self.notes.append(f"warning: {name}: {point.warning}")
@@ -237,46 +241,6 @@ class _Table:
         for name, res in self.results.items():
             if "no_roc" in res:
                 print(f"note: {name}: no ROC: {res['no_roc']}")
-
-    def check(self, threshold: float, source: str, chose: str | None) -> list[str]:
-        """The error rates of ``threshold`` on every set (in its JSON result too) and the verdict
-        lines; ``chose``: the SHA-256 of the set that chose the threshold (selection-biased)."""
-        from paddle_pfc.evaluation.operating_point import error_rates
-
-        print(f"threshold {threshold:.3f} ({source}):")
-        verdicts = []
-        for name, (cosines, issame, people) in self.scores.items():
-            rates = error_rates(cosines, issame, threshold, people)
-            res = self.results[name]
-            biased = chose is not None and res["sha256"] == chose
-            if name in self.plotted:
-                self.plotted[name]["threshold"] = threshold
-            res["checked"] = {"threshold": threshold, "source": source, **rates.as_dict(), "selection_biased": biased}
-            said = "selection-biased: these pairs chose the model's threshold" if biased else \
-                "pairs that did not choose the model's threshold"
-            print(f"  {name}: {rates.line()}  ({said})")
-            print(f"    {rates.basis()}")
-            if rates.warning:
-                print(f"    warning: {rates.warning}")
-            verdicts.append(_verdict(name, res["accuracy"], threshold, rates, biased))
-        return verdicts
-
-
-def _verdict(name: str, accuracy: float, threshold: float, rates, biased: bool) -> str:
-    """One set's verdict in words."""
-    def share(what: str, k: int, n: int, interval: tuple[float, float], kind: str) -> str:
-        return f"wrongly {what} {k:,} of {n:,} {kind} pairs ({100 * k / n:.2f} %, at most {100 * interval[1]:.2f} %)"
-
-    parts = []
-    if rates.genuine:
-        parts.append(share("rejects", rates.false_rejects, rates.genuine, rates.frr_interval, "genuine"))
-    if rates.impostor:
-        parts.append(share("accepts", rates.false_accepts, rates.impostor, rates.far_interval, "impostor"))
-    whose = ("the people that chose it: selection-biased, not what new people get" if biased else
-             "people that did not choose it")
-    unit = f"over {rates.people} people" if rates.people is not None else "over pairs assumed independent"
-    return (f"verdict: {name}: {100 * accuracy:.2f} % accuracy; threshold {threshold:.3f} {' and '.join(parts)} "
-            f"(95 % bounds {unit}), on {whose}")
 
 
 def _write_json(path: str, desc: str, input_size: tuple[int, int], nrof_folds: int, results: dict,
@@ -322,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     except USER_ERRORS as e:
         return usage_failure(e)
     if checked is not None:
-        verdicts = table.check(*checked)
+        verdicts = check_sets(checked, table.scores, table.results, table.plotted)
         if args.json:
             _write_json(args.json, desc, input_size, args.nrof_folds, table.results, quiet=True)
     rc = 0
@@ -338,10 +302,9 @@ def main(argv: list[str] | None = None) -> int:
     return rc
 
 
-def _threshold_to_check(args: argparse.Namespace, table: _Table) -> tuple[float, str, str | None] | None:
-    """``(threshold, where from, SHA-256 of the set that chose it)``: ``--threshold``, else the one
-    ``--record`` writes (recorded now), else the model's record; None without any. ``--record``
-    writes the record here."""
+def _threshold_to_check(args: argparse.Namespace, table: _Table) -> ThresholdToCheck | None:
+    """``--threshold``, else the one ``--record`` writes (recorded now), else the model's record;
+    None without any. ``--record`` writes the record here."""
     from paddle_pfc.evaluation.threshold_record import read_record, write_record
 
     model = args.model or args.checkpoint
@@ -350,14 +313,16 @@ def _threshold_to_check(args: argparse.Namespace, table: _Table) -> tuple[float,
         written = write_record(model, table.results)
         print(f"recorded threshold {first['threshold']:.3f} (cosine, {name}: {first['rule_text']}) in {written}")
         if args.threshold is None:
-            return first["threshold"], f"recorded now on {name}", first["sha256"]
+            return ThresholdToCheck(first["threshold"], f"recorded now on {name}", first["sha256"], first["far"],
+                                    {**first["error_rates"], "set": name})
     record = read_record(model)
     if args.threshold is not None:
-        return args.threshold, "--threshold", record.set_sha256 if record is not None else None
+        return ThresholdToCheck(args.threshold, "--threshold", record.set_sha256 if record is not None else None,
+                                by_rule=False)
     if record is None:
         return None
-    return record.threshold, f"recorded by validation in {record.where}", record.set_sha256
-
+    return ThresholdToCheck(record.threshold, f"recorded by validation in {record.where}", record.set_sha256,
+                            record.far, record.predicted)
 
 if __name__ == "__main__":
     sys.exit(main())

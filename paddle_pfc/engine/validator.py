@@ -176,7 +176,7 @@ class Validator(Callback):
         if not self.sets:
             return {}
         from paddle_pfc.evaluation.collapse import collapse_note
-        from paddle_pfc.evaluation.operating_point import choose_threshold, error_rates
+        from paddle_pfc.evaluation.operating_point import choose_threshold, chosen_error_rates
         from paddle_pfc.evaluation.validation import embed_distinct, embedded_line, evaluate_embeddings, shard_range
         from paddle_pfc.evaluation.verification import pair_cosines
 
@@ -206,7 +206,7 @@ class Validator(Callback):
             results[name] = result.accuracy
             cosines = pair_cosines(full[:, :dim] + full[:, dim:])
             point = self._operating_point(choose_threshold, cosines, issame)
-            rates = error_rates(cosines, issame, point.threshold, people)
+            rates = chosen_error_rates(cosines, issame, point.threshold, people, point.far)
             self.last_results[name] = {"path": os.path.abspath(path), "num_pairs": result.num_pairs,
                                        "accuracy": result.accuracy, **point.record(),
                                        "fold_threshold": result.cosine_threshold, "sha256": self._hash(path),

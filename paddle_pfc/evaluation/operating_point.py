@@ -12,7 +12,8 @@ A pair is "same" when its cosine similarity is at or above the threshold. Two ru
   threshold); fewer give a warning.
 
 :func:`error_rates` counts the false rejects and false accepts of a threshold on pairs, each with
-a 95 % interval: over people when the set says who each pair shows (a person-level bootstrap,
+a 95 % interval: over people when the set says who each pair shows (where the rate of another
+group of as many people lands: a person-level bootstrap prediction,
 :mod:`paddle_pfc.evaluation.people_bootstrap`), else the Wilson score interval of the pairs
 counted as independent (:func:`wilson_interval`).
 """
@@ -23,11 +24,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from paddle_pfc.evaluation.people_bootstrap import bootstrap_rates, few_people_warning, percentile_interval
+from paddle_pfc.evaluation.people_bootstrap import (
+    bootstrap_rates,
+    expanded_tail,
+    few_people_warning,
+    percentile_interval,
+)
 
 __all__ = ["OperatingPoint", "ErrorRates", "MIDDLE_RULE", "FAR_RULE", "MIN_EXPECTED_ACCEPTS", "middle_threshold",
            "far_threshold", "choose_threshold", "error_rates", "wilson_interval", "people_interval",
-           "PEOPLE_METHOD", "PAIRS_METHOD"]
+           "PEOPLE_METHOD", "PAIRS_METHOD", "CHOSEN_METHOD", "PEOPLE_FOLDS", "chosen_error_rates",
+           "cross_validated_wrong"]
 
 MIDDLE_RULE = "best_accuracy_middle"
 FAR_RULE = "false_accept_rate"
@@ -35,6 +42,10 @@ FAR_RULE = "false_accept_rate"
 MIN_EXPECTED_ACCEPTS = 10
 _Z95 = 1.959963984540054  # the standard normal's 97.5 % quantile
 PEOPLE_METHOD, PAIRS_METHOD = "people_bootstrap", "wilson_pairs"
+#: The intervals of a threshold's rates on the pairs that chose it: cross-validated over people.
+CHOSEN_METHOD = "people_bootstrap_cross_validated"
+#: Folds of people the cross-validated intervals re-choose a threshold without.
+PEOPLE_FOLDS = 10
 
 
 @dataclass(frozen=True)
@@ -62,8 +73,9 @@ class OperatingPoint:
 class ErrorRates:
     """False rejects of ``genuine`` pairs and false accepts of ``impostor`` pairs at a threshold,
     with the 95 % intervals of both rates (``(lo, hi)``; ``(0, 1)`` without such pairs):
-    ``method`` :data:`PEOPLE_METHOD` (over the set's ``people``) or :data:`PAIRS_METHOD` (Wilson,
-    pairs assumed independent; ``people`` None)."""
+    ``method`` :data:`PEOPLE_METHOD` (over the set's ``people``), :data:`CHOSEN_METHOD` (over
+    ``people``, cross-validated in ``folds`` folds of people: the pairs chose the threshold) or
+    :data:`PAIRS_METHOD` (Wilson, pairs assumed independent; ``people`` None)."""
 
     false_rejects: int
     genuine: int
@@ -73,6 +85,7 @@ class ErrorRates:
     far_interval: tuple[float, float]
     method: str = PAIRS_METHOD
     people: int | None = None
+    folds: int | None = None
 
     @property
     def frr(self) -> float:
@@ -96,23 +109,30 @@ class ErrorRates:
 
     def basis(self) -> str:
         """What the intervals count as the sampled unit, in words."""
+        if self.method == CHOSEN_METHOD:
+            return (f"95 % intervals over people: where the rates of another {self.people} people land at a threshold "
+                    f"chosen this way (each pair judged at the threshold the rule chose without its people, "
+                    f"{self.folds} folds of people; then the person-level bootstrap prediction, expanded percentiles; "
+                    "no narrower than the pairs' Wilson interval)")
         if self.method == PEOPLE_METHOD:
-            return (f"95 % intervals over people: person-level bootstrap of the set's {self.people} people "
-                    "(no narrower than the pairs' Wilson interval)")
+            return (f"95 % intervals over people: where the rates of another {self.people} people like these land "
+                    f"(person-level bootstrap prediction of the set's {self.people} people, expanded percentiles; "
+                    "no narrower than the pairs' Wilson interval)")
         return ("95 % Wilson intervals, pairs assumed independent (the set does not say who its pairs show: "
                 "paddle-pfc-pairs writes a .people.json beside each set it writes)")
 
     @property
     def warning(self) -> str | None:
         """Why the intervals cannot be trusted for new people (too few people), or None."""
-        return few_people_warning(self.people) if self.method == PEOPLE_METHOD else None
+        return few_people_warning(self.people) if self.people is not None else None
 
     def as_dict(self) -> dict:
         """JSON fields."""
         return {"false_rejects": self.false_rejects, "genuine_pairs": self.genuine, "frr": self.frr,
                 "frr_interval": list(self.frr_interval), "false_accepts": self.false_accepts,
                 "impostor_pairs": self.impostor, "far": self.far, "far_interval": list(self.far_interval),
-                "interval_method": self.method, "people": self.people, "interval_warning": self.warning}
+                "interval_method": self.method, "people": self.people, "people_folds": self.folds,
+                "interval_warning": self.warning}
 
 
 def wilson_interval(successes: int, trials: int) -> tuple[float, float]:
@@ -188,12 +208,15 @@ def choose_threshold(scores, issame, far: float | None = None) -> OperatingPoint
 
 
 def people_interval(wrong: np.ndarray, counted: np.ndarray, people) -> tuple[float, float]:
-    """The interval of the rate of ``wrong`` among the ``counted`` pairs over ``people`` (a
-    :class:`~paddle_pfc.evaluation.pair_people.PairPeople`): the smallest holding both the
-    person-level bootstrap interval and the pairs' Wilson interval."""
-    k, n = int(np.count_nonzero(wrong & counted)), int(np.count_nonzero(counted))
+    """The 95 % interval of the rate of ``wrong`` among the ``counted`` pairs on another group of as
+    many people as ``people`` (a :class:`~paddle_pfc.evaluation.pair_people.PairPeople`): the
+    smallest holding both the person-level bootstrap prediction interval (expanded percentiles)
+    and the pairs' Wilson interval."""
+    wrong, counted = np.asarray(wrong, np.float64), np.asarray(counted, bool)
+    k, n = float(wrong[counted].sum()), int(np.count_nonzero(counted))
     wilson = wilson_interval(k, n)
-    boot = percentile_interval(bootstrap_rates(wrong, counted, people.pairs, people.count)) if n else None
+    boot = percentile_interval(bootstrap_rates(wrong, counted, people.pairs, people.count, group_size=people.count),
+                               expanded_tail(people.count)) if n else None
     return wilson if boot is None else (min(boot[0], wilson[0]), max(boot[1], wilson[1]))
 
 
@@ -213,3 +236,47 @@ def error_rates(scores, issame, threshold: float, people=None) -> ErrorRates:
     wrong = same != accepted
     return ErrorRates(rejects, genuine, accepts, impostor, people_interval(wrong, same, people),
                       people_interval(wrong, ~same, people), PEOPLE_METHOD, people.count)
+
+
+def cross_validated_wrong(scores, issame, people, far: float | None = None,
+                          folds: int = PEOPLE_FOLDS) -> tuple[np.ndarray, int]:
+    """How wrong each pair is at thresholds chosen without its people (float ``[P]`` in [0, 1]) and
+    the folds used: person ``i`` is in fold ``i % K`` (``K = min(folds, people)``); for each fold, the
+    rule (:func:`choose_threshold` with ``far``) chooses a threshold on the pairs showing nobody of
+    the fold and judges the pairs showing somebody of it (a pair of two folds: the mean of both
+    judgements). A fold whose other pairs lack a kind judges its pairs at the threshold of all pairs."""
+    s, same = _checked(scores, issame)
+    count = min(folds, people.count)
+    fold = np.arange(people.count) % count
+    first, second = fold[people.pairs[:, 0]], fold[people.pairs[:, 1]]
+    wrong, judged = np.zeros(s.size), np.zeros(s.size)
+    for f in range(count):
+        rest = (first != f) & (second != f)
+        kinds = same[rest]
+        if kinds.all() or not kinds.any():
+            continue
+        threshold = choose_threshold(s[rest], kinds, far).threshold
+        wrong[~rest] += same[~rest] != (s[~rest] >= threshold)
+        judged[~rest] += 1
+    whole = same != (s >= choose_threshold(s, same, far).threshold)
+    return np.where(judged > 0, wrong / np.maximum(judged, 1), whole), count
+
+
+def chosen_error_rates(scores, issame, threshold: float, people=None, far: float | None = None) -> ErrorRates:
+    """:func:`error_rates` of ``threshold`` on the pairs that chose it (by :func:`choose_threshold`
+    with ``far``); with ``people``, the intervals are of new people (:data:`CHOSEN_METHOD`): from
+    :func:`cross_validated_wrong`, so that choosing the threshold on these pairs does not narrow them,
+    and no narrower than the Wilson intervals of the threshold's own counts."""
+    rates = error_rates(scores, issame, threshold, people)
+    if people is None:
+        return rates
+    wrong, folds = cross_validated_wrong(scores, issame, people, far)
+    same = np.asarray(issame, bool)
+
+    def interval(counted: np.ndarray, own: tuple[float, float]) -> tuple[float, float]:
+        lo, hi = people_interval(wrong, counted, people)
+        return min(lo, own[0]), max(hi, own[1])
+    return ErrorRates(rates.false_rejects, rates.genuine, rates.false_accepts, rates.impostor,
+                      interval(same, wilson_interval(rates.false_rejects, rates.genuine)),
+                      interval(~same, wilson_interval(rates.false_accepts, rates.impostor)),
+                      CHOSEN_METHOD, people.count, folds)

@@ -12,10 +12,12 @@ File: ``{"threshold": 0.45, "threshold_kind": "cosine similarity", "flip": true,
 "best_accuracy_middle", "rule_text": "middle of ...", "far": null, "genuine_pairs": 300,
 "impostor_pairs": 300, "set": "pairs", "set_sha256": "...", "num_pairs": 600, "accuracy": 0.995,
 "error_rates": {"frr": 0.01, "frr_interval": [lo, hi], "far": ..., "far_interval": [lo, hi],
-"interval_method": "people_bootstrap" | "wilson_pairs", "people": 4, "interval_warning": ..., ...},
+"interval_method": "people_bootstrap_cross_validated" | "wilson_pairs", "people": 10, ...},
 "sets": {name: {...}}}`` (``error_rates``: the threshold's rates on the pairs that chose it, with
-95 % intervals, :func:`paddle_pfc.evaluation.operating_point.error_rates`; a record without
-``rule`` holds the 10-fold mean of the per-fold best thresholds).
+the 95 % intervals of new people's rates when the set names its people,
+:func:`paddle_pfc.evaluation.operating_point.chosen_error_rates`, which ``validate`` holds the
+rates of other sets against; a record without ``rule`` holds the 10-fold mean of the per-fold
+best thresholds).
 """
 from __future__ import annotations
 
@@ -41,12 +43,16 @@ _RECORDED = ("rule", "rule_text", "far", "genuine_pairs", "impostor_pairs", "war
 @dataclass(frozen=True)
 class ThresholdRecord:
     """A record read back: the cosine ``threshold``, ``source`` (the file, set and pair count),
-    ``rule_text`` (the rule that chose it), ``set_sha256`` (of the set that chose it, or None)."""
+    ``rule_text`` (the rule that chose it), ``set_sha256`` (of the set that chose it, or None),
+    ``far`` (the false-accept rate it was chosen at; None for the middle rule), ``predicted`` (the
+    threshold's ``error_rates`` on the set that chose it, with ``set``: its name; None without)."""
 
     threshold: float
     source: str
     rule_text: str
     set_sha256: str | None
+    far: float | None = None
+    predicted: dict | None = None
 
     @property
     def where(self) -> str:
@@ -100,6 +106,29 @@ def _candidates(model: Path) -> list[Path]:
     return found
 
 
+def _far(value) -> float | None:
+    """A recorded false-accept rate, or None (the middle rule, or not a rate)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value < 1.0:
+        return None
+    return float(value)
+
+
+def _interval(value) -> bool:
+    return isinstance(value, list) and len(value) == 2 and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0 for v in value)
+
+
+def _predicted(rates, set_name) -> dict | None:
+    """The recorded error rates with their intervals over people, or None when a record holds none
+    (or not in that form: a record is data, checked, never trusted)."""
+    if not isinstance(rates, dict) or not isinstance(rates.get("people"), int) \
+            or not _interval(rates.get("frr_interval")) or not _interval(rates.get("far_interval")):
+        return None
+    return {"people": rates["people"], "frr_interval": list(rates["frr_interval"]),
+            "far_interval": list(rates["far_interval"]), "interval_method": rates.get("interval_method"),
+            "set": str(set_name)}
+
+
 def read_record(model: str | os.PathLike) -> ThresholdRecord | None:
     """The :class:`ThresholdRecord` of ``model``, or None when there is no record;
     :class:`InputDataError` naming the file for a record that is not one."""
@@ -117,5 +146,6 @@ def read_record(model: str | os.PathLike) -> ThresholdRecord | None:
         rule = data.get("rule_text") if data.get("rule") else FOLD_RULE_TEXT
         sha = data.get("set_sha256")
         return ThresholdRecord(float(value), f"{path} ({data.get('set', '?')}, {data.get('num_pairs', '?')} pairs",
-                               str(rule), sha if isinstance(sha, str) else None)
+                               str(rule), sha if isinstance(sha, str) else None, _far(data.get("far")),
+                               _predicted(data.get("error_rates"), data.get("set")))
     return None

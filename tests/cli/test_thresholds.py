@@ -201,7 +201,7 @@ def test_validate_gives_intervals_over_people_when_the_set_names_them(model_and_
     assert validate.main(["--model", model, "--bin", str(tmp_path / "pairs.bin"), "--nrof-folds", "3",
                           "--threshold", "0.5", "--json", str(tmp_path / "out.json")]) == 0
     out = capsys.readouterr().out
-    assert "    95 % intervals over people: person-level bootstrap of the set's 6 people" in out
+    assert "    95 % intervals over people: where the rates of another 6 people like these land" in out
     assert "    warning: only 6 people: error-rate intervals over them cannot be trusted to carry to new people" in out
     assert "(95 % bounds over 6 people)" in out.strip().splitlines()[-1]
     checked = json.loads((tmp_path / "out.json").read_text())["sets"]["pairs"]["checked"]
@@ -218,3 +218,48 @@ def test_validate_gives_intervals_over_people_when_the_set_names_them(model_and_
                           "--threshold", "0.5"]) == 0
     out = capsys.readouterr().out
     assert "    95 % Wilson intervals, pairs assumed independent" in out and "over pairs assumed independent)" in out
+
+
+def test_validate_says_whether_other_people_stay_within_the_recorded_intervals(model_and_set, tmp_path, capsys):
+    """--record on a set naming its 6 people: its intervals are cross-validated (the set chose the
+    threshold); a second set of other pairs is checked against them, inside or outside as its rates
+    and the recorded intervals say; the record read back carries them to a later validate."""
+    import shutil
+
+    from paddle_pfc.evaluation.pair_people import write_pair_people
+    from paddle_pfc.evaluation.threshold_record import read_record
+
+    folder, model, _ = model_and_set
+    shutil.copytree(model, tmp_path / "model")
+    order = [(0, 1), (2, 3), (4, 5), (0, 2), (1, 3), (5, 0), (1, 1), (2, 2), (3, 4), (4, 4), (5, 5), (0, 0)]
+    shutil.copy(folder / "pairs.bin", tmp_path / "chooser.bin")
+    write_pair_people(tmp_path / "chooser.bin", [(f"person{a}", f"person{b}") for a, b in order])
+    other = [(1, 2), (3, 5), (0, 4), (2, 2), (3, 3), (1, 1)]
+    encoded = [cv2.imencode(".png", cv2.imread(path))[1].tobytes() for path in model_and_set[2]]
+    write_bin(str(tmp_path / "others.bin"), [encoded[i] for pair in other for i in pair], [a == b for a, b in other])
+    args = ["--model", str(tmp_path / "model"), "--bin", str(tmp_path / "chooser.bin"), str(tmp_path / "others.bin"),
+            "--nrof-folds", "3", "--json", str(tmp_path / "out.json")]
+    assert validate.main([*args, "--record"]) == 0
+    out = capsys.readouterr().out
+    sets = json.loads((tmp_path / "out.json").read_text())["sets"]
+    chooser, others = sets["chooser"]["checked"], sets["others"]["checked"]
+    assert chooser["interval_method"] == "people_bootstrap_cross_validated" and chooser["selection_biased"]
+    assert chooser["frr_interval"] == sets["chooser"]["error_rates"]["frr_interval"]
+    assert chooser["against_record"] is None
+    sides = []
+    for kind in ("frr", "far"):
+        lo, hi = chooser[f"{kind}_interval"]
+        sides.append("inside" if lo <= others[kind] <= hi else ("ABOVE" if others[kind] > hi else "below"))
+    line = (f"the record's intervals for new people (from chooser's 6 people): false rejects "
+            f"{100 * others['frr']:.2f} % {sides[0]} {100 * chooser['frr_interval'][0]:.2f}-"
+            f"{100 * chooser['frr_interval'][1]:.2f} %, false accepts {100 * others['far']:.2f} % {sides[1]} ")
+    assert others["against_record"].startswith(line) and f"    {others['against_record']}\n" in out
+    record = read_record(tmp_path / "model")
+    assert record.predicted["frr_interval"] == chooser["frr_interval"] and record.predicted["set"] == "chooser"
+    assert validate.main(args) == 0  # the record read back: the same check
+    assert f"    {others['against_record']}\n" in capsys.readouterr().out
+    payload = json.loads((tmp_path / "model" / "validation.json").read_text())
+    payload["error_rates"]["frr_interval"] = ["0", 2]  # a record is data: a malformed one predicts nothing
+    (tmp_path / "model" / "validation.json").write_text(json.dumps(payload))
+    assert read_record(tmp_path / "model").predicted is None
+    assert read_record(tmp_path / "model").threshold == payload["threshold"]

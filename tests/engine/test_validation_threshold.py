@@ -39,15 +39,15 @@ def test_best_records_the_cosine_threshold_of_a_validation_of_distinct_images(tm
     assert record["rule"] == "best_accuracy_middle" and record["rule_text"].startswith("middle of the best-accuracy")
     assert record["accuracy_note"].startswith("selection-biased")
     rates = record["error_rates"]
-    assert rates["interval_method"] == "people_bootstrap" and rates["people"] == 4
+    assert rates["interval_method"] == "people_bootstrap_cross_validated" and rates["people"] == 4
     assert (rates["genuine_pairs"], rates["impostor_pairs"]) == (record["genuine_pairs"], record["impostor_pairs"])
     for kind, wrong, count in (("frr", "false_rejects", "genuine_pairs"), ("far", "false_accepts", "impostor_pairs")):
         lo, hi = wilson_interval(rates[wrong], rates[count])  # never narrower than the pairs' Wilson interval
         assert rates[f"{kind}_interval"][0] <= lo + 1e-12 and rates[f"{kind}_interval"][1] >= hi - 1e-12
     assert "verification set reuse: " in proc.stdout and "24 pairs of 4 people" in proc.stdout
     assert f"best/ threshold {record['threshold']:.3f} on reuse's pairs, which chose it (selection-biased): false " \
-           "rejects " in proc.stdout and "95 % intervals over people: person-level bootstrap of the set's 4 people" \
-           in proc.stdout
+           "rejects " in proc.stdout and "95 % intervals over people: where the rates of another 4 people land at " \
+           "a threshold chosen this way" in proc.stdout
     assert "best/ threshold's intervals: only 4 people: error-rate intervals over them cannot be trusted" in proc.stdout
     assert f"threshold {record['threshold']:.3f} (cosine, reuse: {record['rule_text']}) in " in proc.stdout
     if "best model: step 1," in proc.stdout:  # the last line says which number chose best/

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from paddle_pfc.evaluation import operating_point as op
+from paddle_pfc.evaluation.pair_people import PairPeople
 
 
 def accuracy_at(scores, same, t) -> float:
@@ -94,3 +95,63 @@ def test_error_rates_count_rejects_and_accepts_at_the_threshold():
     lo, hi = rates.frr_interval
     assert f"false rejects {rates.false_rejects}/{rates.genuine} = {100 * rates.frr:.2f} % " \
            f"(95 % interval {100 * lo:.2f}-{100 * hi:.2f} %)" in rates.line()
+
+
+def cross_validated_reference(scores, same, pairs, people, folds, far=None):
+    """Each pair, for each fold holding one of its people: right or wrong at the brute-force
+    threshold of the pairs showing nobody of that fold; the mean of those judgements."""
+    judgements = [[] for _ in scores]
+    for f in range(folds):
+        members = {p for p in range(people) if p % folds == f}
+        rest = [k for k, (a, b) in enumerate(pairs) if a not in members and b not in members]
+        kinds = [same[k] for k in rest]
+        if all(kinds) or not any(kinds):
+            continue
+        if far is None:
+            t = brute_middle([scores[k] for k in rest], kinds)
+        else:
+            t = op.far_threshold([scores[k] for k in rest], kinds, far).threshold
+        for k, (a, b) in enumerate(pairs):
+            if a in members or b in members:
+                judgements[k].append(float((scores[k] >= t) != same[k]))
+    return np.array([np.mean(j) for j in judgements])
+
+
+@pytest.mark.parametrize("people,far", [(6, None), (13, None), (13, 0.2)])
+def test_cross_validated_wrong_judges_each_pair_at_thresholds_chosen_without_its_people(people, far):
+    rng = np.random.default_rng(people)
+    pairs = [(a, a) for a in range(people) for _ in range(4)]
+    pairs += [(a, b) for a in range(people) for b in range(a + 1, people) if rng.random() < 0.6]
+    same = np.array([a == b for a, b in pairs])
+    quality = rng.normal(0.0, 0.15, people)  # some people verify worse than others
+    scores = np.array([(0.5 if a == b else 0.1) + quality[a] * (a == b) + rng.normal(0, 0.15) for a, b in pairs])
+    found = op.cross_validated_wrong(scores, same, PairPeople(tuple(map(str, range(people))), np.array(pairs)), far)
+    folds = min(people, op.PEOPLE_FOLDS)
+    assert found[1] == folds
+    assert np.array_equal(found[0], cross_validated_reference(scores, same, pairs, people, folds, far))
+
+
+def test_intervals_of_the_pairs_that_chose_a_threshold_are_cross_validated():
+    """The threshold's own counts, intervals from the cross-validated judgements: wider than the
+    ones of a threshold these pairs did not choose, where choosing fits the pairs."""
+    rng = np.random.default_rng(4)
+    people = 12
+    pairs = [(a, a) for a in range(people) for _ in range(6)]
+    pairs += [(a, b) for a in range(people) for b in range(a + 1, people)]
+    same = np.array([a == b for a, b in pairs])
+    scores = np.where(same, 0.45, 0.2) + rng.normal(0, 0.12, len(pairs))
+    given = PairPeople(tuple(map(str, range(people))), np.array(pairs))
+    point = op.middle_threshold(scores, same)
+    plain = op.error_rates(scores, same, point.threshold, given)
+    chosen = op.chosen_error_rates(scores, same, point.threshold, given)
+    assert (chosen.false_rejects, chosen.false_accepts) == (plain.false_rejects, plain.false_accepts)
+    assert chosen.method == op.CHOSEN_METHOD and chosen.folds == 10 and chosen.people == 12
+    wrong, _ = op.cross_validated_wrong(scores, same, given)
+    for interval, counted, k in ((chosen.frr_interval, same, plain.false_rejects),
+                                 (chosen.far_interval, ~same, plain.false_accepts)):
+        lo, hi = op.people_interval(wrong, counted, given)
+        own = op.wilson_interval(k, int(counted.sum()))
+        assert interval == (min(lo, own[0]), max(hi, own[1]))
+    assert chosen.frr_interval[1] + chosen.far_interval[1] > plain.frr_interval[1] + plain.far_interval[1]
+    assert "10 folds of people" in chosen.basis() and chosen.as_dict()["people_folds"] == 10
+    assert op.chosen_error_rates(scores, same, point.threshold) == op.error_rates(scores, same, point.threshold)

@@ -100,21 +100,67 @@ def binomial_quantile(n: int, p: float, q: float) -> int:
     return n
 
 
-def test_errors_of_one_person_give_the_interval_of_how_often_that_person_is_drawn():
-    """Person 0 drawn k ~ Binomial(10, 1/10) times: the draw's false-reject rate is 20k / 450
-    (every person has 45 genuine pairs, so the drawn ones always number 450)."""
+def group_count_distribution(people: int, p: float) -> list[float]:
+    """P(g = k): person 0 drawn m ~ Binomial(people, p) times into a population, then g ~
+    Binomial(people, m / people) times into a group of as many people."""
+    def binomial(n: int, q: float, k: int) -> float:
+        return math.comb(n, k) * q ** k * (1 - q) ** (n - k)
+    return [sum(binomial(people, p, m) * binomial(people, m / people, k) for m in range(people + 1))
+            for k in range(people + 1)]
+
+
+def quantile_index(probabilities: list[float], q: float) -> int:
+    """The smallest k with P(X <= k) >= q."""
+    return int(np.searchsorted(np.cumsum(probabilities), q))
+
+
+def test_prediction_draws_follow_the_two_stage_distribution():
+    """A group drawn from a resampled population: how often person 0 (the only one with errors)
+    is in it, against the exact two-stage binomial mixture."""
+    scores, same, people = clustered_set()
+    wrong = scores < 0.5
+    draws = 20000
+    rates = pb.bootstrap_rates(wrong, same, people.pairs, 10, draws=draws, seed=3, group_size=10)
+    seen = Counter(int(round(r * 450 / 20)) for r in rates)  # every draw holds 10 x 45 genuine pairs
+    for k, p in enumerate(group_count_distribution(10, 0.1)):
+        assert abs(seen[k] / draws - p) <= 5 * np.sqrt(p * (1 - p) / draws) + 1e-12, (k, seen[k] / draws, p)
+    with pytest.raises(ValueError, match="at least one person"):
+        pb.bootstrap_rates(wrong, same, people.pairs, 10, group_size=0)
+
+
+def test_errors_of_one_person_give_the_interval_of_how_often_a_new_group_holds_such_a_person():
+    """Person 0 is in a new group of 10 g times (the two-stage distribution): the draw's
+    false-reject rate is 20 g / 450; the interval's ends are that distribution's expanded-tail
+    quantiles (up to the interpolation between two neighbouring counts)."""
     scores, same, people = clustered_set()
     rates = op.error_rates(scores, same, 0.5, people)
     assert (rates.false_rejects, rates.genuine, rates.method, rates.people) == (20, 450, op.PEOPLE_METHOD, 10)
-    k_low, k_high = (binomial_quantile(10, 0.1, q) for q in (0.025, 0.975))  # 0 and 3, far from the steps
-    assert rates.frr_interval == pytest.approx((20 * k_low / 450, 20 * k_high / 450), abs=1e-12)
+    tail = pb.expanded_tail(10)
+    k_high = quantile_index(group_count_distribution(10, 0.1), 1 - tail)
+    lo, hi = rates.frr_interval
+    assert lo == 0.0 and 20 * (k_high - 1) / 450 < hi <= 20 * k_high / 450, (hi, k_high)
     wilson = op.wilson_interval(20, 450)
-    assert rates.frr_interval[0] < wilson[0] and rates.frr_interval[1] > 1.9 * wilson[1]
+    assert hi > 3 * wilson[1]
     assert rates.far_interval == pytest.approx(op.wilson_interval(0, 45), abs=1e-12)  # no error: Wilson's
-    assert rates.warning is None and "over people: person-level bootstrap of the set's 10 people" in rates.basis()
+    assert rates.warning is None and "where the rates of another 10 people like these land" in rates.basis()
     fields = rates.as_dict()
     assert fields["interval_method"] == "people_bootstrap" and fields["people"] == 10
     assert fields["frr_interval"] == list(rates.frr_interval) and fields["interval_warning"] is None
+
+
+# Student's t 0.975 quantiles, as printed in the tables (e.g. NIST/SEMATECH e-Handbook, 1.3.6.7.2)
+T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 9: 2.262, 29: 2.045, 100: 1.984}
+
+
+@pytest.mark.parametrize("df", sorted(T_975))
+def test_student_t_quantiles_match_the_printed_table(df):
+    assert pb.student_t_quantile(0.975, df) == pytest.approx(T_975[df], abs=0.005)
+
+
+def test_expanded_tail_widens_the_interval_most_for_few_people():
+    tails = [pb.expanded_tail(n) for n in (2, 4, 10, 30, 1000)]
+    assert tails == sorted(tails) and pb.expanded_tail(1) == 0.0
+    assert tails[1] < 0.001 and 0.008 < tails[2] < 0.009 and tails[-1] == pytest.approx(0.025, abs=3e-4)
 
 
 def test_independent_errors_keep_an_interval_near_wilsons():
@@ -143,19 +189,20 @@ def test_few_people_are_warned_about_and_sets_without_people_say_pairs_are_indep
         op.error_rates(scores[1:], same[1:], 0.5, people)
 
 
-def test_intervals_over_people_cover_the_rate_of_new_people_more_often_than_wilsons():
-    """People whose own false-reject rates differ (Beta(0.5, 10), mean 1/21), 45 genuine pairs
-    each: how often the interval of 10 drawn people holds the rate of the whole population (95 %
-    nominal: with 10 people neither reaches it, but counting pairs misses far more often)."""
+def test_intervals_over_people_cover_the_rate_of_a_new_group_more_often_than_wilsons():
+    """People whose own false-reject rates differ (Beta(0.5, 10)), 45 genuine pairs each: how often
+    the interval of 10 drawn people holds the rate of 10 further people (95 % nominal; the
+    bootstrap reaches about 0.9 with 10 people, counting pairs far less)."""
     rng = np.random.default_rng(1)
-    true, people, trials = 0.5 / 10.5, 10, 200
+    people, trials = 10, 200
     table = np.repeat(np.arange(people), 45)[:, None].repeat(2, axis=1)
     names = tuple(map(str, range(people)))
     covered = {"people": 0, "pairs": 0}
     for _ in range(trials):
-        wrong = np.concatenate([rng.random(45) < r for r in rng.beta(0.5, 10.0, people)])
-        scores, same = np.where(wrong, 0.0, 1.0), np.ones(len(wrong), bool)
+        wrong = np.concatenate([rng.random(45) < r for r in rng.beta(0.5, 10.0, 2 * people)])
+        chosen, new = wrong[:45 * people], wrong[45 * people:]
+        scores, same = np.where(chosen, 0.0, 1.0), np.ones(len(chosen), bool)
         for kind, given in (("people", PairPeople(names, table)), ("pairs", None)):
             lo, hi = op.error_rates(scores, same, 0.5, given).frr_interval
-            covered[kind] += lo <= true <= hi
-    assert covered["people"] / trials > 0.75 and covered["people"] - covered["pairs"] > 0.15 * trials, covered
+            covered[kind] += lo <= new.mean() <= hi
+    assert covered["people"] / trials > 0.85 and covered["people"] - covered["pairs"] > 0.2 * trials, covered
