@@ -59,8 +59,11 @@ def attention(qkv, heads: int, scale: float):
     per sample and head ``softmax(scale * q k^T) v``, the heads side by side, float32 [N, T, D]
     (arcface_torch's ``Attention`` between its ``qkv`` and ``proj``). Products by MKL's float32
     ``cblas_sgemm`` (what Paddle's matmul calls) on each head's columns, packed into a small
-    contiguous buffer: no transposed tensors. Keeps the [N, heads, T, T] probabilities for the
-    backward. Differentiable in ``qkv``. Needs :func:`native_ops.blas_library`."""
+    contiguous buffer: no transposed tensors; the products of the backward write d q, d k and d v
+    into their columns of d qkv. The softmax rows run on AVX-512 registers where the CPU has
+    AVX-512F (the build targets the CPU it runs on). Keeps the probabilities for the backward,
+    [N, heads, T, T rounded up to 16] (rows padded with zeros). Differentiable in ``qkv``. Needs
+    :func:`native_ops.blas_library`."""
     if qkv.dtype != paddle.float32 or len(qkv.shape) != 3 or qkv.shape[-1] % (3 * heads):
         raise ValueError(f"attention: qkv must be float32 [N, T, 3D] with D a multiple of heads {heads}, got "
                          f"{qkv.dtype} {qkv.shape}")

@@ -209,6 +209,30 @@ def test_attention_matches_float64(static_mode):
     np.testing.assert_allclose(grad, want_grad, rtol=1e-4, atol=1e-5)
 
 
+# (N, T, heads, head dim): vit_t's real shape (T = 144 patches less the 10 % masked); one token, a T
+# of 16 and Ts not a multiple of 16 (the probabilities' rows are padded to 16), one head, batch 1;
+# head dims 16 to 64.
+ATTENTION_SHAPES = [(16, 129, 8, 32), (1, 129, 1, 32), (1, 1, 1, 64), (2, 16, 3, 48), (3, 33, 2, 16),
+                    (2, 23, 1, 24)]
+
+
+@pytest.mark.parametrize("n, t, heads, d", ATTENTION_SHAPES)
+def test_attention_matches_float64_at_vit_shapes(static_mode, n, t, heads, d):
+    from paddle_pfc.kernels import native_ops
+
+    if native_ops.blas_library() is None:
+        pytest.skip("no MKL in this wheel")
+    rng = np.random.default_rng(t * 100 + d)
+    scale = d ** -0.5
+    feed = {"qkv": (rng.standard_normal((n, t, 3 * heads * d)) * 2).astype(np.float32),
+            "upstream": rng.standard_normal((n, t, heads * d)).astype(np.float32)}
+    out, grad = _run(lambda qkv: transformer_ops.attention(qkv, heads, scale), feed, ["qkv"])
+    want_out, want_grad = _attention64(feed["qkv"].astype(np.float64), heads, scale,
+                                       feed["upstream"].astype(np.float64))
+    np.testing.assert_allclose(out, want_out, rtol=1e-4, atol=2e-5)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-4, atol=5e-5)
+
+
 def test_attention_layer_native_and_paddles_agree(static_mode):
     from paddle_pfc.backbones.transformer_layers import attention
 
