@@ -1,8 +1,9 @@
 """A transformer block's layers that build native ops in CPU training programs.
 
-:class:`LayerNorm`, :class:`Linear` (optionally with its ReLU6), :func:`scaled_softmax` and
-:func:`attention` compute what Paddle's ``LayerNorm``, ``Linear`` (+ ``relu6``), ``softmax(x * scale)``
-and multi-head attention composed of Paddle's ops compute. In a
+:class:`LayerNorm`, :class:`Linear` (optionally with its ReLU6), :func:`linear_residual`,
+:func:`scaled_softmax` and :func:`attention` compute what Paddle's ``LayerNorm``, ``Linear`` (+
+``relu6``), ``x + keep * Linear(h)``, ``softmax(x * scale)`` and multi-head attention composed of
+Paddle's ops compute. In a
 static training program on CPU with the native kernels built (:func:`native_layers.native_program`)
 they build :mod:`paddle_pfc.kernels.transformer_ops`' ops instead of Paddle's (the same values up
 to float32 summation order); elsewhere (dygraph, eval, GPU, ``PADDLE_PFC_NATIVE=off``, a
@@ -17,7 +18,7 @@ from paddle import nn
 from paddle_pfc.backbones.native_layers import native_layers_active
 from paddle_pfc.kernels import native_ops, transformer_ops
 
-__all__ = ["LayerNorm", "Linear", "scaled_softmax", "attention"]
+__all__ = ["LayerNorm", "Linear", "linear_residual", "scaled_softmax", "attention"]
 
 
 def _native(layer: nn.Layer, x) -> bool:
@@ -48,15 +49,33 @@ class Linear(nn.Linear):
         super().__init__(in_features, out_features, weight_attr=weight_attr, bias_attr=bias_attr)
         self.relu6 = bool(relu6)
 
+    def product(self, x):
+        """``x @ weight`` as :meth:`forward` multiplies where it builds native ops (bfloat16 products
+        with :attr:`bfloat16_products`)."""
+        return transformer_ops.bfloat16_matmul(x, self.weight) if self.bfloat16_products else paddle.matmul(x, self.weight)
+
     def forward(self, x):
         native = _native(self, x)
         if native and self.bfloat16_products:
-            product = transformer_ops.bfloat16_matmul(x, self.weight)
+            product = self.product(x)
             return product if self.bias is None else transformer_ops.bias_act(product, self.bias, self.relu6)
         if self.bias is not None and native:
             return transformer_ops.bias_act(paddle.matmul(x, self.weight), self.bias, self.relu6)
         out = F.linear(x, self.weight, self.bias)
         return F.relu6(out) if self.relu6 else out
+
+
+def linear_residual(linear: Linear, x, branch, keep=None):
+    """``x + keep * linear(branch)``: a residual branch's end, ``keep`` each sample's drop-path factor
+    [N] (None: 1). One native op after the product (:func:`transformer_ops.bias_residual`) where
+    ``linear`` builds native ops and has a bias and no ReLU6; Paddle's ops otherwise."""
+    if linear.bias is not None and not linear.relu6 and _native(linear, branch):
+        factors = paddle.ones_like(branch[:, 0, 0]) if keep is None else keep
+        return transformer_ops.bias_residual(x, linear.product(branch), linear.bias, factors)
+    out = linear(branch)
+    if keep is not None:
+        out = out * keep.reshape([-1] + [1] * (len(out.shape) - 1))
+    return x + out
 
 
 def scaled_softmax(layer: nn.Layer, x, scale: float):

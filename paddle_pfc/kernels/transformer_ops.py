@@ -14,7 +14,7 @@ import paddle
 
 from paddle_pfc.kernels import native_ops, onednn_ops
 
-__all__ = ["kernels", "layer_norm", "bias_act", "scaled_softmax", "attention", "bfloat16_matmul"]
+__all__ = ["kernels", "layer_norm", "bias_act", "bias_residual", "scaled_softmax", "attention", "bfloat16_matmul"]
 
 
 def kernels():
@@ -43,6 +43,19 @@ def bias_act(x, bias, relu6: bool = False):
     Differentiable in ``x`` and ``bias``; ``d bias`` is the column sum of ``d x``."""
     _check_last_axis("bias_act", x, bias.shape[0])
     return kernels().pfc_bias_act(x, bias, bool(relu6))
+
+
+def bias_residual(x, h, bias, keep):
+    """``x + keep[n] * (h + bias)``, one pass: the end of a residual branch whose Linear's product
+    ``h`` gets its ``bias`` [C] and each sample's drop-path factor ``keep`` [N] (0 or ``1 / (1 - p)``;
+    ones without drop path) before the residual ``x``; float32 ``x`` and ``h`` [N, ..., C].
+    Differentiable in ``x``, ``h`` and ``bias`` (``d h = keep * d out``, ``d bias`` its column sums);
+    ``keep`` takes no gradient."""
+    for name, value in (("x", x), ("h", h), ("keep", keep)):
+        if value.dtype != paddle.float32:
+            raise ValueError(f"bias_residual: {name} must be float32, got {value.dtype}")
+    _check_last_axis("bias_residual", h, bias.shape[0])
+    return kernels().pfc_bias_residual(x, h, bias, keep)
 
 
 def scaled_softmax(x, scale: float):

@@ -77,6 +77,25 @@ def test_bias_act_matches_float64(relu6, static_mode):
     np.testing.assert_allclose(db, want_dx.reshape(-1, c).sum(0), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("shape", [SHAPE, ROWS_SHAPE])
+def test_bias_residual_matches_float64(shape, static_mode):
+    rng = np.random.default_rng(23)
+    feed = {"x": rng.standard_normal(shape).astype(np.float32), "h": rng.standard_normal(shape).astype(np.float32),
+            "bias": rng.standard_normal(shape[-1]).astype(np.float32),
+            "keep": np.array([0.0, 1 / 0.9, 1 / 0.9][:shape[0]], np.float32),
+            "upstream": rng.standard_normal(shape).astype(np.float32)}
+    def build(x, h, bias):
+        return transformer_ops.bias_residual(x, h, bias, paddle.static.data("keep", [shape[0]], "float32"))
+
+    out, dx, dh, db = _run(build, feed, ["x", "h", "bias"])
+    x, h, bias, up = (feed[name].astype(np.float64) for name in ("x", "h", "bias", "upstream"))
+    factor = feed["keep"].astype(np.float64).reshape(-1, 1, 1)
+    np.testing.assert_allclose(out, x + factor * (h + bias), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(dx, up, rtol=0, atol=0)
+    np.testing.assert_allclose(dh, factor * up, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(db, (factor * up).reshape(-1, shape[-1]).sum(0), rtol=1e-5, atol=1e-5)
+
+
 def test_scaled_softmax_matches_float64(static_mode):
     rng = np.random.default_rng(5)
     shape = (2, 3, 9, 129)
@@ -127,6 +146,39 @@ def test_layers_build_native_ops_in_training_and_match_paddles(static_mode):
             results[native] = exe.run(main, feed=feed, fetch_list=fetch)
     for got, want in zip(results[True], results[False]):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_linear_residual_native_and_paddles_agree(static_mode):
+    """x + keep * Linear(h), keep a drop-path factor a sample: one pfc_bias_residual after the product
+    in training, Paddle's Linear, multiply and add otherwise; the same values and gradients."""
+    from paddle_pfc.backbones.transformer_layers import Linear, linear_residual
+
+    rng = np.random.default_rng(29)
+    feed = {"x": rng.standard_normal((3, 5, 8)).astype(np.float32),
+            "h": rng.standard_normal((3, 5, 12)).astype(np.float32),
+            "keep": np.array([1 / 0.7, 0.0, 1 / 0.7], np.float32),
+            "upstream": rng.standard_normal((3, 5, 8)).astype(np.float32)}
+    results = {}
+    for native in (True, False):
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup):
+            paddle.seed(5)
+            linear = Linear(12, 8)
+            linear.train() if native else linear.eval()
+            x, h = (paddle.static.data(name, feed[name].shape, "float32") for name in ("x", "h"))
+            x.stop_gradient = h.stop_gradient = False
+            out = linear_residual(linear, x, h, paddle.static.data("keep", [3], "float32"))
+            params = [x, h, linear.weight, linear.bias]
+            grads = pir_grad(paddle.sum(out * paddle.static.data("upstream", [3, 5, 8], "float32")), params)
+        names = [op.name() for op in main.global_block().ops]
+        assert ("custom_op.pfc_bias_residual" in names) == native, names
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        with paddle.static.scope_guard(paddle.static.Scope()):
+            exe.run(startup)
+            results[native] = exe.run(main, feed=feed, fetch_list=[out, *grads])
+    for got, want in zip(results[True], results[False]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(results[True][0][1], feed["x"][1])  # a dropped sample: the residual alone
 
 
 def test_bfloat16_matmul_matches_float64_of_rounded_operands(static_mode):

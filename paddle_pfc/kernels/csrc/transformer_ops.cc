@@ -1,6 +1,7 @@
 // CPU kernels for a transformer block's element-wise and row work, where Paddle 3.3's CPU kernels
 // are far below memory speed: the layer norm (its backward above all), a Linear's bias add (its
-// gradient a column sum, which Paddle's add_grad reduces slowly) with an optional ReLU6, and the
+// gradient a column sum, which Paddle's add_grad reduces slowly) with an optional ReLU6, the end of a
+// residual branch (bias, drop-path factor and residual add in one pass), and the
 // attention's scaled softmax, and the whole multi-head attention from the qkv projection's output
 // (products by MKL's cblas_sgemm on each head's columns, packed: no transposed tensors; the softmax
 // rows on AVX-512 registers where the CPU has AVX-512F, attention_avx512.h). Built on first
@@ -9,6 +10,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -282,6 +284,116 @@ PD_BUILD_GRAD_OP(pfc_bias_act)
     .SetKernelFn(PD_KERNEL(BiasActBackward))
     .SetInferShapeFn(PD_INFER_SHAPE(BiasActGradShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(BiasActGradDtype));
+
+// ---------------------------------------------------------------------------------------------
+// A residual branch's end: out = x + keep[n] * (h + bias), h a Linear's product [N, ..., C], bias
+// [C], keep [N] each sample's drop-path factor (0 or 1 / (1 - p); ones without drop path).
+namespace {
+
+// (samples, rows a sample, columns) of x and h, checked alike.
+std::array<int64_t, 3> ResidualShape(const paddle::Tensor& x, const paddle::Tensor& h, const paddle::Tensor& bias,
+                                     const paddle::Tensor& keep, const char* op) {
+  CheckFloat32(h, op, "h");
+  CheckFloat32(bias, op, "bias");
+  CheckFloat32(keep, op, "keep");
+  PD_CHECK(x.shape() == h.shape() && !x.shape().empty(), op, ": x and h must have one shape");
+  const int64_t c = bias.numel();
+  const int64_t rows = RowsOf(x, c, op);
+  const int64_t n = x.shape()[0];
+  PD_CHECK(keep.numel() == n, op, ": keep must hold one factor a sample");
+  return {n, n == 0 ? 0 : rows / n, c};
+}
+
+}  // namespace
+
+std::vector<paddle::Tensor> BiasResidualForward(const paddle::Tensor& x, const paddle::Tensor& h,
+                                                const paddle::Tensor& bias, const paddle::Tensor& keep) {
+  const char* op = "pfc_bias_residual";
+  CheckFloat32(x, op, "x");
+  const auto [n, rows, c] = ResidualShape(x, h, bias, keep, op);
+  auto out = paddle::empty(x.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
+  const float* b = bias.data<float>();
+  for (int64_t s = 0; s < n; ++s) {
+    const float factor = keep.data<float>()[s];
+    const int64_t start = s * rows * c;
+    const float* xs = x.data<float>() + start;
+    const float* hs = h.data<float>() + start;
+    float* ys = out.data<float>() + start;
+    for (int64_t r = 0; r < rows; ++r) {
+#pragma omp simd
+      for (int64_t j = 0; j < c; ++j) ys[r * c + j] = xs[r * c + j] + factor * (hs[r * c + j] + b[j]);
+    }
+  }
+  return {out};
+}
+
+// d x = d out; d h = keep[n] * d out; d bias = the column sums of d h. No gradient for keep.
+std::vector<paddle::Tensor> BiasResidualBackward(const paddle::Tensor& bias, const paddle::Tensor& keep,
+                                                 const paddle::Tensor& grad_out) {
+  const char* op = "pfc_bias_residual_grad";
+  CheckFloat32(grad_out, op, "grad_out");
+  const auto [n, rows, c] = ResidualShape(grad_out, grad_out, bias, keep, op);
+  auto grad_x = paddle::empty(grad_out.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
+  auto grad_h = paddle::empty(grad_out.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
+  auto grad_bias = paddle::empty(bias.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
+  ColumnSums sums(c);
+  for (int64_t s = 0; s < n; ++s) {
+    const float factor = keep.data<float>()[s];
+    const int64_t start = s * rows * c;
+    const float* dys = grad_out.data<float>() + start;
+    float* dxs = grad_x.data<float>() + start;
+    float* dhs = grad_h.data<float>() + start;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* dy = dys + r * c;
+      float* dx = dxs + r * c;
+      float* dh = dhs + r * c;
+      float* db = sums.chunk();
+#pragma omp simd
+      for (int64_t j = 0; j < c; ++j) {
+        dx[j] = dy[j];
+        dh[j] = factor * dy[j];
+        db[j] += dh[j];
+      }
+      sums.RowDone();
+    }
+  }
+  sums.Store(grad_bias.data<float>());
+  return {grad_x, grad_h, grad_bias};
+}
+
+std::vector<std::vector<int64_t>> BiasResidualShape(const std::vector<int64_t>& x, const std::vector<int64_t>&,
+                                                    const std::vector<int64_t>&, const std::vector<int64_t>&) {
+  return {x};
+}
+
+std::vector<paddle::DataType> BiasResidualDtype(const paddle::DataType& x, const paddle::DataType&,
+                                                const paddle::DataType&, const paddle::DataType&) {
+  return {x};
+}
+
+std::vector<std::vector<int64_t>> BiasResidualGradShape(const std::vector<int64_t>& bias, const std::vector<int64_t>&,
+                                                        const std::vector<int64_t>& grad_out) {
+  return {grad_out, grad_out, bias};
+}
+
+std::vector<paddle::DataType> BiasResidualGradDtype(const paddle::DataType& bias, const paddle::DataType&,
+                                                    const paddle::DataType& grad_out) {
+  return {grad_out, grad_out, bias};
+}
+
+PD_BUILD_OP(pfc_bias_residual)
+    .Inputs({"X", "H", "Bias", "Keep"})
+    .Outputs({"Out"})
+    .SetKernelFn(PD_KERNEL(BiasResidualForward))
+    .SetInferShapeFn(PD_INFER_SHAPE(BiasResidualShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(BiasResidualDtype));
+
+PD_BUILD_GRAD_OP(pfc_bias_residual)
+    .Inputs({"Bias", "Keep", paddle::Grad("Out")})
+    .Outputs({paddle::Grad("X"), paddle::Grad("H"), paddle::Grad("Bias")})
+    .SetKernelFn(PD_KERNEL(BiasResidualBackward))
+    .SetInferShapeFn(PD_INFER_SHAPE(BiasResidualGradShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(BiasResidualGradDtype));
 
 // ---------------------------------------------------------------------------------------------
 // out = softmax over the last axis of scale * x (each row's maximum subtracted first).
