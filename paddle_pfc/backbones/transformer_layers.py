@@ -52,7 +52,9 @@ class Linear(nn.Linear):
     def product(self, x):
         """``x @ weight`` as :meth:`forward` multiplies where it builds native ops (bfloat16 products
         with :attr:`bfloat16_products`)."""
-        return transformer_ops.bfloat16_matmul(x, self.weight) if self.bfloat16_products else paddle.matmul(x, self.weight)
+        if self.bfloat16_products:
+            return transformer_ops.bfloat16_matmul(x, self.weight)
+        return paddle.matmul(x, self.weight)
 
     def forward(self, x):
         native = _native(self, x)
