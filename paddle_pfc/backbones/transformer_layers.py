@@ -1,9 +1,9 @@
 """A transformer block's layers that build native ops in CPU training programs.
 
 :class:`LayerNorm`, :class:`Linear` (optionally with its ReLU6), :func:`linear_residual`,
-:func:`scaled_softmax` and :func:`attention` compute what Paddle's ``LayerNorm``, ``Linear`` (+
-``relu6``), ``x + keep * Linear(h)``, ``softmax(x * scale)`` and multi-head attention composed of
-Paddle's ops compute. In a
+:func:`gather_tokens`, :func:`scaled_softmax` and :func:`attention` compute what Paddle's
+``LayerNorm``, ``Linear`` (+ ``relu6``), ``x + keep * Linear(h)``, ``take_along_axis``,
+``softmax(x * scale)`` and multi-head attention composed of Paddle's ops compute. In a
 static training program on CPU with the native kernels built (:func:`native_layers.native_program`)
 they build :mod:`paddle_pfc.kernels.transformer_ops`' ops instead of Paddle's (the same values up
 to float32 summation order); elsewhere (dygraph, eval, GPU, ``PADDLE_PFC_NATIVE=off``, a
@@ -18,7 +18,7 @@ from paddle import nn
 from paddle_pfc.backbones.native_layers import native_layers_active
 from paddle_pfc.kernels import native_ops, transformer_ops
 
-__all__ = ["LayerNorm", "Linear", "linear_residual", "scaled_softmax", "attention"]
+__all__ = ["LayerNorm", "Linear", "linear_residual", "gather_tokens", "scaled_softmax", "attention"]
 
 
 def _native(layer: nn.Layer, x) -> bool:
@@ -78,6 +78,15 @@ def linear_residual(linear: Linear, x, branch, keep=None):
     if keep is not None:
         out = out * keep.reshape([-1] + [1] * (len(out.shape) - 1))
     return x + out
+
+
+def gather_tokens(layer: nn.Layer, x, index):
+    """``x[n, index[n, k]]`` of ``x`` [N, L, D] and int64 ``index`` [N, K], [N, K, D]: one native op
+    when ``layer`` builds native ops, Paddle's ``take_along_axis`` (the index tiled over D) otherwise."""
+    if _native(layer, x):
+        return transformer_ops.gather_tokens(x, index)
+    tiled = index.unsqueeze(-1).tile([1, 1, x.shape[-1]])
+    return paddle.take_along_axis(x, tiled, axis=1, broadcast=False)
 
 
 def scaled_softmax(layer: nn.Layer, x, scale: float):

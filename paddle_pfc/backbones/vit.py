@@ -10,8 +10,8 @@ Contract
   them; a static program repeats them under the serial executor ``configure_process`` sets). An
   eval program holds neither.
 * In a static training program on CPU the LayerNorms, the Linears' bias adds (fc1's with its
-  ReLU6; ``proj``'s and ``fc2``'s with the drop path and the residual add, without dropout) and the
-  attention between ``qkv`` and ``proj`` build native ops
+  ReLU6; ``proj``'s and ``fc2``'s with the drop path and the residual add, without dropout), the
+  attention between ``qkv`` and ``proj`` and the masking's token gathers build native ops
   (:mod:`paddle_pfc.backbones.transformer_layers`; the same values up to float32 rounding).
 
 Architecture, as arcface_torch's (state-dict names the same):
@@ -45,7 +45,7 @@ import paddle.nn.functional as F
 from paddle import nn
 
 from paddle_pfc.backbones.common import BN_MOMENTUM, check_head_args, check_spatial, normalize_input_size
-from paddle_pfc.backbones.transformer_layers import LayerNorm, Linear, attention, linear_residual
+from paddle_pfc.backbones.transformer_layers import LayerNorm, Linear, attention, gather_tokens, linear_residual
 from paddle_pfc.utils.errors import UsageError
 
 __all__ = ["VisionTransformer", "VIT_SIZES", "PATCH_SIZE", "vit_backbone", "vit_t", "vit_s", "vit_b", "vit_l"]
@@ -226,16 +226,13 @@ class VisionTransformer(nn.Layer):
             noise = paddle.rand(_batch_dims(x, self.num_patches))
         ids_shuffle = paddle.argsort(noise, axis=1)
         ids_restore = paddle.argsort(ids_shuffle, axis=1)
-        ids_keep = ids_shuffle[:, :self.len_keep].unsqueeze(-1).tile([1, 1, self.embed_dim])
-        return paddle.take_along_axis(x, ids_keep, axis=1, broadcast=False), ids_restore
+        return gather_tokens(self, x, ids_shuffle[:, :self.len_keep]), ids_restore
 
     def restore(self, x, ids_restore):
         """The kept tokens ``x`` and ``mask_token`` in the removed places, back in image order [N, L, D]."""
         masked = self.num_patches - self.len_keep
         tokens = paddle.tile(self.mask_token, _batch_dims(x, masked, 1))
-        full = paddle.concat([x, tokens], axis=1)
-        index = ids_restore.unsqueeze(-1).tile([1, 1, self.embed_dim])
-        return paddle.take_along_axis(full, index, axis=1, broadcast=False)
+        return gather_tokens(self, paddle.concat([x, tokens], axis=1), ids_restore)
 
     def forward_features(self, x, noise=None):
         """Images [N, 3, H, W] -> the normed tokens flattened, [N, L * D]; ``noise``: the masking's

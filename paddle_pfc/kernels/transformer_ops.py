@@ -14,7 +14,8 @@ import paddle
 
 from paddle_pfc.kernels import native_ops, onednn_ops
 
-__all__ = ["kernels", "layer_norm", "bias_act", "bias_residual", "scaled_softmax", "attention", "bfloat16_matmul"]
+__all__ = ["kernels", "layer_norm", "bias_act", "bias_residual", "gather_tokens", "scaled_softmax", "attention",
+           "bfloat16_matmul"]
 
 
 def kernels():
@@ -56,6 +57,16 @@ def bias_residual(x, h, bias, keep):
             raise ValueError(f"bias_residual: {name} must be float32, got {value.dtype}")
     _check_last_axis("bias_residual", h, bias.shape[0])
     return kernels().pfc_bias_residual(x, h, bias, keep)
+
+
+def gather_tokens(x, index):
+    """``out[n, k] = x[n, index[n, k]]``: float32 ``x`` [N, L, D], int64 ``index`` [N, K] (each in
+    ``[0, L)``, else an error naming the sample), float32 [N, K, D] (``take_along_axis`` on axis 1
+    without the index tiled to [N, K, D]). Differentiable in ``x``: ``d x`` adds each row of ``d out``
+    at its place, zeros elsewhere."""
+    if x.dtype != paddle.float32 or len(x.shape) != 3:
+        raise ValueError(f"gather_tokens: x must be float32 [N, L, D], got {x.dtype} {x.shape}")
+    return kernels().pfc_gather_tokens(x, index)
 
 
 def scaled_softmax(x, scale: float):

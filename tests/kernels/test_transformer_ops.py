@@ -181,6 +181,23 @@ def test_linear_residual_native_and_paddles_agree(static_mode):
     np.testing.assert_array_equal(results[True][0][1], feed["x"][1])  # a dropped sample: the residual alone
 
 
+def test_gather_tokens_matches_numpy(static_mode):
+    rng = np.random.default_rng(31)
+    index = np.stack([rng.permutation(7)[:5], [6, 6, 0, 1, 2]])  # the second sample picks token 6 twice
+    feed = {"x": rng.standard_normal((2, 7, 16)).astype(np.float32),
+            "upstream": rng.standard_normal((2, 5, 16)).astype(np.float32)}
+
+    def build(x):
+        return transformer_ops.gather_tokens(x, paddle.static.data("index", [2, 5], "int64"))
+
+    out, dx = _run(build, {**feed, "index": index}, ["x"])
+    np.testing.assert_array_equal(out, np.take_along_axis(feed["x"], index[:, :, None], axis=1))
+    want = np.zeros((2, 7, 16))
+    for n in range(2):
+        np.add.at(want[n], index[n], feed["upstream"][n].astype(np.float64))
+    np.testing.assert_allclose(dx, want, rtol=1e-6, atol=1e-6)
+
+
 def test_bfloat16_matmul_matches_float64_of_rounded_operands(static_mode):
     """Forward and both gradients: float64 products of the bfloat16-rounded operands (d out rounded
     too, as the gradient products read it), up to float32 summation."""

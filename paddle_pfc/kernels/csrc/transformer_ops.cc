@@ -1,7 +1,8 @@
 // CPU kernels for a transformer block's element-wise and row work, where Paddle 3.3's CPU kernels
 // are far below memory speed: the layer norm (its backward above all), a Linear's bias add (its
 // gradient a column sum, which Paddle's add_grad reduces slowly) with an optional ReLU6, the end of a
-// residual branch (bias, drop-path factor and residual add in one pass), and the
+// residual branch (bias, drop-path factor and residual add in one pass), the masking's per-sample
+// token gather, and the
 // attention's scaled softmax, and the whole multi-head attention from the qkv projection's output
 // (products by MKL's cblas_sgemm on each head's columns, packed: no transposed tensors; the softmax
 // rows on AVX-512 registers where the CPU has AVX-512F, attention_avx512.h). Built on first
@@ -394,6 +395,89 @@ PD_BUILD_GRAD_OP(pfc_bias_residual)
     .SetKernelFn(PD_KERNEL(BiasResidualBackward))
     .SetInferShapeFn(PD_INFER_SHAPE(BiasResidualGradShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(BiasResidualGradDtype));
+
+// ---------------------------------------------------------------------------------------------
+// Tokens picked per sample: out[n, k, :] = x[n, index[n, k], :], x [N, L, D], index [N, K] int64
+// (each in [0, L)); its gradient adds d out's rows into zeros at those places.
+namespace {
+
+std::array<int64_t, 4> GatherShape(const std::vector<int64_t>& x, const paddle::Tensor& index, const char* op) {
+  PD_CHECK(x.size() == 3, op, ": x must be [N, L, D]");
+  PD_CHECK(index.dtype() == paddle::DataType::INT64 && index.is_cpu(), op, ": index must be a CPU int64 tensor");
+  PD_CHECK(index.shape().size() == 2 && index.shape()[0] == x[0], op, ": index must be [N, K]");
+  return {x[0], x[1], x[2], index.shape()[1]};
+}
+
+}  // namespace
+
+std::vector<paddle::Tensor> GatherTokensForward(const paddle::Tensor& x, const paddle::Tensor& index) {
+  const char* op = "pfc_gather_tokens";
+  CheckFloat32(x, op, "x");
+  const auto [n, l, d, k] = GatherShape(x.shape(), index, op);
+  auto out = paddle::empty({n, k, d}, paddle::DataType::FLOAT32, paddle::CPUPlace());
+  const int64_t* ids = index.data<int64_t>();
+  for (int64_t s = 0; s < n; ++s) {
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t at = ids[s * k + j];
+      PD_CHECK(at >= 0 && at < l, op, ": index ", at, " of sample ", s, " is outside [0, ", l, ")");
+      std::memcpy(out.data<float>() + (s * k + j) * d, x.data<float>() + (s * l + at) * d, d * sizeof(float));
+    }
+  }
+  return {out};
+}
+
+std::vector<paddle::Tensor> GatherTokensBackward(const paddle::Tensor& x, const paddle::Tensor& index,
+                                                 const paddle::Tensor& grad_out) {
+  const char* op = "pfc_gather_tokens_grad";
+  CheckFloat32(grad_out, op, "grad_out");
+  const auto [n, l, d, k] = GatherShape(x.shape(), index, op);
+  PD_CHECK(grad_out.shape() == std::vector<int64_t>({n, k, d}), op, ": grad_out must be [N, K, D]");
+  auto grad_x = paddle::empty(x.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
+  float* dx = grad_x.data<float>();
+  std::fill(dx, dx + n * l * d, 0.0f);
+  const int64_t* ids = index.data<int64_t>();
+  for (int64_t s = 0; s < n; ++s) {
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t at = ids[s * k + j];
+      PD_CHECK(at >= 0 && at < l, op, ": index ", at, " of sample ", s, " is outside [0, ", l, ")");
+      const float* dy = grad_out.data<float>() + (s * k + j) * d;
+      float* row = dx + (s * l + at) * d;
+#pragma omp simd
+      for (int64_t c = 0; c < d; ++c) row[c] += dy[c];
+    }
+  }
+  return {grad_x};
+}
+
+std::vector<std::vector<int64_t>> GatherTokensShape(const std::vector<int64_t>& x, const std::vector<int64_t>& index) {
+  return {{x[0], index.size() == 2 ? index[1] : -1, x.size() == 3 ? x[2] : -1}};
+}
+
+std::vector<paddle::DataType> GatherTokensDtype(const paddle::DataType& x, const paddle::DataType&) { return {x}; }
+
+std::vector<std::vector<int64_t>> GatherTokensGradShape(const std::vector<int64_t>& x, const std::vector<int64_t>&,
+                                                        const std::vector<int64_t>&) {
+  return {x};
+}
+
+std::vector<paddle::DataType> GatherTokensGradDtype(const paddle::DataType& x, const paddle::DataType&,
+                                                    const paddle::DataType&) {
+  return {x};
+}
+
+PD_BUILD_OP(pfc_gather_tokens)
+    .Inputs({"X", "Index"})
+    .Outputs({"Out"})
+    .SetKernelFn(PD_KERNEL(GatherTokensForward))
+    .SetInferShapeFn(PD_INFER_SHAPE(GatherTokensShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(GatherTokensDtype));
+
+PD_BUILD_GRAD_OP(pfc_gather_tokens)
+    .Inputs({"X", "Index", paddle::Grad("Out")})
+    .Outputs({paddle::Grad("X")})
+    .SetKernelFn(PD_KERNEL(GatherTokensBackward))
+    .SetInferShapeFn(PD_INFER_SHAPE(GatherTokensGradShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(GatherTokensGradDtype));
 
 // ---------------------------------------------------------------------------------------------
 // out = softmax over the last axis of scale * x (each row's maximum subtracted first).
