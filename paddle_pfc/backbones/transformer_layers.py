@@ -1,9 +1,10 @@
 """A transformer block's layers that build native ops in CPU training programs.
 
 :class:`LayerNorm`, :class:`Linear` (optionally with its ReLU6), :func:`linear_residual`,
-:func:`gather_tokens`, :func:`scaled_softmax` and :func:`attention` compute what Paddle's
-``LayerNorm``, ``Linear`` (+ ``relu6``), ``x + keep * Linear(h)``, ``take_along_axis``,
-``softmax(x * scale)`` and multi-head attention composed of Paddle's ops compute. In a
+:func:`patch_tokens`, :func:`gather_tokens`, :func:`scaled_softmax` and :func:`attention` compute
+what Paddle's ``LayerNorm``, ``Linear`` (+ ``relu6``), ``x + keep * Linear(h)``, a patch
+convolution's tokens plus a position embedding, ``take_along_axis``, ``softmax(x * scale)`` and
+multi-head attention composed of Paddle's ops compute. In a
 static training program on CPU with the native kernels built (:func:`native_layers.native_program`)
 they build :mod:`paddle_pfc.kernels.transformer_ops`' ops instead of Paddle's (the same values up
 to float32 summation order); elsewhere (dygraph, eval, GPU, ``PADDLE_PFC_NATIVE=off``, a
@@ -18,7 +19,7 @@ from paddle import nn
 from paddle_pfc.backbones.native_layers import native_layers_active
 from paddle_pfc.kernels import native_ops, transformer_ops
 
-__all__ = ["LayerNorm", "Linear", "linear_residual", "gather_tokens", "scaled_softmax", "attention"]
+__all__ = ["LayerNorm", "Linear", "linear_residual", "patch_tokens", "gather_tokens", "scaled_softmax", "attention"]
 
 
 def _native(layer: nn.Layer, x) -> bool:
@@ -78,6 +79,20 @@ def linear_residual(linear: Linear, x, branch, keep=None):
     if keep is not None:
         out = out * keep.reshape([-1] + [1] * (len(out.shape) - 1))
     return x + out
+
+
+def patch_tokens(layer: nn.Layer, conv: nn.Conv2D, pos_embed, x):
+    """``conv(x)``'s cells as tokens [N, L, D] (row-major) plus ``pos_embed`` [1, L, D]. Where ``layer``
+    builds native ops, the convolution without its bias, then its bias and the position embedding
+    added in one native op (:func:`transformer_ops.bias_act` over the flattened tokens: the
+    gradient a column sum, not Paddle's broadcast reduction)."""
+    if conv.bias is None or not _native(layer, x):
+        return conv(x).flatten(start_axis=2).transpose([0, 2, 1]) + pos_embed
+    tokens = F.conv2d(x, conv.weight, None, conv._stride, conv._padding, conv._dilation, conv._groups,
+                      conv._data_format).flatten(start_axis=2).transpose([0, 2, 1])
+    length, dim = pos_embed.shape[1], pos_embed.shape[2]
+    bias = (pos_embed.reshape([length, dim]) + conv.bias).reshape([length * dim])
+    return transformer_ops.bias_act(tokens.reshape([-1, length * dim]), bias).reshape([-1, length, dim])
 
 
 def gather_tokens(layer: nn.Layer, x, index):

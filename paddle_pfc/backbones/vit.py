@@ -11,7 +11,8 @@ Contract
   eval program holds neither.
 * In a static training program on CPU the LayerNorms, the Linears' bias adds (fc1's with its
   ReLU6; ``proj``'s and ``fc2``'s with the drop path and the residual add, without dropout), the
-  attention between ``qkv`` and ``proj`` and the masking's token gathers build native ops
+  attention between ``qkv`` and ``proj``, the masking's token gathers and the patch tokens' bias and
+  position add build native ops
   (:mod:`paddle_pfc.backbones.transformer_layers`; the same values up to float32 rounding).
 
 Architecture, as arcface_torch's (state-dict names the same):
@@ -45,7 +46,14 @@ import paddle.nn.functional as F
 from paddle import nn
 
 from paddle_pfc.backbones.common import BN_MOMENTUM, check_head_args, check_spatial, normalize_input_size
-from paddle_pfc.backbones.transformer_layers import LayerNorm, Linear, attention, gather_tokens, linear_residual
+from paddle_pfc.backbones.transformer_layers import (
+    LayerNorm,
+    Linear,
+    attention,
+    gather_tokens,
+    linear_residual,
+    patch_tokens,
+)
 from paddle_pfc.utils.errors import UsageError
 
 __all__ = ["VisionTransformer", "VIT_SIZES", "PATCH_SIZE", "vit_backbone", "vit_t", "vit_s", "vit_b", "vit_l"]
@@ -238,7 +246,7 @@ class VisionTransformer(nn.Layer):
         """Images [N, 3, H, W] -> the normed tokens flattened, [N, L * D]; ``noise``: the masking's
         [N, L] values (drawn when None; unused without masking)."""
         check_spatial(x, self.input_size)
-        x = self.pos_drop(self.patch_embed(x) + self.pos_embed)
+        x = self.pos_drop(patch_tokens(self, self.patch_embed.proj, self.pos_embed, x))
         masking = self.masking
         if masking:
             x, ids_restore = self.random_masking(x, noise)
