@@ -174,7 +174,7 @@ class Block(nn.Layer):
         """``x + drop_path(dropout(linear(hidden)))``; without dropout one op after the product
         where the layers build native ops (:func:`linear_residual`)."""
         if isinstance(dropout, nn.Identity):
-            keep = drop_path_keep(hidden, self.drop_path_rate, self.training)
+            keep = drop_path_keep(x, self.drop_path_rate, self.training)  # x: the branch's [N, T, D]
             return linear_residual(linear, x, hidden, None if keep is None else keep.reshape([-1]))
         return x + drop_path(dropout(linear(hidden)), self.drop_path_rate, self.training)
 
