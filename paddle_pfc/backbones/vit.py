@@ -10,7 +10,9 @@ Contract
   them; a static program repeats them under the serial executor ``configure_process`` sets). An
   eval program holds neither.
 * In a static training program on CPU the LayerNorms, the Linears' bias adds (fc1's with its
-  ReLU6) and the attention between ``qkv`` and ``proj`` build native ops
+  ReLU6; ``proj``'s and ``fc2``'s with the drop path and the residual add, without dropout), the
+  attention between ``qkv`` and ``proj``, the masking's token gathers and the patch tokens' bias and
+  position add build native ops
   (:mod:`paddle_pfc.backbones.transformer_layers`; the same values up to float32 rounding).
 
 Architecture, as arcface_torch's (state-dict names the same):
@@ -44,7 +46,14 @@ import paddle.nn.functional as F
 from paddle import nn
 
 from paddle_pfc.backbones.common import BN_MOMENTUM, check_head_args, check_spatial, normalize_input_size
-from paddle_pfc.backbones.transformer_layers import LayerNorm, Linear, attention
+from paddle_pfc.backbones.transformer_layers import (
+    LayerNorm,
+    Linear,
+    attention,
+    gather_tokens,
+    linear_residual,
+    patch_tokens,
+)
 from paddle_pfc.utils.errors import UsageError
 
 __all__ = ["VisionTransformer", "VIT_SIZES", "PATCH_SIZE", "vit_backbone", "vit_t", "vit_s", "vit_b", "vit_l"]
@@ -81,13 +90,19 @@ def _batch_dims(x, *dims: int) -> list:
     return [x.shape[0] if paddle.in_dynamic_mode() else paddle.shape(x)[0], *dims]
 
 
+def drop_path_keep(x, p: float, training: bool):
+    """Each sample's drop-path factor for ``x`` [N, ...], [N, 1, 1]: 0 with probability ``p``, else
+    ``1 / (1 - p)``; None outside training or with ``p == 0``."""
+    if not training or p <= 0:
+        return None
+    return F.dropout(paddle.ones_like(x[:, :1, :1]), p=p, training=True)
+
+
 def drop_path(x, p: float, training: bool):
     """timm's ``DropPath``: each sample's ``x`` zeroed with probability ``p``, kept ones scaled by
     ``1 / (1 - p)``; identity outside training or with ``p == 0``."""
-    if not training or p <= 0:
-        return x
-    keep = F.dropout(paddle.ones_like(x[:, :1, :1]), p=p, training=True)  # [N, 1, 1]: 0 or 1 / (1 - p)
-    return x * keep
+    keep = drop_path_keep(x, p, training)
+    return x if keep is None else x * keep
 
 
 class PatchEmbed(nn.Layer):
@@ -115,9 +130,12 @@ class Attention(nn.Layer):
         self.proj = _linear(dim, dim)
         self.proj_drop = _dropout(drop)
 
+    def mix(self, x):
+        """The heads' outputs side by side, before ``proj``."""
+        return attention(self, self.qkv(x), self.num_heads, self.scale)
+
     def forward(self, x):
-        x = attention(self, self.qkv(x), self.num_heads, self.scale)
-        return self.proj_drop(self.proj(x))
+        return self.proj_drop(self.proj(self.mix(x)))
 
 
 class Mlp(nn.Layer):
@@ -129,8 +147,12 @@ class Mlp(nn.Layer):
         self.fc2 = _linear(hidden, dim)
         self.drop = _dropout(drop)
 
+    def hidden(self, x):
+        """fc1's output after its ReLU6 and dropout, before ``fc2``."""
+        return self.drop(self.fc1(x))
+
     def forward(self, x):
-        return self.drop(self.fc2(self.drop(self.fc1(x))))
+        return self.drop(self.fc2(self.hidden(x)))
 
 
 class Block(nn.Layer):
@@ -145,8 +167,16 @@ class Block(nn.Layer):
         self.mlp = Mlp(dim, int(dim * mlp_ratio), drop)
 
     def forward(self, x):
-        x = x + drop_path(self.attn(self.norm1(x)), self.drop_path_rate, self.training)
-        return x + drop_path(self.mlp(self.norm2(x)), self.drop_path_rate, self.training)
+        x = self._residual(x, self.attn.mix(self.norm1(x)), self.attn.proj, self.attn.proj_drop)
+        return self._residual(x, self.mlp.hidden(self.norm2(x)), self.mlp.fc2, self.mlp.drop)
+
+    def _residual(self, x, hidden, linear: Linear, dropout: nn.Layer):
+        """``x + drop_path(dropout(linear(hidden)))``; without dropout one op after the product
+        where the layers build native ops (:func:`linear_residual`)."""
+        if isinstance(dropout, nn.Identity):
+            keep = drop_path_keep(x, self.drop_path_rate, self.training)  # x: the branch's [N, T, D]
+            return linear_residual(linear, x, hidden, None if keep is None else keep.reshape([-1]))
+        return x + drop_path(dropout(linear(hidden)), self.drop_path_rate, self.training)
 
 
 def _check_rate(name: str, value) -> float:
@@ -204,22 +234,19 @@ class VisionTransformer(nn.Layer):
             noise = paddle.rand(_batch_dims(x, self.num_patches))
         ids_shuffle = paddle.argsort(noise, axis=1)
         ids_restore = paddle.argsort(ids_shuffle, axis=1)
-        ids_keep = ids_shuffle[:, :self.len_keep].unsqueeze(-1).tile([1, 1, self.embed_dim])
-        return paddle.take_along_axis(x, ids_keep, axis=1, broadcast=False), ids_restore
+        return gather_tokens(self, x, ids_shuffle[:, :self.len_keep]), ids_restore
 
     def restore(self, x, ids_restore):
         """The kept tokens ``x`` and ``mask_token`` in the removed places, back in image order [N, L, D]."""
         masked = self.num_patches - self.len_keep
         tokens = paddle.tile(self.mask_token, _batch_dims(x, masked, 1))
-        full = paddle.concat([x, tokens], axis=1)
-        index = ids_restore.unsqueeze(-1).tile([1, 1, self.embed_dim])
-        return paddle.take_along_axis(full, index, axis=1, broadcast=False)
+        return gather_tokens(self, paddle.concat([x, tokens], axis=1), ids_restore)
 
     def forward_features(self, x, noise=None):
         """Images [N, 3, H, W] -> the normed tokens flattened, [N, L * D]; ``noise``: the masking's
         [N, L] values (drawn when None; unused without masking)."""
         check_spatial(x, self.input_size)
-        x = self.pos_drop(self.patch_embed(x) + self.pos_embed)
+        x = self.pos_drop(patch_tokens(self, self.patch_embed.proj, self.pos_embed, x))
         masking = self.masking
         if masking:
             x, ids_restore = self.random_masking(x, noise)

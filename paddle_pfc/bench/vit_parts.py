@@ -8,7 +8,9 @@ together: ``pfc_attention``); elsewhere those count in ``gemm`` and ``softmax``.
 ``pylayer_instruction`` is a ViT's bfloat16 Linear (its product and the product's two gradients:
 ``gemm``). Paddle's ``multiply_`` is the gradient clipping's scaling of
 each gradient (``optimizer``), its ``multiply`` / ``multiply_grad`` the drop path's per-sample
-factor; torch's optimizer and clipping run as ``_foreach_*`` or per-tensor element-wise ops, of which
+factor; ``pfc_bias_residual`` (a Linear's bias, the drop path's factor and the residual add in one
+pass) counts in ``bias_activation``, ``pfc_gather_tokens`` (the masking's gathers) in
+``drop_path_masking``; torch's optimizer and clipping run as ``_foreach_*`` or per-tensor element-wise ops, of which
 ``mul`` / ``add`` are ambiguous (counted in ``elementwise``).
 """
 from __future__ import annotations
@@ -34,9 +36,11 @@ _PART_OF = {
                      "concat_grad", "copy_", "clone", "contiguous", "_unsafe_view", "view", "as_strided",
                      "permute", "t", "unsqueeze_", "squeeze_"), "layout"),
     **dict.fromkeys(("relu6", "relu6_", "relu6_grad", "relu6_grad_", "pfc_bias_act", "pfc_bias_act_grad",
-                     "hardtanh", "hardtanh_", "hardtanh_backward"), "bias_activation"),
+                     "pfc_bias_residual", "pfc_bias_residual_grad", "hardtanh", "hardtanh_", "hardtanh_backward"),
+                    "bias_activation"),
     **dict.fromkeys(("dropout", "dropout_", "dropout_grad", "multiply", "multiply_grad", "bernoulli_",
-                     "take_along_axis", "take_along_axis_grad", "argsort", "gather", "scatter_add_",
+                     "take_along_axis", "take_along_axis_grad", "pfc_gather_tokens", "pfc_gather_tokens_grad",
+                     "argsort", "gather", "scatter_add_",
                      "tile", "tile_grad", "uniform", "rand"), "drop_path_masking"),
     **dict.fromkeys(("adamw_", "momentum_", "sgd_", "squared_l2_norm", "multiply_", "sqrt", "sqrt_", "lerp_",
                      "addcdiv_", "addcmul_", "div", "div_", "linalg_vector_norm", "clamp", "_foreach_mul_",

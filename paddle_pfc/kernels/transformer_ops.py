@@ -14,7 +14,8 @@ import paddle
 
 from paddle_pfc.kernels import native_ops, onednn_ops
 
-__all__ = ["kernels", "layer_norm", "bias_act", "scaled_softmax", "attention", "bfloat16_matmul"]
+__all__ = ["kernels", "layer_norm", "bias_act", "bias_residual", "gather_tokens", "scaled_softmax", "attention",
+           "bfloat16_matmul"]
 
 
 def kernels():
@@ -45,6 +46,29 @@ def bias_act(x, bias, relu6: bool = False):
     return kernels().pfc_bias_act(x, bias, bool(relu6))
 
 
+def bias_residual(x, h, bias, keep):
+    """``x + keep[n] * (h + bias)``, one pass: the end of a residual branch whose Linear's product
+    ``h`` gets its ``bias`` [C] and each sample's drop-path factor ``keep`` [N] (0 or ``1 / (1 - p)``;
+    ones without drop path) before the residual ``x``; float32 ``x`` and ``h`` [N, ..., C].
+    Differentiable in ``x``, ``h`` and ``bias`` (``d h = keep * d out``, ``d bias`` its column sums);
+    ``keep`` takes no gradient."""
+    for name, value in (("x", x), ("h", h), ("keep", keep)):
+        if value.dtype != paddle.float32:
+            raise ValueError(f"bias_residual: {name} must be float32, got {value.dtype}")
+    _check_last_axis("bias_residual", h, bias.shape[0])
+    return kernels().pfc_bias_residual(x, h, bias, keep)
+
+
+def gather_tokens(x, index):
+    """``out[n, k] = x[n, index[n, k]]``: float32 ``x`` [N, L, D], int64 ``index`` [N, K] (each in
+    ``[0, L)``, else an error naming the sample), float32 [N, K, D] (``take_along_axis`` on axis 1
+    without the index tiled to [N, K, D]). Differentiable in ``x``: ``d x`` adds each row of ``d out``
+    at its place, zeros elsewhere."""
+    if x.dtype != paddle.float32 or len(x.shape) != 3:
+        raise ValueError(f"gather_tokens: x must be float32 [N, L, D], got {x.dtype} {x.shape}")
+    return kernels().pfc_gather_tokens(x, index)
+
+
 def scaled_softmax(x, scale: float):
     """``softmax(x * scale)`` over the last axis of float32 ``x`` (each row's maximum taken out
     first). Differentiable in ``x``: ``d x = scale * out * (d out - sum(d out * out))``."""
@@ -59,8 +83,11 @@ def attention(qkv, heads: int, scale: float):
     per sample and head ``softmax(scale * q k^T) v``, the heads side by side, float32 [N, T, D]
     (arcface_torch's ``Attention`` between its ``qkv`` and ``proj``). Products by MKL's float32
     ``cblas_sgemm`` (what Paddle's matmul calls) on each head's columns, packed into a small
-    contiguous buffer: no transposed tensors. Keeps the [N, heads, T, T] probabilities for the
-    backward. Differentiable in ``qkv``. Needs :func:`native_ops.blas_library`."""
+    contiguous buffer: no transposed tensors; the products of the backward write d q, d k and d v
+    into their columns of d qkv. The softmax rows run on AVX-512 registers where the CPU has
+    AVX-512F (the build targets the CPU it runs on). Keeps the probabilities for the backward,
+    [N, heads, T, T rounded up to 16] (rows padded with zeros). Differentiable in ``qkv``. Needs
+    :func:`native_ops.blas_library`."""
     if qkv.dtype != paddle.float32 or len(qkv.shape) != 3 or qkv.shape[-1] % (3 * heads):
         raise ValueError(f"attention: qkv must be float32 [N, T, 3D] with D a multiple of heads {heads}, got "
                          f"{qkv.dtype} {qkv.shape}")

@@ -197,3 +197,42 @@ def test_input_of_another_size_is_refused():
     assert net.num_patches == 100
     with pytest.raises(UsageError, match="input_size"):
         net(paddle.zeros([1, 3, 112, 112]))
+
+
+def _train_step(native: bool, monkeypatch):
+    """Embeddings and every parameter's gradient of one training forward of a small ViT with drop path
+    and masking, in a static program on the native ops or (PADDLE_PFC_NATIVE=off) Paddle's."""
+    import paddle
+
+    monkeypatch.setenv("PADDLE_PFC_NATIVE", "on" if native else "off")
+    paddle_pfc.configure_process()  # the serial executor: random ops draw in program order
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.scope_guard(paddle.static.Scope()), paddle.static.program_guard(main, startup):
+        paddle.seed(11)
+        net = _small(depth=2, drop_path_rate=0.5, mask_ratio=0.1)
+        net.train()
+        emb = net(paddle.static.data("x", [4, 3, 112, 112], "float32"))
+        params = [p for p in net.parameters() if not p.stop_gradient]
+        grads = paddle.static.gradients([(emb * emb).sum()], params)
+        names = {op.name() for op in main.global_block().ops}
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        exe.run(startup)
+        x = np.random.default_rng(5).standard_normal((4, 3, 112, 112)).astype(np.float32)
+        paddle.seed(3)
+        fetched = exe.run(main, feed={"x": x}, fetch_list=[emb, *grads])
+    return names, fetched
+
+
+def test_native_training_program_equals_paddles_ops(static_mode, monkeypatch):
+    """With drop path and masking on: the native block ops (bias + drop path + residual, token
+    gathers, attention) give Paddle's ops' embeddings and gradients, drawing the same random values."""
+    native_names, native = _train_step(True, monkeypatch)
+    paddle_names, reference = _train_step(False, monkeypatch)
+    assert {"custom_op.pfc_bias_residual", "custom_op.pfc_gather_tokens"} <= native_names
+    assert not any(name.startswith("custom_op.") for name in paddle_names)
+    for got, want in zip(native, reference):
+        scale = np.abs(want).max()
+        if scale < 1e-5:  # the feature BatchNorms' biases: zero in exact arithmetic, rounding noise in both
+            assert np.abs(got).max() < 1e-5
+            continue
+        np.testing.assert_allclose(got / scale, want / scale, rtol=0, atol=1e-4)  # float32 through 2 blocks

@@ -13,6 +13,7 @@ from paddle_pfc.bench.vit_parts import PARTS, part_of, parts_of
     ("custom_op.pfc_layer_norm", "layer_norm"), ("aten::native_layer_norm_backward", "layer_norm"),
     ("pd_op.transpose_grad", "layout"), ("aten::copy_", "layout"),
     ("custom_op.pfc_bias_act_grad", "bias_activation"), ("aten::hardtanh_backward", "bias_activation"),
+    ("custom_op.pfc_bias_residual_grad", "bias_activation"), ("custom_op.pfc_gather_tokens", "drop_path_masking"),
     ("pd_op.take_along_axis", "drop_path_masking"), ("pd_op.multiply_grad", "drop_path_masking"),
     ("pd_op.adamw_", "optimizer"), ("pd_op.multiply_", "optimizer"), ("Optimizer.step#AdamW.step", "optimizer"),
     ("pd_op.add_grad", "elementwise"), ("pd_op.something_new", "other"),

@@ -77,6 +77,25 @@ def test_bias_act_matches_float64(relu6, static_mode):
     np.testing.assert_allclose(db, want_dx.reshape(-1, c).sum(0), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("shape", [SHAPE, ROWS_SHAPE])
+def test_bias_residual_matches_float64(shape, static_mode):
+    rng = np.random.default_rng(23)
+    feed = {"x": rng.standard_normal(shape).astype(np.float32), "h": rng.standard_normal(shape).astype(np.float32),
+            "bias": rng.standard_normal(shape[-1]).astype(np.float32),
+            "keep": np.array([0.0, 1 / 0.9, 1 / 0.9][:shape[0]], np.float32),
+            "upstream": rng.standard_normal(shape).astype(np.float32)}
+    def build(x, h, bias):
+        return transformer_ops.bias_residual(x, h, bias, paddle.static.data("keep", [shape[0]], "float32"))
+
+    out, dx, dh, db = _run(build, feed, ["x", "h", "bias"])
+    x, h, bias, up = (feed[name].astype(np.float64) for name in ("x", "h", "bias", "upstream"))
+    factor = feed["keep"].astype(np.float64).reshape(-1, 1, 1)
+    np.testing.assert_allclose(out, x + factor * (h + bias), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(dx, up, rtol=0, atol=0)
+    np.testing.assert_allclose(dh, factor * up, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(db, (factor * up).reshape(-1, shape[-1]).sum(0), rtol=1e-5, atol=1e-5)
+
+
 def test_scaled_softmax_matches_float64(static_mode):
     rng = np.random.default_rng(5)
     shape = (2, 3, 9, 129)
@@ -127,6 +146,56 @@ def test_layers_build_native_ops_in_training_and_match_paddles(static_mode):
             results[native] = exe.run(main, feed=feed, fetch_list=fetch)
     for got, want in zip(results[True], results[False]):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_linear_residual_native_and_paddles_agree(static_mode):
+    """x + keep * Linear(h), keep a drop-path factor a sample: one pfc_bias_residual after the product
+    in training, Paddle's Linear, multiply and add otherwise; the same values and gradients."""
+    from paddle_pfc.backbones.transformer_layers import Linear, linear_residual
+
+    rng = np.random.default_rng(29)
+    feed = {"x": rng.standard_normal((3, 5, 8)).astype(np.float32),
+            "h": rng.standard_normal((3, 5, 12)).astype(np.float32),
+            "keep": np.array([1 / 0.7, 0.0, 1 / 0.7], np.float32),
+            "upstream": rng.standard_normal((3, 5, 8)).astype(np.float32)}
+    results = {}
+    for native in (True, False):
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup):
+            paddle.seed(5)
+            linear = Linear(12, 8)
+            linear.train() if native else linear.eval()
+            x, h = (paddle.static.data(name, feed[name].shape, "float32") for name in ("x", "h"))
+            x.stop_gradient = h.stop_gradient = False
+            out = linear_residual(linear, x, h, paddle.static.data("keep", [3], "float32"))
+            params = [x, h, linear.weight, linear.bias]
+            grads = pir_grad(paddle.sum(out * paddle.static.data("upstream", [3, 5, 8], "float32")), params)
+        names = [op.name() for op in main.global_block().ops]
+        assert ("custom_op.pfc_bias_residual" in names) == native, names
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        with paddle.static.scope_guard(paddle.static.Scope()):
+            exe.run(startup)
+            results[native] = exe.run(main, feed=feed, fetch_list=[out, *grads])
+    for got, want in zip(results[True], results[False]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(results[True][0][1], feed["x"][1])  # a dropped sample: the residual alone
+
+
+def test_gather_tokens_matches_numpy(static_mode):
+    rng = np.random.default_rng(31)
+    index = np.stack([rng.permutation(7)[:5], [6, 6, 0, 1, 2]])  # the second sample picks token 6 twice
+    feed = {"x": rng.standard_normal((2, 7, 16)).astype(np.float32),
+            "upstream": rng.standard_normal((2, 5, 16)).astype(np.float32)}
+
+    def build(x):
+        return transformer_ops.gather_tokens(x, paddle.static.data("index", [2, 5], "int64"))
+
+    out, dx = _run(build, {**feed, "index": index}, ["x"])
+    np.testing.assert_array_equal(out, np.take_along_axis(feed["x"], index[:, :, None], axis=1))
+    want = np.zeros((2, 7, 16))
+    for n in range(2):
+        np.add.at(want[n], index[n], feed["upstream"][n].astype(np.float64))
+    np.testing.assert_allclose(dx, want, rtol=1e-6, atol=1e-6)
 
 
 def test_bfloat16_matmul_matches_float64_of_rounded_operands(static_mode):
@@ -207,6 +276,30 @@ def test_attention_matches_float64(static_mode):
     want_out, want_grad = _attention64(qkv64, heads, scale, up64)
     np.testing.assert_allclose(out, want_out, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(grad, want_grad, rtol=1e-4, atol=1e-5)
+
+
+# (N, T, heads, head dim): vit_t's real shape (T = 144 patches less the 10 % masked); one token, a T
+# of 16 and Ts not a multiple of 16 (the probabilities' rows are padded to 16), one head, batch 1;
+# head dims 16 to 64.
+ATTENTION_SHAPES = [(16, 129, 8, 32), (1, 129, 1, 32), (1, 1, 1, 64), (2, 16, 3, 48), (3, 33, 2, 16),
+                    (2, 23, 1, 24)]
+
+
+@pytest.mark.parametrize("n, t, heads, d", ATTENTION_SHAPES)
+def test_attention_matches_float64_at_vit_shapes(static_mode, n, t, heads, d):
+    from paddle_pfc.kernels import native_ops
+
+    if native_ops.blas_library() is None:
+        pytest.skip("no MKL in this wheel")
+    rng = np.random.default_rng(t * 100 + d)
+    scale = d ** -0.5
+    feed = {"qkv": (rng.standard_normal((n, t, 3 * heads * d)) * 2).astype(np.float32),
+            "upstream": rng.standard_normal((n, t, heads * d)).astype(np.float32)}
+    out, grad = _run(lambda qkv: transformer_ops.attention(qkv, heads, scale), feed, ["qkv"])
+    want_out, want_grad = _attention64(feed["qkv"].astype(np.float64), heads, scale,
+                                       feed["upstream"].astype(np.float64))
+    np.testing.assert_allclose(out, want_out, rtol=1e-4, atol=2e-5)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-4, atol=5e-5)
 
 
 def test_attention_layer_native_and_paddles_agree(static_mode):

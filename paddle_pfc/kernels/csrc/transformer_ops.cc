@@ -1,13 +1,17 @@
 // CPU kernels for a transformer block's element-wise and row work, where Paddle 3.3's CPU kernels
 // are far below memory speed: the layer norm (its backward above all), a Linear's bias add (its
-// gradient a column sum, which Paddle's add_grad reduces slowly) with an optional ReLU6, and the
+// gradient a column sum, which Paddle's add_grad reduces slowly) with an optional ReLU6, the end of a
+// residual branch (bias, drop-path factor and residual add in one pass), the masking's per-sample
+// token gather, and the
 // attention's scaled softmax, and the whole multi-head attention from the qkv projection's output
-// (products by MKL's cblas_sgemm on each head's columns, packed: no transposed tensors). Built on first
+// (products by MKL's cblas_sgemm on each head's columns, packed: no transposed tensors; the softmax
+// rows on AVX-512 registers where the CPU has AVX-512F, attention_avx512.h). Built on first
 // use by paddle_pfc/kernels/native_ops.py; the Python module paddle_pfc/kernels/transformer_ops.py
 // states the contracts. Float32, one thread (the products: MKL's threads).
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -15,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "attention_avx512.h"
 #include "fast_math.h"
 #include "paddle_ext.h"
 
@@ -282,6 +287,199 @@ PD_BUILD_GRAD_OP(pfc_bias_act)
     .SetInferDtypeFn(PD_INFER_DTYPE(BiasActGradDtype));
 
 // ---------------------------------------------------------------------------------------------
+// A residual branch's end: out = x + keep[n] * (h + bias), h a Linear's product [N, ..., C], bias
+// [C], keep [N] each sample's drop-path factor (0 or 1 / (1 - p); ones without drop path).
+namespace {
+
+// (samples, rows a sample, columns) of x and h, checked alike.
+std::array<int64_t, 3> ResidualShape(const paddle::Tensor& x, const paddle::Tensor& h, const paddle::Tensor& bias,
+                                     const paddle::Tensor& keep, const char* op) {
+  CheckFloat32(h, op, "h");
+  CheckFloat32(bias, op, "bias");
+  CheckFloat32(keep, op, "keep");
+  PD_CHECK(x.shape() == h.shape() && !x.shape().empty(), op, ": x and h must have one shape");
+  const int64_t c = bias.numel();
+  const int64_t rows = RowsOf(x, c, op);
+  const int64_t n = x.shape()[0];
+  PD_CHECK(keep.numel() == n, op, ": keep must hold one factor a sample");
+  return {n, n == 0 ? 0 : rows / n, c};
+}
+
+}  // namespace
+
+std::vector<paddle::Tensor> BiasResidualForward(const paddle::Tensor& x, const paddle::Tensor& h,
+                                                const paddle::Tensor& bias, const paddle::Tensor& keep) {
+  const char* op = "pfc_bias_residual";
+  CheckFloat32(x, op, "x");
+  const auto [n, rows, c] = ResidualShape(x, h, bias, keep, op);
+  auto out = paddle::empty(x.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
+  const float* b = bias.data<float>();
+  for (int64_t s = 0; s < n; ++s) {
+    const float factor = keep.data<float>()[s];
+    const int64_t start = s * rows * c;
+    const float* xs = x.data<float>() + start;
+    const float* hs = h.data<float>() + start;
+    float* ys = out.data<float>() + start;
+    for (int64_t r = 0; r < rows; ++r) {
+#pragma omp simd
+      for (int64_t j = 0; j < c; ++j) ys[r * c + j] = xs[r * c + j] + factor * (hs[r * c + j] + b[j]);
+    }
+  }
+  return {out};
+}
+
+// d x = d out; d h = keep[n] * d out; d bias = the column sums of d h. No gradient for keep.
+std::vector<paddle::Tensor> BiasResidualBackward(const paddle::Tensor& bias, const paddle::Tensor& keep,
+                                                 const paddle::Tensor& grad_out) {
+  const char* op = "pfc_bias_residual_grad";
+  CheckFloat32(grad_out, op, "grad_out");
+  const auto [n, rows, c] = ResidualShape(grad_out, grad_out, bias, keep, op);
+  auto grad_x = paddle::empty(grad_out.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
+  auto grad_h = paddle::empty(grad_out.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
+  auto grad_bias = paddle::empty(bias.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
+  ColumnSums sums(c);
+  for (int64_t s = 0; s < n; ++s) {
+    const float factor = keep.data<float>()[s];
+    const int64_t start = s * rows * c;
+    const float* dys = grad_out.data<float>() + start;
+    float* dxs = grad_x.data<float>() + start;
+    float* dhs = grad_h.data<float>() + start;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* dy = dys + r * c;
+      float* dx = dxs + r * c;
+      float* dh = dhs + r * c;
+      float* db = sums.chunk();
+#pragma omp simd
+      for (int64_t j = 0; j < c; ++j) {
+        dx[j] = dy[j];
+        dh[j] = factor * dy[j];
+        db[j] += dh[j];
+      }
+      sums.RowDone();
+    }
+  }
+  sums.Store(grad_bias.data<float>());
+  return {grad_x, grad_h, grad_bias};
+}
+
+std::vector<std::vector<int64_t>> BiasResidualShape(const std::vector<int64_t>& x, const std::vector<int64_t>&,
+                                                    const std::vector<int64_t>&, const std::vector<int64_t>&) {
+  return {x};
+}
+
+std::vector<paddle::DataType> BiasResidualDtype(const paddle::DataType& x, const paddle::DataType&,
+                                                const paddle::DataType&, const paddle::DataType&) {
+  return {x};
+}
+
+std::vector<std::vector<int64_t>> BiasResidualGradShape(const std::vector<int64_t>& bias, const std::vector<int64_t>&,
+                                                        const std::vector<int64_t>& grad_out) {
+  return {grad_out, grad_out, bias};
+}
+
+std::vector<paddle::DataType> BiasResidualGradDtype(const paddle::DataType& bias, const paddle::DataType&,
+                                                    const paddle::DataType& grad_out) {
+  return {grad_out, grad_out, bias};
+}
+
+PD_BUILD_OP(pfc_bias_residual)
+    .Inputs({"X", "H", "Bias", "Keep"})
+    .Outputs({"Out"})
+    .SetKernelFn(PD_KERNEL(BiasResidualForward))
+    .SetInferShapeFn(PD_INFER_SHAPE(BiasResidualShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(BiasResidualDtype));
+
+PD_BUILD_GRAD_OP(pfc_bias_residual)
+    .Inputs({"Bias", "Keep", paddle::Grad("Out")})
+    .Outputs({paddle::Grad("X"), paddle::Grad("H"), paddle::Grad("Bias")})
+    .SetKernelFn(PD_KERNEL(BiasResidualBackward))
+    .SetInferShapeFn(PD_INFER_SHAPE(BiasResidualGradShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(BiasResidualGradDtype));
+
+// ---------------------------------------------------------------------------------------------
+// Tokens picked per sample: out[n, k, :] = x[n, index[n, k], :], x [N, L, D], index [N, K] int64
+// (each in [0, L)); its gradient adds d out's rows into zeros at those places.
+namespace {
+
+std::array<int64_t, 4> GatherShape(const std::vector<int64_t>& x, const paddle::Tensor& index, const char* op) {
+  PD_CHECK(x.size() == 3, op, ": x must be [N, L, D]");
+  PD_CHECK(index.dtype() == paddle::DataType::INT64 && index.is_cpu(), op, ": index must be a CPU int64 tensor");
+  PD_CHECK(index.shape().size() == 2 && index.shape()[0] == x[0], op, ": index must be [N, K]");
+  return {x[0], x[1], x[2], index.shape()[1]};
+}
+
+}  // namespace
+
+std::vector<paddle::Tensor> GatherTokensForward(const paddle::Tensor& x, const paddle::Tensor& index) {
+  const char* op = "pfc_gather_tokens";
+  CheckFloat32(x, op, "x");
+  const auto [n, l, d, k] = GatherShape(x.shape(), index, op);
+  auto out = paddle::empty({n, k, d}, paddle::DataType::FLOAT32, paddle::CPUPlace());
+  const int64_t* ids = index.data<int64_t>();
+  for (int64_t s = 0; s < n; ++s) {
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t at = ids[s * k + j];
+      PD_CHECK(at >= 0 && at < l, op, ": index ", at, " of sample ", s, " is outside [0, ", l, ")");
+      std::memcpy(out.data<float>() + (s * k + j) * d, x.data<float>() + (s * l + at) * d, d * sizeof(float));
+    }
+  }
+  return {out};
+}
+
+std::vector<paddle::Tensor> GatherTokensBackward(const paddle::Tensor& x, const paddle::Tensor& index,
+                                                 const paddle::Tensor& grad_out) {
+  const char* op = "pfc_gather_tokens_grad";
+  CheckFloat32(grad_out, op, "grad_out");
+  const auto [n, l, d, k] = GatherShape(x.shape(), index, op);
+  PD_CHECK(grad_out.shape() == std::vector<int64_t>({n, k, d}), op, ": grad_out must be [N, K, D]");
+  auto grad_x = paddle::empty(x.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
+  float* dx = grad_x.data<float>();
+  std::fill(dx, dx + n * l * d, 0.0f);
+  const int64_t* ids = index.data<int64_t>();
+  for (int64_t s = 0; s < n; ++s) {
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t at = ids[s * k + j];
+      PD_CHECK(at >= 0 && at < l, op, ": index ", at, " of sample ", s, " is outside [0, ", l, ")");
+      const float* dy = grad_out.data<float>() + (s * k + j) * d;
+      float* row = dx + (s * l + at) * d;
+#pragma omp simd
+      for (int64_t c = 0; c < d; ++c) row[c] += dy[c];
+    }
+  }
+  return {grad_x};
+}
+
+std::vector<std::vector<int64_t>> GatherTokensShape(const std::vector<int64_t>& x, const std::vector<int64_t>& index) {
+  return {{x[0], index.size() == 2 ? index[1] : -1, x.size() == 3 ? x[2] : -1}};
+}
+
+std::vector<paddle::DataType> GatherTokensDtype(const paddle::DataType& x, const paddle::DataType&) { return {x}; }
+
+std::vector<std::vector<int64_t>> GatherTokensGradShape(const std::vector<int64_t>& x, const std::vector<int64_t>&,
+                                                        const std::vector<int64_t>&) {
+  return {x};
+}
+
+std::vector<paddle::DataType> GatherTokensGradDtype(const paddle::DataType& x, const paddle::DataType&,
+                                                    const paddle::DataType&) {
+  return {x};
+}
+
+PD_BUILD_OP(pfc_gather_tokens)
+    .Inputs({"X", "Index"})
+    .Outputs({"Out"})
+    .SetKernelFn(PD_KERNEL(GatherTokensForward))
+    .SetInferShapeFn(PD_INFER_SHAPE(GatherTokensShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(GatherTokensDtype));
+
+PD_BUILD_GRAD_OP(pfc_gather_tokens)
+    .Inputs({"X", "Index", paddle::Grad("Out")})
+    .Outputs({paddle::Grad("X")})
+    .SetKernelFn(PD_KERNEL(GatherTokensBackward))
+    .SetInferShapeFn(PD_INFER_SHAPE(GatherTokensGradShape))
+    .SetInferDtypeFn(PD_INFER_DTYPE(GatherTokensGradDtype));
+
+// ---------------------------------------------------------------------------------------------
 // out = softmax over the last axis of scale * x (each row's maximum subtracted first).
 std::vector<paddle::Tensor> ScaledSoftmaxForward(const paddle::Tensor& x, float scale) {
   const char* op = "pfc_scaled_softmax";
@@ -367,7 +565,8 @@ PD_BUILD_GRAD_OP(pfc_scaled_softmax)
 // ---------------------------------------------------------------------------------------------
 // Multi-head self-attention from qkv [N, T, 3D] (q, k, v side by side, head h in columns
 // [h*d, (h+1)*d) of each, d = D / heads): per sample and head P = softmax(scale * q k^T) [T, T]
-// and out[:, h*d:(h+1)*d] = P v, out [N, T, D]; P kept for the backward.
+// and out[:, h*d:(h+1)*d] = P v, out [N, T, D]; P kept for the backward, its rows padded with
+// zeros to Tp = T rounded up to 16 (Probs [N, heads, T, Tp]: whole vectors a row for the AVX-512 code).
 namespace {
 
 using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*,
@@ -394,16 +593,14 @@ struct AttentionShape {
   int64_t n, t, dim, heads, head_dim;
 };
 
-// rows x cols of a matrix with leading dimension ld copied to / from a contiguous one: a head's
+// rows x cols of a matrix with leading dimension ld copied to a contiguous one: a head's
 // columns of qkv packed before its products (small per-head products run faster on contiguous
 // operands than on strided views).
 void Pack(const float* src, int64_t rows, int64_t cols, int64_t ld, float* dst) {
   for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * cols, src + r * ld, cols * sizeof(float));
 }
 
-void Unpack(const float* src, int64_t rows, int64_t cols, int64_t ld, float* dst) {
-  for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * ld, src + r * cols, cols * sizeof(float));
-}
+int64_t PaddedRow(int64_t t) { return (t + 15) / 16 * 16; }
 
 AttentionShape CheckedAttention(const paddle::Tensor& qkv, int heads, const char* op) {
   CheckFloat32(qkv, op, "qkv");
@@ -414,17 +611,55 @@ AttentionShape CheckedAttention(const paddle::Tensor& qkv, int heads, const char
   return {shape[0], shape[1], dim, heads, dim / heads};
 }
 
-}  // namespace
+// softmax(scale * row) over the first t entries of each of `rows` rows (stride ld, a multiple of
+// 16), in place, zeros past t.
+void SoftmaxRowsInPlace(float* p, int64_t rows, int64_t t, int64_t ld, float scale) {
+#if defined(__AVX512F__)
+  attention_avx512::SoftmaxRows(p, rows, t, ld, scale);
+#else
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = p + r * ld;
+    float top = -INFINITY;
+#pragma omp simd reduction(max : top)
+    for (int64_t j = 0; j < t; ++j) top = std::max(top, row[j] * scale);
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < t; ++j) {
+      row[j] = ExpNonPositive(row[j] * scale - top);
+      sum += row[j];
+    }
+    const float inv = 1.0f / sum;
+#pragma omp simd
+    for (int64_t j = 0; j < t; ++j) row[j] *= inv;
+    std::fill(row + t, row + ld, 0.0f);
+  }
+#endif
+}
 
-std::vector<paddle::Tensor> AttentionForward(const paddle::Tensor& qkv, int heads, float scale,
-                                             const std::string& library) {
-  const AttentionShape a = CheckedAttention(qkv, heads, "pfc_attention");
-  auto out = paddle::empty({a.n, a.t, a.dim}, paddle::DataType::FLOAT32, paddle::CPUPlace());
-  auto probs = paddle::empty({a.n, a.heads, a.t, a.t}, paddle::DataType::FLOAT32, paddle::CPUPlace());
-  if (a.n * a.t == 0) return {out, probs};
+// d S = scale * P * (d P - sum(d P * P)) in place of d P, row by row (both at stride ld, a multiple
+// of 16; P zero past t).
+void SoftmaxGradRowsInPlace(const float* p, float* dp, int64_t rows, int64_t ld, float scale) {
+#if defined(__AVX512F__)
+  attention_avx512::SoftmaxGradRows(p, dp, rows, ld, scale);
+#else
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* pr = p + r * ld;
+    float* row = dp + r * ld;
+    float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+    for (int64_t j = 0; j < ld; ++j) dot += row[j] * pr[j];
+#pragma omp simd
+    for (int64_t j = 0; j < ld; ++j) row[j] = scale * pr[j] * (row[j] - dot);
+  }
+#endif
+}
+
+// The forward by MKL's cblas_sgemm on each head's packed q, k, v; P V written into out's columns.
+void ForwardBlas(const AttentionShape& a, const float* qkv, float scale, const std::string& library, float* out,
+                 float* probs) {
   const Sgemm sgemm = LoadSgemm(library);
   const int t = static_cast<int>(a.t), d = static_cast<int>(a.head_dim);
-  const int ld_out = static_cast<int>(a.dim);
+  const int ld_out = static_cast<int>(a.dim), ld_p = static_cast<int>(PaddedRow(a.t));
   const int64_t block = a.t * a.head_dim;
   std::vector<float> packed(3 * block);
   float* q = packed.data();
@@ -432,83 +667,76 @@ std::vector<paddle::Tensor> AttentionForward(const paddle::Tensor& qkv, int head
   float* v = k + block;
   for (int64_t s = 0; s < a.n; ++s) {
     for (int64_t h = 0; h < a.heads; ++h) {
-      const float* head = qkv.data<float>() + s * a.t * 3 * a.dim + h * a.head_dim;
+      const float* head = qkv + s * a.t * 3 * a.dim + h * a.head_dim;
       for (int part = 0; part < 3; ++part) Pack(head + part * a.dim, a.t, a.head_dim, 3 * a.dim, q + part * block);
-      float* p = probs.data<float>() + (s * a.heads + h) * a.t * a.t;
-      sgemm(kRowMajor, kNoTrans, kTrans, t, t, d, 1.0f, q, d, k, d, 0.0f, p, t);
-      for (int64_t r = 0; r < a.t; ++r) {
-        float* row = p + r * a.t;
-        float top = -INFINITY;
-#pragma omp simd reduction(max : top)
-        for (int64_t j = 0; j < a.t; ++j) top = std::max(top, row[j] * scale);
-        float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-        for (int64_t j = 0; j < a.t; ++j) {
-          row[j] = ExpNonPositive(row[j] * scale - top);
-          sum += row[j];
-        }
-        const float inv = 1.0f / sum;
-#pragma omp simd
-        for (int64_t j = 0; j < a.t; ++j) row[j] *= inv;
-      }
-      sgemm(kRowMajor, kNoTrans, kNoTrans, t, d, t, 1.0f, p, t, v, d, 0.0f,
-            out.data<float>() + s * a.t * a.dim + h * a.head_dim, ld_out);
+      float* p = probs + (s * a.heads + h) * a.t * ld_p;
+      sgemm(kRowMajor, kNoTrans, kTrans, t, t, d, 1.0f, q, d, k, d, 0.0f, p, ld_p);
+      SoftmaxRowsInPlace(p, a.t, a.t, ld_p, scale);
+      sgemm(kRowMajor, kNoTrans, kNoTrans, t, d, t, 1.0f, p, ld_p, v, d, 0.0f, out + s * a.t * a.dim + h * a.head_dim,
+            ld_out);
     }
   }
-  return {out, probs};
 }
 
 // Per sample and head: d v = P^T d o; d P = d o v^T; d S = scale * P * (d P - rowsum(d P * P));
-// d q = d S k; d k = d S^T q, each written into its columns of d qkv.
+// d q = d S k; d k = d S^T q, each written into its columns of d qkv by the product. MKL's
+// cblas_sgemm on packed heads (q, k, v and d out copied contiguous: faster products than on views).
+void BackwardBlas(const AttentionShape& a, const float* qkv, const float* probs, const float* grad_out, float scale,
+                  const std::string& library, float* grad_qkv) {
+  const Sgemm sgemm = LoadSgemm(library);
+  const int t = static_cast<int>(a.t), d = static_cast<int>(a.head_dim), ld_p = static_cast<int>(PaddedRow(a.t));
+  const int ld_grad = static_cast<int>(3 * a.dim);
+  const int64_t block = a.t * a.head_dim;
+  std::vector<float> dp(a.t * ld_p), packed(4 * block);
+  float* q = packed.data();  // q, k, v, d out
+  float* k = q + block;
+  float* v = k + block;
+  float* dout = v + block;
+  for (int64_t s = 0; s < a.n; ++s) {
+    for (int64_t h = 0; h < a.heads; ++h) {
+      const int64_t offset = s * a.t * 3 * a.dim + h * a.head_dim;
+      for (int part = 0; part < 3; ++part) Pack(qkv + offset + part * a.dim, a.t, a.head_dim, 3 * a.dim, q + part * block);
+      Pack(grad_out + s * a.t * a.dim + h * a.head_dim, a.t, a.head_dim, a.dim, dout);
+      const float* p = probs + (s * a.heads + h) * a.t * ld_p;
+      float* grad_q = grad_qkv + offset;
+      sgemm(kRowMajor, kTrans, kNoTrans, t, d, t, 1.0f, p, ld_p, dout, d, 0.0f, grad_q + 2 * a.dim, ld_grad);
+      sgemm(kRowMajor, kNoTrans, kTrans, t, t, d, 1.0f, dout, d, v, d, 0.0f, dp.data(), ld_p);
+      SoftmaxGradRowsInPlace(p, dp.data(), a.t, ld_p, scale);
+      sgemm(kRowMajor, kNoTrans, kNoTrans, t, d, t, 1.0f, dp.data(), ld_p, k, d, 0.0f, grad_q, ld_grad);
+      sgemm(kRowMajor, kTrans, kNoTrans, t, d, t, 1.0f, dp.data(), ld_p, q, d, 0.0f, grad_q + a.dim, ld_grad);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<paddle::Tensor> AttentionForward(const paddle::Tensor& qkv, int heads, float scale,
+                                             const std::string& library) {
+  const AttentionShape a = CheckedAttention(qkv, heads, "pfc_attention");
+  auto out = paddle::empty({a.n, a.t, a.dim}, paddle::DataType::FLOAT32, paddle::CPUPlace());
+  auto probs = paddle::empty({a.n, a.heads, a.t, PaddedRow(a.t)}, paddle::DataType::FLOAT32, paddle::CPUPlace());
+  if (a.n * a.t == 0) return {out, probs};
+  ForwardBlas(a, qkv.data<float>(), scale, library, out.data<float>(), probs.data<float>());
+  return {out, probs};
+}
+
 std::vector<paddle::Tensor> AttentionBackward(const paddle::Tensor& qkv, const paddle::Tensor& probs,
                                               const paddle::Tensor& grad_out, int heads, float scale,
                                               const std::string& library) {
   const AttentionShape a = CheckedAttention(qkv, heads, "pfc_attention_grad");
   CheckFloat32(grad_out, "pfc_attention_grad", "grad_out");
   PD_CHECK(grad_out.shape() == std::vector<int64_t>({a.n, a.t, a.dim}), "pfc_attention_grad: grad_out must be [N, T, D]");
+  PD_CHECK(probs.shape() == std::vector<int64_t>({a.n, a.heads, a.t, PaddedRow(a.t)}),
+           "pfc_attention_grad: probs must be [N, heads, T, Tp]");
   auto grad_qkv = paddle::empty(qkv.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
   if (a.n * a.t == 0) return {grad_qkv};
-  const Sgemm sgemm = LoadSgemm(library);
-  const int t = static_cast<int>(a.t), d = static_cast<int>(a.head_dim);
-  const int64_t block = a.t * a.head_dim;
-  std::vector<float> dp(a.t * a.t), packed(7 * block);
-  float* q = packed.data();  // q, k, v, d out, then d q, d k, d v
-  float* k = q + block;
-  float* v = k + block;
-  float* dout = v + block;
-  float* dq = dout + block;
-  float* dk = dq + block;
-  float* dv = dk + block;
-  for (int64_t s = 0; s < a.n; ++s) {
-    for (int64_t h = 0; h < a.heads; ++h) {
-      const int64_t offset = s * a.t * 3 * a.dim + h * a.head_dim;
-      const float* head = qkv.data<float>() + offset;
-      for (int part = 0; part < 3; ++part) Pack(head + part * a.dim, a.t, a.head_dim, 3 * a.dim, q + part * block);
-      Pack(grad_out.data<float>() + s * a.t * a.dim + h * a.head_dim, a.t, a.head_dim, a.dim, dout);
-      const float* p = probs.data<float>() + (s * a.heads + h) * a.t * a.t;
-      sgemm(kRowMajor, kTrans, kNoTrans, t, d, t, 1.0f, p, t, dout, d, 0.0f, dv, d);
-      sgemm(kRowMajor, kNoTrans, kTrans, t, t, d, 1.0f, dout, d, v, d, 0.0f, dp.data(), t);
-      for (int64_t r = 0; r < a.t; ++r) {
-        const float* pr = p + r * a.t;
-        float* row = dp.data() + r * a.t;
-        float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-        for (int64_t j = 0; j < a.t; ++j) dot += row[j] * pr[j];
-#pragma omp simd
-        for (int64_t j = 0; j < a.t; ++j) row[j] = scale * pr[j] * (row[j] - dot);
-      }
-      sgemm(kRowMajor, kNoTrans, kNoTrans, t, d, t, 1.0f, dp.data(), t, k, d, 0.0f, dq, d);
-      sgemm(kRowMajor, kTrans, kNoTrans, t, d, t, 1.0f, dp.data(), t, q, d, 0.0f, dk, d);
-      float* grad_head = grad_qkv.data<float>() + offset;
-      for (int part = 0; part < 3; ++part) Unpack(dq + part * block, a.t, a.head_dim, 3 * a.dim, grad_head + part * a.dim);
-    }
-  }
+  BackwardBlas(a, qkv.data<float>(), probs.data<float>(), grad_out.data<float>(), scale, library, grad_qkv.data<float>());
   return {grad_qkv};
 }
 
 std::vector<std::vector<int64_t>> AttentionShapeFn(const std::vector<int64_t>& qkv, int heads, float,
                                                    const std::string&) {
-  return {{qkv[0], qkv[1], qkv[2] < 0 ? -1 : qkv[2] / 3}, {qkv[0], heads, qkv[1], qkv[1]}};
+  return {{qkv[0], qkv[1], qkv[2] < 0 ? -1 : qkv[2] / 3}, {qkv[0], heads, qkv[1], qkv[1] < 0 ? -1 : PaddedRow(qkv[1])}};
 }
 
 std::vector<paddle::DataType> AttentionDtype(const paddle::DataType& qkv, int, float, const std::string&) {
