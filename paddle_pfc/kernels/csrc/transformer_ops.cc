@@ -480,6 +480,31 @@ PD_BUILD_GRAD_OP(pfc_gather_tokens)
     .SetInferDtypeFn(PD_INFER_DTYPE(GatherTokensGradDtype));
 
 // ---------------------------------------------------------------------------------------------
+// y = softmax(scale * x) of one row of t floats, its maximum subtracted first (y may be x).
+inline void SoftmaxRow(const float* x, float* y, int64_t t, float scale) {
+  float top = -INFINITY;
+#pragma omp simd reduction(max : top)
+  for (int64_t j = 0; j < t; ++j) top = std::max(top, x[j] * scale);
+  float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < t; ++j) {
+    y[j] = ExpNonPositive(x[j] * scale - top);
+    sum += y[j];
+  }
+  const float inv = 1.0f / sum;
+#pragma omp simd
+  for (int64_t j = 0; j < t; ++j) y[j] *= inv;
+}
+
+// dx = scale * y * (dy - sum(dy * y)) of one row of t floats (dx may be dy).
+inline void SoftmaxGradRow(const float* y, const float* dy, float* dx, int64_t t, float scale) {
+  float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+  for (int64_t j = 0; j < t; ++j) dot += dy[j] * y[j];
+#pragma omp simd
+  for (int64_t j = 0; j < t; ++j) dx[j] = scale * y[j] * (dy[j] - dot);
+}
+
 // out = softmax over the last axis of scale * x (each row's maximum subtracted first).
 std::vector<paddle::Tensor> ScaledSoftmaxForward(const paddle::Tensor& x, float scale) {
   const char* op = "pfc_scaled_softmax";
@@ -490,22 +515,7 @@ std::vector<paddle::Tensor> ScaledSoftmaxForward(const paddle::Tensor& x, float 
   auto out = paddle::empty(x.shape(), paddle::DataType::FLOAT32, paddle::CPUPlace());
   const float* xs = x.data<float>();
   float* ys = out.data<float>();
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = xs + r * t;
-    float* yr = ys + r * t;
-    float top = -INFINITY;
-#pragma omp simd reduction(max : top)
-    for (int64_t j = 0; j < t; ++j) top = std::max(top, xr[j] * scale);
-    float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-    for (int64_t j = 0; j < t; ++j) {
-      yr[j] = ExpNonPositive(xr[j] * scale - top);
-      sum += yr[j];
-    }
-    const float inv = 1.0f / sum;
-#pragma omp simd
-    for (int64_t j = 0; j < t; ++j) yr[j] *= inv;
-  }
+  for (int64_t r = 0; r < rows; ++r) SoftmaxRow(xs + r * t, ys + r * t, t, scale);
   return {out};
 }
 
@@ -521,16 +531,7 @@ std::vector<paddle::Tensor> ScaledSoftmaxBackward(const paddle::Tensor& out, con
   const float* ys = out.data<float>();
   const float* dys = grad_out.data<float>();
   float* dxs = grad_x.data<float>();
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* yr = ys + r * t;
-    const float* dy = dys + r * t;
-    float* dx = dxs + r * t;
-    float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-    for (int64_t j = 0; j < t; ++j) dot += dy[j] * yr[j];
-#pragma omp simd
-    for (int64_t j = 0; j < t; ++j) dx[j] = scale * yr[j] * (dy[j] - dot);
-  }
+  for (int64_t r = 0; r < rows; ++r) SoftmaxGradRow(ys + r * t, dys + r * t, dxs + r * t, t, scale);
   return {grad_x};
 }
 
@@ -619,18 +620,7 @@ void SoftmaxRowsInPlace(float* p, int64_t rows, int64_t t, int64_t ld, float sca
 #else
   for (int64_t r = 0; r < rows; ++r) {
     float* row = p + r * ld;
-    float top = -INFINITY;
-#pragma omp simd reduction(max : top)
-    for (int64_t j = 0; j < t; ++j) top = std::max(top, row[j] * scale);
-    float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-    for (int64_t j = 0; j < t; ++j) {
-      row[j] = ExpNonPositive(row[j] * scale - top);
-      sum += row[j];
-    }
-    const float inv = 1.0f / sum;
-#pragma omp simd
-    for (int64_t j = 0; j < t; ++j) row[j] *= inv;
+    SoftmaxRow(row, row, t, scale);
     std::fill(row + t, row + ld, 0.0f);
   }
 #endif
@@ -642,15 +632,7 @@ void SoftmaxGradRowsInPlace(const float* p, float* dp, int64_t rows, int64_t ld,
 #if defined(__AVX512F__)
   attention_avx512::SoftmaxGradRows(p, dp, rows, ld, scale);
 #else
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* pr = p + r * ld;
-    float* row = dp + r * ld;
-    float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-    for (int64_t j = 0; j < ld; ++j) dot += row[j] * pr[j];
-#pragma omp simd
-    for (int64_t j = 0; j < ld; ++j) row[j] = scale * pr[j] * (row[j] - dot);
-  }
+  for (int64_t r = 0; r < rows; ++r) SoftmaxGradRow(p + r * ld, dp + r * ld, dp + r * ld, ld, scale);
 #endif
 }
 
