@@ -19,9 +19,9 @@ imported on first use (so ``paddle_pfc.head.planner`` works without Paddle insta
 """
 from __future__ import annotations
 
-import importlib
 import warnings
 
+from paddle_pfc.utils.lazy import lazy_getattr
 from paddle_pfc.utils.version import VERSION as __version__
 
 # Paddle's extension builder warns "No ccache found" when paddle is imported (our native kernels
@@ -46,12 +46,7 @@ _PUBLIC = {
 __all__ = [*_PUBLIC, "__version__"]
 
 
-def __getattr__(name: str):
-    if name in _PUBLIC:
-        value = getattr(importlib.import_module(_PUBLIC[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'paddle_pfc' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _PUBLIC, globals())
 
 
 def __dir__() -> list[str]:

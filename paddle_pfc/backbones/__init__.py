@@ -25,11 +25,11 @@ parameters).
 """
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 
 from paddle_pfc.backbones.names import ALIASES, BACKBONES
+from paddle_pfc.utils.lazy import lazy_getattr
 
 __all__ = [
     "BACKBONES",
@@ -64,12 +64,8 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f"paddle_pfc.backbones.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'paddle_pfc.backbones' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, {name: f"paddle_pfc.backbones.{module}" for name, module in _LAZY.items()},
+                           globals())
 
 
 class _Package(types.ModuleType):

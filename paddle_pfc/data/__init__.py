@@ -8,7 +8,7 @@ Pure numpy / OpenCV; batches are numpy arrays fed to a Paddle static program:
 """
 from __future__ import annotations
 
-import importlib
+from paddle_pfc.utils.lazy import lazy_getattr
 
 __all__ = [
     "BatchLoader", "DataFormat", "Dataset", "DistributedBatchSampler", "FORMATS", "ImageFolderDataset", "IRHeader",
@@ -29,9 +29,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f"paddle_pfc.data.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'paddle_pfc.data' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, {name: f"paddle_pfc.data.{module}" for name, module in _LAZY.items()}, globals())
