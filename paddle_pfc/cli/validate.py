@@ -324,5 +324,6 @@ def _threshold_to_check(args: argparse.Namespace, table: _Table) -> ThresholdToC
     return ThresholdToCheck(record.threshold, f"recorded by validation in {record.where}", record.set_sha256,
                             record.far, record.predicted)
 
+
 if __name__ == "__main__":
     sys.exit(main())
