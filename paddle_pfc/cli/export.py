@@ -31,6 +31,7 @@ import sys
 from pathlib import Path
 
 from paddle_pfc.cli._outputs import check_output_dir
+from paddle_pfc.cli._photos import checkpoint_non_square
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli.help import HelpFormatter
 from paddle_pfc.utils.progress import Progress
@@ -259,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         prog = pexport.EvalProgram.from_spec(ModelSpec.from_description(model), state, dtype=args.dtype,
                                              precision=precision)
         prog.normalization = normalization
+        prog.non_square = checkpoint_non_square(args.checkpoint) if args.checkpoint else None
         steps.end()
     except (*USER_ERRORS, RuntimeError) as e:
         return usage_failure(e)
@@ -274,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"model input: float32 NCHW RGB normalized {normalization['formula']} (not inside the model), as "
               "the model it was fine-tuned from")
+    if prog.non_square:
+        print(f"non-square images: made square by {prog.non_square}, as training did (export.json; serving's default)")
     _carry_threshold(args.checkpoint, out)
     return check_export(out, prog, args.dtype, args.format == "onnx", args.opset, steps)
 

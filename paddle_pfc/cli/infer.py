@@ -44,7 +44,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="embedding = emb(x) alone (default: emb(x) + emb(flipped x), as validation computes it)")
     p.add_argument("--landmarks", metavar="FILE",
                    help="align each image from its five points in FILE (lines: image x1 y1 ... x5 y5)")
-    add_non_square_option(p)
+    add_non_square_option(p, model_default=True)
     args = p.parse_args(argv)
     if args.threshold is not None and not -1.0 <= args.threshold <= 1.0:  # also NaN
         p.error(f"--threshold {args.threshold}: a cosine similarity is in [-1, 1]")

@@ -42,7 +42,7 @@ from collections.abc import Callable
 from typing import Any
 
 from paddle_pfc.cli._outputs import IMAGE_SUFFIXES, check_output_file, draw_figure
-from paddle_pfc.cli._photos import add_non_square_option
+from paddle_pfc.cli._photos import add_non_square_option, checkpoint_non_square
 from paddle_pfc.cli._threshold_check import ThresholdToCheck, check_sets
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli.help import HelpFormatter
@@ -63,7 +63,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--device", default="cpu", help="cpu | gpu | gpu:N (--model only)")
     p.add_argument("--plot", metavar="PNG", help="write the ROC curves and per-fold accuracies here")
     p.add_argument("--progress-every", type=float, default=10.0, help="seconds between progress lines")
-    add_non_square_option(p)
+    add_non_square_option(p, model_default=True)
     p.add_argument("--record", action="store_true",
                    help="write the first set's threshold beside the model (validation.json), the default "
                    "threshold of paddle-pfc-infer for this model")
@@ -150,7 +150,11 @@ def _renormalizer(mean: float, std: float) -> Callable[[Any], Any]:
 def build_embed_fn(args: argparse.Namespace) -> tuple[EmbedFn, tuple[int, int], str]:
     """(embed_fn, input_size, description) for --model or --checkpoint. ``embed_fn`` takes batches
     normalized ``(x - 127.5) / 128`` (the training input); an exported model recording another
-    normalization in its ``export.json`` gets its own."""
+    normalization in its ``export.json`` gets its own. Without ``--non-square``, ``args.non_square``
+    becomes the policy the model was trained with (its ``export.json`` or the checkpoint's config),
+    else stretch."""
+    from paddle_pfc.data.shape_policy import DEFAULT_NON_SQUARE
+
     if args.model:
         import warnings
 
@@ -159,7 +163,8 @@ def build_embed_fn(args: argparse.Namespace) -> tuple[EmbedFn, tuple[int, int], 
 
         with warnings.catch_warnings():  # a model without export.json is fed as the field's models are
             warnings.filterwarnings("ignore", message=r".*no export\.json beside it", category=UserWarning)
-            emb = FaceEmbedder(args.model, device=args.device, batch_size=args.batch_size)
+            emb = FaceEmbedder(args.model, device=args.device, batch_size=args.batch_size, non_square=args.non_square)
+        _say_policy(args, emb.non_square, DEFAULT_NON_SQUARE)
         norm = emb.meta.get("normalization", NORMALIZATION) if emb.meta is not None else FIELD_NORMALIZATION
         mean, std = (0.0, 1.0) if norm.get("inside_model") else (float(norm.get("mean", 127.5)),
                                                                    float(norm.get("std", 128.0)))
@@ -171,7 +176,17 @@ def build_embed_fn(args: argparse.Namespace) -> tuple[EmbedFn, tuple[int, int], 
     from paddle_pfc.engine.checkpoint import eval_program_from_checkpoint
 
     prog, _ = eval_program_from_checkpoint(args.checkpoint, native=True)  # the native forward kernels on CPU
+    _say_policy(args, args.non_square or checkpoint_non_square(args.checkpoint) or DEFAULT_NON_SQUARE,
+                DEFAULT_NON_SQUARE)
     return prog, prog.input_size, f"checkpoint:{args.checkpoint}"
+
+
+def _say_policy(args: argparse.Namespace, policy: str, default: str) -> None:
+    """Set ``args.non_square`` to ``policy``; say so when the model's policy replaced the default."""
+    if args.non_square is None and policy != default:
+        print(f"non-square images made square by {policy}: the policy the model was trained with "
+              "(--non-square to choose another)")
+    args.non_square = policy
 
 
 class _Table:

@@ -135,6 +135,7 @@ class EvalProgram:
             raise ValueError(f"state must be a mapping name -> array, got {type(state).__name__}")
         self.backbone = backbone_name
         self.normalization: dict | None = None  # what the input takes, for export.json (None: NORMALIZATION)
+        self.non_square: str | None = None  # how training made images square, for export.json (None: unknown)
         self.embedding_size = int(embedding_size)
         row = find_row(backbone_name)
         self.input_size = tuple(normalize_input_size(input_size, row.input_multiple if row else 16))
@@ -262,7 +263,7 @@ class EvalProgram:
     def meta(self) -> dict:
         """The ``export.json`` content for this program."""
         meta = export_meta(self.backbone, self.embedding_size, self.input_size, self.dtype, self.model_file,
-                           paddle.__version__, self.precision, self.normalization, self.options)
+                           paddle.__version__, self.precision, self.normalization, self.options, self.non_square)
         meta["batch_norm"] = "folded" if self.batch_norm_folded else "kept"
         return meta
 
@@ -286,6 +287,7 @@ class EvalProgram:
             folded = EvalProgram.from_spec(self.spec, state, dtype=self.dtype, place=self.place,
                                            fold_batch_norm=True, precision=self.precision)
             folded.normalization = self.normalization  # what its input takes (export.json)
+            folded.non_square = self.non_square
             out = folded.save(out_dir)
             write_bytes_atomic(out / TRAINING_STATE_FILE, state_bytes(state, str(out / TRAINING_STATE_FILE)))
             return out

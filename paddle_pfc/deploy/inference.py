@@ -41,7 +41,7 @@ import numpy as np
 
 from paddle_pfc.data._image import decode_rgb
 from paddle_pfc.data.photos import Conversions
-from paddle_pfc.data.shape_policy import DEFAULT_NON_SQUARE
+from paddle_pfc.data.shape_policy import DEFAULT_NON_SQUARE, NON_SQUARE
 from paddle_pfc.deploy.model_format import PathLike
 from paddle_pfc.deploy.predictor import EmbeddingModel
 
@@ -124,18 +124,31 @@ def _as_rgb(arr: np.ndarray, name: str) -> np.ndarray:
     return arr
 
 
+def recorded_non_square(meta: dict | None) -> str | None:
+    """The policy an ``export.json`` records training made images square by (None: not recorded)."""
+    found = meta.get("non_square") if isinstance(meta, dict) else None
+    return found if found in NON_SQUARE else None
+
+
 class FaceEmbedder(EmbeddingModel):
     """Embeds faces with an exported model; see the module docstring.
 
     Constructor, attributes and :meth:`forward` (raw embeddings of a normalized NCHW batch, an
     ``embed_fn`` for :mod:`paddle_pfc.evaluation.validation`) are
     :class:`paddle_pfc.deploy.predictor.EmbeddingModel`'s; this class adds images, made square
-    by ``non_square`` (``pad`` | ``crop`` | ``stretch``, :mod:`paddle_pfc.data.photos`).
+    by ``non_square`` (``pad`` | ``crop`` | ``stretch``, :mod:`paddle_pfc.data.photos`; None: the
+    policy the model was trained with, as its ``export.json`` records it, else ``stretch``).
     """
 
-    def __init__(self, model: PathLike, *args, non_square: str = DEFAULT_NON_SQUARE, **kwargs) -> None:
-        self._conversions = Conversions(non_square)
+    def __init__(self, model: PathLike, *args, non_square: str | None = None, **kwargs) -> None:
+        Conversions(non_square or DEFAULT_NON_SQUARE)  # a bad policy fails before the model loads
         super().__init__(model, *args, **kwargs)
+        self._conversions = Conversions(non_square or recorded_non_square(self.meta) or DEFAULT_NON_SQUARE)
+
+    @property
+    def non_square(self) -> str:
+        """The policy that makes this embedder's images square."""
+        return self._conversions.non_square
 
     @property
     def conversions(self) -> Conversions:

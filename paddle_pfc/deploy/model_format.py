@@ -20,7 +20,9 @@ Inference runs it on CPU; absent in older exports, read as "float32"), ``input``
 127.5, std 128.0}, ``output`` {shape, dtype, l2_normalized false}, ``files`` {model, params[,
 onnx]}, ``serving`` (one line on where it runs), ``paddle_version``, ``paddle_pfc_version``,
 ``batch_norm`` ("folded": the program holds no batch-norm op, see :mod:`paddle_pfc.deploy.fold`;
-"kept"; absent in older exports, read as "kept"); after an ONNX conversion also ``onnx``
+"kept"; absent in older exports, read as "kept"); ``non_square`` (how training made non-square
+images square, ``pad`` | ``crop`` | ``stretch``: what serving applies by default; absent when not
+known); after an ONNX conversion also ``onnx``
 {opset_version, paddle2onnx_version}; a model converted from another framework
 (``paddle-pfc-convert``, :mod:`paddle_pfc.interop`) also ``source`` {format, file, normalization
 (the source's own input normalization), converted (how it was folded into the model: the model
@@ -67,10 +69,12 @@ PathLike = str | os.PathLike
 
 def export_meta(backbone: str, embedding_size: int, input_size: Sequence[int], dtype: str,
                 model_file: str, paddle_version: str, precision: str = "float32",
-                normalization: dict | None = None, options: dict | None = None) -> dict:
+                normalization: dict | None = None, options: dict | None = None,
+                non_square: str | None = None) -> dict:
     """The ``export.json`` content of a freshly exported model (key order is the file's);
     ``normalization``: what its input takes (default :data:`NORMALIZATION`); ``options``: the
-    backbone row's build options (recorded only when there are any)."""
+    backbone row's build options (recorded only when there are any); ``non_square``: the policy
+    training made images square by (recorded when known)."""
     h, w = input_size
     serving = ("float32: CPU and GPU" if dtype == "float32" else
                "float16 weights for GPU serving (Paddle has no float16 CPU kernels for "
@@ -97,6 +101,8 @@ def export_meta(backbone: str, embedding_size: int, input_size: Sequence[int], d
     }
     if options:
         meta["options"] = dict(options)
+    if non_square:
+        meta["non_square"] = non_square
     return meta
 
 
