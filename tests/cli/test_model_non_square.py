@@ -57,7 +57,8 @@ def test_an_export_that_records_its_policy_is_served_by_it(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "the policy the model was trained with" not in out and "non-square -> stretched to square" in out
     assert infer.main(["--model", str(model), "--images", paths[0]]) == 0
-    assert "(non_square: pad)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "(non_square: pad)" in out and "made square by pad: the policy the model was trained with" in out
 
 
 def test_training_records_its_policy_and_export_and_validate_follow_it(tmp_path):
