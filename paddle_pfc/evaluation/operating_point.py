@@ -267,16 +267,17 @@ def chosen_error_rates(scores, issame, threshold: float, people=None, far: float
     with ``far``); with ``people``, the intervals are of new people (:data:`CHOSEN_METHOD`): from
     :func:`cross_validated_wrong`, so that choosing the threshold on these pairs does not narrow them,
     and no narrower than the Wilson intervals of the threshold's own counts."""
-    rates = error_rates(scores, issame, threshold, people)
+    counts = error_rates(scores, issame, threshold)  # the threshold's own counts, with their Wilson intervals
     if people is None:
-        return rates
+        return counts
+    if len(people.pairs) != counts.genuine + counts.impostor:
+        raise ValueError(f"people of {len(people.pairs)} pairs for {counts.genuine + counts.impostor} scores")
     wrong, folds = cross_validated_wrong(scores, issame, people, far)
     same = np.asarray(issame, bool)
 
     def interval(counted: np.ndarray, own: tuple[float, float]) -> tuple[float, float]:
         lo, hi = people_interval(wrong, counted, people)
         return min(lo, own[0]), max(hi, own[1])
-    return ErrorRates(rates.false_rejects, rates.genuine, rates.false_accepts, rates.impostor,
-                      interval(same, wilson_interval(rates.false_rejects, rates.genuine)),
-                      interval(~same, wilson_interval(rates.false_accepts, rates.impostor)),
+    return ErrorRates(counts.false_rejects, counts.genuine, counts.false_accepts, counts.impostor,
+                      interval(same, counts.frr_interval), interval(~same, counts.far_interval),
                       CHOSEN_METHOD, people.count, folds)
