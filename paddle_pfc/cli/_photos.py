@@ -19,6 +19,15 @@ def add_non_square_option(parser: argparse.ArgumentParser, model_default: bool =
                         f"{default})")
 
 
+def model_policy_line(given: str | None, policy: str) -> str | None:
+    """The line saying the model's own ``policy`` replaced the default (None when ``--non-square``
+    was ``given`` or the policy is the default)."""
+    if given is not None or policy == DEFAULT_NON_SQUARE:
+        return None
+    return f"non-square images made square by {policy}: the policy the model was trained with (--non-square to " \
+        "choose another)"
+
+
 def checkpoint_non_square(checkpoint: str) -> str | None:
     """The ``data.non_square`` a training checkpoint's run used (its ``meta.json`` config; a run's
     ``checkpoints/`` folder: its newest), or None."""

@@ -25,10 +25,9 @@ import argparse
 import os
 import sys
 
-from paddle_pfc.cli._photos import add_non_square_option
+from paddle_pfc.cli._photos import add_non_square_option, model_policy_line
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli.help import HelpFormatter
-from paddle_pfc.data.shape_policy import DEFAULT_NON_SQUARE
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -104,9 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         return usage_failure(e)
     if said := embedder.conversions.line(embedder.input_size):
         print(said)
-        if args.non_square is None and embedder.non_square != DEFAULT_NON_SQUARE:
-            print(f"non-square images made square by {embedder.non_square}: the policy the model was trained with "
-                  "(--non-square to choose another)")
+        if line := model_policy_line(args.non_square, embedder.non_square):
+            print(line)
     emb = l2_normalize(raw)
     sim = emb @ emb.T
     if args.compare:

@@ -42,7 +42,7 @@ from collections.abc import Callable
 from typing import Any
 
 from paddle_pfc.cli._outputs import IMAGE_SUFFIXES, check_output_file, draw_figure
-from paddle_pfc.cli._photos import add_non_square_option, checkpoint_non_square
+from paddle_pfc.cli._photos import add_non_square_option, checkpoint_non_square, model_policy_line
 from paddle_pfc.cli._threshold_check import ThresholdToCheck, check_sets
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli.help import HelpFormatter
@@ -164,7 +164,7 @@ def build_embed_fn(args: argparse.Namespace) -> tuple[EmbedFn, tuple[int, int], 
         with warnings.catch_warnings():  # a model without export.json is fed as the field's models are
             warnings.filterwarnings("ignore", message=r".*no export\.json beside it", category=UserWarning)
             emb = FaceEmbedder(args.model, device=args.device, batch_size=args.batch_size, non_square=args.non_square)
-        _say_policy(args, emb.non_square, DEFAULT_NON_SQUARE)
+        _say_policy(args, emb.non_square)
         norm = emb.meta.get("normalization", NORMALIZATION) if emb.meta is not None else FIELD_NORMALIZATION
         mean, std = (0.0, 1.0) if norm.get("inside_model") else (float(norm.get("mean", 127.5)),
                                                                    float(norm.get("std", 128.0)))
@@ -176,16 +176,14 @@ def build_embed_fn(args: argparse.Namespace) -> tuple[EmbedFn, tuple[int, int], 
     from paddle_pfc.engine.checkpoint import eval_program_from_checkpoint
 
     prog, _ = eval_program_from_checkpoint(args.checkpoint, native=True)  # the native forward kernels on CPU
-    _say_policy(args, args.non_square or checkpoint_non_square(args.checkpoint) or DEFAULT_NON_SQUARE,
-                DEFAULT_NON_SQUARE)
+    _say_policy(args, args.non_square or checkpoint_non_square(args.checkpoint) or DEFAULT_NON_SQUARE)
     return prog, prog.input_size, f"checkpoint:{args.checkpoint}"
 
 
-def _say_policy(args: argparse.Namespace, policy: str, default: str) -> None:
+def _say_policy(args: argparse.Namespace, policy: str) -> None:
     """Set ``args.non_square`` to ``policy``; say so when the model's policy replaced the default."""
-    if args.non_square is None and policy != default:
-        print(f"non-square images made square by {policy}: the policy the model was trained with "
-              "(--non-square to choose another)")
+    if line := model_policy_line(args.non_square, policy):
+        print(line)
     args.non_square = policy
 
 

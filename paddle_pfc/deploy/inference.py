@@ -41,7 +41,7 @@ import numpy as np
 
 from paddle_pfc.data._image import decode_rgb
 from paddle_pfc.data.photos import Conversions
-from paddle_pfc.data.shape_policy import DEFAULT_NON_SQUARE, NON_SQUARE
+from paddle_pfc.data.shape_policy import DEFAULT_NON_SQUARE, NON_SQUARE, checked_non_square
 from paddle_pfc.deploy.model_format import PathLike
 from paddle_pfc.deploy.predictor import EmbeddingModel
 
@@ -141,7 +141,8 @@ class FaceEmbedder(EmbeddingModel):
     """
 
     def __init__(self, model: PathLike, *args, non_square: str | None = None, **kwargs) -> None:
-        Conversions(non_square or DEFAULT_NON_SQUARE)  # a bad policy fails before the model loads
+        if non_square is not None:
+            checked_non_square(non_square)  # a bad policy fails before the model loads
         super().__init__(model, *args, **kwargs)
         self._conversions = Conversions(non_square or recorded_non_square(self.meta) or DEFAULT_NON_SQUARE)
 
