@@ -11,7 +11,9 @@ One-pass kernels replace them (the head reaches them through
   :func:`block_logits` — a block's float32 product with the norms taken on the way (replaces a
   ``matmul`` and :func:`inverse_row_norm`); :func:`indexed_logits` and :func:`indexed_backward` —
   a block's float32 products with its scattered kept rows read where they lie in the shard
-  (replace the gather of the block, its forward product and its two gradient products).
+  (replace the gather of the block, its forward product and its two gradient products; the
+  feature-gradient product by oneDNN where it is the faster:
+  :func:`~paddle_pfc.kernels.onednn_ops.feature_products_on_onednn`).
 * :func:`block_softmax_` — a block's forward after its product: column scaling, the target's
   margin logit, the row softmax (up to a row factor) and its log-sum-exp (replaces a broadcast
   multiply, two row maxima, a softmax and the target's gather / scatter).
@@ -54,6 +56,7 @@ from pathlib import Path
 
 import paddle
 
+from paddle_pfc.kernels import onednn_ops
 from paddle_pfc.kernels.native_build import build, is_built, load_or_fall_back
 
 SOURCES = {name: Path(__file__).with_name("csrc") / f"{name}.cc"
@@ -119,15 +122,20 @@ def indexed_logits(features, table, index, eps: float, round_bfloat16: bool = Fa
                                         _blas_or_raise("indexed_logits"))
 
 
-def indexed_backward(dlogits, features, table, index, round_bfloat16: bool = False, bfloat16_grad: bool = False):
+def indexed_backward(dlogits, features, table, index, round_bfloat16: bool = False, bfloat16_grad: bool = False,
+                     feature_library: str | None = None):
     """The gradient products of a block whose rows are ``table[index]``: ``(dlogits @ rows
     [N, D], dlogits^T @ features [c, D])`` of float32 ``dlogits`` [N, c] and ``features`` [N, D],
     a float32 or bfloat16 ``table`` [L, D] and int64 ``index`` [c], ``rows`` as
     :func:`indexed_logits` reads them; float32 products and sums, the second rounded to bfloat16
     (as Paddle's cast) with ``bfloat16_grad``. Each row read once, 128 rows at a time through an
-    L2-sized buffer (no gathered copy). Needs :func:`blas_library`. No gradient."""
+    L2-sized buffer (no gathered copy). Needs :func:`blas_library`. No gradient.
+
+    ``feature_library``: the shared object whose ``dnnl_sgemm`` computes the first product
+    (``""``: MKL's, as the second); None: :func:`~paddle_pfc.kernels.onednn_ops.feature_product_library`."""
+    library = onednn_ops.feature_product_library() if feature_library is None else feature_library
     return kernels().pfc_indexed_backward(dlogits, features, table, index, bool(round_bfloat16), bool(bfloat16_grad),
-                                          _blas_or_raise("indexed_backward"))
+                                          _blas_or_raise("indexed_backward"), library)
 
 
 def gather_rows(table, index):

@@ -34,6 +34,7 @@ import paddle
 
 from paddle_pfc.kernels import native_build
 from paddle_pfc.kernels.native_build import load_or_fall_back
+from paddle_pfc.utils.cpu import CpuInfo, cpu_info
 
 SOURCE = Path(__file__).with_name("csrc") / "onednn_ops.cc"
 INCLUDE = Path(__file__).with_name("csrc") / "third_party" / "onednn"
@@ -48,8 +49,30 @@ def _paddle_libs() -> Path:
 def _onednn_library() -> ctypes.CDLL | None:
     """The oneDNN that Paddle ships (``paddle/libs/libdnnl.so.3``, the copy its process loads), or
     None if it has none."""
+    library = library_path()
+    return ctypes.CDLL(library) if library is not None else None
+
+
+def library_path() -> str | None:
+    """The path of Paddle's own oneDNN (``paddle/libs/libdnnl.so.3``), or None where the wheel ships none."""
     library = _paddle_libs() / "libdnnl.so.3"
-    return ctypes.CDLL(str(library)) if library.exists() else None
+    return str(library) if library.exists() else None
+
+
+def feature_products_on_onednn(cpu: CpuInfo) -> bool:
+    """True for the CPUs on which oneDNN's ``dnnl_sgemm`` computes the feature-gradient product of
+    :func:`~paddle_pfc.kernels.native_ops.indexed_backward` ([N, 128] x [128, D] a tile, accumulated)
+    faster than MKL: AMD family 25 (Zen 3 / Zen 4) with AVX-512, i.e. Zen 4 (docs/benchmarks.md).
+    MKL everywhere else."""
+    return cpu.vendor == "AuthenticAMD" and cpu.family == 25 and cpu.avx512_core
+
+
+def feature_product_library() -> str:
+    """What :func:`~paddle_pfc.kernels.native_ops.indexed_backward` computes its feature-gradient
+    product with on this CPU: :func:`library_path` where :func:`feature_products_on_onednn`, else
+    ``""`` (MKL)."""
+    library = library_path()
+    return library if library is not None and feature_products_on_onednn(cpu_info()) else ""
 
 
 def onednn_version() -> tuple[int, int, int] | None:

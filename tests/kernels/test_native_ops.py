@@ -6,8 +6,9 @@ import paddle
 import pytest
 
 from paddle_pfc.head.dtypes import from_float32, to_float32
-from paddle_pfc.kernels import extensions, native_build, native_ops
+from paddle_pfc.kernels import extensions, native_build, native_ops, onednn_ops
 from paddle_pfc.kernels.collectives import zero_depending_on
+from paddle_pfc.utils.cpu import AVX512_CORE_FLAGS, CpuInfo
 from reference import round_bfloat16 as round_bfloat16_ref
 
 RNG = np.random.default_rng(7)
@@ -463,13 +464,19 @@ def test_block_logits_is_the_product_and_the_inverse_norms(static_mode):
     ("float32", False, False), ("bfloat16", False, False), ("bfloat16", True, True), ("float32", True, True),
     ("bfloat16", False, True)])
 @pytest.mark.parametrize("count", [0, 1, 300])
-def test_indexed_products_read_the_rows_where_they_lie(count, storage, round_bfloat16, bfloat16_grad, static_mode):
+@pytest.mark.parametrize("feature_gemm", ["mkl", "onednn"])
+def test_indexed_products_read_the_rows_where_they_lie(count, storage, round_bfloat16, bfloat16_grad, feature_gemm,
+                                                       static_mode):
     """Scattered unsorted rows (300 = 128 + 128 + 44 rows in the kernel's steps; none; one) and a
     zero row of a float32 or bfloat16 table, read as float32 values (bfloat16 rows widened; with
     ``round_bfloat16`` float32 rows rounded to bfloat16, ties to even, as the operand of a bfloat16
     product): the logits, the inverse norms and both gradient products within float32 rounding of
     float64 products of those rows (the rows' gradient, with ``bfloat16_grad``, within bfloat16
-    rounding and in bfloat16); the table is not changed."""
+    rounding and in bfloat16), the feature gradient by MKL's or by oneDNN's sgemm; the table is
+    not changed."""
+    feature_library = "" if feature_gemm == "mkl" else onednn_ops.library_path()
+    if feature_library is None:
+        pytest.skip("this Paddle wheel ships no oneDNN")
     table = RNG.standard_normal((1000, 40)).astype(np.float32)
     table[17] = 0.0
     table[3, :3] = [1 + 2.0**-8, 1 + 3 * 2.0**-8, -(1 + 2.0**-9)]  # two ties (to even: down, up), one below
@@ -484,7 +491,7 @@ def test_indexed_products_read_the_rows_where_they_lie(count, storage, round_bfl
     def build(features, dlogits, index, table):
         return [*native_ops.indexed_logits(features, table, index, 1e-12, round_bfloat16=round_bfloat16),
                 *native_ops.indexed_backward(dlogits, features, table, index, round_bfloat16=round_bfloat16,
-                                             bfloat16_grad=bfloat16_grad)]
+                                             bfloat16_grad=bfloat16_grad, feature_library=feature_library)]
 
     (logits, inv, grad_x, grad_rows), final = run(build, dict(features=features, dlogits=dlogits, index=index),
                                                   persist=dict(table=stored))
@@ -519,6 +526,16 @@ def test_indexed_products_refuse_an_index_outside_the_table(op, static_mode, cap
         run(build, dict(features=features, dlogits=np.ones((2, 2), np.float32), index=index),
             persist=dict(table=np.zeros((9, 3), np.float32)))
     assert "paddle_pfc kernel error: index 9 outside the table's 9 rows" in kernel_error(capfd)
+
+
+@pytest.mark.parametrize("vendor,family,flags,onednn", [
+    ("AuthenticAMD", 25, AVX512_CORE_FLAGS, True),        # Zen 4
+    ("AuthenticAMD", 25, frozenset({"avx2"}), False),     # Zen 3, or Zen 4 with AVX-512 hidden
+    ("AuthenticAMD", 26, AVX512_CORE_FLAGS, False),       # Zen 5
+    ("GenuineIntel", 6, AVX512_CORE_FLAGS, False)])
+def test_the_feature_gradient_product_goes_to_onednn_on_zen4_only(vendor, family, flags, onednn):
+    cpu = CpuInfo("x", (), vendor, family, 17, flags)
+    assert onednn_ops.feature_products_on_onednn(cpu) is onednn
 
 
 def test_built_finds_the_builds_that_kernels_load(tmp_path, monkeypatch):

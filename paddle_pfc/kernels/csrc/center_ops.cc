@@ -176,6 +176,27 @@ Blas LoadBlas(const std::string& library) {
   return blas;
 }
 
+// oneDNN's row-major dnnl_sgemm (returns dnnl_status_t, 0 on success; dimensions int64_t), from
+// `library` (Paddle's paddle/libs/libdnnl.so.3); null for an empty `library`.
+using DnnlSgemm = int (*)(char, char, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
+                          float, float*, int64_t);
+
+DnnlSgemm LoadDnnlSgemm(const std::string& library) {
+  if (library.empty()) return nullptr;
+  static std::mutex mutex;
+  static std::string loaded;
+  static DnnlSgemm sgemm = nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (sgemm == nullptr || loaded != library) {
+    void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    PD_CHECK(handle != nullptr, "cannot load ", library, ": ", dlerror());
+    sgemm = reinterpret_cast<DnnlSgemm>(dlsym(handle, "dnnl_sgemm"));
+    PD_CHECK(sgemm != nullptr, library, " has no dnnl_sgemm");
+    loaded = library;
+  }
+  return sgemm;
+}
+
 // Rows of centers per step of BlockLogits: their norms are taken just before the product reads them
 // again, from L2 (512 rows of 512 floats: 1 MiB).
 constexpr int64_t kLogitRows = 512;
@@ -889,10 +910,12 @@ PD_BUILD_OP(pfc_indexed_logits)
 // The two gradient products of a block whose rows are table[index] (float32 or bfloat16 table;
 // IndexedRows): grad_features = dlogits table[index] ([N, c] x [c, D], float32) and grad_rows =
 // dlogits^T features ([c, N] x [N, D]; float32, or with bfloat16_grad rounded to bfloat16 as
-// Paddle's cast), kIndexedRows rows at a time (each read once into L2 for its product).
+// Paddle's cast), kIndexedRows rows at a time (each read once into L2 for its product). Both by
+// `library`'s cblas_sgemm, or the first by the dnnl_sgemm of a non-empty `feature_library`.
 std::vector<paddle::Tensor> IndexedBackward(const paddle::Tensor& dlogits, const paddle::Tensor& features,
                                             const paddle::Tensor& table, const paddle::Tensor& index,
-                                            bool round_bfloat16, bool bfloat16_grad, const std::string& library) {
+                                            bool round_bfloat16, bool bfloat16_grad, const std::string& library,
+                                            const std::string& feature_library) {
   CheckCpuFloat32(dlogits, "dlogits");
   CheckCpuFloat32(features, "features");
   PD_CHECK(features.shape().size() == 2 && dlogits.shape().size() == 2, "features [N, D] and dlogits [N, c]");
@@ -903,6 +926,7 @@ std::vector<paddle::Tensor> IndexedBackward(const paddle::Tensor& dlogits, const
   auto grad_rows = paddle::empty({count, dim}, bfloat16_grad ? paddle::DataType::BFLOAT16 : paddle::DataType::FLOAT32,
                                  paddle::CPUPlace());
   const Blas blas = LoadBlas(library);
+  const DnnlSgemm feature_sgemm = LoadDnnlSgemm(feature_library);
   std::vector<float> buffer(kIndexedRows * dim);
   std::vector<float> float32_tile(bfloat16_grad ? kIndexedRows * dim : 0);  // a tile's rows before rounding
   const float* g = dlogits.data<float>();
@@ -919,8 +943,14 @@ std::vector<paddle::Tensor> IndexedBackward(const paddle::Tensor& dlogits, const
     if (n == 0) {
       std::fill(gw, gw + m * dim, 0.0f);
     } else {
-      blas.sgemm(kRowMajor, kNoTrans, kNoTrans, rows, ld, static_cast<int>(m), 1.0f, g + r0, ldg, buffer.data(), ld,
-                 r0 == 0 ? 0.0f : 1.0f, gx, ld);
+      const float beta = r0 == 0 ? 0.0f : 1.0f;
+      if (feature_sgemm != nullptr) {
+        const int status = feature_sgemm('N', 'N', n, dim, m, 1.0f, g + r0, count, buffer.data(), dim, beta, gx, dim);
+        PD_CHECK(status == 0, "dnnl_sgemm failed (status ", status, ")");
+      } else {
+        blas.sgemm(kRowMajor, kNoTrans, kNoTrans, rows, ld, static_cast<int>(m), 1.0f, g + r0, ldg, buffer.data(), ld,
+                   beta, gx, ld);
+      }
       if (packed.get() != nullptr && m == kIndexedRows) {
         blas.compute(kRowMajor, kTrans, kPacked, kTile, ld, rows, g + r0, ldg, packed.get(), ld, 0.0f, gw, ld);
       } else {
@@ -952,7 +982,7 @@ std::vector<paddle::DataType> IndexedBackwardDtype(const paddle::DataType& dlogi
 PD_BUILD_OP(pfc_indexed_backward)
     .Inputs({"DLogits", "Features", "Table", "Index"})
     .Outputs({"GradFeatures", "GradRows"})
-    .Attrs({"round_bfloat16: bool", "bfloat16_grad: bool", "library: std::string"})
+    .Attrs({"round_bfloat16: bool", "bfloat16_grad: bool", "library: std::string", "feature_library: std::string"})
     .SetKernelFn(PD_KERNEL(IndexedBackward))
     .SetInferShapeFn(PD_INFER_SHAPE(IndexedBackwardShape))
     .SetInferDtypeFn(PD_INFER_DTYPE(IndexedBackwardDtype));
