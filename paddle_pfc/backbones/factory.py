@@ -50,6 +50,23 @@ _VALUE_ATTRS = ("trainable", "stop_gradient", "persistable", "optimize_attr",
                 "is_parameter")
 
 
+def _check_initialised(layer: nn.Layer, startup_program) -> None:
+    """ValueError naming the parameters of ``layer`` that ``startup_program`` does not set (Paddle
+    3.3 would crash with a segmentation fault reading them)."""
+    if not isinstance(startup_program, paddle.static.Program):
+        raise ValueError(f"bind_parameters: startup_program must be a paddle.static.Program, got "
+                         f"{type(startup_program).__name__}")
+    initialised = {op.attrs()["parameter_name"] for op in startup_program.global_block().ops
+                   if op.name() == "builtin.set_parameter"}
+    names = [p.name for sub in layer.sublayers(include_self=True)
+             for p in paddle_compat.own_parameters(sub).values() if p is not None]
+    missing = list(dict.fromkeys(name for name in names if name not in initialised))
+    if missing:
+        shown = ", ".join(repr(n) for n in missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        raise ValueError(f"bind_parameters: startup_program does not initialise {len(missing)} of the layer's "
+                         f"{len(set(names))} parameters ({shown}): pass the startup program the layer was built under")
+
+
 @contextlib.contextmanager
 def bind_parameters(layer: nn.Layer, startup_program):
     """Static PIR mode: let ``layer`` be called in the current default main
@@ -70,10 +87,13 @@ def bind_parameters(layer: nn.Layer, startup_program):
         layer.train()
 
     Calling a layer in a program other than its own without this raises
-    ``ValueError: (InvalidArgument) Not found key in IRMapping`` at run time.
+    ``ValueError: (InvalidArgument) Not found key in IRMapping`` at run time. A
+    ``startup_program`` that does not initialise every parameter of ``layer``
+    raises ValueError naming the missing ones.
     """
     if paddle.in_dynamic_mode():
         raise RuntimeError("bind_parameters is for static (PIR) mode only")
+    _check_initialised(layer, startup_program)
     main = paddle.static.default_main_program()
     main.set_parameters_from(startup_program)
     swapped = []

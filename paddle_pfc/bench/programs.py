@@ -52,15 +52,23 @@ def build_train_program(cfg: dict, args, rank: int, world_size: int, mode: str):
 def training_config(args, batch_size: int):
     """e2e mode: the training config (``--config``, default: the schema's defaults) at ``batch_size``.
     A config that names no ``data.num_classes`` (e.g. only ``train: {amp: bf16}``) gets
-    ``--num-classes``' largest: the head's class count is ``--num-classes`` here."""
+    ``--num-classes``' largest: the head's class count is ``--num-classes`` here. A config with
+    ``train.accumulate_steps`` > 1 raises UsageError: the benchmark times steps of one batch."""
     from paddle_pfc.engine.config import config_from_dict, read_config_file
+    from paddle_pfc.utils.errors import UsageError
 
     raw = read_config_file(args.config) if args.config is not None else {}
     overrides = [f"train.batch_size={batch_size}"]
     data = raw.get("data") if isinstance(raw, dict) else None
     if not isinstance(data, dict) or data.get("num_classes") is None:
         overrides.append(f"data.num_classes={max(args.num_classes)}")
-    return config_from_dict(raw, overrides)
+    cfg = config_from_dict(raw, overrides)
+    if cfg.train.accumulate_steps > 1:
+        raise UsageError(f"{args.config}: train.accumulate_steps={cfg.train.accumulate_steps}: the benchmark times "
+                         "steps of one batch (no gradient accumulation); benchmark the micro-batch with "
+                         "train.accumulate_steps=1 (a step of K micro-batches runs K such steps' forward and "
+                         "backward and one update)")
+    return cfg
 
 
 #: ``head`` mode's training settings: the head alone, Momentum(0.1, momentum 0.9, weight decay

@@ -129,6 +129,26 @@ def test_static_output_shape_dtype(name, size):
     assert np.isfinite(out).all()
 
 
+def test_bind_parameters_refuses_a_startup_program_that_does_not_initialise_the_layer():
+    """A startup program other than the layer's (Paddle 3.3 would crash reading the parameters):
+    a ValueError naming how many are missing and the first of them; the layer is left as it was."""
+    with static_mode():
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup):
+            net = build_backbone("mbf", embedding_size=32, input_size=32)
+        first = net.sublayers()[0]
+        before = dict(first.named_parameters())
+        total = len({p.name for p in net.parameters()})
+        with pytest.raises(ValueError, match=rf"does not initialise {total} of the layer's {total} parameters \('"):
+            with paddle.static.program_guard(paddle.static.Program(), paddle.static.Program()), \
+                    bind_parameters(net, paddle.static.Program()):
+                pass
+        with pytest.raises(ValueError, match="must be a paddle.static.Program, got str"):
+            with bind_parameters(net, "startup"):
+                pass
+        assert dict(first.named_parameters()) == before
+
+
 @pytest.mark.parametrize("name", ["r18", "mbf", "w600k_mbf"])
 def test_static_train_vs_eval_batchnorm(name):
     size, n = 32, 8

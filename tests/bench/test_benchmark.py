@@ -245,6 +245,23 @@ def test_collectives_of_a_step_in_order_and_their_replay(static_mode):
     assert collectives_of(replay) == found
 
 
+def test_e2e_mode_refuses_a_config_that_accumulates_gradients(tmp_path):
+    """A config with ``train.accumulate_steps: 4`` is refused, naming the file and the setting,
+    rather than timed as steps of one batch."""
+    import yaml
+
+    from paddle_pfc.bench.programs import training_config
+    from paddle_pfc.utils.errors import UsageError
+
+    config = tmp_path / "acc.yaml"
+    config.write_text(yaml.safe_dump({"train": {"accumulate_steps": 4}}))
+    args = parse_args(["--mode", "e2e", "--config", str(config)])
+    with pytest.raises(UsageError, match=rf"{config}: train.accumulate_steps=4: the benchmark times steps of one"):
+        training_config(args, 32)
+    config.write_text(yaml.safe_dump({"train": {"accumulate_steps": 1}}))
+    assert training_config(args, 32).train.batch_size == 32
+
+
 def test_e2e_mode_follows_the_configs_amp(tmp_path):
     """A config with ``train.amp: bf16`` benchmarks the bfloat16 step tools/train.py would run (or is
     refused with training's own reason where the CPU has no AVX512_BF16): another loss than float32."""
