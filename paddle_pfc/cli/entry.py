@@ -68,13 +68,16 @@ def quick_call_stacks() -> Iterator[None]:
 
 def run(main: Callable[[], int | None]) -> NoReturn:
     """``sys.exit(main())``, Paddle's start-up noise kept out (:func:`paddle_pfc.cli.quiet.quiet_paddle`),
-    with ops recorded by :func:`quick_call_stacks` and a quick exit; in a
+    MKL's kernels chosen for the CPU (:func:`paddle_pfc.runtime.process.choose_mkl_kernels`), with
+    ops recorded by :func:`quick_call_stacks` and a quick exit; in a
     rank of a multi-rank job (``PADDLE_TRAINERS_NUM`` > 1) through :func:`_leave_now`, an exception
     printed as the interpreter prints it and status 1 (a ``KeyboardInterrupt``: death by SIGINT,
     as the interpreter's)."""
     from paddle_pfc.cli.quiet import quiet_paddle
+    from paddle_pfc.runtime.process import choose_mkl_kernels
 
     quiet_paddle()
+    choose_mkl_kernels()  # before the first product: MKL's fast kernels on AMD CPUs
     multi_rank = _in_multi_rank_job()
     try:
         with quick_call_stacks():

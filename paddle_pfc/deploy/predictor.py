@@ -30,6 +30,7 @@ from paddle_pfc.deploy.model_format import (
     locate_model,
     read_export_meta,
 )
+from paddle_pfc.runtime.process import choose_mkl_kernels
 
 __all__ = ["EmbeddingModel"]
 
@@ -64,7 +65,9 @@ class EmbeddingModel:
     runs a Paddle model on CPU with oneDNN's bfloat16 products where the CPU has them (AVX512_BF16 /
     AMX) and in float32 elsewhere, saying so once; :attr:`precision` is what runs.
     :meth:`forward` (also ``self(batch)``) is an ``embed_fn`` for
-    :mod:`paddle_pfc.evaluation.validation`.
+    :mod:`paddle_pfc.evaluation.validation`. A Paddle model on CPU sets ``MKL_DEBUG_CPU_TYPE`` for
+    the running CPU where the user has not
+    (:func:`~paddle_pfc.runtime.process.choose_mkl_kernels`).
     """
 
     def __init__(self, model: PathLike, device: str = "cpu", batch_size: int = 64,
@@ -112,6 +115,8 @@ class EmbeddingModel:
             except (OSError, UnicodeDecodeError, ValueError) as e:
                 raise ValueError(f"{json_file}: corrupted model program (not valid JSON: {e})") from e
         self.model_files = [str(json_file), str(params_file)]
+        if self.device == "cpu":
+            choose_mkl_kernels()  # MKL's fast kernels on AMD CPUs, where MKL has not run yet in this process
         config = pi.Config(str(json_file), str(params_file))
         config.disable_glog_info()
         config.switch_ir_optim(self.ir_optim)

@@ -76,6 +76,17 @@ def mkl_kernels_for(cpu: CpuInfo) -> str | None:
     return "5" if cpu.has("AVX2") else None
 
 
+def choose_mkl_kernels() -> str:
+    """Set ``MKL_DEBUG_CPU_TYPE`` to :func:`mkl_kernels_for` the running CPU when the user has not
+    set it (the math-library part of :func:`configure_process`, which the command-line tools and
+    the inference models apply on their own: it is what makes MKL's products fast on AMD CPUs;
+    it takes effect where MKL has not run yet). Returns the value in effect (``""``: none)."""
+    kernels = mkl_kernels_for(cpu_info())
+    if "MKL_DEBUG_CPU_TYPE" not in os.environ and kernels is not None:
+        os.environ["MKL_DEBUG_CPU_TYPE"] = kernels
+    return os.environ.get("MKL_DEBUG_CPU_TYPE", "")
+
+
 SERIAL_FLAG = "FLAGS_new_executor_serial_run"
 #: Paddle's switches of its global oneDNN kernels (two flags in 3.3, each enough on its own).
 ONEDNN_FLAGS = ("FLAGS_use_onednn", "FLAGS_use_mkldnn")
@@ -122,10 +133,7 @@ def configure_process(malloc: str | None = None) -> dict[str, str]:
     ``$PADDLE_PFC_MALLOC``, else ``speed``). Raises :class:`ProcessSettingError` when Paddle's
     global oneDNN mode is on without a GPU (:func:`refuse_global_onednn`). Returns what is in effect:
     ``{"malloc": mode, "mkl_debug_cpu_type": value or "", "serial_executor": "yes" | "no"}``."""
-    cpu = cpu_info()
-    kernels = mkl_kernels_for(cpu)
-    if "MKL_DEBUG_CPU_TYPE" not in os.environ and kernels is not None:
-        os.environ["MKL_DEBUG_CPU_TYPE"] = kernels
+    choose_mkl_kernels()
     refuse_global_onednn()
     mode = tune_malloc(malloc)  # an unknown mode raises here, naming the variable
     serial = serial_executor_on_cpu()

@@ -57,6 +57,25 @@ def images(tmp_path_factory, small_lfw):
     return rgb, paths, d
 
 
+def test_a_paddle_model_on_cpu_chooses_mkls_kernels(mbf):
+    """Loading an exported Paddle model for the CPU sets MKL_DEBUG_CPU_TYPE for the running CPU, as
+    configure_process would (a fresh interpreter without it; importing sets nothing)."""
+    import os
+    import subprocess
+    import sys
+
+    from paddle_pfc.runtime.process import mkl_kernels_for
+    from paddle_pfc.utils.cpu import cpu_info
+
+    code = ("import os\nfrom paddle_pfc.deploy.predictor import EmbeddingModel\n"
+            "print(os.environ.get('MKL_DEBUG_CPU_TYPE', '-'))\n"
+            f"EmbeddingModel({str(mbf[2])!r})\nprint(os.environ.get('MKL_DEBUG_CPU_TYPE', '-'))")
+    env = {k: v for k, v in os.environ.items() if k != "MKL_DEBUG_CPU_TYPE"}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split()[-2:] == ["-", mkl_kernels_for(cpu_info()) or "-"]
+
+
 def _assert_close(actual, expected, rel=2e-5):
     """Equal up to float32 rounding relative to the largest magnitude: the export runs other kernels
     (batch norm folded, oneDNN) than the eval program."""

@@ -96,6 +96,18 @@ def test_mkl_setting_follows_the_running_cpu():
     assert kept[-1] == "4"  # the user's own value wins
 
 
+def test_commands_choose_mkls_kernels_too():
+    """A command (``cli.entry.run``) sets what configure_process sets for MKL before its main runs
+    (the user's own value kept); importing the module changes nothing."""
+    from paddle_pfc.runtime.process import mkl_kernels_for
+    from paddle_pfc.utils.cpu import cpu_info
+
+    command = ("import os\nfrom paddle_pfc.cli.entry import run\nprint(os.environ.get('MKL_DEBUG_CPU_TYPE', '-'))\n"
+               "run(lambda: print(os.environ.get('MKL_DEBUG_CPU_TYPE', '-')) or 0)")
+    ran, kept = side_by_side(partial(python, command), partial(python, command, MKL_DEBUG_CPU_TYPE="4"))
+    assert ran[-2:] == ["-", mkl_kernels_for(cpu_info()) or "-"] and kept[-2:] == ["4", "4"]
+
+
 def test_unknown_mode_is_an_error_naming_the_variable():
     env = dict(os.environ, PADDLE_PFC_MALLOC="fast")
     proc = subprocess.run([sys.executable, "-c", "import paddle_pfc; paddle_pfc.configure_process()"],
