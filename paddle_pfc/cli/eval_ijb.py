@@ -29,6 +29,7 @@ from typing import NamedTuple
 from paddle_pfc.cli._outputs import check_output_dir, draw_figure
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli.help import HelpFormatter
+from paddle_pfc.runtime.process import math_threads_for_this_rank
 from paddle_pfc.utils.progress import Progress
 
 
@@ -172,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 on every rank that finished its part (rank 0: and scored and plotted), 1 the
     results are written but the plot failed, 2 a bad model, protocol, image or part (``error: ...``)."""
     args = parse_args(argv)
+    if args.checkpoint:  # its program uses this rank's cores, as an exported model's predictor does
+        math_threads_for_this_rank()
     import numpy as np
 
     from paddle_pfc.evaluation import ijb, roc

@@ -46,6 +46,7 @@ from paddle_pfc.cli._photos import add_non_square_option, checkpoint_non_square,
 from paddle_pfc.cli._threshold_check import ThresholdToCheck, check_sets
 from paddle_pfc.cli.failures import USER_ERRORS, usage_failure
 from paddle_pfc.cli.help import HelpFormatter
+from paddle_pfc.runtime.process import math_threads_for_this_rank
 from paddle_pfc.utils.progress import Progress
 
 EmbedFn = Callable[[Any], Any]  # normalized float32 NCHW batch -> raw embeddings [n, D]
@@ -273,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 evaluated (and plotted), 1 the results are written but the plot failed, 2 a
     missing or unreadable model or set (``error: ...``)."""
     args = parse_args(argv)
+    if args.checkpoint:  # its program uses the cores, as an exported model's predictor does
+        math_threads_for_this_rank()
     problem = bin_problems(args.bin)  # every set checked before the model is built or any set embedded
     if problem:
         print(f"error: {problem}", file=sys.stderr)

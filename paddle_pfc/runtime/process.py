@@ -87,6 +87,24 @@ def choose_mkl_kernels() -> str:
     return os.environ.get("MKL_DEBUG_CPU_TYPE", "")
 
 
+def math_threads_for_this_rank(limit: int = 8) -> int | None:
+    """Before Paddle is imported: set ``OMP_NUM_THREADS`` (which Paddle's CPU math, MKL and the
+    native oneDNN ops read when they load; Paddle's default is one thread) to this rank's share of
+    the cores: the CPUs this process may run on divided among the job's ranks on this machine, at
+    most ``limit``. For the commands that embed images in their own programs (training keeps one
+    thread a rank). Nothing changes where the user set ``OMP_NUM_THREADS`` or Paddle is already
+    imported (too late then). Returns the thread count set, or None."""
+    import sys
+
+    from paddle_pfc.utils.launch_env import local_world_size
+
+    if os.environ.get("OMP_NUM_THREADS", "").strip() or "paddle" in sys.modules:
+        return None
+    threads = max(1, min(limit, len(os.sched_getaffinity(0)) // local_world_size()))
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    return threads
+
+
 SERIAL_FLAG = "FLAGS_new_executor_serial_run"
 #: Paddle's switches of its global oneDNN kernels (two flags in 3.3, each enough on its own).
 ONEDNN_FLAGS = ("FLAGS_use_onednn", "FLAGS_use_mkldnn")

@@ -32,7 +32,7 @@ print(rss() - before > 128 * 1024)                             # still resident 
 
 def python(code: str, **env_vars: str | None) -> list[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PADDLE_PFC_MALLOC", "MKL_DEBUG_CPU_TYPE",
-                                                             "FLAGS_new_executor_serial_run")}
+                                                             "FLAGS_new_executor_serial_run", *env_vars)}
     env.update({k: v for k, v in env_vars.items() if v is not None})
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=120)
@@ -106,6 +106,22 @@ def test_commands_choose_mkls_kernels_too():
                "run(lambda: print(os.environ.get('MKL_DEBUG_CPU_TYPE', '-')) or 0)")
     ran, kept = side_by_side(partial(python, command), partial(python, command, MKL_DEBUG_CPU_TYPE="4"))
     assert ran[-2:] == ["-", mkl_kernels_for(cpu_info()) or "-"] and kept[-2:] == ["4", "4"]
+
+
+def test_commands_that_embed_take_their_share_of_the_cores():
+    """math_threads_for_this_rank, before Paddle is imported: OMP_NUM_THREADS = the CPUs this process
+    may run on divided among the ranks on this machine, at most the limit; the user's value, or an
+    already imported Paddle, leaves everything as it was."""
+    code = ("import os, sys\n{before}from paddle_pfc.runtime.process import math_threads_for_this_rank\n"
+            "print(math_threads_for_this_rank({limit}), os.environ.get('OMP_NUM_THREADS', '-'))")
+    cores = len(os.sched_getaffinity(0))
+    cases = [("", "", {}), ("", "limit=1", {}), ("", "", {"PADDLE_LOCAL_SIZE": str(cores + 1)}),
+             ("", "", {"OMP_NUM_THREADS": "3"}), ("import paddle\n", "", {})]
+    runs = side_by_side(*(partial(python, code.format(before=before, limit=limit), **{"OMP_NUM_THREADS": None, **env})
+                          for before, limit, env in cases))
+    share = str(min(8, cores))
+    assert [r[-2:] for r in runs[:4]] == [[share, share], ["1", "1"], ["1", "1"], ["None", "3"]]
+    assert runs[4][-2] == "None"  # Paddle imported: its own setting stands (it sets one thread at import)
 
 
 def test_unknown_mode_is_an_error_naming_the_variable():
