@@ -23,6 +23,7 @@ from pathlib import Path
 from paddle_pfc.cli._outputs import check_output_dir
 from paddle_pfc.cli.help import HelpFormatter
 from paddle_pfc.engine.config import ConfigError, add_config_args, config_from_args
+from paddle_pfc.runtime.process import math_threads_for_this_rank
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -138,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     args.overrides = list(args.overrides or []) + _flag_overrides(args)
     try:
         cfg = config_from_args(args)  # a config's own errors are named before Paddle is imported (slow)
+        math_threads_for_this_rank()  # this rank's share of the cores, set as Paddle loads
         from paddle_pfc.engine.builder import check_supported
 
         check_supported(cfg)

@@ -274,12 +274,12 @@ def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 evaluated (and plotted), 1 the results are written but the plot failed, 2 a
     missing or unreadable model or set (``error: ...``)."""
     args = parse_args(argv)
-    if args.checkpoint:  # its program uses the cores, as an exported model's predictor does
-        math_threads_for_this_rank()
     problem = bin_problems(args.bin)  # every set checked before the model is built or any set embedded
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
+    if args.checkpoint:  # its program uses the cores, as an exported model's predictor does
+        math_threads_for_this_rank()
     try:
         embed_fn, input_size, desc = build_embed_fn(args)
     except (*USER_ERRORS, RuntimeError) as e:

@@ -33,11 +33,20 @@ the running machine, never assumed:
   faults and is faster on CPU (figures: docs/performance.md). So when no GPU is visible, that
   flag is set (unless the user set it: the environment wins); GPU programs keep Paddle's
   scheduling, which overlaps streams.
+
+The commands also give each rank its share of the cores before Paddle loads
+(:func:`math_threads_for_this_rank`: Paddle alone would run its CPU math on one thread, so a
+single-process ``train`` or ``validate`` left every other core idle); a user's own program sets
+``OMP_NUM_THREADS`` itself. :func:`choose_mkl_kernels` is the MKL part alone, for the commands and
+the inference models.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import io
 import os
+import sys
 
 from paddle_pfc.runtime.device import CpuInfo, cpu_info
 from paddle_pfc.utils.errors import UsageError
@@ -91,18 +100,32 @@ def math_threads_for_this_rank(limit: int = 8) -> int | None:
     """Before Paddle is imported: set ``OMP_NUM_THREADS`` (which Paddle's CPU math, MKL and the
     native oneDNN ops read when they load; Paddle's default is one thread) to this rank's share of
     the cores: the CPUs this process may run on divided among the job's ranks on this machine, at
-    most ``limit``. For the commands that embed images in their own programs (training keeps one
-    thread a rank). Nothing changes where the user set ``OMP_NUM_THREADS`` or Paddle is already
-    imported (too late then). Returns the thread count set, or None."""
-    import sys
-
+    most ``limit``; then import Paddle without the warning it prints for more than one thread (it
+    is about ranks that would share cores, which this share avoids). For the commands that train
+    or embed images (``train``, and ``validate`` / ``eval_ijb`` on a checkpoint). Nothing changes
+    where the user set ``OMP_NUM_THREADS`` or Paddle is already imported (too late then). Returns
+    the thread count set, or None."""
     from paddle_pfc.utils.launch_env import local_world_size
 
     if os.environ.get("OMP_NUM_THREADS", "").strip() or "paddle" in sys.modules:
         return None
     threads = max(1, min(limit, len(os.sched_getaffinity(0)) // local_world_size()))
     os.environ["OMP_NUM_THREADS"] = str(threads)
+    _import_paddle_without_thread_warning()
     return threads
+
+
+#: The lines Paddle prints to stderr at import when ``OMP_NUM_THREADS`` > 1.
+_PADDLE_THREAD_WARNING = ("WARNING: OMP_NUM_THREADS set to ", "PLEASE USE OMP_NUM_THREADS WISELY")
+
+
+def _import_paddle_without_thread_warning() -> None:
+    """``import paddle``, whatever it writes to ``sys.stderr`` passed on except :data:`_PADDLE_THREAD_WARNING`."""
+    written = io.StringIO()
+    with contextlib.redirect_stderr(written):
+        import paddle  # noqa: F401
+    sys.stderr.write("".join(line for line in written.getvalue().splitlines(keepends=True)
+                             if not line.startswith(_PADDLE_THREAD_WARNING)))
 
 
 SERIAL_FLAG = "FLAGS_new_executor_serial_run"
