@@ -36,7 +36,8 @@ the running machine, never assumed:
 
 The commands also give each rank its share of the cores before Paddle loads
 (:func:`math_threads_for_this_rank`: Paddle alone would run its CPU math on one thread, so a
-single-process ``train`` or ``validate`` left every other core idle); a user's own program sets
+single-process ``train`` or ``validate`` left every other core idle; ranks that
+``paddle.distributed.launch`` starts inherit its ``OMP_NUM_THREADS=1``); a user's own program sets
 ``OMP_NUM_THREADS`` itself. :func:`choose_mkl_kernels` is the MKL part alone, for the commands and
 the inference models.
 """
