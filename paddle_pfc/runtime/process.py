@@ -110,7 +110,8 @@ def math_threads_for_this_rank(limit: int = 8) -> int | None:
 
     if os.environ.get("OMP_NUM_THREADS", "").strip() or "paddle" in sys.modules:
         return None
-    threads = max(1, min(limit, len(os.sched_getaffinity(0)) // local_world_size()))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    threads = max(1, min(limit, cores // local_world_size()))
     os.environ["OMP_NUM_THREADS"] = str(threads)
     _import_paddle_without_thread_warning()
     return threads
