@@ -238,7 +238,8 @@ def step_parts(train: dict, gather) -> dict:
              "head": max(0.0, slowest["head"] - slowest["head_collectives"]),
              "communication": slowest["communication"]}
     parts["rest"] = max(0.0, step_s - sum(parts.values()))
-    record = {"parts_step_s": round(step_s, 4)}
-    record.update({f"{name}_s": round(value, 4) for name, value in parts.items()})
+    # microseconds: a share read back from the rounded seconds agrees with share_* (rounded to 0.001)
+    record = {"parts_step_s": round(step_s, 6)}
+    record.update({f"{name}_s": round(value, 6) for name, value in parts.items()})
     record.update({f"share_{name}": round(value / step_s, 3) for name, value in parts.items()})
     return record

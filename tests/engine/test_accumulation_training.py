@@ -1,11 +1,14 @@
 """tools/train.py with ``train.accumulate_steps``: every count in optimizer steps, the epoch's tail,
-learning, and ``--resume auto`` repeating the uninterrupted run bit for bit (one rank)."""
+learning, and ``--resume auto`` repeating the uninterrupted run bit for bit after a stop or a
+SIGTERM (one rank)."""
 from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -56,17 +59,37 @@ def test_counts_are_optimizer_steps_and_it_learns(uninterrupted):
     assert not any("accumulat" in name for name in np.load(checkpoints / "step_000000016" / "states.npz").files)
 
 
-def test_resume_auto_repeats_the_uninterrupted_run(uninterrupted, tmp_path):
-    """Stopped at step 8 (a checkpoint in epoch 0), re-run with --resume auto to step 16: the
-    losses and every tensor of step 16's checkpoint are the uninterrupted run's, bit for bit."""
+def test_sigterm_stops_after_a_whole_step_and_resume_repeats_the_uninterrupted_run(uninterrupted, tmp_path):
+    """A SIGTERM lands between micro-batches too: the run stops after the step (both micro-batches
+    and the update), checkpoints it (exit 143), and --resume auto to step 16 gives the uninterrupted
+    run's losses and step 16's tensors, bit for bit."""
     run = tmp_path / "run"
-    train(run, "train.accumulate_steps=2", "train.max_steps=8")
+    args = [*TINY, "-o", f"train.output_dir={run}", "-o", "train.accumulate_steps=2", "-o", "train.max_steps=16",
+            "--resume", "auto"]
+    proc = subprocess.Popen([sys.executable, "tools/train.py", *args], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 240
+    while proc.poll() is None and time.monotonic() < deadline and len(_logged_steps(run)) < 2:
+        time.sleep(0.01)
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGTERM)
+    output = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 143, output
+    stopped = max(_logged_steps(run))
+    assert 2 <= stopped < 16 and f"preempted at step {stopped}: checkpoint saved to" in output
     train(run, "train.accumulate_steps=2", "train.max_steps=16", resume=True)
-    assert "resumed from" in (run / "train.log").read_text()
     expected = {s: v for s, v in metrics_losses(uninterrupted).items() if s <= 16}
     assert metrics_losses(run) == expected
     name = "checkpoints/step_000000016"
     assert checkpoint_files(run / name) == checkpoint_files(uninterrupted / name)
+
+
+def _logged_steps(output_dir: Path) -> list[int]:
+    try:
+        lines = (output_dir / "metrics.jsonl").read_text().splitlines()
+    except FileNotFoundError:
+        return []
+    return [json.loads(line)["step"] for line in lines if line.endswith("}") and '"loss"' in line]
 
 
 def test_the_tail_of_an_epoch_that_fills_no_step_is_dropped(tmp_path):
