@@ -3,8 +3,6 @@
 // 0.26 ms in numpy). Each kernel makes one pass over its rows; the block's float32 product calls the
 // MKL Paddle ships so that the rows' norms ride along (BlockLogits). Built on first use by
 // paddle_pfc/kernels/native_ops.py (paddle.utils.cpp_extension); the Python module states the contracts.
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -12,13 +10,13 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "fast_math.h"
 #include "paddle_ext.h"
 #include "paddle/phi/common/bfloat16.h"
+#include "shared_library.h"
 
 namespace {
 
@@ -152,26 +150,15 @@ struct Blas {
 };
 
 Blas LoadBlas(const std::string& library) {
-  static std::mutex mutex;
-  static std::string loaded;
-  static Blas blas;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (blas.sgemm == nullptr || loaded != library) {
-    void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    PD_CHECK(handle != nullptr, "cannot load ", library, ": ", dlerror());
-    Blas found;
-    found.sgemm = reinterpret_cast<Sgemm>(dlsym(handle, "cblas_sgemm"));
-    PD_CHECK(found.sgemm != nullptr, library, " has no cblas_sgemm");
-    found.pack_get_size = reinterpret_cast<SgemmPackGetSize>(dlsym(handle, "cblas_sgemm_pack_get_size"));
-    found.pack = reinterpret_cast<SgemmPack>(dlsym(handle, "cblas_sgemm_pack"));
-    found.compute = reinterpret_cast<SgemmCompute>(dlsym(handle, "cblas_sgemm_compute"));
-    if (found.pack_get_size == nullptr || found.pack == nullptr || found.compute == nullptr) {
-      found.pack_get_size = nullptr;
-      found.pack = nullptr;
-      found.compute = nullptr;
-    }
-    blas = found;
-    loaded = library;
+  Blas blas;
+  blas.sgemm = RequiredSymbol<Sgemm>(library, "cblas_sgemm");
+  blas.pack_get_size = reinterpret_cast<SgemmPackGetSize>(FindSymbol(library, "cblas_sgemm_pack_get_size"));
+  blas.pack = reinterpret_cast<SgemmPack>(FindSymbol(library, "cblas_sgemm_pack"));
+  blas.compute = reinterpret_cast<SgemmCompute>(FindSymbol(library, "cblas_sgemm_compute"));
+  if (blas.pack_get_size == nullptr || blas.pack == nullptr || blas.compute == nullptr) {
+    blas.pack_get_size = nullptr;
+    blas.pack = nullptr;
+    blas.compute = nullptr;
   }
   return blas;
 }
@@ -182,19 +169,7 @@ using DnnlSgemm = int (*)(char, char, int64_t, int64_t, int64_t, float, const fl
                           float, float*, int64_t);
 
 DnnlSgemm LoadDnnlSgemm(const std::string& library) {
-  if (library.empty()) return nullptr;
-  static std::mutex mutex;
-  static std::string loaded;
-  static DnnlSgemm sgemm = nullptr;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (sgemm == nullptr || loaded != library) {
-    void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    PD_CHECK(handle != nullptr, "cannot load ", library, ": ", dlerror());
-    sgemm = reinterpret_cast<DnnlSgemm>(dlsym(handle, "dnnl_sgemm"));
-    PD_CHECK(sgemm != nullptr, library, " has no dnnl_sgemm");
-    loaded = library;
-  }
-  return sgemm;
+  return library.empty() ? nullptr : RequiredSymbol<DnnlSgemm>(library, "dnnl_sgemm");
 }
 
 // Rows of centers per step of BlockLogits: their norms are taken just before the product reads them

@@ -8,20 +8,18 @@
 // rows on AVX-512 registers where the CPU has AVX-512F, attention_avx512.h). Built on first
 // use by paddle_pfc/kernels/native_ops.py; the Python module paddle_pfc/kernels/transformer_ops.py
 // states the contracts. Float32, one thread (the products: MKL's threads).
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "attention_avx512.h"
 #include "fast_math.h"
 #include "paddle_ext.h"
+#include "shared_library.h"
 
 namespace {
 
@@ -574,21 +572,8 @@ using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, c
                        int);
 constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
 
-// cblas_sgemm of the MKL Paddle's float32 matmul calls (center_ops.cc loads it the same way).
-Sgemm LoadSgemm(const std::string& library) {
-  static std::mutex mutex;
-  static std::string loaded;
-  static Sgemm sgemm = nullptr;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (sgemm == nullptr || loaded != library) {
-    void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    PD_CHECK(handle != nullptr, "cannot load ", library, ": ", dlerror());
-    sgemm = reinterpret_cast<Sgemm>(dlsym(handle, "cblas_sgemm"));
-    PD_CHECK(sgemm != nullptr, library, " has no cblas_sgemm");
-    loaded = library;
-  }
-  return sgemm;
-}
+// cblas_sgemm of the MKL Paddle's float32 matmul calls (as center_ops.cc finds it).
+Sgemm LoadSgemm(const std::string& library) { return RequiredSymbol<Sgemm>(library, "cblas_sgemm"); }
 
 struct AttentionShape {
   int64_t n, t, dim, heads, head_dim;
