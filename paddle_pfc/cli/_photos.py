@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from paddle_pfc.data.shape_policy import DEFAULT_NON_SQUARE, NON_SQUARE
+from paddle_pfc.data.shape_policy import DEFAULT_NON_SQUARE, NON_SQUARE, recorded_non_square
 
 
 def add_non_square_option(parser: argparse.ArgumentParser, model_default: bool = False) -> None:
@@ -34,6 +34,4 @@ def checkpoint_non_square(checkpoint: str) -> str | None:
     from paddle_pfc.engine.checkpoint import read_meta, resolve_checkpoint
 
     config = read_meta(resolve_checkpoint(checkpoint)).get("config")
-    data = config.get("data") if isinstance(config, dict) else None
-    found = data.get("non_square") if isinstance(data, dict) else None
-    return found if found in NON_SQUARE else None
+    return recorded_non_square(config.get("data") if isinstance(config, dict) else None)

@@ -14,3 +14,10 @@ def checked_non_square(non_square: str) -> str:
     if non_square not in NON_SQUARE:
         raise ValueError(f"non_square must be one of {', '.join(NON_SQUARE)}; got {non_square!r}")
     return non_square
+
+
+def recorded_non_square(record: object) -> str | None:
+    """The policy a record names under ``non_square`` (an ``export.json``, a training config's
+    ``data`` section), or None where it names none of :data:`NON_SQUARE` or is not a mapping."""
+    found = record.get("non_square") if isinstance(record, dict) else None
+    return found if found in NON_SQUARE else None

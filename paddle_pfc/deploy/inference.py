@@ -41,7 +41,7 @@ import numpy as np
 
 from paddle_pfc.data._image import decode_rgb
 from paddle_pfc.data.photos import Conversions
-from paddle_pfc.data.shape_policy import DEFAULT_NON_SQUARE, NON_SQUARE, checked_non_square
+from paddle_pfc.data.shape_policy import DEFAULT_NON_SQUARE, checked_non_square, recorded_non_square
 from paddle_pfc.deploy.model_format import PathLike
 from paddle_pfc.deploy.predictor import EmbeddingModel
 
@@ -122,12 +122,6 @@ def _as_rgb(arr: np.ndarray, name: str) -> np.ndarray:
     elif arr.shape[2] == 4:
         arr = arr[:, :, :3]
     return arr
-
-
-def recorded_non_square(meta: dict | None) -> str | None:
-    """The policy an ``export.json`` records training made images square by (None: not recorded)."""
-    found = meta.get("non_square") if isinstance(meta, dict) else None
-    return found if found in NON_SQUARE else None
 
 
 class FaceEmbedder(EmbeddingModel):
